@@ -1,0 +1,33 @@
+"""memman: long-term memory for chatbots and agents that stays small, current and explainable."""
+
+from memman.config import Settings, load_settings
+from memman.errors import (
+    ConfigError,
+    DecisionError,
+    InvalidInputError,
+    MemmanError,
+    NotFoundError,
+    StoreBusyError,
+)
+from memman.manager import MemoryManager
+from memman.models import Event, Memory, Op, PendingFact, SearchHit, Status, Tier, UpdateResult
+
+__all__ = [
+    "ConfigError",
+    "DecisionError",
+    "Event",
+    "InvalidInputError",
+    "MemmanError",
+    "Memory",
+    "MemoryManager",
+    "NotFoundError",
+    "Op",
+    "PendingFact",
+    "SearchHit",
+    "Settings",
+    "Status",
+    "StoreBusyError",
+    "Tier",
+    "UpdateResult",
+    "load_settings",
+]

@@ -1,0 +1,173 @@
+"""Apply a decision to the store, inside the caller's write transaction, with its audit event.
+
+The row change, its FTS entry (kept in sync by triggers) and the event commit together or
+not at all. A decision made outside the transaction (by the LLM) is re-checked here against
+the current rows: if a memory it acts on changed meanwhile, `StaleDecision` is raised and
+the caller decides again rather than applying a decision about text that no longer exists.
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+
+from memman.candidate import Candidate
+from memman.decide import Decision
+from memman.errors import DecisionError
+from memman.models import Memory, Op, Status, Tier, UpdateResult
+from memman.store import Store
+from memman.text import content_hash
+
+
+class StaleDecision(Exception):
+    """The memory a decision acts on changed between deciding and applying."""
+
+
+def _current(store: Store, conn: sa.Connection, decided_on: Memory) -> Memory:
+    current = store.get(conn, decided_on.id)
+    if current.status is not Status.ACTIVE or current.content != decided_on.content:
+        raise StaleDecision(decided_on.id)
+    return current
+
+
+def apply_decision(
+    store: Store,
+    conn: sa.Connection,
+    candidate: Candidate,
+    decision: Decision,
+    *,
+    now: str,
+    scores: dict | None = None,
+    pending_id: int | None = None,
+) -> UpdateResult:
+    scope = candidate.scope
+    before: str | None = None
+    after: str | None = None
+    memory_id: str | None = None
+    op = decision.op
+    reason = decision.reason
+
+    if op is Op.ADD:
+        memory_id = store.insert_memory(
+            conn,
+            scope,
+            content=candidate.content,
+            content_hash=candidate.content_hash,
+            now=now,
+            source=candidate.source,
+            metadata=candidate.metadata,
+        )
+        after = candidate.content
+    elif decision.target is None:  # a NOOP that names no memory: nothing to change
+        pass
+    else:
+        target = _current(store, conn, decision.target)
+        memory_id, before = target.id, target.content
+        if op is Op.NOOP:
+            store.reinforce(conn, target, now=now, source=candidate.source)
+            after = before
+        elif op is Op.DELETE:
+            store.set_status(conn, target.id, Status.DELETED, now)
+        elif op is Op.UPDATE:
+            assert decision.content is not None
+            new_hash = content_hash(decision.content)
+            twin = store.active_by_hash(conn, scope, new_hash)
+            if twin is not None and twin.id != target.id:
+                # The corrected text is already another memory: keep that one, retire this.
+                store.set_status(conn, target.id, Status.SUPERSEDED, now)
+                store.reinforce(conn, twin, now=now, source=candidate.source)
+                reason += f" (the new text already exists as memory {twin.id}; this one is superseded)"
+                after = twin.content
+            else:
+                store.change_content(
+                    conn, target, content=decision.content, content_hash=new_hash, now=now,
+                    source=candidate.source,
+                )
+                after = decision.content
+
+    call = decision.call
+    event_id = store.insert_event(
+        conn,
+        scope,
+        memory_id=memory_id,
+        op=op.value,
+        tier=decision.tier.value,
+        candidate=candidate.content,
+        content_before=before,
+        content_after=after,
+        reason=reason,
+        scores=scores,
+        model=call.model if call else None,
+        prompt_template=call.prompt_template if call else None,
+        prompt_hash=call.prompt_hash if call else None,
+        latency_ms=call.latency_ms if call else None,
+        attempts=call.attempts if call else None,
+        tokens=call.tokens if call else None,
+        source=candidate.source,
+        created_at=now,
+    )
+    if pending_id is not None:
+        store.delete_pending(conn, pending_id)
+    return UpdateResult(
+        op=op,
+        memory_id=memory_id,
+        tier=decision.tier,
+        reason=reason,
+        event_id=event_id,
+        content=after,
+        previous_content=before,
+        offline=decision.tier is Tier.OFFLINE,
+    )
+
+
+def park(
+    store: Store,
+    conn: sa.Connection,
+    candidate: Candidate,
+    error: DecisionError,
+    *,
+    now: str,
+    model: str | None,
+    scores: dict | None = None,
+    pending_id: int | None = None,
+) -> UpdateResult:
+    """The decider failed: keep the candidate in `pending`, long-term memory untouched."""
+    message = str(error)
+    if pending_id is None:
+        pending_id = store.insert_pending(
+            conn,
+            candidate.scope,
+            content=candidate.content,
+            source=candidate.source,
+            metadata=candidate.metadata,
+            error=message,
+            attempts=1,
+            created_at=now,
+            updated_at=now,
+        )
+    else:
+        store.note_pending_failure(conn, pending_id, message, now)
+    reason = f"decider failed, fact parked as pending #{pending_id}: {message}"
+    event_id = store.insert_event(
+        conn,
+        candidate.scope,
+        memory_id=None,
+        op=Op.PENDING.value,
+        tier=Tier.PENDING.value,
+        candidate=candidate.content,
+        reason=reason,
+        scores=scores,
+        model=model,
+        attempts=error.attempts,
+        tokens=error.usage.get("total_tokens"),
+        error=message,
+        source=candidate.source,
+        created_at=now,
+    )
+    return UpdateResult(
+        op=Op.PENDING,
+        memory_id=None,
+        tier=Tier.PENDING,
+        reason=reason,
+        event_id=event_id,
+        pending_id=pending_id,
+    )

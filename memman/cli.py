@@ -1,0 +1,294 @@
+"""The `memman` command: a thin typer layer over MemoryManager, rendered with rich.
+
+Each command opens the store, calls one library function and renders the result. Any
+MemmanError becomes a one-line message and exit code 1 (see `main`), never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+from memman.config import load_settings
+from memman.demo import DEMO_USER, demo_facts
+from memman.errors import InvalidInputError, MemmanError
+from memman.manager import MemoryManager
+from memman.models import Event, Memory, UpdateResult
+
+app = typer.Typer(
+    help="memman: long-term memory for chatbots that stays small, current and explainable.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+console = Console()
+errors = Console(stderr=True)
+
+DbOption = Annotated[
+    str | None, typer.Option("--db", envvar="MEMMAN_DB", help="SQLite file (default memman.db).")
+]
+UserOption = Annotated[str, typer.Option("--user", "-u", help="The user whose memories these are.")]
+AgentOption = Annotated[str | None, typer.Option("--agent", help="Optional agent scope.")]
+
+
+def _open(db: str | None) -> MemoryManager:
+    return MemoryManager(db)
+
+
+def _short(memory_id: str | None) -> str:
+    return memory_id[:8] if memory_id else "-"
+
+
+def _decisions_table(title: str) -> Table:
+    table = Table(title=title, show_lines=False)
+    for column in ("#", "fact", "op", "tier", "memory", "reason"):
+        table.add_column(column, overflow="fold")
+    return table
+
+
+def _add_decision(table: Table, label: str, fact: str, result: UpdateResult) -> None:
+    table.add_row(label, fact, result.op.value, result.tier.value, _short(result.memory_id), result.reason)
+
+
+def _memories_table(memories: list[Memory], title: str) -> Table:
+    table = Table(title=title)
+    for column in ("id", "content", "seen", "updated", "status"):
+        table.add_column(column, overflow="fold")
+    for m in memories:
+        table.add_row(_short(m.id), m.content, str(m.repetition_count), m.updated_at[:19], m.status.value)
+    return table
+
+
+def _events_table(events: list[Event], title: str) -> Table:
+    table = Table(title=title)
+    for column in ("event", "time", "op", "tier", "before", "after", "reason"):
+        table.add_column(column, overflow="fold")
+    for e in events:
+        table.add_row(
+            str(e.id), e.created_at[:19], e.op.value, e.tier.value,
+            e.content_before or "", e.content_after or "", e.reason + (f" [{e.error}]" if e.error else ""),
+        )
+    return table
+
+
+def _mode_line(mm: MemoryManager) -> str:
+    if mm.offline:
+        return "decider: offline (no LLM configured: ambiguous cases are kept, never merged or deleted)"
+    return f"decider: LLM {mm.settings.llm_model} via {mm.settings.llm_base_url or 'OpenAI'}"
+
+
+@app.command()
+def demo(
+    db: Annotated[str, typer.Option("--db", help="Where to write the demo store (recreated).")] = "memman-demo.db",
+) -> None:
+    """Run a sample conversation through update_memory and show every decision."""
+    path = Path(db)
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
+    with MemoryManager(str(path)) as mm:
+        console.print(_mode_line(mm))
+        table = _decisions_table(f"Decisions for user '{DEMO_USER}'")
+        for item in demo_facts():
+            result = mm.update_memory(item.fact, user_id=DEMO_USER, source=f"demo:turn-{item.turn}")
+            _add_decision(table, str(item.turn), item.fact, result)
+        console.print(table)
+        memories = mm.list(user_id=DEMO_USER)
+        console.print(_memories_table(memories, f"Long-term memory of '{DEMO_USER}' ({len(memories)} active)"))
+        console.print(f"Stored in {path}. Try: memman --help, or memman history <id> --db {path}")
+
+
+@app.command()
+def add(
+    fact: str,
+    user: UserOption = "default",
+    agent: AgentOption = None,
+    source: Annotated[str | None, typer.Option(help="Provenance: where the fact came from.")] = None,
+    db: DbOption = None,
+) -> None:
+    """Add one fact through the write path and show the decision."""
+    with _open(db) as mm:
+        result = mm.update_memory(fact, user_id=user, agent_id=agent, source=source)
+        table = _decisions_table("Decision")
+        _add_decision(table, "1", fact, result)
+        console.print(table)
+
+
+@app.command()
+def ingest(
+    file: Annotated[Path, typer.Argument(help="JSON lines: {\"fact\": ..., \"user_id\"?, \"agent_id\"?, \"source\"?, \"metadata\"?}")],
+    user: UserOption = "default",
+    agent: AgentOption = None,
+    db: DbOption = None,
+) -> None:
+    """Feed a JSONL file of facts through update_memory; bad lines are reported and skipped."""
+    try:
+        lines = file.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as error:
+        raise InvalidInputError(f"cannot read {file}: {error}") from error
+    counts: dict[str, int] = {}
+    bad: list[str] = []
+    with _open(db) as mm, Progress(
+        TextColumn("ingesting"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(), console=errors
+    ) as progress:
+        task = progress.add_task("ingest", total=len(lines))
+        for number, line in enumerate(lines, start=1):
+            progress.advance(task)
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+                if isinstance(record, str):
+                    record = {"fact": record}
+                if not isinstance(record, dict) or "fact" not in record:
+                    raise InvalidInputError("expected an object with a 'fact' key")
+                result = mm.update_memory(
+                    record["fact"],
+                    user_id=record.get("user_id", user),
+                    agent_id=record.get("agent_id", agent),
+                    source=record.get("source", f"{file.name}:{number}"),
+                    metadata=record.get("metadata"),
+                )
+                counts[result.op.value] = counts.get(result.op.value, 0) + 1
+            except (ValueError, MemmanError) as error:  # json.JSONDecodeError is a ValueError
+                bad.append(f"line {number}: {error}")
+    for message in bad:
+        errors.print(message, markup=False)
+    summary = ", ".join(f"{op} {n}" for op, n in sorted(counts.items())) or "nothing"
+    console.print(f"{sum(counts.values())} facts decided ({summary}); {len(bad)} bad lines skipped")
+    if bad:
+        raise typer.Exit(2)
+
+
+@app.command()
+def search(
+    query: str,
+    user: UserOption = "default",
+    agent: AgentOption = None,
+    limit: Annotated[int, typer.Option(help="How many hits.")] = 5,
+    db: DbOption = None,
+) -> None:
+    """Search a user's active memories."""
+    with _open(db) as mm:
+        hits = mm.search(query, user_id=user, agent_id=agent, limit=limit)
+        table = Table(title=f"{len(hits)} hits for {query!r}")
+        for column in ("id", "score", "content"):
+            table.add_column(column, overflow="fold")
+        for hit in hits:
+            table.add_row(_short(hit.id), f"{hit.score:.3f}", hit.content)
+        console.print(table)
+
+
+@app.command("list")
+def list_memories(
+    user: UserOption = "default",
+    agent: AgentOption = None,
+    limit: Annotated[int | None, typer.Option(help="At most this many.")] = None,
+    all_statuses: Annotated[bool, typer.Option("--all", help="Include deleted and superseded.")] = False,
+    db: DbOption = None,
+) -> None:
+    """List a user's memories (active ones unless --all)."""
+    with _open(db) as mm:
+        memories = mm.list(user_id=user, agent_id=agent, limit=limit, include_inactive=all_statuses)
+        console.print(_memories_table(memories, f"{len(memories)} memories of '{user}'"))
+
+
+@app.command()
+def history(memory_id: str, db: DbOption = None) -> None:
+    """Every decision that touched a memory (a full id or a unique prefix)."""
+    with _open(db) as mm:
+        memory = mm.get(_resolve(mm, memory_id))
+        console.print(f"{memory.id} [{memory.status.value}] {memory.content}", markup=False)
+        console.print(_events_table(mm.history(memory.id), "History"))
+
+
+def _resolve(mm: MemoryManager, prefix: str) -> str:
+    """Accept the 8-character ids the tables show."""
+    return mm.resolve_id(prefix)
+
+
+@app.command()
+def pending(user: Annotated[str | None, typer.Option("--user", "-u")] = None, db: DbOption = None) -> None:
+    """Facts parked because the decider failed."""
+    with _open(db) as mm:
+        items = mm.pending(user_id=user)
+        table = Table(title=f"{len(items)} pending")
+        for column in ("#", "user", "fact", "attempts", "error"):
+            table.add_column(column, overflow="fold")
+        for p in items:
+            table.add_row(str(p.id), p.user_id, p.content, str(p.attempts), p.error)
+        console.print(table)
+
+
+@app.command()
+def retry(user: Annotated[str | None, typer.Option("--user", "-u")] = None, db: DbOption = None) -> None:
+    """Decide parked facts again."""
+    with _open(db) as mm:
+        console.print(_mode_line(mm))
+        results = mm.retry_pending(user_id=user)
+        table = _decisions_table(f"{len(results)} retried")
+        for i, r in enumerate(results, start=1):
+            _add_decision(table, str(i), r.content or "", r)
+        console.print(table)
+
+
+@app.command()
+def delete(memory_id: str, db: DbOption = None) -> None:
+    """Soft-delete a memory (recoverable with restore)."""
+    with _open(db) as mm:
+        result = mm.delete(_resolve(mm, memory_id))
+        console.print(f"deleted {result.memory_id}: {result.content}", markup=False)
+
+
+@app.command()
+def restore(memory_id: str, db: DbOption = None) -> None:
+    """Bring back a deleted or superseded memory."""
+    with _open(db) as mm:
+        result = mm.restore(_resolve(mm, memory_id))
+        console.print(f"restored {result.memory_id}: {result.content}", markup=False)
+
+
+@app.command()
+def stats(user: Annotated[str | None, typer.Option("--user", "-u")] = None, db: DbOption = None) -> None:
+    """Counts of memories by status and of decisions by op and tier."""
+    with _open(db) as mm:
+        data = mm.stats(user_id=user)
+        table = Table(title=f"memman stats ({mm.path})")
+        table.add_column("what")
+        table.add_column("count", justify="right")
+        for status, n in sorted(data["memories"].items()):
+            table.add_row(f"memories {status}", str(n))
+        for op, tiers in sorted(data["decisions"].items()):
+            for tier, n in sorted(tiers.items()):
+                table.add_row(f"decisions {op} by {tier}", str(n))
+        table.add_row("pending", str(data["pending"]))
+        console.print(table)
+
+
+@app.command()
+def config(db: DbOption = None) -> None:
+    """Show the effective configuration (API key masked)."""
+    settings = load_settings(db=db)
+    table = Table(title="memman configuration")
+    table.add_column("setting")
+    table.add_column("value", overflow="fold")
+    for key, value in settings.redacted().items():
+        table.add_row(key, "" if value is None else str(value))
+    console.print(table)
+
+
+def main() -> None:
+    """Entry point: run the typer app, turning memman's typed errors into one clean line."""
+    logging.basicConfig(level=logging.CRITICAL)  # library logs stay out of the terminal
+    try:
+        app()
+    except MemmanError as error:
+        errors.print(f"Error: {error}", markup=False)
+        sys.exit(1)

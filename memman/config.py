@@ -1,0 +1,111 @@
+"""Effective configuration: defaults, then a TOML file, then environment, then arguments.
+
+The TOML file is `$MEMMAN_CONFIG` if set, else `memman.toml` in the working directory if it
+exists. Keys are the field names below (a `[memman]` table or top level).
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from memman.errors import ConfigError
+
+DEFAULT_DB = "memman.db"
+
+
+class Settings(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    db: str = DEFAULT_DB
+
+    # The LLM decider. No model configured means the offline (deterministic) decider.
+    llm_model: str | None = None
+    llm_base_url: str | None = None
+    llm_api_key: str | None = None
+    # instructor mode: "tools" for OpenAI-style function calling, "json_schema" for servers
+    # with response_format json_schema (vLLM, llama.cpp), "json" / "md_json" for models
+    # that only manage to write JSON in text (many small local models).
+    llm_mode: str = "tools"
+    llm_max_retries: int = Field(default=2, ge=0, le=10)  # re-asks after invalid output
+    llm_timeout_s: float = Field(default=30.0, gt=0)
+    decider: str = "auto"  # auto | offline | llm
+
+    # Routing (see README "How decisions are routed" for the data behind these defaults).
+    top_k: int = Field(default=8, ge=1, le=100)
+    noop_jaccard: float = Field(default=0.8, gt=0, le=1)
+    novel_jaccard: float = Field(default=0.1, ge=0, le=1)
+
+    # Input limits: a fact is a sentence or a short paragraph, not a document.
+    max_fact_chars: int = Field(default=4000, ge=1)
+    max_metadata_bytes: int = Field(default=16384, ge=2)
+    max_metadata_depth: int = Field(default=8, ge=1)
+
+    prompts_dir: str | None = None
+    batch_chunk_size: int = Field(default=500, ge=1)
+    busy_timeout_s: float = Field(default=5.0, gt=0)
+    busy_patience_s: float = Field(default=60.0, gt=0)
+
+    @property
+    def llm_configured(self) -> bool:
+        return bool(self.llm_model)
+
+    def redacted(self) -> dict[str, Any]:
+        """The settings as a dict, safe to print: the API key is masked."""
+        values = self.model_dump()
+        if values["llm_api_key"]:
+            values["llm_api_key"] = values["llm_api_key"][:3] + "…"
+        return values
+
+
+# Environment variables read, and the setting each one fills.
+ENVIRONMENT = {
+    "MEMMAN_DB": "db",
+    "MEMMAN_LLM_MODEL": "llm_model",
+    "OPENAI_BASE_URL": "llm_base_url",
+    "OPENAI_API_KEY": "llm_api_key",
+    "MEMMAN_LLM_MODE": "llm_mode",
+    "MEMMAN_LLM_MAX_RETRIES": "llm_max_retries",
+    "MEMMAN_LLM_TIMEOUT": "llm_timeout_s",
+    "MEMMAN_DECIDER": "decider",
+    "MEMMAN_PROMPTS_DIR": "prompts_dir",
+}
+
+
+def config_file_path() -> Path | None:
+    explicit = os.environ.get("MEMMAN_CONFIG")
+    if explicit:
+        return Path(explicit)
+    local = Path("memman.toml")
+    return local if local.exists() else None
+
+
+def _from_file(path: Path) -> dict[str, Any]:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as error:
+        raise ConfigError(f"cannot read config file {path}: {error}") from error
+    return data.get("memman", data)
+
+
+def load_settings(**overrides: Any) -> Settings:
+    """Defaults < TOML file < environment < keyword arguments (None means "not given")."""
+    values: dict[str, Any] = {}
+    path = config_file_path()
+    if path is not None:
+        values.update(_from_file(path))
+    for variable, field in ENVIRONMENT.items():
+        if os.environ.get(variable):
+            values[field] = os.environ[variable]
+    values.update({k: v for k, v in overrides.items() if v is not None})
+    try:
+        return Settings(**values)
+    except ValidationError as error:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in error.errors()
+        )
+        raise ConfigError(f"invalid configuration: {problems}") from error

@@ -1,0 +1,211 @@
+"""Deciders: given a candidate and the related memories the router found, choose one of
+ADD, UPDATE(id), DELETE(id) or NOOP.
+
+Two deciders, chosen by a small registry: `llm` (one structured call through instructor,
+prompt `prompts/update_memory.j2`) and `offline` (deterministic and conservative, used when
+no LLM is configured). Both return a `Decision` naming the real memory, never a model's id.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Annotated, ClassVar, Literal, Protocol
+
+from pydantic import BaseModel, Field, model_validator
+
+from memman.candidate import Candidate
+from memman.config import Settings
+from memman.errors import ConfigError
+from memman.llm import CallInfo, LLMClient
+from memman.models import Memory, Op, Tier
+from memman.prompts import render
+from memman.retrieval import Retrieved
+from memman.text import content_tokens, negations, normalize, numbers
+
+
+@dataclass(frozen=True)
+class Decision:
+    op: Op
+    reason: str
+    tier: Tier
+    target: Memory | None = None  # the memory an UPDATE/DELETE/NOOP acts on
+    content: str | None = None  # the new content of an UPDATE
+    call: CallInfo | None = None  # set when an LLM made the decision
+
+
+class Decider(Protocol):
+    name: str
+
+    def decide(self, candidate: Candidate, related: list[Retrieved], *, today: dt.date) -> Decision:
+        """Choose an operation; raise DecisionError when no valid decision can be had."""
+        ...
+
+
+# -- offline ------------------------------------------------------------------------------
+
+
+class OfflineDecider:
+    """No LLM: never deletes; updates only a memory the candidate strictly extends; else ADD.
+
+    "User likes coffee" -> "User likes coffee with oat milk" extends (every word of the old
+    fact is still there, same negations, no number dropped), so the memory is updated. A
+    contradiction or paraphrase cannot be told apart from a new fact without understanding,
+    so both are kept (ADD) and the reason says the decision was offline.
+    """
+
+    name = "offline"
+
+    def __init__(self, settings: Settings):
+        self.settings = settings
+
+    def decide(self, candidate: Candidate, related: list[Retrieved], *, today: dt.date) -> Decision:
+        new_tokens = content_tokens(candidate.content)
+        extended = [
+            r.memory
+            for r in related
+            if content_tokens(r.memory.content) < new_tokens
+            and negations(r.memory.content) == negations(candidate.content)
+            and numbers(r.memory.content) <= numbers(candidate.content)
+        ]
+        if len(extended) == 1:
+            return Decision(
+                Op.UPDATE,
+                "offline: the candidate strictly extends this memory",
+                Tier.OFFLINE,
+                target=extended[0],
+                content=candidate.content,
+            )
+        why = (
+            f"offline: extends {len(extended)} memories, keeping both"
+            if extended
+            else "offline: related memories exist but no LLM is configured to compare them; kept as new"
+        )
+        return Decision(Op.ADD, why, Tier.OFFLINE)
+
+
+# -- LLM ----------------------------------------------------------------------------------
+
+_REASON = Field(description="One short sentence: why this operation.")
+
+
+class AddOp(BaseModel):
+    """The candidate is a new fact; none of the shown memories says it."""
+
+    op: Literal["ADD"]
+    reason: str = _REASON
+
+
+class UpdateOp(BaseModel):
+    """The candidate refines, corrects or contradicts memory `id`; `content` is the current truth."""
+
+    op: Literal["UPDATE"]
+    id: int = Field(description="The id of the shown memory to update.")
+    content: str = Field(description="The full new text of that memory: the current truth.")
+    reason: str = _REASON
+
+
+class DeleteOp(BaseModel):
+    """The candidate retracts memory `id` and leaves nothing true to keep."""
+
+    op: Literal["DELETE"]
+    id: int = Field(description="The id of the shown memory the candidate retracts.")
+    reason: str = _REASON
+
+
+class NoopOp(BaseModel):
+    """Memory `id` already says what the candidate says."""
+
+    op: Literal["NOOP"]
+    id: int | None = Field(default=None, description="The id of the memory that already says it.")
+    reason: str = _REASON
+
+
+class MemoryDecision(BaseModel):
+    """The decision for one candidate fact."""
+
+    decision: Annotated[AddOp | UpdateOp | DeleteOp | NoopOp, Field(discriminator="op")]
+
+    # Filled per call by `for_shown`: the short ids shown and their texts, the content limit.
+    shown: ClassVar[dict[int, str]] = {}
+    max_chars: ClassVar[int] = 4000
+
+    @model_validator(mode="after")
+    def _check_against_shown(self) -> MemoryDecision:
+        # The messages below are read by the model: instructor sends them back as the re-ask.
+        d = self.decision
+        ids = getattr(d, "id", None)
+        valid = ", ".join(str(i) for i in self.shown)
+        if ids is not None and ids not in self.shown:
+            raise ValueError(
+                f"id {ids} is not one of the memories shown (valid ids: {valid}). "
+                "Use one of those ids, or ADD if none of them is affected."
+            )
+        if isinstance(d, UpdateOp | DeleteOp) and ids is None:
+            raise ValueError(f"{d.op} needs the id of one of the memories shown ({valid}).")
+        if isinstance(d, UpdateOp):
+            content = d.content.strip()
+            if not content:
+                raise ValueError("UPDATE content is empty: write the full new text of the memory.")
+            if len(content) > self.max_chars:
+                raise ValueError(f"UPDATE content is too long; keep it under {self.max_chars} characters.")
+            if normalize(content) == normalize(self.shown[d.id]):
+                raise ValueError(
+                    f"UPDATE content repeats memory {d.id} unchanged; if nothing changes answer NOOP."
+                )
+        return self
+
+    @classmethod
+    def for_shown(cls, shown: dict[int, str], max_chars: int) -> type[MemoryDecision]:
+        return type(cls.__name__, (cls,), {"shown": shown, "max_chars": max_chars, "__doc__": cls.__doc__})
+
+
+class LLMDecider:
+    """One structured-output call per ambiguous candidate."""
+
+    name = "llm"
+    template = "update_memory.j2"
+
+    def __init__(self, settings: Settings, client: LLMClient | None = None):
+        self.settings = settings
+        self.client = client or LLMClient(settings)
+
+    def decide(self, candidate: Candidate, related: list[Retrieved], *, today: dt.date) -> Decision:
+        # Short integer ids: models copy "2" reliably and cannot guess a real id from it.
+        by_short_id = {i: r.memory for i, r in enumerate(related, start=1)}
+        prompt = render(
+            self.template,
+            {
+                "candidate": candidate.content,
+                "memories": [
+                    {"id": i, "content": m.content, "date": m.updated_at[:10]}
+                    for i, m in by_short_id.items()
+                ],
+                "today": today.isoformat(),
+            },
+            directory=self.settings.prompts_dir,
+        )
+        model = MemoryDecision.for_shown(
+            {i: m.content for i, m in by_short_id.items()}, self.settings.max_fact_chars
+        )
+        answer, call = self.client.structured_call(prompt, model)
+        d = answer.decision
+        target = by_short_id.get(d.id) if d.id is not None else None
+        content = d.content.strip() if isinstance(d, UpdateOp) else None
+        return Decision(Op(d.op), d.reason, Tier.LLM, target=target, content=content, call=call)
+
+
+DECIDERS: dict[str, Callable[[Settings], Decider]] = {
+    "offline": OfflineDecider,
+    "llm": LLMDecider,
+}
+
+
+def make_decider(settings: Settings) -> Decider:
+    name = settings.decider
+    if name == "auto":
+        name = "llm" if settings.llm_configured else "offline"
+    if name not in DECIDERS:
+        raise ConfigError(f"decider must be auto or one of {', '.join(DECIDERS)}, not {name!r}")
+    return DECIDERS[name](settings)

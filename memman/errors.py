@@ -1,0 +1,37 @@
+"""Typed errors: raised where a problem is detected, explained where it is shown (the CLI)."""
+
+
+class MemmanError(Exception):
+    """Base class: the CLI turns any of these into a one-line message and exit code 1."""
+
+
+class InvalidInputError(MemmanError, ValueError):
+    """A fact, query, scope or metadata value that memman refuses to store or use."""
+
+
+class NotFoundError(MemmanError, KeyError):
+    """No memory, event or pending item with that id."""
+
+    def __str__(self) -> str:  # KeyError would otherwise repr() the message
+        return str(self.args[0]) if self.args else "not found"
+
+
+class ConfigError(MemmanError):
+    """The configuration (environment, TOML file or arguments) cannot be used."""
+
+
+class DecisionError(MemmanError):
+    """The decider could not produce a valid decision (LLM down, timeout, invalid output).
+
+    `update_memory` never lets this escape: it parks the fact in `pending` instead.
+    It carries what the audit trail needs about the failed call.
+    """
+
+    def __init__(self, message: str, *, attempts: int = 0, usage: dict | None = None):
+        super().__init__(message)
+        self.attempts = attempts
+        self.usage = usage or {}
+
+
+class StoreBusyError(MemmanError):
+    """The database stayed locked by other writers longer than the configured patience."""

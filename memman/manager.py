@@ -1,0 +1,333 @@
+"""`MemoryManager`: the public entry point. Every long-term write goes through update_memory.
+
+One fact flows one way: candidate -> hash tier -> retrieve -> route -> decide -> apply ->
+event. The cheap tiers and the offline decider run inside one write transaction; an LLM
+decision is made outside any transaction (it can take seconds) and re-checked when applied.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+import sqlalchemy as sa
+
+from memman.apply import StaleDecision, apply_decision, park
+from memman.candidate import Candidate, make_candidate
+from memman.config import Settings, load_settings
+from memman.decide import Decider, Decision, OfflineDecider, make_decider
+from memman.errors import DecisionError, InvalidInputError
+from memman.models import Event, Memory, Op, PendingFact, SearchHit, Status, Tier, UpdateResult
+from memman.retrieval import lexical_candidates
+from memman.route import Route, RouteKind, route
+from memman.store import Scope, Store
+
+log = logging.getLogger(__name__)
+
+# How often an LLM decision is re-made because the memories it was about changed meanwhile.
+MAX_STALE_RETRIES = 3
+
+Clock = Callable[[], dt.datetime]
+
+
+def utc_now() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+def _stamp(moment: dt.datetime) -> str:
+    return moment.astimezone(dt.UTC).isoformat(timespec="milliseconds")
+
+
+class MemoryManager:
+    """Long-term memory over one SQLite file (or ":memory:").
+
+    Safe to share between threads of one process (each call checks out its own connection,
+    writes queue on a lock) and between processes on the same file (WAL + BEGIN IMMEDIATE +
+    retry on SQLITE_BUSY).
+    """
+
+    def __init__(
+        self,
+        path: str | None = None,
+        *,
+        settings: Settings | None = None,
+        decider: Decider | None = None,
+        clock: Clock = utc_now,
+        **overrides: Any,
+    ):
+        self.settings = settings or load_settings(db=path, **overrides)
+        self.path = path or self.settings.db
+        self.store = Store(
+            self.path,
+            busy_timeout_s=self.settings.busy_timeout_s,
+            busy_patience_s=self.settings.busy_patience_s,
+        )
+        self.decider = decider or make_decider(self.settings)
+        self.clock = clock
+
+    def close(self) -> None:
+        self.store.close()
+
+    def __enter__(self) -> MemoryManager:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    @property
+    def offline(self) -> bool:
+        """True when ambiguous cases are settled without an LLM."""
+        return isinstance(self.decider, OfflineDecider)
+
+    def _now(self) -> str:
+        return _stamp(self.clock())
+
+    def _candidate(self, fact: Any, scope: Scope, source: str | None, metadata: Any) -> Candidate:
+        return make_candidate(fact, scope=scope, settings=self.settings, source=source, metadata=metadata)
+
+    # -- the write path ------------------------------------------------------------------------
+
+    def update_memory(
+        self,
+        fact: str,
+        *,
+        user_id: str,
+        agent_id: str | None = None,
+        source: str | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> UpdateResult:
+        """Decide what one candidate fact does to long-term memory, apply it, record why.
+
+        Never drops the fact: if the decider fails the result is PENDING and the fact waits in
+        `pending()` for `retry_pending()`.
+        """
+        candidate = self._candidate(fact, Scope(user_id, agent_id), source, metadata)
+        return self._process(candidate)
+
+    def update_many(
+        self,
+        facts: Iterable[str],
+        *,
+        user_id: str,
+        agent_id: str | None = None,
+        source: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        chunk_size: int | None = None,
+    ) -> list[UpdateResult]:
+        """update_memory for a batch of one scope, one transaction per chunk, results in order.
+
+        Every fact is validated before anything is written. Facts that need the LLM are decided
+        after their chunk commits (an LLM call never holds the write lock).
+        """
+        scope = Scope(user_id, agent_id)
+        candidates = []
+        for index, fact in enumerate(facts):
+            try:
+                candidates.append(self._candidate(fact, scope, source, metadata))
+            except InvalidInputError as error:
+                raise InvalidInputError(f"fact #{index}: {error}") from error
+        size = chunk_size or self.settings.batch_chunk_size
+        results: list[UpdateResult] = []
+        for start in range(0, len(candidates), size):
+            chunk = candidates[start : start + size]
+            settled = self.store.write(lambda conn, chunk=chunk: [self._settle(conn, c) for c in chunk])
+            results.extend(
+                outcome if isinstance(outcome, UpdateResult) else self._process(candidate)
+                for candidate, outcome in zip(chunk, settled, strict=True)
+            )
+        return results
+
+    def _settle(self, conn: sa.Connection, candidate: Candidate, pending_id: int | None = None) -> UpdateResult | Route:
+        """Inside a write transaction: settle the candidate by the cheap tiers if possible.
+
+        Returns the applied result, or the ambiguous Route when an LLM has to decide.
+        """
+        now = self._now()
+        existing = self.store.active_by_hash(conn, candidate.scope, candidate.content_hash)
+        if existing is not None:
+            decision = Decision(Op.NOOP, "same normalised text as an existing memory", Tier.HASH, target=existing)
+            return apply_decision(self.store, conn, candidate, decision, now=now, pending_id=pending_id)
+        retrieved = lexical_candidates(
+            self.store, conn, candidate.scope, candidate.content, self.settings.top_k
+        )
+        routed = route(
+            candidate.content,
+            retrieved,
+            noop_jaccard=self.settings.noop_jaccard,
+            novel_jaccard=self.settings.novel_jaccard,
+        )
+        if routed.kind is RouteKind.NOVEL:
+            decision = Decision(Op.ADD, routed.reason, Tier.NOVEL)
+        elif routed.kind is RouteKind.DUPLICATE:
+            assert routed.target is not None
+            decision = Decision(Op.NOOP, routed.reason, Tier.LEXICAL, target=routed.target.memory)
+        elif self.offline:
+            decision = self.decider.decide(candidate, routed.related, today=self.clock().date())
+        else:
+            return routed
+        return apply_decision(
+            self.store, conn, candidate, decision, now=now, scores=routed.scores(), pending_id=pending_id
+        )
+
+    def _process(self, candidate: Candidate, pending_id: int | None = None) -> UpdateResult:
+        for _ in range(MAX_STALE_RETRIES):
+            outcome = self.store.write(lambda conn: self._settle(conn, candidate, pending_id))
+            if isinstance(outcome, UpdateResult):
+                return outcome
+            scores = outcome.scores()
+            try:
+                decision = self.decider.decide(candidate, outcome.related, today=self.clock().date())
+            except DecisionError as error:
+                log.warning("decider failed, parking the fact: %s", error)
+                return self.store.write(
+                    lambda conn, error=error: park(
+                        self.store, conn, candidate, error, now=self._now(),
+                        model=self.settings.llm_model, scores=scores, pending_id=pending_id,
+                    )
+                )
+            try:
+                return self.store.write(
+                    lambda conn, decision=decision: self._apply_decided(conn, candidate, decision, scores, pending_id)
+                )
+            except StaleDecision as stale:
+                log.info("memory %s changed while the LLM decided; deciding again", stale)
+        error = DecisionError(f"related memories kept changing during {MAX_STALE_RETRIES} decisions")
+        return self.store.write(
+            lambda conn: park(self.store, conn, candidate, error, now=self._now(),
+                              model=self.settings.llm_model, pending_id=pending_id)
+        )
+
+    def _apply_decided(
+        self, conn: sa.Connection, candidate: Candidate, decision: Decision, scores: dict, pending_id: int | None
+    ) -> UpdateResult:
+        now = self._now()
+        if decision.op is Op.ADD:
+            # Another writer may have stored the same text while the LLM was thinking.
+            twin = self.store.active_by_hash(conn, candidate.scope, candidate.content_hash)
+            if twin is not None:
+                decision = Decision(Op.NOOP, "same normalised text stored meanwhile", Tier.HASH, target=twin)
+        return apply_decision(
+            self.store, conn, candidate, decision, now=now, scores=scores, pending_id=pending_id
+        )
+
+    # -- pending -----------------------------------------------------------------------------------
+
+    def pending(self, *, user_id: str | None = None, agent_id: str | None = None) -> list[PendingFact]:
+        """Facts the decider could not settle yet (all scopes if user_id is None)."""
+        scope = Scope(user_id, agent_id) if user_id is not None else None
+        with self.store.read() as conn:
+            return self.store.list_pending(conn, scope)
+
+    def retry_pending(self, *, user_id: str | None = None, agent_id: str | None = None) -> list[UpdateResult]:
+        """Decide parked facts again; each leaves `pending` only when its decision is applied."""
+        results = []
+        for item in self.pending(user_id=user_id, agent_id=agent_id):
+            candidate = self._candidate(
+                item.content, Scope(item.user_id, item.agent_id), item.source, item.metadata
+            )
+            results.append(self._process(candidate, pending_id=item.id))
+        return results
+
+    # -- reads ---------------------------------------------------------------------------------------
+
+    def resolve_id(self, prefix: str) -> str:
+        """The full id of the one memory whose id starts with prefix (CLI tables show 8 chars)."""
+        with self.store.read() as conn:
+            return self.store.resolve_id(conn, prefix)
+
+    def get(self, memory_id: str) -> Memory:
+        with self.store.read() as conn:
+            return self.store.get(conn, memory_id)
+
+    def list(
+        self,
+        *,
+        user_id: str,
+        agent_id: str | None = None,
+        limit: int | None = None,
+        offset: int = 0,
+        include_inactive: bool = False,
+    ) -> list[Memory]:
+        """All active memories of a scope, oldest first (every status if include_inactive)."""
+        statuses = tuple(Status) if include_inactive else (Status.ACTIVE,)
+        with self.store.read() as conn:
+            return self.store.list(conn, Scope(user_id, agent_id), statuses=statuses, limit=limit, offset=offset)
+
+    def iter_all(self, *, user_id: str, agent_id: str | None = None, page: int = 1000) -> Iterator[Memory]:
+        offset = 0
+        while batch := self.list(user_id=user_id, agent_id=agent_id, limit=page, offset=offset):
+            yield from batch
+            offset += len(batch)
+
+    def search(self, query: str, *, user_id: str, agent_id: str | None = None, limit: int = 5) -> list[SearchHit]:
+        """Active memories of the scope ranked by lexical relevance (BM25), best first."""
+        if not isinstance(query, str):
+            raise InvalidInputError("query must be a string")
+        if limit < 1:
+            raise InvalidInputError("limit must be at least 1")
+        scope = Scope(user_id, agent_id)
+        with self.store.read() as conn:
+            found = lexical_candidates(self.store, conn, scope, query, limit)
+        return [SearchHit(memory=r.memory, score=-r.bm25) for r in found]
+
+    def history(self, memory_id: str) -> list[Event]:
+        """Every event that touched a memory, oldest first: why the bot thinks what it thinks."""
+        with self.store.read() as conn:
+            self.store.get(conn, memory_id)  # NotFoundError for an unknown id
+            return self.store.events_for_memory(conn, memory_id)
+
+    def events(self, *, user_id: str | None = None, agent_id: str | None = None, limit: int = 50) -> list[Event]:
+        scope = Scope(user_id, agent_id) if user_id is not None else None
+        with self.store.read() as conn:
+            return self.store.recent_events(conn, scope, limit)
+
+    def stats(self, *, user_id: str | None = None, agent_id: str | None = None) -> dict[str, Any]:
+        scope = Scope(user_id, agent_id) if user_id is not None else None
+        with self.store.read() as conn:
+            return {
+                "memories": self.store.count_by_status(conn, scope),
+                "decisions": self.store.event_counts(conn, scope),
+                "pending": len(self.store.list_pending(conn, scope)),
+            }
+
+    # -- explicit user actions -----------------------------------------------------------------
+
+    def delete(self, memory_id: str, *, reason: str = "deleted by the user") -> UpdateResult:
+        """Soft-delete a memory (recoverable with restore)."""
+        return self._set_status(memory_id, Status.DELETED, Op.DELETE, reason)
+
+    def restore(self, memory_id: str, *, reason: str = "restored by the user") -> UpdateResult:
+        """Bring back a deleted, superseded or archived memory, unless its text is active again."""
+        return self._set_status(memory_id, Status.ACTIVE, Op.UPDATE, reason)
+
+    def _set_status(self, memory_id: str, status: Status, op: Op, reason: str) -> UpdateResult:
+        def change(conn: sa.Connection) -> UpdateResult:
+            memory = self.store.get(conn, memory_id)
+            scope = Scope(memory.user_id, memory.agent_id)
+            if status is Status.ACTIVE:
+                if memory.status is Status.ACTIVE:
+                    raise InvalidInputError(f"memory {memory_id} is already active")
+                twin = self.store.active_by_hash(conn, scope, self._hash_of(memory))
+                if twin is not None:
+                    raise InvalidInputError(f"memory {twin.id} already holds this text; nothing to restore")
+            elif memory.status is not Status.ACTIVE:
+                raise InvalidInputError(f"memory {memory_id} is not active ({memory.status})")
+            now = self._now()
+            self.store.set_status(conn, memory_id, status, now)
+            event_id = self.store.insert_event(
+                conn, scope, memory_id=memory_id, op=op.value, tier=Tier.MANUAL.value,
+                candidate=None, content_before=memory.content, content_after=memory.content,
+                reason=reason, created_at=now,
+            )
+            return UpdateResult(op=op, memory_id=memory_id, tier=Tier.MANUAL, reason=reason,
+                                event_id=event_id, content=memory.content)
+
+        return self.store.write(change)
+
+    @staticmethod
+    def _hash_of(memory: Memory) -> str:
+        from memman.text import content_hash
+
+        return content_hash(memory.content)

@@ -1,0 +1,105 @@
+"""Ordered schema migrations, recorded in the database (`_sqlite_migrations`).
+
+A file made by an older memman upgrades in place when it is opened. Each migration is a
+small named function applied in one transaction; once released, a migration is never
+edited: a change to the schema is a new function at the end of this file.
+"""
+
+from __future__ import annotations
+
+import sqlite_utils
+from sqlite_utils.migrations import Migrations
+
+migrations = Migrations("memman")
+
+# Porter stemming lets "likes" find "like"; unicode61 with diacritics removed lets "cafe"
+# find "café". The query builder in retrieval.py quotes every term, so the tokenizer only
+# decides how terms are split, never what counts as syntax.
+FTS_TOKENIZE = "porter unicode61 remove_diacritics 2"
+
+
+@migrations()
+def m001_long_term(db: sqlite_utils.Database) -> None:
+    db.execute(
+        """
+        CREATE TABLE long_term (
+            pk INTEGER PRIMARY KEY,  -- stable rowid for the external-content FTS index
+            id TEXT NOT NULL UNIQUE,
+            user_id TEXT NOT NULL,
+            agent_id TEXT NOT NULL DEFAULT '',  -- '' = no agent, so the unique index works
+            category TEXT,
+            content TEXT NOT NULL,
+            content_hash TEXT NOT NULL,
+            importance REAL NOT NULL DEFAULT 5.0,
+            confidence REAL NOT NULL DEFAULT 1.0,
+            repetition_count INTEGER NOT NULL DEFAULT 1,
+            access_count INTEGER NOT NULL DEFAULT 0,
+            last_accessed_at TEXT,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            status TEXT NOT NULL DEFAULT 'active',
+            sources TEXT NOT NULL DEFAULT '[]',
+            metadata TEXT NOT NULL DEFAULT '{}'
+        )
+        """
+    )
+    # Two processes can never store the same fact twice as active in one scope.
+    db.execute(
+        "CREATE UNIQUE INDEX long_term_active_hash ON long_term (user_id, agent_id, content_hash)"
+        " WHERE status = 'active'"
+    )
+    db.execute("CREATE INDEX long_term_scope ON long_term (user_id, agent_id, status)")
+    db["long_term"].enable_fts(["content"], create_triggers=True, tokenize=FTS_TOKENIZE)
+
+
+@migrations()
+def m002_events(db: sqlite_utils.Database) -> None:
+    db.execute(
+        """
+        CREATE TABLE events (
+            id INTEGER PRIMARY KEY,
+            user_id TEXT NOT NULL,
+            agent_id TEXT NOT NULL DEFAULT '',
+            memory_id TEXT,
+            op TEXT NOT NULL,
+            tier TEXT NOT NULL,
+            candidate TEXT,
+            content_before TEXT,
+            content_after TEXT,
+            reason TEXT NOT NULL,
+            scores TEXT NOT NULL DEFAULT '{}',
+            model TEXT,
+            prompt_template TEXT,
+            prompt_hash TEXT,
+            latency_ms REAL,
+            attempts INTEGER,
+            tokens INTEGER,
+            error TEXT,
+            source TEXT,
+            created_at TEXT NOT NULL
+        )
+        """
+    )
+    db.execute("CREATE INDEX events_memory ON events (memory_id)")
+    db.execute("CREATE INDEX events_scope ON events (user_id, agent_id, id)")
+
+
+@migrations()
+def m003_pending(db: sqlite_utils.Database) -> None:
+    db.execute(
+        """
+        CREATE TABLE pending (
+            id INTEGER PRIMARY KEY,
+            user_id TEXT NOT NULL,
+            agent_id TEXT NOT NULL DEFAULT '',
+            content TEXT NOT NULL,
+            source TEXT,
+            metadata TEXT NOT NULL DEFAULT '{}',
+            error TEXT NOT NULL,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL
+        )
+        """
+    )
+    db.execute("CREATE INDEX pending_scope ON pending (user_id, agent_id)")

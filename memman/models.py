@@ -1,0 +1,137 @@
+"""The typed records memman hands back to callers."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Op(StrEnum):
+    """What a decision did to long-term memory."""
+
+    ADD = "ADD"
+    UPDATE = "UPDATE"
+    DELETE = "DELETE"
+    NOOP = "NOOP"
+    PENDING = "PENDING"  # not decided yet: parked with the error, retried by retry_pending()
+
+
+class Tier(StrEnum):
+    """Which part of the pipeline settled a decision; cheaper tiers come first."""
+
+    HASH = "hash"  # same normalised text already stored
+    NOVEL = "novel"  # nothing similar retrieved: plain ADD
+    LEXICAL = "lexical"  # near-identical by token overlap: NOOP
+    SEMANTIC = "semantic"  # near-identical by embedding cosine: NOOP
+    LLM = "llm"  # the structured LLM decider
+    OFFLINE = "offline"  # the deterministic decider used when no LLM is configured
+    PENDING = "pending"  # the decider failed; the fact is parked
+    MANUAL = "manual"  # an explicit user action (delete, restore)
+
+
+class Status(StrEnum):
+    ACTIVE = "active"
+    DELETED = "deleted"
+    SUPERSEDED = "superseded"
+    ARCHIVED = "archived"
+
+
+class Memory(BaseModel):
+    """One long-term memory of a scope (user, optionally agent)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    user_id: str
+    agent_id: str | None = None
+    content: str
+    category: str | None = None
+    importance: float = 5.0
+    confidence: float = 1.0
+    repetition_count: int = 1
+    access_count: int = 0
+    last_accessed_at: str | None = None
+    created_at: str
+    updated_at: str
+    status: Status = Status.ACTIVE
+    sources: list[str] = Field(default_factory=list)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class SearchHit(BaseModel):
+    """A memory returned by search with the score that ranked it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    memory: Memory
+    score: float
+
+    @property
+    def id(self) -> str:
+        return self.memory.id
+
+    @property
+    def content(self) -> str:
+        return self.memory.content
+
+
+class Event(BaseModel):
+    """One audit-trail row: a decision about a candidate fact and what it changed."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: int
+    user_id: str
+    agent_id: str | None = None
+    memory_id: str | None
+    op: Op
+    tier: Tier
+    candidate: str | None
+    content_before: str | None
+    content_after: str | None
+    reason: str
+    scores: dict[str, Any] = Field(default_factory=dict)
+    model: str | None = None
+    prompt_template: str | None = None
+    prompt_hash: str | None = None
+    latency_ms: float | None = None
+    attempts: int | None = None
+    tokens: int | None = None
+    error: str | None = None
+    source: str | None = None
+    created_at: str
+
+
+class PendingFact(BaseModel):
+    """A candidate the decider could not settle; kept until retry_pending() decides it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: int
+    user_id: str
+    agent_id: str | None = None
+    content: str
+    source: str | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    error: str
+    attempts: int
+    created_at: str
+    updated_at: str
+
+
+class UpdateResult(BaseModel):
+    """What update_memory did with one candidate fact, and why."""
+
+    model_config = ConfigDict(frozen=True)
+
+    op: Op
+    memory_id: str | None
+    tier: Tier
+    reason: str
+    event_id: int | None
+    content: str | None = None  # the memory's content after the decision
+    previous_content: str | None = None  # for UPDATE and DELETE: what it said before
+    pending_id: int | None = None  # set when op is PENDING
+    offline: bool = False  # True when no LLM was configured for an ambiguous case

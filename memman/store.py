@@ -1,0 +1,396 @@
+"""The SQLite store: engine set-up, transactions and the SQL that reads and writes rows.
+
+Every write runs in `BEGIN IMMEDIATE` (the write lock is taken up front, so two writers never
+deadlock upgrading a read lock), WAL lets readers proceed while one writer works, and a
+locked database is retried at the transaction level with back-off, so "database is locked"
+never reaches a caller unless the configured patience runs out (then `StoreBusyError`).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import sqlite3
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, nullcontext
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import sqlalchemy as sa
+import sqlite_utils
+from sqlalchemy.pool import StaticPool
+
+from memman.errors import InvalidInputError, NotFoundError, StoreBusyError
+from memman.migrations import migrations
+from memman.models import Event, Memory, PendingFact, Status
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+MAX_SCOPE_ID_CHARS = 256
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Who a memory belongs to. A hard filter in every query: scopes never mix."""
+
+    user_id: str
+    agent_id: str | None = None
+
+    def __post_init__(self) -> None:
+        for name, value in (("user_id", self.user_id), ("agent_id", self.agent_id)):
+            if value is None and name == "agent_id":
+                continue
+            if not isinstance(value, str) or not value.strip():
+                raise InvalidInputError(f"{name} must be a non-empty string")
+            if len(value) > MAX_SCOPE_ID_CHARS or "\x00" in value:
+                raise InvalidInputError(f"{name} must be at most {MAX_SCOPE_ID_CHARS} characters, no NUL")
+
+    @property
+    def agent_key(self) -> str:
+        """The stored form of agent_id: '' for none, so the unique index sees one value."""
+        return self.agent_id or ""
+
+
+def _scope_where(table: sa.Table, scope: Scope) -> sa.ColumnElement[bool]:
+    return sa.and_(table.c.user_id == scope.user_id, table.c.agent_id == scope.agent_key)
+
+
+def new_memory_id() -> str:
+    return uuid.uuid4().hex
+
+
+def _is_busy(error: sa.exc.OperationalError) -> bool:
+    message = str(error.orig).lower()
+    return "locked" in message or "busy" in message
+
+
+class Store:
+    """One SQLite file (or ":memory:") with memman's schema, migrated on open."""
+
+    def __init__(self, path: str, *, busy_timeout_s: float = 5.0, busy_patience_s: float = 60.0):
+        self.path = path
+        self.busy_patience_s = busy_patience_s
+        in_memory = path == ":memory:"
+        if in_memory:
+            # One shared connection, or every checkout would see a different empty database.
+            self.engine = sa.create_engine(
+                "sqlite://", poolclass=StaticPool, connect_args={"check_same_thread": False}
+            )
+        else:
+            self.engine = sa.create_engine(
+                f"sqlite:///{path}",
+                connect_args={"check_same_thread": False, "timeout": busy_timeout_s},
+            )
+        # Writers in one process queue here instead of spinning on SQLITE_BUSY; with a single
+        # shared in-memory connection, readers must queue too.
+        self._write_lock = threading.RLock()
+        self._read_lock = self._write_lock if in_memory else nullcontext()
+        timeout_ms = int(busy_timeout_s * 1000)
+
+        @sa.event.listens_for(self.engine, "connect")
+        def _on_connect(dbapi_connection: sqlite3.Connection, _record: Any) -> None:
+            dbapi_connection.isolation_level = None  # transactions are begun explicitly below
+            cursor = dbapi_connection.cursor()
+            if not in_memory:
+                cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute(f"PRAGMA busy_timeout={timeout_ms}")
+            cursor.execute("PRAGMA synchronous=NORMAL")  # durable at checkpoints; safe with WAL
+            cursor.close()
+
+        @sa.event.listens_for(self.engine, "begin")
+        def _on_begin(connection: sa.Connection) -> None:
+            write = connection.get_execution_options().get("memman_write", False)
+            connection.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+
+        self._migrate()
+        metadata = sa.MetaData()
+        self.long_term = sa.Table("long_term", metadata, autoload_with=self.engine)
+        self.events = sa.Table("events", metadata, autoload_with=self.engine)
+        self.pending = sa.Table("pending", metadata, autoload_with=self.engine)
+
+    def _migrate(self) -> None:
+        def run(connection: sa.Connection) -> None:
+            raw = connection.connection.dbapi_connection
+            migrations.apply(sqlite_utils.Database(raw))
+
+        # Migrations manage their own transactions through sqlite-utils; run them under the
+        # process write lock and the busy retry so two processes opening a new file race safely.
+        self._with_busy_retry(lambda: self._run_raw(run))
+
+    def _run_raw(self, fn: Callable[[sa.Connection], None]) -> None:
+        with self._write_lock, self.engine.connect() as connection:
+            fn(connection)
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    # -- transactions -------------------------------------------------------------------
+
+    @contextmanager
+    def read(self) -> Iterator[sa.Connection]:
+        """A consistent snapshot for reads (deferred transaction, never takes the write lock)."""
+        with self._read_lock, self.engine.connect() as connection, connection.begin():
+            yield connection
+
+    def write(self, fn: Callable[[sa.Connection], T]) -> T:
+        """Run fn in one write transaction; all its changes commit together or not at all.
+
+        fn may run more than once if the database is busy, so it must not have side effects
+        outside the connection.
+        """
+
+        def attempt() -> T:
+            with self._write_lock, self.engine.connect() as connection:
+                connection = connection.execution_options(memman_write=True)
+                with connection.begin():
+                    return fn(connection)
+
+        return self._with_busy_retry(attempt)
+
+    def _with_busy_retry(self, attempt: Callable[[], T]) -> T:
+        deadline = time.monotonic() + self.busy_patience_s
+        delay = 0.01
+        while True:
+            try:
+                return attempt()
+            except sa.exc.OperationalError as error:
+                if not _is_busy(error) or time.monotonic() > deadline:
+                    if _is_busy(error):
+                        raise StoreBusyError(
+                            f"database stayed locked for {self.busy_patience_s:.0f}s: {self.path}"
+                        ) from error
+                    raise
+                log.debug("database busy, retrying in %.3fs", delay)
+                time.sleep(delay * (1 + random.random()))
+                delay = min(delay * 2, 0.5)
+
+    # -- long-term memories ---------------------------------------------------------------
+
+    def memory_from_row(self, row: sa.Row[Any]) -> Memory:
+        m = row._mapping
+        return Memory(
+            id=m["id"],
+            user_id=m["user_id"],
+            agent_id=m["agent_id"] or None,
+            content=m["content"],
+            category=m["category"],
+            importance=m["importance"],
+            confidence=m["confidence"],
+            repetition_count=m["repetition_count"],
+            access_count=m["access_count"],
+            last_accessed_at=m["last_accessed_at"],
+            created_at=m["created_at"],
+            updated_at=m["updated_at"],
+            status=Status(m["status"]),
+            sources=json.loads(m["sources"]),
+            metadata=json.loads(m["metadata"]),
+        )
+
+    def active_by_hash(self, conn: sa.Connection, scope: Scope, content_hash: str) -> Memory | None:
+        lt = self.long_term
+        row = conn.execute(
+            sa.select(lt).where(
+                _scope_where(lt, scope),
+                lt.c.content_hash == content_hash,
+                lt.c.status == Status.ACTIVE.value,
+            )
+        ).first()
+        return self.memory_from_row(row) if row else None
+
+    def get(self, conn: sa.Connection, memory_id: str) -> Memory:
+        row = conn.execute(sa.select(self.long_term).where(self.long_term.c.id == memory_id)).first()
+        if row is None:
+            raise NotFoundError(f"no memory with id {memory_id!r}")
+        return self.memory_from_row(row)
+
+    def resolve_id(self, conn: sa.Connection, prefix: str) -> str:
+        lt = self.long_term
+        if not prefix or len(prefix) < 4 or not prefix.isalnum():
+            raise InvalidInputError("give a memory id or at least its first 4 characters")
+        rows = conn.execute(sa.select(lt.c.id).where(lt.c.id.startswith(prefix)).limit(2)).all()
+        if not rows:
+            raise NotFoundError(f"no memory with id {prefix!r}")
+        if len(rows) > 1:
+            raise InvalidInputError(f"id prefix {prefix!r} is ambiguous; give more characters")
+        return rows[0][0]
+
+    def memories_by_pk(self, conn: sa.Connection, pks: list[int]) -> dict[int, Memory]:
+        lt = self.long_term
+        rows = conn.execute(sa.select(lt).where(lt.c.pk.in_(pks))).all()
+        return {row._mapping["pk"]: self.memory_from_row(row) for row in rows}
+
+    def list(
+        self,
+        conn: sa.Connection,
+        scope: Scope,
+        *,
+        statuses: tuple[Status, ...] = (Status.ACTIVE,),
+        limit: int | None = None,
+        offset: int = 0,
+    ) -> list[Memory]:
+        lt = self.long_term
+        query = (
+            sa.select(lt)
+            .where(_scope_where(lt, scope), lt.c.status.in_([s.value for s in statuses]))
+            .order_by(lt.c.pk)
+            .offset(offset)
+        )
+        if limit is not None:
+            query = query.limit(limit)
+        return [self.memory_from_row(row) for row in conn.execute(query)]
+
+    def count_by_status(self, conn: sa.Connection, scope: Scope | None) -> dict[str, int]:
+        lt = self.long_term
+        query = sa.select(lt.c.status, sa.func.count()).group_by(lt.c.status)
+        if scope is not None:
+            query = query.where(_scope_where(lt, scope))
+        return {status: n for status, n in conn.execute(query)}
+
+    def insert_memory(
+        self,
+        conn: sa.Connection,
+        scope: Scope,
+        *,
+        content: str,
+        content_hash: str,
+        now: str,
+        source: str | None,
+        metadata: dict[str, Any],
+        category: str | None = None,
+        importance: float = 5.0,
+    ) -> str:
+        memory_id = new_memory_id()
+        conn.execute(
+            self.long_term.insert().values(
+                id=memory_id,
+                user_id=scope.user_id,
+                agent_id=scope.agent_key,
+                category=category,
+                content=content,
+                content_hash=content_hash,
+                importance=importance,
+                created_at=now,
+                updated_at=now,
+                sources=json.dumps([source] if source else []),
+                metadata=json.dumps(metadata),
+            )
+        )
+        return memory_id
+
+    def change_content(
+        self,
+        conn: sa.Connection,
+        memory: Memory,
+        *,
+        content: str,
+        content_hash: str,
+        now: str,
+        source: str | None,
+    ) -> None:
+        lt = self.long_term
+        conn.execute(
+            lt.update()
+            .where(lt.c.id == memory.id)
+            .values(
+                content=content,
+                content_hash=content_hash,
+                updated_at=now,
+                sources=json.dumps(_with_source(memory.sources, source)),
+            )
+        )
+
+    def set_status(self, conn: sa.Connection, memory_id: str, status: Status, now: str) -> None:
+        lt = self.long_term
+        conn.execute(lt.update().where(lt.c.id == memory_id).values(status=status.value, updated_at=now))
+
+    def reinforce(self, conn: sa.Connection, memory: Memory, *, now: str, source: str | None) -> None:
+        """A repeated fact makes the existing memory stronger instead of creating a copy."""
+        lt = self.long_term
+        conn.execute(
+            lt.update()
+            .where(lt.c.id == memory.id)
+            .values(
+                repetition_count=lt.c.repetition_count + 1,
+                last_accessed_at=now,
+                sources=json.dumps(_with_source(memory.sources, source)),
+            )
+        )
+
+    # -- audit events -----------------------------------------------------------------------
+
+    def insert_event(self, conn: sa.Connection, scope: Scope, **values: Any) -> int:
+        values["scores"] = json.dumps(values.get("scores") or {})
+        result = conn.execute(
+            self.events.insert().values(user_id=scope.user_id, agent_id=scope.agent_key, **values)
+        )
+        return int(result.inserted_primary_key[0])
+
+    def events_for_memory(self, conn: sa.Connection, memory_id: str) -> list[Event]:
+        ev = self.events
+        rows = conn.execute(sa.select(ev).where(ev.c.memory_id == memory_id).order_by(ev.c.id))
+        return [_event_from_row(row) for row in rows]
+
+    def recent_events(self, conn: sa.Connection, scope: Scope | None, limit: int) -> list[Event]:
+        ev = self.events
+        query = sa.select(ev).order_by(ev.c.id.desc()).limit(limit)
+        if scope is not None:
+            query = query.where(_scope_where(ev, scope))
+        return [_event_from_row(row) for row in conn.execute(query)]
+
+    def event_counts(self, conn: sa.Connection, scope: Scope | None) -> dict[str, dict[str, int]]:
+        ev = self.events
+        query = sa.select(ev.c.op, ev.c.tier, sa.func.count()).group_by(ev.c.op, ev.c.tier)
+        if scope is not None:
+            query = query.where(_scope_where(ev, scope))
+        counts: dict[str, dict[str, int]] = {}
+        for op, tier, n in conn.execute(query):
+            counts.setdefault(op, {})[tier] = n
+        return counts
+
+    # -- pending (parked) candidates ------------------------------------------------------------
+
+    def insert_pending(self, conn: sa.Connection, scope: Scope, **values: Any) -> int:
+        values["metadata"] = json.dumps(values.get("metadata") or {})
+        result = conn.execute(
+            self.pending.insert().values(user_id=scope.user_id, agent_id=scope.agent_key, **values)
+        )
+        return int(result.inserted_primary_key[0])
+
+    def list_pending(self, conn: sa.Connection, scope: Scope | None) -> list[PendingFact]:
+        pe = self.pending
+        query = sa.select(pe).order_by(pe.c.id)
+        if scope is not None:
+            query = query.where(_scope_where(pe, scope))
+        return [
+            PendingFact(
+                **{**row._mapping, "agent_id": row.agent_id or None, "metadata": json.loads(row.metadata)}
+            )
+            for row in conn.execute(query)
+        ]
+
+    def delete_pending(self, conn: sa.Connection, pending_id: int) -> None:
+        conn.execute(self.pending.delete().where(self.pending.c.id == pending_id))
+
+    def note_pending_failure(self, conn: sa.Connection, pending_id: int, error: str, now: str) -> None:
+        pe = self.pending
+        conn.execute(
+            pe.update()
+            .where(pe.c.id == pending_id)
+            .values(error=error, attempts=pe.c.attempts + 1, updated_at=now)
+        )
+
+
+def _with_source(sources: list[str], source: str | None) -> list[str]:
+    return [*sources, source] if source else list(sources)
+
+
+def _event_from_row(row: sa.Row[Any]) -> Event:
+    m = dict(row._mapping)
+    m["agent_id"] = m["agent_id"] or None
+    m["scores"] = json.loads(m["scores"])
+    return Event(**m)

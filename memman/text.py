@@ -1,0 +1,110 @@
+"""Text normalisation and the cheap lexical signals the router relies on.
+
+Everything here is pure and deterministic: the hash tier, the FTS query builder and the
+lexical router all see a fact through these functions, so they agree on what a "word" is.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+
+_WHITESPACE = re.compile(r"\s+")
+_TRAILING_PUNCT = re.compile(r"[\s\.\!\?\,\;\:…。！？、]+$")
+# A word is a run of letters/digits; apostrophes inside words are dropped ("don't" -> "dont")
+# so the negation check below and the FTS tokenizer agree.
+_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+
+# Function words that carry no identity for a fact. "user" is here because extracted facts
+# almost all start with "User ...": keeping it would make every pair look 20 % similar.
+# Negations are deliberately NOT here: they are compared separately (see negations()).
+STOPWORDS = frozenset(
+    """
+    a about above after again against all am an and any are as at be because been before being
+    below between both but by can could did do does doing down during each few for from further
+    had has have having he her here hers herself him himself his how i if in into is it its itself
+    just me more most my myself now of off on once only or other our ours ourselves out over own
+    same she should so some such than that the their theirs them themselves then there these they
+    this those through to too under until up very was we were what when where which while who whom
+    why will with would you your yours yourself yourselves user users s t also really
+    """.split()
+)
+
+NEGATIONS = frozenset(
+    """
+    not no never none nobody nothing neither nor without cannot cant dont doesnt didnt isnt
+    arent wasnt werent wont wouldnt shouldnt couldnt hasnt havent hadnt aint longer anymore
+    stopped quit dislikes dislike hates hate
+    """.split()
+)
+
+_NUMBER_WORDS = {
+    "zero": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6",
+    "seven": "7", "eight": "8", "nine": "9", "ten": "10", "eleven": "11", "twelve": "12",
+    "twenty": "20", "thirty": "30", "hundred": "100", "thousand": "1000", "million": "1e6",
+    "billion": "1e9", "half": "0.5", "once": "1x", "twice": "2x",
+}  # fmt: skip
+
+
+def normalize(text: str) -> str:
+    """The canonical form used for the content hash.
+
+    NFKC folds compatibility characters (full-width letters, ligatures), casefold handles
+    more than lower() (German ß), whitespace runs collapse, and trailing punctuation goes:
+    "user prefers  FLAT white." and "User prefers flat white" are the same fact.
+    """
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    return _TRAILING_PUNCT.sub("", _WHITESPACE.sub(" ", folded).strip())
+
+
+def content_hash(text: str) -> str:
+    return hashlib.sha256(normalize(text).encode("utf-8")).hexdigest()
+
+
+def words(text: str) -> list[str]:
+    """All words of the normalised text, apostrophes removed, in order."""
+    return [w.replace("'", "").replace("’", "") for w in _WORD.findall(normalize(text))]
+
+
+def _stem(word: str) -> str:
+    # A deliberately tiny plural/third-person stemmer: "likes"/"like", "dogs"/"dog".
+    # Anything smarter belongs to the semantic tier.
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
+def content_tokens(text: str) -> frozenset[str]:
+    """Stemmed words minus stopwords and negations: what a fact is about."""
+    return frozenset(
+        _stem(w) for w in words(text) if w not in STOPWORDS and w not in NEGATIONS
+    )
+
+
+def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    if not a and not b:
+        return 1.0
+    return len(a & b) / len(a | b)
+
+
+def negations(text: str) -> frozenset[str]:
+    return frozenset(w for w in words(text) if w in NEGATIONS)
+
+
+def numbers(text: str) -> frozenset[str]:
+    """Numbers written with digits or as common words, normalised ("1,000" == "1000")."""
+    found = {n.replace(",", "") for n in _NUMBER.findall(normalize(text))}
+    found.update(_NUMBER_WORDS[w] for w in words(text) if w in _NUMBER_WORDS)
+    return frozenset(found)
+
+
+def polarity_or_number_differs(a: str, b: str) -> bool:
+    """True when two near-identical texts may still say opposite things.
+
+    "User is vegetarian" / "User is not vegetarian" and "$2.5 billion" / "$1.8 billion" have
+    almost the same tokens; treating them as duplicates would keep the stale value. Such a
+    pair is never settled as NOOP by a cheap tier.
+    """
+    return negations(a) != negations(b) or numbers(a) != numbers(b)

@@ -1,0 +1,48 @@
+import os
+import sqlite3
+
+import pytest
+
+from tests.fake_openai import FakeOpenAI
+
+# Re-record cassettes against a real model: PYTEST_OPENAI_API_KEY=sk-... pytest --record-mode=rewrite
+API_KEY = os.environ.get("PYTEST_OPENAI_API_KEY") or "badkey"
+
+
+def pytest_report_header(config):
+    conn = sqlite3.connect(":memory:")
+    version = conn.execute("select sqlite_version()").fetchone()[0]
+
+    def works(sql):
+        try:
+            conn.execute(sql)
+            return "yes"
+        except sqlite3.Error:
+            return "no"
+
+    fts5 = works("create virtual table t5 using fts5(x)")
+    trigram = works("create virtual table t3 using fts5(x, tokenize='trigram')")
+    extensions = "yes" if hasattr(conn, "enable_load_extension") else "no"
+    return f"sqlite {version}; fts5: {fts5}; trigram: {trigram}; load_extension: {extensions}"
+
+
+@pytest.fixture(autouse=True)
+def isolated_environment(tmp_path, monkeypatch):
+    """No test reads the developer's config, keys or home directory."""
+    for variable in list(os.environ):
+        if variable.startswith(("MEMMAN_", "OPENAI_")):
+            monkeypatch.delenv(variable)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(tmp_path)
+
+
+@pytest.fixture
+def vcr_config():
+    return {"filter_headers": ["authorization", "openai-organization"]}
+
+
+@pytest.fixture
+def fake_openai():
+    server = FakeOpenAI().start()
+    yield server
+    server.stop()
