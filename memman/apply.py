@@ -75,11 +75,17 @@ def apply_decision(
                 # The corrected text is already another memory: keep that one, retire this.
                 store.set_status(conn, target.id, Status.SUPERSEDED, now)
                 store.reinforce(conn, twin, now=now, source=candidate.source)
-                reason += f" (the new text already exists as memory {twin.id}; this one is superseded)"
+                reason += (
+                    f" (the new text already exists as memory {twin.id}; this one is superseded)"
+                )
                 after = twin.content
             else:
                 store.change_content(
-                    conn, target, content=decision.content, content_hash=new_hash, now=now,
+                    conn,
+                    target,
+                    content=decision.content,
+                    content_hash=new_hash,
+                    now=now,
                     source=candidate.source,
                 )
                 after = decision.content

@@ -55,7 +55,9 @@ def _decisions_table(title: str) -> Table:
 
 
 def _add_decision(table: Table, label: str, fact: str, result: UpdateResult) -> None:
-    table.add_row(label, fact, result.op.value, result.tier.value, _short(result.memory_id), result.reason)
+    table.add_row(
+        label, fact, result.op.value, result.tier.value, _short(result.memory_id), result.reason
+    )
 
 
 def _memories_table(memories: list[Memory], title: str) -> Table:
@@ -63,7 +65,9 @@ def _memories_table(memories: list[Memory], title: str) -> Table:
     for column in ("id", "content", "seen", "updated", "status"):
         table.add_column(column, overflow="fold")
     for m in memories:
-        table.add_row(_short(m.id), m.content, str(m.repetition_count), m.updated_at[:19], m.status.value)
+        table.add_row(
+            _short(m.id), m.content, str(m.repetition_count), m.updated_at[:19], m.status.value
+        )
     return table
 
 
@@ -73,21 +77,28 @@ def _events_table(events: list[Event], title: str) -> Table:
         table.add_column(column, overflow="fold")
     for e in events:
         table.add_row(
-            str(e.id), e.created_at[:19], e.op.value, e.tier.value,
-            e.content_before or "", e.content_after or "", e.reason + (f" [{e.error}]" if e.error else ""),
+            str(e.id),
+            e.created_at[:19],
+            e.op.value,
+            e.tier.value,
+            e.content_before or "",
+            e.content_after or "",
+            e.reason + (f" [{e.error}]" if e.error else ""),
         )
     return table
 
 
 def _mode_line(mm: MemoryManager) -> str:
     if mm.offline:
-        return "decider: offline (no LLM configured: ambiguous cases are kept, never merged or deleted)"
+        return "decider: offline (no LLM configured: ambiguous cases are kept, never deleted)"
     return f"decider: LLM {mm.settings.llm_model} via {mm.settings.llm_base_url or 'OpenAI'}"
 
 
 @app.command()
 def demo(
-    db: Annotated[str, typer.Option("--db", help="Where to write the demo store (recreated).")] = "memman-demo.db",
+    db: Annotated[
+        str, typer.Option("--db", help="Where to write the demo store (recreated).")
+    ] = "memman-demo.db",
 ) -> None:
     """Run a sample conversation through update_memory and show every decision."""
     path = Path(db)
@@ -101,7 +112,9 @@ def demo(
             _add_decision(table, str(item.turn), item.fact, result)
         console.print(table)
         memories = mm.list(user_id=DEMO_USER)
-        console.print(_memories_table(memories, f"Long-term memory of '{DEMO_USER}' ({len(memories)} active)"))
+        console.print(
+            _memories_table(memories, f"Long-term memory of '{DEMO_USER}' ({len(memories)} active)")
+        )
         console.print(f"Stored in {path}. Try: memman --help, or memman history <id> --db {path}")
 
 
@@ -110,7 +123,9 @@ def add(
     fact: str,
     user: UserOption = "default",
     agent: AgentOption = None,
-    source: Annotated[str | None, typer.Option(help="Provenance: where the fact came from.")] = None,
+    source: Annotated[
+        str | None, typer.Option(help="Provenance: where the fact came from.")
+    ] = None,
     db: DbOption = None,
 ) -> None:
     """Add one fact through the write path and show the decision."""
@@ -123,7 +138,12 @@ def add(
 
 @app.command()
 def ingest(
-    file: Annotated[Path, typer.Argument(help="JSON lines: {\"fact\": ..., \"user_id\"?, \"agent_id\"?, \"source\"?, \"metadata\"?}")],
+    file: Annotated[
+        Path,
+        typer.Argument(
+            help='JSON lines: {"fact": ..., "user_id"?, "agent_id"?, "source"?, "metadata"?}'
+        ),
+    ],
     user: UserOption = "default",
     agent: AgentOption = None,
     db: DbOption = None,
@@ -135,9 +155,16 @@ def ingest(
         raise InvalidInputError(f"cannot read {file}: {error}") from error
     counts: dict[str, int] = {}
     bad: list[str] = []
-    with _open(db) as mm, Progress(
-        TextColumn("ingesting"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(), console=errors
-    ) as progress:
+    with (
+        _open(db) as mm,
+        Progress(
+            TextColumn("ingesting"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeRemainingColumn(),
+            console=errors,
+        ) as progress,
+    ):
         task = progress.add_task("ingest", total=len(lines))
         for number, line in enumerate(lines, start=1):
             progress.advance(task)
@@ -191,7 +218,9 @@ def list_memories(
     user: UserOption = "default",
     agent: AgentOption = None,
     limit: Annotated[int | None, typer.Option(help="At most this many.")] = None,
-    all_statuses: Annotated[bool, typer.Option("--all", help="Include deleted and superseded.")] = False,
+    all_statuses: Annotated[
+        bool, typer.Option("--all", help="Include deleted and superseded.")
+    ] = False,
     db: DbOption = None,
 ) -> None:
     """List a user's memories (active ones unless --all)."""
@@ -215,7 +244,9 @@ def _resolve(mm: MemoryManager, prefix: str) -> str:
 
 
 @app.command()
-def pending(user: Annotated[str | None, typer.Option("--user", "-u")] = None, db: DbOption = None) -> None:
+def pending(
+    user: Annotated[str | None, typer.Option("--user", "-u")] = None, db: DbOption = None
+) -> None:
     """Facts parked because the decider failed."""
     with _open(db) as mm:
         items = mm.pending(user_id=user)
@@ -228,7 +259,9 @@ def pending(user: Annotated[str | None, typer.Option("--user", "-u")] = None, db
 
 
 @app.command()
-def retry(user: Annotated[str | None, typer.Option("--user", "-u")] = None, db: DbOption = None) -> None:
+def retry(
+    user: Annotated[str | None, typer.Option("--user", "-u")] = None, db: DbOption = None
+) -> None:
     """Decide parked facts again."""
     with _open(db) as mm:
         console.print(_mode_line(mm))
@@ -256,7 +289,9 @@ def restore(memory_id: str, db: DbOption = None) -> None:
 
 
 @app.command()
-def stats(user: Annotated[str | None, typer.Option("--user", "-u")] = None, db: DbOption = None) -> None:
+def stats(
+    user: Annotated[str | None, typer.Option("--user", "-u")] = None, db: DbOption = None
+) -> None:
     """Counts of memories by status and of decisions by op and tier."""
     with _open(db) as mm:
         data = mm.stats(user_id=user)

@@ -80,7 +80,7 @@ class OfflineDecider:
         why = (
             f"offline: extends {len(extended)} memories, keeping both"
             if extended
-            else "offline: related memories exist but no LLM is configured to compare them; kept as new"
+            else "offline: related memories exist, no LLM to compare them; kept as new"
         )
         return Decision(Op.ADD, why, Tier.OFFLINE)
 
@@ -98,7 +98,7 @@ class AddOp(BaseModel):
 
 
 class UpdateOp(BaseModel):
-    """The candidate refines, corrects or contradicts memory `id`; `content` is the current truth."""
+    """The candidate refines, corrects or contradicts memory `id`; `content` is the new truth."""
 
     op: Literal["UPDATE"]
     id: int = Field(description="The id of the shown memory to update.")
@@ -149,16 +149,20 @@ class MemoryDecision(BaseModel):
             if not content:
                 raise ValueError("UPDATE content is empty: write the full new text of the memory.")
             if len(content) > self.max_chars:
-                raise ValueError(f"UPDATE content is too long; keep it under {self.max_chars} characters.")
+                raise ValueError(
+                    f"UPDATE content is too long; keep it under {self.max_chars} characters."
+                )
             if normalize(content) == normalize(self.shown[d.id]):
                 raise ValueError(
-                    f"UPDATE content repeats memory {d.id} unchanged; if nothing changes answer NOOP."
+                    f"UPDATE content repeats memory {d.id} unchanged; if nothing changes, NOOP."
                 )
         return self
 
     @classmethod
     def for_shown(cls, shown: dict[int, str], max_chars: int) -> type[MemoryDecision]:
-        return type(cls.__name__, (cls,), {"shown": shown, "max_chars": max_chars, "__doc__": cls.__doc__})
+        return type(
+            cls.__name__, (cls,), {"shown": shown, "max_chars": max_chars, "__doc__": cls.__doc__}
+        )
 
 
 class LLMDecider:

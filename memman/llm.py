@@ -57,7 +57,9 @@ class LLMClient:
         if not settings.llm_model:
             raise ConfigError("no LLM model configured (MEMMAN_LLM_MODEL)")
         if settings.llm_mode not in MODES:
-            raise ConfigError(f"llm_mode must be one of {', '.join(MODES)}, not {settings.llm_mode!r}")
+            raise ConfigError(
+                f"llm_mode must be one of {', '.join(MODES)}, not {settings.llm_mode!r}"
+            )
         self.model = settings.llm_model
         self.max_retries = settings.llm_max_retries
         raw = openai.OpenAI(
@@ -73,7 +75,9 @@ class LLMClient:
     def _count_attempt(self, *args: Any, **kwargs: Any) -> None:
         self._local.attempts += 1
 
-    def structured_call(self, prompt: RenderedPrompt, response_model: type[M]) -> tuple[M, CallInfo]:
+    def structured_call(
+        self, prompt: RenderedPrompt, response_model: type[M]
+    ) -> tuple[M, CallInfo]:
         self._local.attempts = 0
         started = time.perf_counter()
         try:
@@ -101,7 +105,9 @@ class LLMClient:
             attempts=self._local.attempts,
             tokens=getattr(usage, "total_tokens", None),
         )
-        log.debug("llm call %s: %s attempts, %s tokens", prompt.template, info.attempts, info.tokens)
+        log.debug(
+            "llm call %s: %s attempts, %s tokens", prompt.template, info.attempts, info.tokens
+        )
         return parsed, info
 
 

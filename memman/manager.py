@@ -85,7 +85,9 @@ class MemoryManager:
         return _stamp(self.clock())
 
     def _candidate(self, fact: Any, scope: Scope, source: str | None, metadata: Any) -> Candidate:
-        return make_candidate(fact, scope=scope, settings=self.settings, source=source, metadata=metadata)
+        return make_candidate(
+            fact, scope=scope, settings=self.settings, source=source, metadata=metadata
+        )
 
     # -- the write path ------------------------------------------------------------------------
 
@@ -132,14 +134,18 @@ class MemoryManager:
         results: list[UpdateResult] = []
         for start in range(0, len(candidates), size):
             chunk = candidates[start : start + size]
-            settled = self.store.write(lambda conn, chunk=chunk: [self._settle(conn, c) for c in chunk])
+            settled = self.store.write(
+                lambda conn, chunk=chunk: [self._settle(conn, c) for c in chunk]
+            )
             results.extend(
                 outcome if isinstance(outcome, UpdateResult) else self._process(candidate)
                 for candidate, outcome in zip(chunk, settled, strict=True)
             )
         return results
 
-    def _settle(self, conn: sa.Connection, candidate: Candidate, pending_id: int | None = None) -> UpdateResult | Route:
+    def _settle(
+        self, conn: sa.Connection, candidate: Candidate, pending_id: int | None = None
+    ) -> UpdateResult | Route:
         """Inside a write transaction: settle the candidate by the cheap tiers if possible.
 
         Returns the applied result, or the ambiguous Route when an LLM has to decide.
@@ -147,8 +153,12 @@ class MemoryManager:
         now = self._now()
         existing = self.store.active_by_hash(conn, candidate.scope, candidate.content_hash)
         if existing is not None:
-            decision = Decision(Op.NOOP, "same normalised text as an existing memory", Tier.HASH, target=existing)
-            return apply_decision(self.store, conn, candidate, decision, now=now, pending_id=pending_id)
+            decision = Decision(
+                Op.NOOP, "same normalised text as an existing memory", Tier.HASH, target=existing
+            )
+            return apply_decision(
+                self.store, conn, candidate, decision, now=now, pending_id=pending_id
+            )
         retrieved = lexical_candidates(
             self.store, conn, candidate.scope, candidate.content, self.settings.top_k
         )
@@ -168,7 +178,13 @@ class MemoryManager:
         else:
             return routed
         return apply_decision(
-            self.store, conn, candidate, decision, now=now, scores=routed.scores(), pending_id=pending_id
+            self.store,
+            conn,
+            candidate,
+            decision,
+            now=now,
+            scores=routed.scores(),
+            pending_id=pending_id,
         )
 
     def _process(self, candidate: Candidate, pending_id: int | None = None) -> UpdateResult:
@@ -178,49 +194,79 @@ class MemoryManager:
                 return outcome
             scores = outcome.scores()
             try:
-                decision = self.decider.decide(candidate, outcome.related, today=self.clock().date())
+                decision = self.decider.decide(
+                    candidate, outcome.related, today=self.clock().date()
+                )
             except DecisionError as error:
                 log.warning("decider failed, parking the fact: %s", error)
                 return self.store.write(
-                    lambda conn, error=error: park(
-                        self.store, conn, candidate, error, now=self._now(),
-                        model=self.settings.llm_model, scores=scores, pending_id=pending_id,
+                    lambda conn, error=error, scores=scores: park(
+                        self.store,
+                        conn,
+                        candidate,
+                        error,
+                        now=self._now(),
+                        model=self.settings.llm_model,
+                        scores=scores,
+                        pending_id=pending_id,
                     )
                 )
             try:
                 return self.store.write(
-                    lambda conn, decision=decision: self._apply_decided(conn, candidate, decision, scores, pending_id)
+                    lambda conn, decision=decision, scores=scores: self._apply_decided(
+                        conn, candidate, decision, scores, pending_id
+                    )
                 )
             except StaleDecision as stale:
                 log.info("memory %s changed while the LLM decided; deciding again", stale)
-        error = DecisionError(f"related memories kept changing during {MAX_STALE_RETRIES} decisions")
+        error = DecisionError(
+            f"related memories kept changing during {MAX_STALE_RETRIES} decisions"
+        )
         return self.store.write(
-            lambda conn: park(self.store, conn, candidate, error, now=self._now(),
-                              model=self.settings.llm_model, pending_id=pending_id)
+            lambda conn: park(
+                self.store,
+                conn,
+                candidate,
+                error,
+                now=self._now(),
+                model=self.settings.llm_model,
+                pending_id=pending_id,
+            )
         )
 
     def _apply_decided(
-        self, conn: sa.Connection, candidate: Candidate, decision: Decision, scores: dict, pending_id: int | None
+        self,
+        conn: sa.Connection,
+        candidate: Candidate,
+        decision: Decision,
+        scores: dict,
+        pending_id: int | None,
     ) -> UpdateResult:
         now = self._now()
         if decision.op is Op.ADD:
             # Another writer may have stored the same text while the LLM was thinking.
             twin = self.store.active_by_hash(conn, candidate.scope, candidate.content_hash)
             if twin is not None:
-                decision = Decision(Op.NOOP, "same normalised text stored meanwhile", Tier.HASH, target=twin)
+                decision = Decision(
+                    Op.NOOP, "same normalised text stored meanwhile", Tier.HASH, target=twin
+                )
         return apply_decision(
             self.store, conn, candidate, decision, now=now, scores=scores, pending_id=pending_id
         )
 
     # -- pending -----------------------------------------------------------------------------------
 
-    def pending(self, *, user_id: str | None = None, agent_id: str | None = None) -> list[PendingFact]:
+    def pending(
+        self, *, user_id: str | None = None, agent_id: str | None = None
+    ) -> list[PendingFact]:
         """Facts the decider could not settle yet (all scopes if user_id is None)."""
         scope = Scope(user_id, agent_id) if user_id is not None else None
         with self.store.read() as conn:
             return self.store.list_pending(conn, scope)
 
-    def retry_pending(self, *, user_id: str | None = None, agent_id: str | None = None) -> list[UpdateResult]:
+    def retry_pending(
+        self, *, user_id: str | None = None, agent_id: str | None = None
+    ) -> list[UpdateResult]:
         """Decide parked facts again; each leaves `pending` only when its decision is applied."""
         results = []
         for item in self.pending(user_id=user_id, agent_id=agent_id):
@@ -230,7 +276,7 @@ class MemoryManager:
             results.append(self._process(candidate, pending_id=item.id))
         return results
 
-    # -- reads ---------------------------------------------------------------------------------------
+    # -- reads ---------------------------------------------------------------------------
 
     def resolve_id(self, prefix: str) -> str:
         """The full id of the one memory whose id starts with prefix (CLI tables show 8 chars)."""
@@ -253,15 +299,21 @@ class MemoryManager:
         """All active memories of a scope, oldest first (every status if include_inactive)."""
         statuses = tuple(Status) if include_inactive else (Status.ACTIVE,)
         with self.store.read() as conn:
-            return self.store.list(conn, Scope(user_id, agent_id), statuses=statuses, limit=limit, offset=offset)
+            return self.store.list(
+                conn, Scope(user_id, agent_id), statuses=statuses, limit=limit, offset=offset
+            )
 
-    def iter_all(self, *, user_id: str, agent_id: str | None = None, page: int = 1000) -> Iterator[Memory]:
+    def iter_all(
+        self, *, user_id: str, agent_id: str | None = None, page: int = 1000
+    ) -> Iterator[Memory]:
         offset = 0
         while batch := self.list(user_id=user_id, agent_id=agent_id, limit=page, offset=offset):
             yield from batch
             offset += len(batch)
 
-    def search(self, query: str, *, user_id: str, agent_id: str | None = None, limit: int = 5) -> list[SearchHit]:
+    def search(
+        self, query: str, *, user_id: str, agent_id: str | None = None, limit: int = 5
+    ) -> list[SearchHit]:
         """Active memories of the scope ranked by lexical relevance (BM25), best first."""
         if not isinstance(query, str):
             raise InvalidInputError("query must be a string")
@@ -278,7 +330,9 @@ class MemoryManager:
             self.store.get(conn, memory_id)  # NotFoundError for an unknown id
             return self.store.events_for_memory(conn, memory_id)
 
-    def events(self, *, user_id: str | None = None, agent_id: str | None = None, limit: int = 50) -> list[Event]:
+    def events(
+        self, *, user_id: str | None = None, agent_id: str | None = None, limit: int = 50
+    ) -> list[Event]:
         scope = Scope(user_id, agent_id) if user_id is not None else None
         with self.store.read() as conn:
             return self.store.recent_events(conn, scope, limit)
@@ -311,18 +365,33 @@ class MemoryManager:
                     raise InvalidInputError(f"memory {memory_id} is already active")
                 twin = self.store.active_by_hash(conn, scope, self._hash_of(memory))
                 if twin is not None:
-                    raise InvalidInputError(f"memory {twin.id} already holds this text; nothing to restore")
+                    raise InvalidInputError(
+                        f"memory {twin.id} already holds this text; nothing to restore"
+                    )
             elif memory.status is not Status.ACTIVE:
                 raise InvalidInputError(f"memory {memory_id} is not active ({memory.status})")
             now = self._now()
             self.store.set_status(conn, memory_id, status, now)
             event_id = self.store.insert_event(
-                conn, scope, memory_id=memory_id, op=op.value, tier=Tier.MANUAL.value,
-                candidate=None, content_before=memory.content, content_after=memory.content,
-                reason=reason, created_at=now,
+                conn,
+                scope,
+                memory_id=memory_id,
+                op=op.value,
+                tier=Tier.MANUAL.value,
+                candidate=None,
+                content_before=memory.content,
+                content_after=memory.content,
+                reason=reason,
+                created_at=now,
             )
-            return UpdateResult(op=op, memory_id=memory_id, tier=Tier.MANUAL, reason=reason,
-                                event_id=event_id, content=memory.content)
+            return UpdateResult(
+                op=op,
+                memory_id=memory_id,
+                tier=Tier.MANUAL,
+                reason=reason,
+                event_id=event_id,
+                content=memory.content,
+            )
 
         return self.store.write(change)
 

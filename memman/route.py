@@ -36,15 +36,18 @@ class Route:
         }
 
 
-def route(candidate: str, retrieved: list[Retrieved], *, noop_jaccard: float, novel_jaccard: float) -> Route:
+def route(
+    candidate: str, retrieved: list[Retrieved], *, noop_jaccard: float, novel_jaccard: float
+) -> Route:
     related = sorted(
         (r for r in retrieved if r.jaccard >= novel_jaccard), key=lambda r: r.jaccard, reverse=True
     )
     if not related:
+        retrieved_best = max((r.jaccard for r in retrieved), default=0.0)
         reason = (
             "no similar memory"
             if not retrieved
-            else f"no memory shares enough words (best Jaccard {max(r.jaccard for r in retrieved):.2f}"
+            else f"no memory shares enough words (best Jaccard {retrieved_best:.2f}"
             f" < {novel_jaccard})"
         )
         result = Route(RouteKind.NOVEL, reason)

@@ -48,7 +48,9 @@ class Scope:
             if not isinstance(value, str) or not value.strip():
                 raise InvalidInputError(f"{name} must be a non-empty string")
             if len(value) > MAX_SCOPE_ID_CHARS or "\x00" in value:
-                raise InvalidInputError(f"{name} must be at most {MAX_SCOPE_ID_CHARS} characters, no NUL")
+                raise InvalidInputError(
+                    f"{name} must be at most {MAX_SCOPE_ID_CHARS} characters, no NUL"
+                )
 
     @property
     def agent_key(self) -> str:
@@ -203,7 +205,9 @@ class Store:
         return self.memory_from_row(row) if row else None
 
     def get(self, conn: sa.Connection, memory_id: str) -> Memory:
-        row = conn.execute(sa.select(self.long_term).where(self.long_term.c.id == memory_id)).first()
+        row = conn.execute(
+            sa.select(self.long_term).where(self.long_term.c.id == memory_id)
+        ).first()
         if row is None:
             raise NotFoundError(f"no memory with id {memory_id!r}")
         return self.memory_from_row(row)
@@ -306,9 +310,13 @@ class Store:
 
     def set_status(self, conn: sa.Connection, memory_id: str, status: Status, now: str) -> None:
         lt = self.long_term
-        conn.execute(lt.update().where(lt.c.id == memory_id).values(status=status.value, updated_at=now))
+        conn.execute(
+            lt.update().where(lt.c.id == memory_id).values(status=status.value, updated_at=now)
+        )
 
-    def reinforce(self, conn: sa.Connection, memory: Memory, *, now: str, source: str | None) -> None:
+    def reinforce(
+        self, conn: sa.Connection, memory: Memory, *, now: str, source: str | None
+    ) -> None:
         """A repeated fact makes the existing memory stronger instead of creating a copy."""
         lt = self.long_term
         conn.execute(
@@ -368,7 +376,11 @@ class Store:
             query = query.where(_scope_where(pe, scope))
         return [
             PendingFact(
-                **{**row._mapping, "agent_id": row.agent_id or None, "metadata": json.loads(row.metadata)}
+                **{
+                    **row._mapping,
+                    "agent_id": row.agent_id or None,
+                    "metadata": json.loads(row.metadata),
+                }
             )
             for row in conn.execute(query)
         ]
@@ -376,7 +388,9 @@ class Store:
     def delete_pending(self, conn: sa.Connection, pending_id: int) -> None:
         conn.execute(self.pending.delete().where(self.pending.c.id == pending_id))
 
-    def note_pending_failure(self, conn: sa.Connection, pending_id: int, error: str, now: str) -> None:
+    def note_pending_failure(
+        self, conn: sa.Connection, pending_id: int, error: str, now: str
+    ) -> None:
         pe = self.pending
         conn.execute(
             pe.update()

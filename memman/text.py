@@ -78,9 +78,7 @@ def _stem(word: str) -> str:
 
 def content_tokens(text: str) -> frozenset[str]:
     """Stemmed words minus stopwords and negations: what a fact is about."""
-    return frozenset(
-        _stem(w) for w in words(text) if w not in STOPWORDS and w not in NEGATIONS
-    )
+    return frozenset(_stem(w) for w in words(text) if w not in STOPWORDS and w not in NEGATIONS)
 
 
 def jaccard(a: frozenset[str], b: frozenset[str]) -> float:

@@ -5,7 +5,8 @@ import pytest
 
 from tests.fake_openai import FakeOpenAI
 
-# Re-record cassettes against a real model: PYTEST_OPENAI_API_KEY=sk-... pytest --record-mode=rewrite
+# Re-record cassettes against a real model:
+#   PYTEST_OPENAI_API_KEY=sk-... pytest --record-mode=rewrite
 API_KEY = os.environ.get("PYTEST_OPENAI_API_KEY") or "badkey"
 
 

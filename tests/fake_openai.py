@@ -23,8 +23,13 @@ class Reply:
 
 
 def chat_completion(
-    *, content: str | None = None, tool_args: dict | str | None = None, tool_name: str = "MemoryDecision",
-    model: str = "fake-model", prompt_tokens: int = 100, completion_tokens: int = 20,
+    *,
+    content: str | None = None,
+    tool_args: dict | str | None = None,
+    tool_name: str = "MemoryDecision",
+    model: str = "fake-model",
+    prompt_tokens: int = 100,
+    completion_tokens: int = 20,
 ) -> dict:
     """An OpenAI chat.completion body; tool_args gives a tool call (instructor TOOLS mode)."""
     message: dict[str, Any] = {"role": "assistant", "content": content, "refusal": None}
@@ -32,7 +37,11 @@ def chat_completion(
     if tool_args is not None:
         arguments = tool_args if isinstance(tool_args, str) else json.dumps(tool_args)
         message["tool_calls"] = [
-            {"id": "call_fake_1", "type": "function", "function": {"name": tool_name, "arguments": arguments}}
+            {
+                "id": "call_fake_1",
+                "type": "function",
+                "function": {"name": tool_name, "arguments": arguments},
+            }
         ]
         finish = "tool_calls"
     return {
@@ -78,12 +87,18 @@ class FakeOpenAI:
                     fake.requests.append({"path": self.path, "json": json.loads(raw)})
                 except ValueError:
                     fake.requests.append({"path": self.path, "raw": raw})
-                reply = fake.replies.popleft() if fake.replies else Reply(500, {"error": {"message": "no script"}})
+                reply = (
+                    fake.replies.popleft()
+                    if fake.replies
+                    else Reply(500, {"error": {"message": "no script"}})
+                )
                 if reply.delay_s:
                     time.sleep(reply.delay_s)
                 body = reply.body
-                payload = json.dumps(body).encode() if isinstance(body, dict | list) else (
-                    body.encode() if isinstance(body, str) else (body or b"")
+                payload = (
+                    json.dumps(body).encode()
+                    if isinstance(body, dict | list)
+                    else (body.encode() if isinstance(body, str) else (body or b""))
                 )
                 try:
                     self.send_response(reply.status)
