@@ -77,10 +77,12 @@ class OfflineDecider:
                 target=extended[0],
                 content=candidate.content,
             )
+        closest = related[0]
         why = (
             f"offline: extends {len(extended)} memories, keeping both"
             if extended
-            else "offline: related memories exist, no LLM to compare them; kept as new"
+            else f"offline: related to memory {closest.memory.id[:8]} (Jaccard "
+            f"{closest.jaccard:.2f}) but no LLM to compare them; kept as new"
         )
         return Decision(Op.ADD, why, Tier.OFFLINE)
 

@@ -399,8 +399,16 @@ class Store:
         )
 
 
+# Provenance kept per memory: a fact repeated in every session must not grow its row forever.
+MAX_SOURCES = 50
+
+
 def _with_source(sources: list[str], source: str | None) -> list[str]:
-    return [*sources, source] if source else list(sources)
+    """Append a source, keeping the first (where the fact came from) and the latest ones."""
+    if not source:
+        return list(sources)
+    kept = [*sources, source]
+    return kept if len(kept) <= MAX_SOURCES else [kept[0], *kept[-(MAX_SOURCES - 1) :]]
 
 
 def _event_from_row(row: sa.Row[Any]) -> Event:
