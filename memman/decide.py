@@ -77,13 +77,16 @@ class OfflineDecider:
                 target=extended[0],
                 content=candidate.content,
             )
-        closest = related[0]
-        why = (
-            f"offline: extends {len(extended)} memories, keeping both"
-            if extended
-            else f"offline: related to memory {closest.memory.id[:8]} (Jaccard "
-            f"{closest.jaccard:.2f}) but no LLM to compare them; kept as new"
-        )
+        if extended:
+            why = f"offline: extends {len(extended)} memories, keeping both"
+        elif related:
+            closest = related[0]
+            why = (
+                f"offline: related to memory {closest.memory.id[:8]} (Jaccard "
+                f"{closest.jaccard:.2f}) but no LLM to compare them; kept as new"
+            )
+        else:
+            why = "offline: no related memory"
         return Decision(Op.ADD, why, Tier.OFFLINE)
 
 
