@@ -116,17 +116,25 @@ class Store:
         self.pending = sa.Table("pending", metadata, autoload_with=self.engine)
 
     def _migrate(self) -> None:
-        def run(connection: sa.Connection) -> None:
-            raw = connection.connection.dbapi_connection
-            migrations.apply(sqlite_utils.Database(raw))
+        """Apply pending migrations, all of them in one write transaction.
 
-        # Migrations manage their own transactions through sqlite-utils; run them under the
-        # process write lock and the busy retry so two processes opening a new file race safely.
-        self._with_busy_retry(lambda: self._run_raw(run))
+        The outer BEGIN IMMEDIATE makes two processes opening a new file queue instead of both
+        creating the tables; sqlite-utils nests each migration in a savepoint inside it. A crash
+        midway leaves the file at the previous schema, never half-migrated.
+        """
 
-    def _run_raw(self, fn: Callable[[sa.Connection], None]) -> None:
-        with self._write_lock, self.engine.connect() as connection:
-            fn(connection)
+        def attempt() -> None:
+            with self._write_lock, self.engine.connect() as connection:
+                raw = connection.connection.dbapi_connection
+                raw.execute("BEGIN IMMEDIATE")
+                try:
+                    migrations.apply(sqlite_utils.Database(raw))
+                except BaseException:
+                    raw.execute("ROLLBACK")
+                    raise
+                raw.execute("COMMIT")
+
+        self._with_busy_retry(attempt)
 
     def close(self) -> None:
         self.engine.dispose()
