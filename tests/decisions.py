@@ -1,0 +1,30 @@
+"""Shared by the LLM tests: scripted decider answers and a manager wired to an endpoint."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memman import MemoryManager
+from tests.fake_openai import Reply, chat_completion
+
+
+def decision(op: str, *, id: int | None = None, content: str | None = None, reason: str = "x"):
+    """The tool-call arguments of one MemoryDecision, as a model would send them."""
+    fields: dict[str, Any] = {"op": op, "reason": reason}
+    if id is not None:
+        fields["id"] = id
+    if content is not None:
+        fields["content"] = content
+    return {"decision": fields}
+
+
+def answer(op: str, **fields: Any) -> Reply:
+    """A 200 reply whose tool call carries one decision (instructor TOOLS mode)."""
+    return Reply(body=chat_completion(tool_args=decision(op, **fields)))
+
+
+def llm_manager(path: str, base_url: str | None, **settings: Any) -> MemoryManager:
+    """A MemoryManager whose ambiguous cases go to the LLM decider at base_url."""
+    settings.setdefault("llm_model", "gpt-4o-mini")
+    settings.setdefault("llm_api_key", "badkey")
+    return MemoryManager(path, llm_base_url=base_url, **settings)

@@ -1,0 +1,303 @@
+"""The write path through the public API: tiers, routing, scopes, provenance, audit, input checks."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from memman import InvalidInputError, MemoryManager, NotFoundError, Op, Status, Tier
+from tests.decisions import answer, llm_manager
+
+
+@pytest.fixture(params=["file", "memory"])
+def mm(request, tmp_path):
+    path = str(tmp_path / "memory.db") if request.param == "file" else ":memory:"
+    with MemoryManager(path) as manager:
+        yield manager
+
+
+@pytest.fixture
+def db(tmp_path):
+    return str(tmp_path / "memory.db")
+
+
+def contents(mm: MemoryManager, user_id: str = "alice", **scope) -> list[str]:
+    return [m.content for m in mm.list(user_id=user_id, **scope)]
+
+
+def test_first_fact_is_novel_add_with_record_and_event(mm):
+    r = mm.update_memory("User prefers flat white", user_id="alice")
+    assert (r.op, r.tier, r.reason) == (Op.ADD, Tier.NOVEL, "no similar memory")
+    assert r.event_id is not None
+    memory = mm.get(r.memory_id)
+    assert (memory.id, memory.content, memory.status) == (
+        r.memory_id,
+        "User prefers flat white",
+        Status.ACTIVE,
+    )
+
+
+def test_exact_duplicate_is_hash_noop_without_llm_call(db, fake_openai):
+    mm = llm_manager(db, fake_openai.base_url)  # empty script: any call would answer 500
+    first = mm.update_memory("User prefers flat white", user_id="alice")
+    again = mm.update_memory("user prefers  FLAT white.", user_id="alice")
+    assert (again.op, again.tier, again.memory_id) == (Op.NOOP, Tier.HASH, first.memory_id)
+    assert mm.get(first.memory_id).repetition_count == 2
+    assert contents(mm) == ["User prefers flat white"]
+    assert fake_openai.requests == []
+
+
+def test_paraphrase_is_noop_or_update(mm):
+    first = mm.update_memory("User prefers flat white", user_id="alice")
+    r = mm.update_memory("User really prefers flat whites", user_id="alice")
+    assert r.op in (Op.NOOP, Op.UPDATE)
+    assert r.memory_id == first.memory_id
+    assert len(mm.list(user_id="alice")) == 1
+
+
+def test_unrelated_fact_is_novel_add(mm):
+    mm.update_memory("User prefers flat white", user_id="alice")
+    r = mm.update_memory("User plays tennis on Sundays", user_id="alice")
+    assert (r.op, r.tier) == (Op.ADD, Tier.NOVEL)
+    assert len(mm.list(user_id="alice")) == 2
+
+
+NEAR_COPIES = [
+    ("User is vegetarian", "User is not vegetarian"),
+    ("Company sold for $2.5 billion", "Company sold for $1.8 billion"),
+]
+
+
+@pytest.mark.parametrize(("old", "new"), NEAR_COPIES)
+def test_negated_or_renumbered_near_copy_is_never_noop_offline(mm, old, new):
+    mm.update_memory(old, user_id="alice")
+    r = mm.update_memory(new, user_id="alice")
+    assert r.op is Op.ADD
+    assert r.offline is True
+    assert new in contents(mm)
+
+
+@pytest.mark.parametrize(("old", "new"), NEAR_COPIES)
+def test_negated_or_renumbered_near_copy_reaches_the_llm(db, fake_openai, old, new):
+    mm = llm_manager(db, fake_openai.base_url)
+    fake_openai.script(answer("UPDATE", id=1, content=new, reason="the value changed"))
+    first = mm.update_memory(old, user_id="alice")
+    r = mm.update_memory(new, user_id="alice")
+    assert len(fake_openai.requests) == 1
+    assert (r.op, r.tier, r.memory_id) == (Op.UPDATE, Tier.LLM, first.memory_id)
+    assert contents(mm) == [new]
+
+
+def test_offline_strict_extension_updates(mm):
+    first = mm.update_memory("User likes coffee", user_id="alice")
+    r = mm.update_memory("User likes coffee with oat milk", user_id="alice")
+    assert (r.op, r.tier, r.memory_id, r.offline) == (
+        Op.UPDATE,
+        Tier.OFFLINE,
+        first.memory_id,
+        True,
+    )
+    assert r.previous_content == "User likes coffee"
+    assert contents(mm) == ["User likes coffee with oat milk"]
+
+
+def test_offline_contradiction_adds_and_never_deletes(mm):
+    mm.update_memory("User uses a standing desk at work", user_id="alice")
+    r = mm.update_memory("User no longer uses a standing desk at work", user_id="alice")
+    assert (r.op, r.tier, r.offline) == (Op.ADD, Tier.OFFLINE, True)
+    assert "offline" in r.reason
+    retraction = mm.update_memory("Forget that the user uses a standing desk", user_id="alice")
+    assert retraction.op is not Op.DELETE
+    assert len(mm.list(user_id="alice", include_inactive=True)) == len(mm.list(user_id="alice"))
+
+
+def test_identical_fact_of_another_user_is_add_not_noop(mm):
+    mm.update_memory("User prefers flat white", user_id="alice")
+    r = mm.update_memory("User prefers flat white", user_id="bob")
+    assert (r.op, r.tier) == (Op.ADD, Tier.NOVEL)
+    assert contents(mm, "bob") == ["User prefers flat white"]
+
+
+def test_agent_scopes_are_isolated(mm):
+    plain = mm.update_memory("User prefers flat white", user_id="alice")
+    agent = mm.update_memory("User prefers flat white", user_id="alice", agent_id="barista")
+    assert agent.op is Op.ADD and agent.memory_id != plain.memory_id
+    other = mm.update_memory("User prefers flat white", user_id="alice", agent_id="chef")
+    assert other.op is Op.ADD
+    assert [m.id for m in mm.list(user_id="alice", agent_id="barista")] == [agent.memory_id]
+    assert [m.id for m in mm.list(user_id="alice")] == [plain.memory_id]
+
+
+def test_search_and_list_never_cross_scopes(mm):
+    mm.update_memory("User prefers flat white coffee", user_id="alice")
+    mm.update_memory("User drinks espresso coffee", user_id="bob")
+    mm.update_memory("User orders coffee beans online", user_id="alice", agent_id="shop")
+    assert [h.content for h in mm.search("coffee", user_id="alice")] == [
+        "User prefers flat white coffee"
+    ]
+    assert [h.content for h in mm.search("coffee", user_id="bob")] == [
+        "User drinks espresso coffee"
+    ]
+    assert [h.content for h in mm.search("coffee", user_id="alice", agent_id="shop")] == [
+        "User orders coffee beans online"
+    ]
+    assert mm.search("coffee", user_id="carol") == []
+    assert contents(mm, "carol") == []
+
+
+def test_update_many_keeps_order_and_settles_duplicates_within_a_batch(mm):
+    facts = [
+        "User prefers flat white",
+        "User plays tennis on Sundays",
+        "user prefers flat white.",
+        "User lives in Lisbon",
+        "User plays tennis on Sundays",
+    ]
+    results = mm.update_many(facts, user_id="alice", chunk_size=2)
+    assert [r.op for r in results] == [Op.ADD, Op.ADD, Op.NOOP, Op.ADD, Op.NOOP]
+    assert results[2].memory_id == results[0].memory_id
+    assert results[4].memory_id == results[1].memory_id
+    assert [r.content for r in results] == [
+        "User prefers flat white",
+        "User plays tennis on Sundays",
+        "User prefers flat white",
+        "User lives in Lisbon",
+        "User plays tennis on Sundays",
+    ]
+    assert contents(mm) == [
+        "User prefers flat white",
+        "User plays tennis on Sundays",
+        "User lives in Lisbon",
+    ]
+
+
+def test_update_many_validates_everything_before_writing(mm):
+    with pytest.raises(InvalidInputError, match="fact #1"):
+        mm.update_many(["User likes tea", "   "], user_id="alice")
+    assert mm.list(user_id="alice") == []
+
+
+def test_source_is_appended_on_reinforcement(mm):
+    r = mm.update_memory("User prefers flat white", user_id="alice", source="msg-1")
+    mm.update_memory("User prefers flat white", user_id="alice", source="msg-7")
+    mm.update_memory("User really prefers flat whites", user_id="alice", source="msg-9")
+    memory = mm.get(r.memory_id)
+    assert memory.sources == ["msg-1", "msg-7", "msg-9"]
+    assert memory.repetition_count == 3
+    assert [e.source for e in mm.history(r.memory_id)] == ["msg-1", "msg-7", "msg-9"]
+
+
+def test_history_returns_events_in_order_with_content_before_and_after(db):
+    ticks = iter(dt.datetime(2026, 1, day, tzinfo=dt.UTC) for day in range(1, 10))
+    mm = MemoryManager(db, clock=lambda: next(ticks))
+    r = mm.update_memory("User likes coffee", user_id="alice")
+    mm.update_memory("User likes coffee", user_id="alice")
+    mm.update_memory("User likes coffee with oat milk", user_id="alice")
+    mm.delete(r.memory_id)
+    events = mm.history(r.memory_id)
+    assert [(e.op, e.tier) for e in events] == [
+        (Op.ADD, Tier.NOVEL),
+        (Op.NOOP, Tier.HASH),
+        (Op.UPDATE, Tier.OFFLINE),
+        (Op.DELETE, Tier.MANUAL),
+    ]
+    assert [(e.content_before, e.content_after) for e in events] == [
+        (None, "User likes coffee"),
+        ("User likes coffee", "User likes coffee"),
+        ("User likes coffee", "User likes coffee with oat milk"),
+        ("User likes coffee with oat milk", "User likes coffee with oat milk"),
+    ]
+    stamps = [e.created_at for e in events]
+    assert stamps == sorted(set(stamps))  # one tick of the injected clock per decision
+    assert stamps[0].startswith("2026-01-01")
+    assert events == sorted(events, key=lambda e: e.id)
+
+
+def test_soft_delete_and_restore(mm):
+    r = mm.update_memory("User has a cat named Miso", user_id="alice")
+    deleted = mm.delete(r.memory_id)
+    assert (deleted.op, deleted.tier) == (Op.DELETE, Tier.MANUAL)
+    assert mm.list(user_id="alice") == []
+    assert mm.search("cat Miso", user_id="alice") == []
+    assert mm.get(r.memory_id).status is Status.DELETED
+    with pytest.raises(InvalidInputError):
+        mm.delete(r.memory_id)
+    restored = mm.restore(r.memory_id)
+    assert restored.op is Op.UPDATE
+    assert contents(mm) == ["User has a cat named Miso"]
+    assert [h.id for h in mm.search("cat Miso", user_id="alice")] == [r.memory_id]
+
+
+def test_restore_refuses_when_the_text_is_active_again(mm):
+    r = mm.update_memory("User has a cat named Miso", user_id="alice")
+    mm.delete(r.memory_id)
+    again = mm.update_memory("User has a cat named Miso", user_id="alice")
+    assert again.op is Op.ADD
+    with pytest.raises(InvalidInputError, match="already holds"):
+        mm.restore(r.memory_id)
+
+
+def test_unknown_ids_raise_not_found(mm):
+    with pytest.raises(NotFoundError):
+        mm.get("nope")
+    with pytest.raises(NotFoundError):
+        mm.history("nope")
+    with pytest.raises(NotFoundError):
+        mm.delete("nope")
+
+
+def deep(levels: int) -> dict:
+    value: dict = {}
+    for _ in range(levels):
+        value = {"k": value}
+    return value
+
+
+BAD_INPUT = [
+    pytest.param({"fact": ""}, "empty", id="empty"),
+    pytest.param({"fact": " \t\n "}, "empty", id="whitespace"),
+    pytest.param({"fact": "User likes\x00tea"}, "NUL", id="nul"),
+    pytest.param({"fact": "User likes \ud800 tea"}, "surrogate", id="lone-surrogate"),
+    pytest.param({"fact": "x" * 4001}, "limit", id="too-long"),
+    pytest.param({"fact": 42}, "string", id="not-a-string"),
+    pytest.param({"fact": "...!?"}, "normalisation", id="only-punctuation"),
+    pytest.param({"metadata": ["a"]}, "dict", id="metadata-not-dict"),
+    pytest.param({"metadata": deep(50)}, "deeper", id="metadata-too-deep"),
+    pytest.param({"metadata": {"x": {1, 2}}}, "JSON", id="metadata-not-json"),
+    pytest.param({"metadata": {"x": float("nan")}}, "JSON", id="metadata-nan"),
+    pytest.param({"user_id": ""}, "user_id", id="empty-user"),
+    pytest.param({"user_id": None}, "user_id", id="no-user"),
+    pytest.param({"agent_id": "  "}, "agent_id", id="blank-agent"),
+    pytest.param({"source": "\x00"}, "source", id="nul-source"),
+]
+
+
+@pytest.mark.parametrize(("change", "message"), BAD_INPUT)
+def test_bad_input_raises_typed_error_and_leaves_store_unchanged(mm, change, message):
+    mm.update_memory("User prefers flat white", user_id="alice")
+    before = (mm.list(user_id="alice"), mm.events(), mm.pending())
+    arguments = {"fact": "User likes green tea", "user_id": "alice", **change}
+    with pytest.raises(InvalidInputError, match=message):
+        mm.update_memory(arguments.pop("fact"), user_id=arguments.pop("user_id"), **arguments)
+    assert (mm.list(user_id="alice"), mm.events(), mm.pending()) == before
+
+
+def test_metadata_is_kept(mm):
+    r = mm.update_memory("User likes green tea", user_id="alice", metadata={"turn": 3})
+    assert mm.get(r.memory_id).metadata == {"turn": 3}
+
+
+def test_search_rejects_bad_arguments(mm):
+    with pytest.raises(InvalidInputError):
+        mm.search("tea", user_id="alice", limit=0)
+    with pytest.raises(InvalidInputError):
+        mm.search(None, user_id="alice")  # type: ignore[arg-type]
+
+
+def test_file_store_survives_reopening(db):
+    with MemoryManager(db) as mm:
+        r = mm.update_memory("User prefers flat white", user_id="alice")
+    with MemoryManager(db) as mm:
+        again = mm.update_memory("User prefers flat white", user_id="alice")
+        assert (again.op, again.memory_id) == (Op.NOOP, r.memory_id)
