@@ -1,4 +1,4 @@
-"""The write path through the public API: tiers, routing, scopes, provenance, audit, input checks."""
+"""The write path through the public API: tiers, routing, scopes, provenance, input checks."""
 
 from __future__ import annotations
 
