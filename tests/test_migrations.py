@@ -1,0 +1,168 @@
+"""Ordered migrations recorded in the database: a blank file, a reopened file, an older file."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+import sqlite_utils
+
+from memman import MemoryManager, Op
+from memman.migrations import migrations
+from memman.text import content_hash
+
+FIRST_MIGRATIONS = ["m001_long_term", "m002_events", "m003_pending"]
+
+LONG_TERM_COLUMNS = {
+    "pk": int,
+    "id": str,
+    "user_id": str,
+    "agent_id": str,
+    "category": str,
+    "content": str,
+    "content_hash": str,
+    "importance": float,
+    "confidence": float,
+    "repetition_count": int,
+    "access_count": int,
+    "last_accessed_at": str,
+    "created_at": str,
+    "updated_at": str,
+    "status": str,
+    "sources": str,
+    "metadata": str,
+}
+
+EVENT_COLUMNS = {
+    "id", "user_id", "agent_id", "memory_id", "op", "tier", "candidate", "content_before",
+    "content_after", "reason", "scores", "model", "prompt_template", "prompt_hash", "latency_ms",
+    "attempts", "tokens", "error", "source", "created_at",
+}  # fmt: skip
+
+PENDING_COLUMNS = {
+    "id", "user_id", "agent_id", "content", "source", "metadata", "error", "attempts",
+    "created_at", "updated_at",
+}  # fmt: skip
+
+
+def applied(path) -> list[str]:
+    db = sqlite_utils.Database(path)
+    try:
+        return [
+            row["name"]
+            for row in db.query(
+                "select name from _sqlite_migrations where migration_set = 'memman' order by id"
+            )
+        ]
+    finally:
+        db.close()
+
+
+def registered() -> list[str]:
+    """Every migration this version knows, in order: all of them are pending on a blank db."""
+    return [m.name for m in migrations.pending(sqlite_utils.Database(memory=True))]
+
+
+@pytest.fixture
+def path(tmp_path):
+    return tmp_path / "memory.db"
+
+
+def test_registered_migrations_start_with_the_released_ones():
+    assert registered()[: len(FIRST_MIGRATIONS)] == FIRST_MIGRATIONS
+    assert len(set(registered())) == len(registered())
+
+
+def test_blank_file_gets_the_full_schema(path):
+    MemoryManager(str(path)).close()
+    db = sqlite_utils.Database(path)
+    assert db["long_term"].columns_dict.items() >= LONG_TERM_COLUMNS.items()
+    assert db["long_term"].pks == ["pk"]
+    assert set(db["events"].columns_dict) >= EVENT_COLUMNS
+    assert set(db["pending"].columns_dict) >= PENDING_COLUMNS
+    assert db["long_term"].detect_fts() == "long_term_fts"
+    assert {"long_term_fts", "long_term_fts_data", "long_term_fts_idx"} <= set(db.table_names())
+    assert {t.name for t in db["long_term"].triggers} >= {
+        "long_term_ai",
+        "long_term_ad",
+        "long_term_au",
+    }
+    fts_sql = db["long_term_fts"].schema
+    assert "content='long_term'" in fts_sql.replace('"', "'") or "content=[long_term]" in fts_sql
+    assert "porter" in fts_sql
+    (index,) = [i for i in db["long_term"].indexes if i.name == "long_term_active_hash"]
+    assert index.unique and index.columns == ["user_id", "agent_id", "content_hash"]
+    index_sql = db.execute(
+        "select sql from sqlite_master where name = 'long_term_active_hash'"
+    ).fetchone()[0]
+    assert "WHERE status = 'active'" in index_sql
+    assert db.execute("pragma journal_mode").fetchone()[0] == "wal"
+    db.close()
+    assert applied(path) == registered()
+
+
+def test_reopening_is_idempotent(path):
+    with MemoryManager(str(path)) as mm:
+        first = mm.update_memory("User prefers flat white", user_id="alice")
+    recorded = applied(path)
+    for _ in range(2):
+        with MemoryManager(str(path)) as mm:
+            assert [m.id for m in mm.list(user_id="alice")] == [first.memory_id]
+    assert applied(path) == recorded == registered()
+
+
+def test_partial_unique_index_allows_one_active_copy_only(path):
+    with MemoryManager(str(path)) as mm:
+        r = mm.update_memory("User prefers flat white", user_id="alice")
+        mm.delete(r.memory_id)
+        again = mm.update_memory("User prefers flat white", user_id="alice")
+        assert again.op is Op.ADD and again.memory_id != r.memory_id
+    conn = sqlite3.connect(path)
+    with pytest.raises(sqlite3.IntegrityError, match="UNIQUE"):
+        conn.execute(
+            "insert into long_term (id, user_id, content, content_hash, created_at, updated_at)"
+            " select 'copy', user_id, content, content_hash, created_at, updated_at"
+            " from long_term where status = 'active'"
+        )
+    conn.close()
+
+
+def test_fts_index_follows_the_table_through_triggers(path):
+    with MemoryManager(str(path)) as mm:
+        r = mm.update_memory("User likes coffee", user_id="alice")
+        mm.update_memory("User likes coffee with oat milk", user_id="alice")
+    conn = sqlite3.connect(path)
+    matches = conn.execute(
+        "select rowid from long_term_fts where long_term_fts match 'oat'"
+    ).fetchall()
+    pk = conn.execute("select pk from long_term where id = ?", (r.memory_id,)).fetchone()[0]
+    assert matches == [(pk,)]
+    conn.execute("insert into long_term_fts(long_term_fts) values('integrity-check')")
+    conn.close()
+
+
+def test_older_file_upgrades_in_place(path):
+    db = sqlite_utils.Database(path)
+    migrations.apply(db, stop_before="m003_pending")
+    db["long_term"].insert(
+        {
+            "id": "old-memory",
+            "user_id": "alice",
+            "content": "User prefers flat white",
+            "content_hash": content_hash("User prefers flat white"),
+            "created_at": "2025-01-01T00:00:00.000+00:00",
+            "updated_at": "2025-01-01T00:00:00.000+00:00",
+        }
+    )
+    assert "pending" not in db.table_names()
+    db.close()
+    assert applied(path) == FIRST_MIGRATIONS[:2]
+
+    with MemoryManager(str(path)) as mm:
+        assert [m.content for m in mm.list(user_id="alice")] == ["User prefers flat white"]
+        assert [h.id for h in mm.search("flat white", user_id="alice")] == ["old-memory"]
+        assert mm.pending() == []
+        assert mm.update_memory("user prefers flat white.", user_id="alice").op is Op.NOOP
+        assert mm.update_memory("User lives in Lisbon", user_id="alice").op is Op.ADD
+    assert applied(path) == registered()
+    assert set(sqlite_utils.Database(path)["pending"].columns_dict) >= PENDING_COLUMNS
