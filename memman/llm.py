@@ -85,7 +85,7 @@ class LLMClient:
                 model=self.model,
                 messages=[{"role": "user", "content": prompt.text}],
                 response_model=response_model,
-                max_retries=self.max_retries + 1,  # instructor counts the first attempt
+                max_retries=self.max_retries,  # re-asks: instructor makes max_retries + 1 calls
                 temperature=0,
             )
         except (InstructorError, openai.OpenAIError) as error:

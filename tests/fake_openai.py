@@ -111,7 +111,8 @@ class FakeOpenAI:
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        # A short poll interval: shutdown() waits up to one interval, once per test.
+        threading.Thread(target=self.server.serve_forever, args=(0.02,), daemon=True).start()
         return self
 
     def stop(self) -> None:
