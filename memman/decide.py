@@ -200,7 +200,8 @@ class LLMDecider:
         )
         answer, call = self.client.structured_call(prompt, model)
         d = answer.decision
-        target = by_short_id.get(d.id) if d.id is not None else None
+        short_id = getattr(d, "id", None)  # ADD has no id field
+        target = by_short_id.get(short_id) if short_id is not None else None
         content = d.content.strip() if isinstance(d, UpdateOp) else None
         return Decision(Op(d.op), d.reason, Tier.LLM, target=target, content=content, call=call)
 

@@ -1,0 +1,187 @@
+"""Synthesise the cassettes of tests/test_llm_decider.py without a model.
+
+Runs each test of that module, unchanged, against the local fake OpenAI server with scripted
+answers while vcrpy records, then rewrites the recorded address to https://api.openai.com/v1.
+The request side of every cassette is therefore exactly what memman sends; the response side
+is a hand-written answer in the OpenAI chat.completion format.
+
+    python tests/cassettes/record_cassettes.py
+
+To record real answers instead, see README.md in this folder.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import vcr
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))  # run as a script from anywhere: import the tests package
+
+from tests import test_llm_decider as t  # noqa: E402
+from tests.decisions import decision  # noqa: E402
+from tests.fake_openai import FakeOpenAI, Reply, chat_completion  # noqa: E402
+
+CASSETTES = ROOT / "tests" / "cassettes" / "test_llm_decider"
+OPENAI_BASE = "https://api.openai.com/v1"
+MODEL_VERSION = "gpt-4o-mini-2024-07-18"
+
+
+def reply(*, tools: bool = True, prompt_tokens: int = 760, **fields: Any) -> Reply:
+    """One OpenAI answer carrying a decision: a tool call (TOOLS mode) or JSON text."""
+    arguments = decision(**fields)
+    body = (
+        chat_completion(tool_args=arguments, model=MODEL_VERSION, prompt_tokens=prompt_tokens)
+        if tools
+        else chat_completion(
+            content=json.dumps(arguments), model=MODEL_VERSION, prompt_tokens=prompt_tokens
+        )
+    )
+    body.update(id=f"chatcmpl-memman{prompt_tokens}", service_tier="default")
+    body["system_fingerprint"] = "fp_synthetic"
+    return Reply(body=body)
+
+
+# cassette name -> (test function, its extra arguments, the scripted answers in order)
+RECORDINGS: dict[str, tuple[Any, dict[str, Any], list[Reply]]] = {
+    "test_contradiction_updates_to_the_current_truth": (
+        t.test_contradiction_updates_to_the_current_truth,
+        {},
+        [
+            reply(
+                op="UPDATE",
+                id=1,
+                content="User uses a sitting desk (switched back from a standing desk)",
+                reason="The user switched back, so the standing desk is no longer true.",
+            )
+        ],
+    ),
+    "test_refinement_updates": (
+        t.test_refinement_updates,
+        {},
+        [
+            reply(
+                op="UPDATE",
+                id=1,
+                content="User likes coffee, especially oat-milk flat whites",
+                reason="The candidate makes the coffee preference more specific.",
+            )
+        ],
+    ),
+    "test_paraphrase_is_noop": (
+        t.test_paraphrase_is_noop,
+        {},
+        [reply(op="NOOP", id=1, reason="Memory 1 already says the user prefers a flat white.")],
+    ),
+    "test_retraction_is_a_soft_delete": (
+        t.test_retraction_is_a_soft_delete,
+        {},
+        [reply(op="DELETE", id=1, reason="The user retracted memory 1; nothing is left.")],
+    ),
+    "test_hallucinated_id_is_reasked_then_applied": (
+        t.test_hallucinated_id_is_reasked_then_applied,
+        {},
+        [
+            reply(op="UPDATE", id=9, content="User uses a sitting desk", reason="Switched."),
+            reply(
+                op="UPDATE",
+                id=1,
+                content="User uses a sitting desk (switched back from a standing desk)",
+                reason="Memory 1 is the desk memory; the user switched back.",
+                prompt_tokens=850,
+            ),
+        ],
+    ),
+    "test_hallucinated_id_twice_parks_the_fact": (
+        t.test_hallucinated_id_twice_parks_the_fact,
+        {},
+        [
+            reply(op="DELETE", id=9, reason="The desk memory is outdated."),
+            reply(op="DELETE", id=9, reason="The desk memory is outdated.", prompt_tokens=850),
+        ],
+    ),
+    "test_template_syntax_in_a_fact_reaches_the_model_verbatim": (
+        t.test_template_syntax_in_a_fact_reaches_the_model_verbatim,
+        {},
+        [reply(op="ADD", reason="The exact template text is new information.")],
+    ),
+    "test_structured_output_modes[json_schema]": (
+        t.test_structured_output_modes,
+        {"mode": "json_schema"},
+        [
+            reply(
+                tools=False,
+                op="UPDATE",
+                id=1,
+                content="User lives in Lisbon (moved from Berlin)",
+                reason="The user moved; Lisbon is the current city.",
+            )
+        ],
+    ),
+    "test_structured_output_modes[json]": (
+        t.test_structured_output_modes,
+        {"mode": "json"},
+        [
+            reply(
+                tools=False,
+                op="UPDATE",
+                id=1,
+                content="User lives in Lisbon (moved from Berlin)",
+                reason="The user moved; Lisbon is the current city.",
+            )
+        ],
+    ),
+}
+
+
+def record(name: str, fake: FakeOpenAI) -> None:
+    test, arguments, replies = RECORDINGS[name]
+    path = CASSETTES / f"{name}.yaml"
+    path.unlink(missing_ok=True)
+    fake.script(*replies)
+    recorder = vcr.VCR(record_mode="all", filter_headers=["authorization", "openai-organization"])
+    with tempfile.TemporaryDirectory() as folder:
+
+        def llm(**settings: Any) -> t.MemoryManager:
+            return t.MemoryManager(
+                str(Path(folder) / "memory.db"),
+                llm_model=t.MODEL,
+                llm_api_key=t.API_KEY,
+                llm_base_url=fake.base_url,
+                **settings,
+            )
+
+        with recorder.use_cassette(str(path)) as cassette:
+            test(llm=llm, vcr=cassette, **arguments)
+    if fake.replies:
+        raise SystemExit(f"{name}: {len(fake.replies)} scripted answers were not used")
+    text = path.read_text(encoding="utf-8")
+    host = fake.base_url.removeprefix("http://").removesuffix("/v1")
+    path.write_text(
+        text.replace(fake.base_url, OPENAI_BASE).replace(host, "api.openai.com"),
+        encoding="utf-8",
+    )
+    print(f"wrote {path.relative_to(ROOT)}")
+
+
+def main() -> None:
+    for variable in list(os.environ):  # the same isolation the tests have
+        if variable.startswith(("MEMMAN_", "OPENAI_")):
+            del os.environ[variable]
+    CASSETTES.mkdir(parents=True, exist_ok=True)
+    fake = FakeOpenAI().start()
+    try:
+        for name in sys.argv[1:] or RECORDINGS:
+            record(name, fake)
+    finally:
+        fake.stop()
+
+
+if __name__ == "__main__":
+    main()
