@@ -325,5 +325,5 @@ def main() -> None:
     try:
         app()
     except MemmanError as error:
-        errors.print(f"Error: {error}", markup=False)
+        errors.print(f"Error: {error}", markup=False, soft_wrap=True)  # one line, never wrapped
         sys.exit(1)

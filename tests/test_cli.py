@@ -1,0 +1,260 @@
+"""The `memman` command, run through its real entry point `main()` (typed errors -> one line)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import click
+import pytest
+import typer
+
+from memman import MemoryManager, Op
+from memman.cli import app, main
+from tests.decisions import answer
+from tests.fake_openai import Reply
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+@dataclass
+class Run:
+    code: int
+    out: str
+    err: str
+
+    @property
+    def output(self) -> str:
+        return self.out + self.err
+
+
+@pytest.fixture
+def memman(capsys, monkeypatch):
+    """Run `memman ARGS...` in-process through main(), as the console script does."""
+    monkeypatch.setenv("COLUMNS", "250")  # rich tables must not fold what the tests look for
+
+    def run(*args: str) -> Run:
+        monkeypatch.setattr(sys, "argv", ["memman", *args])
+        try:
+            main()
+            code = 0
+        except SystemExit as exit_:
+            code = exit_.code if isinstance(exit_.code, int) else 1
+        captured = capsys.readouterr()
+        assert "Traceback" not in captured.out + captured.err
+        return Run(code, captured.out, captured.err)
+
+    return run
+
+
+@pytest.fixture
+def db(tmp_path) -> str:
+    return str(tmp_path / "cli.db")
+
+
+def test_demo_runs_offline_and_shows_decisions(memman, tmp_path):
+    run = memman("demo", "--db", str(tmp_path / "demo.db"))
+    assert run.code == 0
+    assert "decider: offline" in run.out
+    for word in ("ADD", "NOOP", "UPDATE", "hash", "novel"):
+        assert word in run.out
+    assert "Long-term memory of 'sam'" in run.out
+    with MemoryManager(str(tmp_path / "demo.db")) as mm:
+        assert mm.list(user_id="sam")
+    again = memman("demo", "--db", str(tmp_path / "demo.db"))  # recreated, not appended
+    assert again.out.count("Long-term memory") == 1 and again.code == 0
+
+
+def test_add_search_list_history_stats(memman, db):
+    added = memman("add", "User prefers flat white", "--user", "alice", "--db", db)
+    assert added.code == 0 and "ADD" in added.out and "novel" in added.out
+    repeat = memman("add", "user prefers FLAT white.", "-u", "alice", "--source", "m2", "--db", db)
+    assert "NOOP" in repeat.out and "hash" in repeat.out
+    memman("add", "User lives in Lisbon", "-u", "alice", "--db", db)
+
+    found = memman("search", "flat white coffee", "-u", "alice", "--db", db)
+    assert found.code == 0 and "User prefers flat white" in found.out
+    assert "Lisbon" not in found.out
+    assert "0 hits" in memman("search", "flat white", "-u", "bob", "--db", db).out
+
+    listed = memman("list", "-u", "alice", "--db", db)
+    assert "2 memories of 'alice'" in listed.out and "User lives in Lisbon" in listed.out
+
+    with MemoryManager(db) as mm:
+        memory_id = mm.list(user_id="alice")[0].id
+    history = memman("history", memory_id[:8], "--db", db)
+    assert history.code == 0
+    assert memory_id in history.out and "ADD" in history.out and "NOOP" in history.out
+
+    stats = memman("stats", "--db", db)
+    assert stats.code == 0
+    assert "memories active" in stats.out and "decisions NOOP by hash" in stats.out
+
+
+def test_env_db_is_used(memman, db, monkeypatch):
+    monkeypatch.setenv("MEMMAN_DB", db)
+    memman("add", "User lives in Lisbon", "-u", "alice")
+    with MemoryManager(db) as mm:
+        assert [m.content for m in mm.list(user_id="alice")] == ["User lives in Lisbon"]
+
+
+def test_delete_and_restore(memman, db):
+    memman("add", "User has a cat named Miso", "-u", "alice", "--db", db)
+    with MemoryManager(db) as mm:
+        memory_id = mm.list(user_id="alice")[0].id
+    deleted = memman("delete", memory_id[:8], "--db", db)
+    assert deleted.code == 0 and f"deleted {memory_id}" in deleted.out
+    assert "0 memories" in memman("list", "-u", "alice", "--db", db).out
+    assert "deleted" in memman("list", "-u", "alice", "--all", "--db", db).out
+    again = memman("delete", memory_id, "--db", db)
+    assert again.code == 1 and again.err.startswith("Error: ")
+    restored = memman("restore", memory_id[:8], "--db", db)
+    assert restored.code == 0 and "restored" in restored.out
+    assert "1 memories" in memman("list", "-u", "alice", "--db", db).out
+
+
+def test_ingest_reports_bad_lines_by_number_and_keeps_good_ones(memman, db, tmp_path):
+    lines = [
+        json.dumps({"fact": "User prefers flat white", "source": "chat:1"}),
+        "{not json",
+        json.dumps({"fact": ""}),
+        "",
+        json.dumps("User lives in Lisbon"),
+        json.dumps({"text": "no fact key"}),
+        json.dumps({"fact": "User plays chess", "user_id": "bob", "metadata": {"turn": 7}}),
+        json.dumps({"fact": "User likes tea", "metadata": "not a dict"}),
+    ]
+    path = tmp_path / "facts.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    run = memman("ingest", str(path), "-u", "alice", "--db", db)
+    assert run.code == 2
+    reported = [line for line in run.err.splitlines() if line.startswith("line ")]
+    assert [line.split(":")[0] for line in reported] == ["line 2", "line 3", "line 6", "line 8"]
+    assert "3 facts decided" in run.out and "4 bad lines" in run.out
+    with MemoryManager(db) as mm:
+        alice = mm.list(user_id="alice")
+        assert [m.content for m in alice] == ["User prefers flat white", "User lives in Lisbon"]
+        assert alice[0].sources == ["chat:1"]
+        assert alice[1].sources == ["facts.jsonl:5"]
+        (bob,) = mm.list(user_id="bob")
+        assert bob.metadata == {"turn": 7}
+
+
+def test_ingest_all_good_exits_zero(memman, db, tmp_path):
+    path = tmp_path / "facts.jsonl"
+    path.write_text(json.dumps({"fact": "User lives in Lisbon"}) + "\n", encoding="utf-8")
+    run = memman("ingest", str(path), "-u", "alice", "--db", db)
+    assert run.code == 0 and "1 facts decided (ADD 1); 0 bad lines" in run.out
+
+
+def test_pending_and_retry_with_an_llm(memman, db, monkeypatch, fake_openai):
+    monkeypatch.setenv("MEMMAN_LLM_MODEL", "gpt-4o-mini")
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.setenv("MEMMAN_LLM_MAX_RETRIES", "0")
+    memman("add", "User uses a standing desk", "-u", "alice", "--db", db)
+    fake_openai.script(Reply(500, {"error": {"message": "model overloaded"}}))
+    parked = memman("add", "User switched back to a sitting desk", "-u", "alice", "--db", db)
+    assert parked.code == 0 and "PENDING" in parked.out
+
+    pending = memman("pending", "--db", db)
+    assert "1 pending" in pending.out and "model overloaded" in pending.out
+
+    fake_openai.script(answer("UPDATE", id=1, content="User uses a sitting desk"))
+    retried = memman("retry", "--db", db)
+    assert retried.code == 0
+    assert "decider: LLM gpt-4o-mini" in retried.out and "UPDATE" in retried.out
+    assert "0 pending" in memman("pending", "--db", db).out
+    with MemoryManager(db) as mm:
+        assert [m.content for m in mm.list(user_id="alice")] == ["User uses a sitting desk"]
+        assert mm.events(user_id="alice", limit=1)[0].op is Op.UPDATE
+
+
+def test_config_masks_the_key(memman, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-supersecret-123456")
+    monkeypatch.setenv("MEMMAN_LLM_MODEL", "gpt-4o-mini")
+    run = memman("config")
+    assert run.code == 0
+    assert "supersecret" not in run.output
+    assert "sk-…" in run.out and "gpt-4o-mini" in run.out
+
+
+def test_config_reads_a_toml_file(memman, tmp_path):
+    (tmp_path / "memman.toml").write_text('[memman]\ntop_k = 3\nllm_mode = "json"\n')
+    run = memman("config")
+    assert "top_k" in run.out and " 3 " in run.out and "json" in run.out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["add", "", "-u", "alice"], "Error: fact is empty"),
+        (["add", "x\x01\x00y", "-u", "alice"], "Error: fact contains a NUL byte"),
+        (["add", "User likes tea", "-u", " "], "Error: user_id"),
+        (["history", "zzzzzzzz"], "Error: "),
+        (["history", "ab"], "Error: "),
+        (["delete", "nope-nope"], "Error: "),
+        (["restore", "nope-nope"], "Error: "),
+        (["search", "tea", "--limit", "0"], "Error: limit must be at least 1"),
+        (["ingest", "no-such-file.jsonl"], "Error: cannot read"),
+    ],
+)
+def test_bad_input_is_one_clean_line(memman, db, args, message):
+    run = memman(*args, "--db", db)
+    assert run.code == 1
+    assert run.out == ""
+    assert run.err.startswith(message)
+    assert len(run.err.strip().splitlines()) == 1
+
+
+def test_bad_configuration_is_one_clean_line(memman, monkeypatch):
+    monkeypatch.setenv("MEMMAN_LLM_MAX_RETRIES", "many")
+    run = memman("stats")
+    assert run.code == 1
+    assert run.err.startswith("Error: invalid configuration: llm_max_retries")
+    assert len(run.err.strip().splitlines()) == 1
+
+
+def test_usage_errors_exit_non_zero_without_traceback(memman):
+    assert memman("no-such-command").code == 2
+    assert memman("add").code == 2
+
+
+def test_console_script_bad_input(tmp_path):
+    """The installed entry point, in a fresh process: one line on stderr, exit 1."""
+    memman_bin = Path(sys.executable).with_name("memman")
+    done = subprocess.run(
+        [str(memman_bin), "add", "   ", "--db", str(tmp_path / "x.db")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 1
+    assert done.stdout == ""
+    assert done.stderr == "Error: fact is empty\n"
+
+
+def commands() -> dict[str, click.Command]:
+    return typer.main.get_command(app).commands
+
+
+def test_every_command_is_documented_with_help():
+    readme = README.read_text(encoding="utf-8")
+    assert set(commands()) >= {
+        "demo", "add", "ingest", "search", "list", "history", "pending", "retry", "stats",
+        "config", "delete", "restore",
+    }  # fmt: skip
+    for name, command in commands().items():
+        assert command.help, f"memman {name} has no help text"
+        assert f"memman {name}" in readme, f"memman {name} is not in README.md"
+
+
+def test_help_lists_every_command(memman):
+    run = memman("--help")
+    assert run.code == 0
+    for name in commands():
+        assert name in run.out
