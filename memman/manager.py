@@ -132,16 +132,29 @@ class MemoryManager:
                 raise InvalidInputError(f"fact #{index}: {error}") from error
         size = chunk_size or self.settings.batch_chunk_size
         results: list[UpdateResult] = []
-        for start in range(0, len(candidates), size):
-            chunk = candidates[start : start + size]
+        while len(results) < len(candidates):
+            chunk = candidates[len(results) : len(results) + size]
             settled = self.store.write(
-                lambda conn, chunk=chunk: [self._settle(conn, c) for c in chunk]
+                lambda conn, chunk=chunk: self._settle_until_llm(conn, chunk)
             )
-            results.extend(
-                outcome if isinstance(outcome, UpdateResult) else self._process(candidate)
-                for candidate, outcome in zip(chunk, settled, strict=True)
-            )
+            results.extend(settled)
+            if len(settled) < len(chunk):  # chunk[len(settled)] needs the LLM: decide it now
+                results.append(self._process(chunk[len(settled)]))
         return results
+
+    def _settle_until_llm(self, conn: sa.Connection, chunk: list[Candidate]) -> list[UpdateResult]:
+        """Settle candidates in order until one needs the LLM (it is left undecided).
+
+        Later facts must not be settled before an earlier ambiguous one is applied: "uses a
+        standing desk" after "switched to a sitting desk" would be a NOOP on stale text.
+        """
+        settled: list[UpdateResult] = []
+        for candidate in chunk:
+            outcome = self._settle(conn, candidate)
+            if not isinstance(outcome, UpdateResult):
+                break
+            settled.append(outcome)
+        return settled
 
     def _settle(
         self, conn: sa.Connection, candidate: Candidate, pending_id: int | None = None

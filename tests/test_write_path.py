@@ -301,3 +301,51 @@ def test_file_store_survives_reopening(db):
     with MemoryManager(db) as mm:
         again = mm.update_memory("User prefers flat white", user_id="alice")
         assert (again.op, again.memory_id) == (Op.NOOP, r.memory_id)
+
+
+def test_another_users_memories_never_reach_the_decider(db, fake_openai):
+    mm = llm_manager(db, fake_openai.base_url)
+    mm.update_memory("User uses a standing desk", user_id="bob")
+    r = mm.update_memory("User switched back to a sitting desk", user_id="alice")
+    assert (r.op, r.tier) == (Op.ADD, Tier.NOVEL)
+    assert fake_openai.requests == []
+    assert contents(mm, "bob") == ["User uses a standing desk"]
+
+
+def test_llm_add_and_noop_without_id_are_applied(db, fake_openai):
+    mm = llm_manager(db, fake_openai.base_url)
+    mm.update_memory("User uses a standing desk", user_id="alice")
+    fake_openai.script(answer("ADD"), answer("NOOP"))
+    added = mm.update_memory("User bought a desk lamp", user_id="alice")
+    assert (added.op, added.tier) == (Op.ADD, Tier.LLM)
+    noop = mm.update_memory("User has a desk", user_id="alice")
+    assert (noop.op, noop.tier, noop.memory_id) == (Op.NOOP, Tier.LLM, None)
+    assert contents(mm) == ["User uses a standing desk", "User bought a desk lamp"]
+    assert noop.event_id is not None
+
+
+def test_update_many_decides_in_order_when_the_llm_is_involved(db, fake_openai):
+    """A later fact of a batch is decided after an earlier ambiguous one is applied."""
+    mm = llm_manager(db, fake_openai.base_url)
+    fake_openai.script(
+        answer("UPDATE", id=1, content="User uses a sitting desk"),
+        answer("UPDATE", id=1, content="User uses a standing desk again"),
+    )
+    results = mm.update_many(
+        [
+            "User uses a standing desk",
+            "User switched back to a sitting desk",
+            "User lives in Lisbon",
+            "user uses a standing desk",
+        ],
+        user_id="alice",
+        chunk_size=10,
+    )
+    assert [(r.op, r.tier) for r in results] == [
+        (Op.ADD, Tier.NOVEL),
+        (Op.UPDATE, Tier.LLM),
+        (Op.ADD, Tier.NOVEL),
+        (Op.UPDATE, Tier.LLM),
+    ]
+    assert len(fake_openai.requests) == 2
+    assert contents(mm) == ["User uses a standing desk again", "User lives in Lisbon"]
