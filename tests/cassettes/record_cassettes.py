@@ -140,12 +140,23 @@ RECORDINGS: dict[str, tuple[Any, dict[str, Any], list[Reply]]] = {
 }
 
 
+def _drop_server_headers(response: dict[str, Any]) -> dict[str, Any]:
+    """The fake server's Date and Server headers would only make every re-run differ."""
+    for header in ("Date", "Server", "date", "server"):
+        response["headers"].pop(header, None)
+    return response
+
+
 def record(name: str, fake: FakeOpenAI) -> None:
     test, arguments, replies = RECORDINGS[name]
     path = CASSETTES / f"{name}.yaml"
     path.unlink(missing_ok=True)
     fake.script(*replies)
-    recorder = vcr.VCR(record_mode="all", filter_headers=["authorization", "openai-organization"])
+    recorder = vcr.VCR(
+        record_mode="all",
+        filter_headers=["authorization", "openai-organization"],
+        before_record_response=_drop_server_headers,
+    )
     with tempfile.TemporaryDirectory() as folder:
 
         def llm(**settings: Any) -> t.MemoryManager:
