@@ -44,12 +44,18 @@ def _check_text(name: str, value: Any, max_chars: int) -> str:
     return text
 
 
-def _depth(value: Any) -> int:
-    if isinstance(value, dict):
-        return 1 + max((_depth(v) for v in value.values()), default=0)
-    if isinstance(value, list):
-        return 1 + max((_depth(v) for v in value), default=0)
-    return 0
+def _nested_deeper_than(value: Any, limit: int) -> bool:
+    """Iterative, so metadata nested thousands deep is refused instead of a RecursionError."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if not isinstance(item, dict | list):
+            continue
+        if depth > limit:
+            return True
+        children = item.values() if isinstance(item, dict) else item
+        stack.extend((child, depth + 1) for child in children)
+    return False
 
 
 def check_metadata(metadata: Any, settings: Settings) -> dict[str, Any]:
@@ -58,7 +64,7 @@ def check_metadata(metadata: Any, settings: Settings) -> dict[str, Any]:
     if not isinstance(metadata, dict):
         raise InvalidInputError("metadata must be a dict")
     # Depth first: json.dumps of a very deep structure would hit the recursion limit.
-    if _depth(metadata) > settings.max_metadata_depth:
+    if _nested_deeper_than(metadata, settings.max_metadata_depth):
         raise InvalidInputError(f"metadata is nested deeper than {settings.max_metadata_depth}")
     try:
         encoded = json.dumps(metadata, ensure_ascii=False, allow_nan=False)

@@ -254,6 +254,19 @@ def deep(levels: int) -> dict:
     return value
 
 
+def nested_list(levels: int) -> list:
+    value: list = []
+    for _ in range(levels):
+        value = [value]
+    return value
+
+
+def self_referencing() -> dict:
+    value: dict = {}
+    value["me"] = value
+    return value
+
+
 BAD_INPUT = [
     pytest.param({"fact": ""}, "empty", id="empty"),
     pytest.param({"fact": " \t\n "}, "empty", id="whitespace"),
@@ -263,7 +276,10 @@ BAD_INPUT = [
     pytest.param({"fact": 42}, "string", id="not-a-string"),
     pytest.param({"fact": "...!?"}, "normalisation", id="only-punctuation"),
     pytest.param({"metadata": ["a"]}, "dict", id="metadata-not-dict"),
-    pytest.param({"metadata": deep(50)}, "deeper", id="metadata-too-deep"),
+    pytest.param({"metadata": deep(8)}, "deeper", id="metadata-too-deep"),
+    pytest.param({"metadata": deep(5000)}, "deeper", id="metadata-far-too-deep"),
+    pytest.param({"metadata": {"x": nested_list(5000)}}, "deeper", id="metadata-deep-list"),
+    pytest.param({"metadata": self_referencing()}, "deeper", id="metadata-cycle"),
     pytest.param({"metadata": {"x": {1, 2}}}, "JSON", id="metadata-not-json"),
     pytest.param({"metadata": {"x": float("nan")}}, "JSON", id="metadata-nan"),
     pytest.param({"user_id": ""}, "user_id", id="empty-user"),
@@ -286,6 +302,9 @@ def test_bad_input_raises_typed_error_and_leaves_store_unchanged(mm, change, mes
 def test_metadata_is_kept(mm):
     r = mm.update_memory("User likes green tea", user_id="alice", metadata={"turn": 3})
     assert mm.get(r.memory_id).metadata == {"turn": 3}
+    at_limit = deep(7)  # eight nested dicts: exactly max_metadata_depth
+    r = mm.update_memory("User likes black tea", user_id="alice", metadata=at_limit)
+    assert mm.get(r.memory_id).metadata == at_limit
 
 
 def test_search_rejects_bad_arguments(mm):
