@@ -31,9 +31,19 @@ MAX_STALE_RETRIES = 3
 
 Clock = Callable[[], dt.datetime]
 
+# Any larger limit or offset overflows SQLite's integer binding (OverflowError, not our error).
+MAX_COUNT = 2**31 - 1
+
 
 def utc_now() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
+
+
+def _check_count(name: str, value: object, *, minimum: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidInputError(f"{name} must be an integer")
+    if not minimum <= value <= MAX_COUNT:
+        raise InvalidInputError(f"{name} must be from {minimum} to {MAX_COUNT}")
 
 
 def _stamp(moment: dt.datetime) -> str:
@@ -310,6 +320,9 @@ class MemoryManager:
         include_inactive: bool = False,
     ) -> list[Memory]:
         """All active memories of a scope, oldest first (every status if include_inactive)."""
+        if limit is not None:
+            _check_count("limit", limit, minimum=0)
+        _check_count("offset", offset, minimum=0)
         statuses = tuple(Status) if include_inactive else (Status.ACTIVE,)
         with self.store.read() as conn:
             return self.store.list(
@@ -330,8 +343,7 @@ class MemoryManager:
         """Active memories of the scope ranked by lexical relevance (BM25), best first."""
         if not isinstance(query, str):
             raise InvalidInputError("query must be a string")
-        if limit < 1:
-            raise InvalidInputError("limit must be at least 1")
+        _check_count("limit", limit, minimum=1)
         scope = Scope(user_id, agent_id)
         with self.store.read() as conn:
             found = lexical_candidates(self.store, conn, scope, query, limit)

@@ -198,7 +198,9 @@ def test_config_reads_a_toml_file(memman, tmp_path):
         (["history", "ab"], "Error: "),
         (["delete", "nope-nope"], "Error: "),
         (["restore", "nope-nope"], "Error: "),
-        (["search", "tea", "--limit", "0"], "Error: limit must be at least 1"),
+        (["search", "tea", "--limit", "0"], "Error: limit must be from 1 to"),
+        (["search", "tea", "--limit", str(10**20)], "Error: limit must be from 1 to"),
+        (["list", "--limit", str(10**20)], "Error: limit must be from 0 to"),
         (["ingest", "no-such-file.jsonl"], "Error: cannot read"),
     ],
 )

@@ -280,6 +280,7 @@ BAD_INPUT = [
     pytest.param({"metadata": deep(5000)}, "deeper", id="metadata-far-too-deep"),
     pytest.param({"metadata": {"x": nested_list(5000)}}, "deeper", id="metadata-deep-list"),
     pytest.param({"metadata": self_referencing()}, "deeper", id="metadata-cycle"),
+    pytest.param({"metadata": {"x": "y" * 20_000}}, "larger", id="metadata-too-large"),
     pytest.param({"metadata": {"x": {1, 2}}}, "JSON", id="metadata-not-json"),
     pytest.param({"metadata": {"x": float("nan")}}, "JSON", id="metadata-nan"),
     pytest.param({"user_id": ""}, "user_id", id="empty-user"),
@@ -307,9 +308,19 @@ def test_metadata_is_kept(mm):
     assert mm.get(r.memory_id).metadata == at_limit
 
 
-def test_search_rejects_bad_arguments(mm):
+@pytest.mark.parametrize("limit", [0, -1, 10**20, "5", 2.5, True])
+def test_search_rejects_bad_limits(mm, limit):
+    with pytest.raises(InvalidInputError, match="limit"):
+        mm.search("tea", user_id="alice", limit=limit)
+
+
+@pytest.mark.parametrize(("limit", "offset"), [(-1, 0), (10**20, 0), (5, -1), (5, 10**20)])
+def test_list_rejects_bad_limits(mm, limit, offset):
     with pytest.raises(InvalidInputError):
-        mm.search("tea", user_id="alice", limit=0)
+        mm.list(user_id="alice", limit=limit, offset=offset)
+
+
+def test_search_rejects_a_non_string_query(mm):
     with pytest.raises(InvalidInputError):
         mm.search(None, user_id="alice")  # type: ignore[arg-type]
 
