@@ -379,3 +379,19 @@ def test_update_many_decides_in_order_when_the_llm_is_involved(db, fake_openai):
     ]
     assert len(fake_openai.requests) == 2
     assert contents(mm) == ["User uses a standing desk again", "User lives in Lisbon"]
+
+
+def test_llm_update_onto_an_existing_text_supersedes_instead_of_duplicating(db, fake_openai):
+    mm = llm_manager(db, fake_openai.base_url)
+    fake_openai.script(
+        answer("ADD"),  # two homes are possible: the second city is kept
+        answer("UPDATE", id=1, content="user lives in LISBON Portugal."),
+    )
+    berlin = mm.update_memory("User lives in Berlin", user_id="alice")
+    lisbon = mm.update_memory("User lives in Lisbon Portugal", user_id="alice")
+    r = mm.update_memory("User moved from Berlin to Lisbon", user_id="alice")
+    assert (r.op, r.memory_id) == (Op.UPDATE, berlin.memory_id)
+    assert "superseded" in r.reason
+    assert [m.id for m in mm.list(user_id="alice")] == [lisbon.memory_id]
+    assert mm.get(berlin.memory_id).status is Status.SUPERSEDED
+    assert mm.get(lisbon.memory_id).repetition_count == 2
