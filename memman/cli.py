@@ -20,6 +20,7 @@ from rich.table import Table
 from memman.config import load_settings
 from memman.demo import DEMO_USER, demo_facts
 from memman.errors import InvalidInputError, MemmanError
+from memman.maintenance import STUCK_ATTEMPTS
 from memman.manager import MemoryManager
 from memman.models import Event, Memory, UpdateResult
 
@@ -305,6 +306,34 @@ def stats(
                 table.add_row(f"decisions {op} by {tier}", str(n))
         table.add_row("pending", str(data["pending"]))
         console.print(table)
+
+
+@app.command()
+def check(db: DbOption = None) -> None:
+    """Check SQLite integrity, FTS index agreement and stuck pending facts (exit 1 if not ok)."""
+    with _open(db) as mm:
+        report = mm.check()
+        table = Table(title=f"memman check ({mm.path})")
+    table.add_column("check")
+    table.add_column("result", overflow="fold")
+    table.add_row("sqlite integrity", "; ".join(report.integrity) or "ok")
+    table.add_row("fts index", report.fts_error or "ok")
+    table.add_row("pending facts", str(report.pending))
+    table.add_row(f"stuck pending (>= {STUCK_ATTEMPTS} failures)", str(report.stuck_pending))
+    console.print(table, markup=False)
+    if not report.ok:
+        raise typer.Exit(1)
+
+
+@app.command()
+def backup(
+    path: Annotated[Path, typer.Argument(help="New file to write the copy to.")],
+    db: DbOption = None,
+) -> None:
+    """Copy the store to PATH with SQLite's online backup (safe while others write)."""
+    with _open(db) as mm:
+        written = mm.backup(path)
+    console.print(f"backed up {mm.path} to {written}", markup=False)
 
 
 @app.command()

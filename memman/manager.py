@@ -10,15 +10,18 @@ from __future__ import annotations
 import datetime as dt
 import logging
 from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
 
+from memman import maintenance
 from memman.apply import StaleDecision, apply_decision, park
 from memman.candidate import Candidate, make_candidate
 from memman.config import Settings, load_settings
 from memman.decide import Decider, Decision, OfflineDecider, make_decider
 from memman.errors import DecisionError, InvalidInputError
+from memman.maintenance import CheckReport
 from memman.models import Event, Memory, Op, PendingFact, SearchHit, Status, Tier, UpdateResult
 from memman.retrieval import lexical_candidates
 from memman.route import Route, RouteKind, route
@@ -370,6 +373,16 @@ class MemoryManager:
                 "decisions": self.store.event_counts(conn, scope),
                 "pending": len(self.store.list_pending(conn, scope)),
             }
+
+    # -- operations ------------------------------------------------------------------------------
+
+    def check(self) -> CheckReport:
+        """SQLite integrity, FTS index agreement and stuck pending facts; see `report.ok`."""
+        return maintenance.check(self.store)
+
+    def backup(self, path: str | Path) -> Path:
+        """Copy the store to a new file with SQLite's online backup, safe while others write."""
+        return maintenance.backup(self.store, path)
 
     # -- explicit user actions -----------------------------------------------------------------
 

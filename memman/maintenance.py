@@ -1,0 +1,76 @@
+"""Operations on the store as a whole: is it sound (`check`), and a safe copy (`backup`).
+
+Both work on a live store. The check reads through SQLite itself (integrity_check, FTS5's
+own integrity-check), so it sees what a crash or a bad disk did, not what memman thinks it
+wrote. The backup uses SQLite's online backup API, which copies one consistent snapshot
+while other processes keep writing (WAL lets the copy read while they commit).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+
+import sqlalchemy as sa
+
+from memman.errors import InvalidInputError
+from memman.store import Store
+
+# A parked fact that failed this often is not waiting out a blip; someone should look.
+STUCK_ATTEMPTS = 3
+FTS_CHECK = "INSERT INTO long_term_fts(long_term_fts, rank) VALUES('integrity-check', 1)"
+
+
+@dataclass(frozen=True)
+class CheckReport:
+    integrity: list[str]  # PRAGMA integrity_check lines other than "ok"
+    fts_error: str | None  # why the FTS index disagrees with long_term, None if it agrees
+    pending: int
+    stuck_pending: int  # pending facts that failed at least STUCK_ATTEMPTS times
+
+    @property
+    def ok(self) -> bool:
+        return not self.integrity and self.fts_error is None and self.stuck_pending == 0
+
+
+def check(store: Store) -> CheckReport:
+    with store.read() as conn:
+        try:
+            integrity = [
+                row[0] for row in conn.exec_driver_sql("PRAGMA integrity_check") if row[0] != "ok"
+            ]
+        except sa.exc.DatabaseError as error:  # damaged beyond what the check can walk
+            integrity = [str(error.orig)]
+        pe = store.pending
+        pending, stuck = conn.execute(
+            sa.select(
+                sa.func.count(),
+                sa.func.count().filter(pe.c.attempts >= STUCK_ATTEMPTS),
+            )
+        ).one()
+    try:
+        # FTS5's integrity-check is written as an INSERT, so it needs a write transaction;
+        # it changes nothing.
+        store.write(lambda conn: conn.exec_driver_sql(FTS_CHECK))
+        fts_error = None
+    except sa.exc.DatabaseError as error:
+        fts_error = str(error.orig)
+    return CheckReport(integrity, fts_error, pending, stuck)
+
+
+def backup(store: Store, target: str | Path) -> Path:
+    """Copy the store to a new file at target; refuses to overwrite an existing file."""
+    target = Path(target)
+    if target.exists():
+        raise InvalidInputError(f"{target} already exists; choose a new backup path")
+    try:
+        copy = sqlite3.connect(target)
+    except sqlite3.Error as error:
+        raise InvalidInputError(f"cannot create backup {target}: {error}") from error
+    try:
+        with store.read() as conn:
+            conn.connection.dbapi_connection.backup(copy)
+    finally:
+        copy.close()
+    return target

@@ -1,0 +1,119 @@
+"""`check` finds what a crash or a bad write did; `backup` copies a live store safely."""
+
+from __future__ import annotations
+
+import multiprocessing
+import sqlite3
+
+import pytest
+from typer.testing import CliRunner
+
+from memman.cli import app
+from memman.errors import InvalidInputError
+from memman.maintenance import STUCK_ATTEMPTS
+from tests.reliability import audit, integrity_problems, offline_manager, write_worker
+
+FACTS = ("User likes green tea", "User lives in Berlin", "User has a cat named Miso")
+
+
+@pytest.fixture
+def db(tmp_path) -> str:
+    path = str(tmp_path / "m.db")
+    with offline_manager(path) as mm:
+        for fact in FACTS:
+            mm.update_memory(fact, user_id="alice")
+    return path
+
+
+def raw(path: str, sql: str, *params) -> None:
+    conn = sqlite3.connect(path)
+    with conn:
+        conn.execute(sql, params)
+    conn.close()
+
+
+def test_a_sound_store_checks_ok(db):
+    with offline_manager(db) as mm:
+        report = mm.check()
+    assert report.ok
+    assert (report.integrity, report.fts_error, report.pending, report.stuck_pending) == (
+        [],
+        None,
+        0,
+        0,
+    )
+    run = CliRunner().invoke(app, ["check", "--db", db])
+    assert run.exit_code == 0
+    assert "fts index" in run.output and "ok" in run.output
+
+
+def test_an_fts_index_that_disagrees_with_the_table_is_reported(db):
+    # An index entry for a row that does not exist: what a write bypassing the triggers leaves.
+    raw(db, "INSERT INTO long_term_fts(rowid, content) VALUES (999, 'ghost memory')")
+    with offline_manager(db) as mm:
+        report = mm.check()
+    assert not report.ok
+    assert report.fts_error and "malformed" in report.fts_error
+    assert CliRunner().invoke(app, ["check", "--db", db]).exit_code == 1
+
+
+def test_facts_stuck_in_pending_are_reported(db):
+    for attempts in (1, STUCK_ATTEMPTS):
+        raw(
+            db,
+            "INSERT INTO pending (user_id, agent_id, content, metadata, error, attempts,"
+            " created_at, updated_at) VALUES ('alice', '', ?, '{}', 'Timeout', ?, 'x', 'x')",
+            f"User plays chess ({attempts})",
+            attempts,
+        )
+    with offline_manager(db) as mm:
+        report = mm.check()
+    assert (report.pending, report.stuck_pending, report.ok) == (2, 1, False)
+    run = CliRunner().invoke(app, ["check", "--db", db])
+    assert run.exit_code == 1
+
+
+def test_backup_is_a_complete_sound_copy(db, tmp_path):
+    target = tmp_path / "copy.db"
+    run = CliRunner().invoke(app, ["backup", str(target), "--db", db])
+    assert run.exit_code == 0, run.output
+    with offline_manager(str(target)) as copy:
+        assert [m.content for m in copy.list(user_id="alice")] == list(FACTS)
+        assert copy.check().ok
+
+
+def test_backup_refuses_to_overwrite(db, tmp_path):
+    target = tmp_path / "copy.db"
+    target.write_text("precious")
+    with offline_manager(db) as mm, pytest.raises(InvalidInputError, match="already exists"):
+        mm.backup(target)
+    assert target.read_text() == "precious"
+
+
+def test_backup_of_an_in_memory_store(tmp_path):
+    with offline_manager(":memory:") as mm:
+        mm.update_memory("User likes green tea", user_id="alice")
+        mm.backup(tmp_path / "copy.db")
+    with offline_manager(str(tmp_path / "copy.db")) as copy:
+        assert [m.content for m in copy.list(user_id="alice")] == ["User likes green tea"]
+
+
+@pytest.mark.slow
+def test_backups_taken_while_processes_write_are_consistent(tmp_path):
+    path = str(tmp_path / "busy.db")
+    offline_manager(path).close()  # create and migrate before the writers start
+    with multiprocessing.get_context("spawn").Pool(4) as pool:
+        writing = pool.starmap_async(write_worker, [(path, seed, 150) for seed in range(4)])
+        copies = []
+        with offline_manager(path) as mm:
+            while not writing.ready():
+                copies.append(mm.backup(tmp_path / f"copy-{len(copies)}.db"))
+        acks = [ack for worker in writing.get() for ack in worker]
+    assert len(copies) >= 2
+    for copy in copies:
+        assert integrity_problems(str(copy)) == []
+        assert audit(str(copy), []).duplicated == 0
+    with offline_manager(path) as mm:
+        final = mm.backup(tmp_path / "final.db")
+    result = audit(str(final), acks)
+    assert result.present == result.acknowledged == 600
