@@ -1,0 +1,207 @@
+"""Reliability figures for issue 6: concurrency, crashes, fuzzing. Run from the repo root:
+
+    python -m benchmarks.stress [--writers 8] [--writes 500] [--crash-trials 100] [--fuzz 2000]
+
+Prints writes attempted / acknowledged / present / duplicated under concurrent writers,
+errors that reached a caller, throughput, SIGKILL crash trials and the failures found, and
+fuzz cases run with the store corruptions found (target 0 for every failure count).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import multiprocessing
+import random
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+import sqlite_utils
+
+from memman.errors import MemmanError
+from memman.migrations import migrations
+from tests.decisions import llm_manager
+from tests.fake_openai import FakeOpenAI, Reply, chat_completion
+from tests.reliability import (
+    Ack,
+    audit,
+    crash_writer,
+    integrity_problems,
+    offline_manager,
+    pick_facts,
+    read_acks,
+)
+
+
+def timed_writer(path: str, seed: int, n: int) -> tuple[list[Ack], Counter, float, float]:
+    """Like tests.reliability.write_worker, but counts errors instead of stopping at one."""
+    acks, errors = [], Counter()
+    with offline_manager(path) as mm:
+        started = time.time()
+        for user, fact in pick_facts(seed, n):
+            try:
+                r = mm.update_memory(fact, user_id=user)
+            except MemmanError as error:
+                errors[type(error).__name__] += 1
+                continue
+            acks.append(Ack(user, r.op.value, r.memory_id, r.content))
+        return acks, errors, started, time.time()
+
+
+def concurrency(workdir: Path, writers: int, writes: int) -> None:
+    path = str(workdir / "concurrent.db")
+    offline_manager(path).close()
+    with multiprocessing.get_context("spawn").Pool(writers) as pool:
+        runs = pool.starmap(timed_writer, [(path, seed, writes) for seed in range(writers)])
+    acks = [ack for run in runs for ack in run[0]]
+    errors = sum((run[1] for run in runs), Counter())
+    seconds = max(run[3] for run in runs) - min(run[2] for run in runs)
+    result = audit(path, acks)
+    print(f"concurrency: {writers} processes x {writes} update_memory calls, overlapping facts")
+    print(f"  writes attempted     {writers * writes}")
+    print(f"  acknowledged         {result.acknowledged}")
+    print(f"  present              {result.present}")
+    print(f"  duplicated (active)  {result.duplicated}")
+    print(f"  errors to callers    {dict(errors) or 0}")
+    print(f"  integrity problems   {len(integrity_problems(path))}")
+    print(f"  throughput           {len(acks) / seconds:.0f} writes/s over {seconds:.1f} s")
+
+
+def crashes(workdir: Path, trials: int) -> None:
+    fork = multiprocessing.get_context("fork")
+    rng = random.Random("stress-crash")
+    failures, acknowledged, unmigrated = [], 0, 0
+    modes = ["single", "batch", "open"]
+    for trial in range(trials):
+        mode = modes[trial % len(modes)]
+        path = workdir / (f"fresh-{trial}.db" if mode == "open" else f"crash-{mode}.db")
+        ack_path = workdir / f"acks-{trial}.jsonl"
+        writer = fork.Process(target=crash_writer, args=(str(path), mode, trial, str(ack_path)))
+        writer.start()
+        time.sleep(rng.uniform(0.0, 0.03 if mode == "open" else 0.4))
+        writer.kill()
+        writer.join()
+        problems = integrity_problems(str(path))
+        acks = read_acks(str(ack_path)) if ack_path.exists() else []
+        acknowledged += len(acks)
+        if mode == "open":
+            schema = sqlite_utils.Database(path)
+            unmigrated += not schema.table_names()
+            if schema.table_names() and list(migrations.pending(schema)):
+                problems.append("half-migrated schema")
+            schema.close()
+        else:
+            result = audit(str(path), acks)
+            if result.present != result.acknowledged or result.duplicated:
+                problems.append(f"lost or duplicated: {result}")
+        try:
+            with offline_manager(str(path)) as mm:
+                mm.stats()
+        except MemmanError as error:
+            problems.append(f"reopen: {error}")
+        if problems:
+            failures.append((trial, mode, problems))
+    print(f"crashes: {trials} SIGKILL trials (single writes, update_many batches, fresh file open)")
+    print(f"  writes acknowledged before a kill  {acknowledged}")
+    print(f"  fresh files killed before migrated {unmigrated} (then reopened and migrated)")
+    print(f"  failures found                     {len(failures)}")
+    for failure in failures[:5]:
+        print(f"    {failure}")
+
+
+def hostile_text(rng: random.Random) -> str:
+    pieces = [
+        "User likes tea", '"', "'", "NEAR(", " AND ", "-", "*", ":", "\x00", "\ud800",
+        "'); DROP TABLE long_term;--", "{{ x }}", "寿司", "🍣", "\u202e", " ", "\n",
+    ]  # fmt: skip
+    text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 12)))
+    return text * rng.choice([1, 1, 1, 500])
+
+
+def fuzz(workdir: Path, cases: int) -> None:
+    path = str(workdir / "fuzz.db")
+    rng = random.Random("stress-fuzz")
+    outcomes: Counter = Counter()
+    with offline_manager(path) as mm:
+        for _ in range(cases):
+            text = hostile_text(rng)
+            for call in (
+                lambda t=text: mm.update_memory(t, user_id="alice", metadata={"t": t}),
+                lambda t=text: mm.search(t, user_id="alice"),
+            ):
+                try:
+                    call()
+                    outcomes["ok"] += 1
+                except MemmanError as error:
+                    outcomes[type(error).__name__] += 1
+                except Exception as error:  # the figure this benchmark exists to show is 0
+                    outcomes[f"UNTYPED {type(error).__name__}"] += 1
+    corruptions = integrity_problems(path)
+    print(f"input fuzz: {cases} hostile facts and {cases} hostile queries")
+    print(f"  outcomes             {dict(outcomes)}")
+    print(f"  store corruptions    {len(corruptions)}")
+
+
+def llm_fuzz(workdir: Path, cases: int) -> None:
+    rng = random.Random("stress-llm")
+    server = FakeOpenAI().start()
+    outcomes: Counter = Counter()
+    leaks = 0
+    mm = llm_manager(str(workdir / "llm.db"), server.base_url, llm_max_retries=0, llm_timeout_s=2)
+    try:
+        mm.update_memory("User uses a standing desk", user_id="alice")
+        mm.update_memory("User uses a standing desk", user_id="bob")
+        bob = [(m.content, m.status) for m in mm.list(user_id="bob", include_inactive=True)]
+        for _ in range(cases):
+            fields = {
+                "op": rng.choice(["ADD", "UPDATE", "DELETE", "NOOP", "MERGE", "", None]),
+                "id": rng.choice([1, 2, 0, -1, 2**63, "1", None]),
+                "content": rng.choice(["User sits", "", "x" * 5000, hostile_text(rng)]),
+                "reason": "fuzz",
+            }
+            body = rng.choice(
+                [
+                    chat_completion(tool_args={"decision": fields}),
+                    chat_completion(tool_args=hostile_text(rng)),
+                    hostile_text(rng).encode("utf-8", "surrogatepass"),  # not even UTF-8
+                ]
+            )
+            server.script(Reply(body=body))
+            try:
+                result = mm.update_memory(
+                    f"User switched back to a sitting desk {rng.random()}", user_id="alice"
+                )
+                outcomes[result.op.value] += 1
+            except Exception as error:  # the figure this benchmark exists to show is 0
+                outcomes[f"RAISED {type(error).__name__}"] += 1
+            now = [(m.content, m.status) for m in mm.list(user_id="bob", include_inactive=True)]
+            leaks += now != bob
+    finally:
+        mm.close()
+        server.stop()
+    print(f"LLM fuzz: {cases} random answers from the fake OpenAI server")
+    print(f"  outcomes             {dict(outcomes)}")
+    print(f"  other-scope changes  {leaks}")
+    print(f"  store corruptions    {len(integrity_problems(str(workdir / 'llm.db')))}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--writers", type=int, default=8)
+    parser.add_argument("--writes", type=int, default=500)
+    parser.add_argument("--crash-trials", type=int, default=120)
+    parser.add_argument("--fuzz", type=int, default=2000)
+    args = parser.parse_args()
+    logging.disable(logging.CRITICAL)  # instructor logs every failed call; the counts say it
+    with tempfile.TemporaryDirectory() as tmp:
+        workdir = Path(tmp)
+        concurrency(workdir, args.writers, args.writes)
+        crashes(workdir, args.crash_trials)
+        fuzz(workdir, args.fuzz)
+        llm_fuzz(workdir, args.fuzz // 10)
+
+
+if __name__ == "__main__":
+    main()
