@@ -35,20 +35,26 @@ class CheckReport:
 
 
 def check(store: Store) -> CheckReport:
-    with store.read() as conn:
-        try:
+    """Each check runs on its own, so a damaged file yields a report, not a traceback."""
+    try:
+        with store.read() as conn:
             integrity = [
                 row[0] for row in conn.exec_driver_sql("PRAGMA integrity_check") if row[0] != "ok"
             ]
-        except sa.exc.DatabaseError as error:  # damaged beyond what the check can walk
-            integrity = [str(error.orig)]
-        pe = store.pending
-        pending, stuck = conn.execute(
-            sa.select(
-                sa.func.count(),
-                sa.func.count().filter(pe.c.attempts >= STUCK_ATTEMPTS),
-            )
-        ).one()
+    except sa.exc.DatabaseError as error:  # damaged beyond what the check can walk
+        integrity = [str(error.orig)]
+    pending = stuck = 0
+    try:
+        with store.read() as conn:
+            pe = store.pending
+            pending, stuck = conn.execute(
+                sa.select(
+                    sa.func.count(),
+                    sa.func.count().filter(pe.c.attempts >= STUCK_ATTEMPTS),
+                )
+            ).one()
+    except sa.exc.DatabaseError as error:
+        integrity.append(f"pending facts unreadable: {error.orig}")
     try:
         # FTS5's integrity-check is written as an INSERT, so it needs a write transaction;
         # it changes nothing.

@@ -11,7 +11,13 @@ from typer.testing import CliRunner
 from memman.cli import app
 from memman.errors import InvalidInputError
 from memman.maintenance import STUCK_ATTEMPTS
-from tests.reliability import audit, integrity_problems, offline_manager, write_worker
+from tests.reliability import (
+    audit,
+    integrity_problems,
+    offline_manager,
+    pick_facts,
+    write_worker,
+)
 
 FACTS = ("User likes green tea", "User lives in Berlin", "User has a cat named Miso")
 
@@ -55,6 +61,22 @@ def test_an_fts_index_that_disagrees_with_the_table_is_reported(db):
     assert not report.ok
     assert report.fts_error and "malformed" in report.fts_error
     assert CliRunner().invoke(app, ["check", "--db", db]).exit_code == 1
+
+
+def test_damaged_pages_are_reported_not_raised(tmp_path):
+    path = str(tmp_path / "damaged.db")
+    with offline_manager(path) as mm:
+        for user, fact in pick_facts(1, 300):
+            mm.update_memory(fact, user_id=user)
+    # Closing checkpointed the WAL into the file; overwrite one page past the schema.
+    with open(path, "r+b") as damaged:
+        damaged.seek(4096 * 3)
+        damaged.write(b"\xff" * 4096)
+    with offline_manager(path) as mm:
+        report = mm.check()
+    assert not report.ok
+    assert any("malformed" in line for line in report.integrity)
+    assert CliRunner().invoke(app, ["check", "--db", path]).exit_code == 1
 
 
 def test_facts_stuck_in_pending_are_reported(db):
