@@ -13,6 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from memman.models import Op
+from tests.decisions import answer, llm_manager
 from tests.reliability import (
     Ack,
     audit,
@@ -84,3 +85,27 @@ def test_threads_reading_while_writing_see_consistent_rows(tmp_path):
             readers = [pool.submit(read, seed) for seed in range(4, 8)]
             for future in writers + readers:
                 future.result()
+
+
+def test_threads_whose_llm_decisions_race_store_no_copies(tmp_path, fake_openai):
+    """An LLM decision is made outside the write lock; applying it re-checks the store, so two
+    threads deciding ADD for the same text at once still store it once."""
+    fake_openai.script(*[answer("ADD") for _ in range(WRITERS * 25)])
+    path = str(tmp_path / "shared.db")
+    with llm_manager(path, fake_openai.base_url, llm_max_retries=0) as mm:
+
+        def write(seed: int) -> list[Ack]:
+            acks = []
+            for user, fact in pick_facts(seed, 25):
+                r = mm.update_memory(fact, user_id=user)
+                acks.append(Ack(user, r.op.value, r.memory_id, r.content))
+            return acks
+
+        with ThreadPoolExecutor(WRITERS) as pool:
+            acks = [ack for worker in pool.map(write, range(WRITERS)) for ack in worker]
+        assert mm.pending() == []
+
+    result = audit(path, acks)
+
+    assert len(fake_openai.requests) > WRITERS  # the LLM tier was really exercised
+    assert (result.acknowledged, result.present, result.duplicated) == (WRITERS * 25,) * 2 + (0,)
