@@ -214,6 +214,22 @@ def search(
         console.print(table)
 
 
+@app.command()
+def context(
+    query: str,
+    user: UserOption = "default",
+    agent: AgentOption = None,
+    max_tokens: Annotated[
+        int, typer.Option("--max-tokens", help="Budget, approximated as characters / 4.")
+    ] = 500,
+    db: DbOption = None,
+) -> None:
+    """Print the memory block for a system prompt: relevant memories with their dates."""
+    with _open(db) as mm:
+        block = mm.context(query, user_id=user, agent_id=agent, max_tokens=max_tokens)
+        console.print(block.text, markup=False, highlight=False, end="")
+
+
 @app.command("list")
 def list_memories(
     user: UserOption = "default",

@@ -45,6 +45,17 @@ class Settings(BaseModel):
     max_metadata_bytes: int = Field(default=16384, ge=2)
     max_metadata_depth: int = Field(default=8, ge=1)
 
+    # Recall ranking: score = relevance x w_rel + recency x w_rec + importance/10 x w_imp.
+    # Relevance dominates (a recent but unrelated memory should not outrank the answer);
+    # recency halves every recall_half_life_days since the memory was last written or
+    # recalled; importance (1-10) breaks ties between equally relevant facts.
+    recall_weight_relevance: float = Field(default=0.6, ge=0)
+    recall_weight_recency: float = Field(default=0.25, ge=0)
+    recall_weight_importance: float = Field(default=0.15, ge=0)
+    recall_half_life_days: float = Field(default=30.0, gt=0)
+    # search() ranks a lexical pool this many times larger than the limit asked for.
+    recall_pool_factor: int = Field(default=4, ge=1, le=50)
+
     prompts_dir: str | None = None
     batch_chunk_size: int = Field(default=500, ge=1)
     busy_timeout_s: float = Field(default=5.0, gt=0)

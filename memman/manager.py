@@ -15,7 +15,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from memman import maintenance
+from memman import maintenance, recall
 from memman.apply import StaleDecision, apply_decision, park
 from memman.candidate import Candidate, make_candidate
 from memman.config import Settings, load_settings
@@ -23,6 +23,7 @@ from memman.decide import Decider, Decision, OfflineDecider, make_decider
 from memman.errors import DecisionError, InvalidInputError
 from memman.maintenance import CheckReport
 from memman.models import Event, Memory, Op, PendingFact, SearchHit, Status, Tier, UpdateResult
+from memman.recall import ContextBlock
 from memman.retrieval import lexical_candidates
 from memman.route import Route, RouteKind, route
 from memman.store import Scope, Store
@@ -343,14 +344,38 @@ class MemoryManager:
     def search(
         self, query: str, *, user_id: str, agent_id: str | None = None, limit: int = 5
     ) -> list[SearchHit]:
-        """Active memories of the scope ranked by lexical relevance (BM25), best first."""
+        """Active memories of the scope, best first, near-duplicates collapsed, reinforced.
+
+        Ranked by a blend of relevance, recency and importance (see memman/recall.py and the
+        recall_* settings); every returned memory's access count and last access are updated.
+        """
         if not isinstance(query, str):
             raise InvalidInputError("query must be a string")
         _check_count("limit", limit, minimum=1)
-        scope = Scope(user_id, agent_id)
-        with self.store.read() as conn:
-            found = lexical_candidates(self.store, conn, scope, query, limit)
-        return [SearchHit(memory=r.memory, score=-r.bm25) for r in found]
+        return recall.search(
+            self.store,
+            Scope(user_id, agent_id),
+            query,
+            limit=limit,
+            settings=self.settings,
+            now=self.clock(),
+        )
+
+    def context(
+        self,
+        query: str,
+        *,
+        user_id: str,
+        agent_id: str | None = None,
+        max_tokens: int = 500,
+        limit: int = 20,
+    ) -> ContextBlock:
+        """A memory block for a system prompt: the best hits that fit max_tokens, with dates."""
+        _check_count("max_tokens", max_tokens, minimum=1)
+        hits = self.search(query, user_id=user_id, agent_id=agent_id, limit=limit)
+        return recall.render_context(
+            hits, max_tokens=max_tokens, prompts_dir=self.settings.prompts_dir
+        )
 
     def history(self, memory_id: str) -> list[Event]:
         """Every event that touched a memory, oldest first: why the bot thinks what it thinks."""

@@ -67,6 +67,8 @@ class SearchHit(BaseModel):
 
     memory: Memory
     score: float
+    # Near-duplicate memories folded into this hit at load time (see recall.collapse).
+    collapsed_ids: list[str] = Field(default_factory=list)
 
     @property
     def id(self) -> str:
