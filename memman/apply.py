@@ -8,14 +8,17 @@ the caller decides again rather than applying a decision about text that no long
 
 from __future__ import annotations
 
+import numpy as np
 import sqlalchemy as sa
 
 from memman.candidate import Candidate
 from memman.decide import Decision
+from memman.embed import Embedder
 from memman.errors import DecisionError
 from memman.models import Memory, Op, Status, Tier, UpdateResult
 from memman.store import Store
 from memman.text import content_hash
+from memman.vectors import save_vector
 
 
 class StaleDecision(Exception):
@@ -38,7 +41,14 @@ def apply_decision(
     now: str,
     scores: dict | None = None,
     pending_id: int | None = None,
+    embedder: Embedder | None = None,
+    vector: np.ndarray | None = None,
 ) -> UpdateResult:
+    """Apply one decision with its event; with an embedder, new text gets its vector too.
+
+    `vector` is the candidate's embedding, computed before the transaction; an UPDATE's new
+    text is embedded here (it is only known once decided).
+    """
     scope = candidate.scope
     before: str | None = None
     after: str | None = None
@@ -57,6 +67,10 @@ def apply_decision(
             metadata=candidate.metadata,
         )
         after = candidate.content
+        if embedder is not None:
+            if vector is None:
+                vector = embedder.embed([candidate.content])[0]
+            save_vector(conn, memory_id, embedder.name, vector)
     elif decision.target is None:  # a NOOP that names no memory: nothing to change
         pass
     else:
@@ -89,6 +103,10 @@ def apply_decision(
                     source=candidate.source,
                 )
                 after = decision.content
+                if embedder is not None:
+                    same = decision.content == candidate.content and vector is not None
+                    new_vector = vector if same else embedder.embed([decision.content])[0]
+                    save_vector(conn, target.id, embedder.name, new_vector)
 
     call = decision.call
     event_id = store.insert_event(

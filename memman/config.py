@@ -40,6 +40,13 @@ class Settings(BaseModel):
     noop_jaccard: float = Field(default=0.8, gt=0, le=1)
     novel_jaccard: float = Field(default=0.1, ge=0, le=1)
 
+    # Embeddings (optional): none | local | openai. The cosine thresholds default per model
+    # (memman/embed.py COSINE_THRESHOLDS, measured with `memman calibrate`).
+    embedder: str = "none"
+    embedding_model: str | None = None
+    noop_cosine: float | None = Field(default=None, gt=0, le=1)
+    novel_cosine: float | None = Field(default=None, ge=-1, le=1)
+
     # Input limits: a fact is a sentence or a short paragraph, not a document.
     max_fact_chars: int = Field(default=4000, ge=1)
     max_metadata_bytes: int = Field(default=16384, ge=2)
@@ -55,6 +62,21 @@ class Settings(BaseModel):
     recall_half_life_days: float = Field(default=30.0, gt=0)
     # search() ranks a lexical pool this many times larger than the limit asked for.
     recall_pool_factor: int = Field(default=4, ge=1, le=50)
+
+    # Lifecycle (memman/observe.py, shortterm.py, consolidate.py).
+    # observe() extracts a session's buffered messages once the oldest waited this long.
+    extract_cooldown_s: float = Field(default=120.0, ge=0)
+    # Short-term TTL in hours by category; "default" for any other category.
+    short_term_ttl_hours: dict[str, float] = Field(
+        default_factory=lambda: {"default": 24.0, "location": 6.0, "plan": 72.0}
+    )
+    promote_min_sessions: int = Field(default=2, ge=1)  # seen in this many sessions: long-term
+    # Never merged or decayed automatically: these categories, and confidence >= this.
+    protected_categories: list[str] = Field(default_factory=lambda: ["constraint", "safety"])
+    protected_confidence: float = Field(default=0.95, gt=0, le=1)
+    decay_rate: float = Field(default=0.01, ge=0, lt=1)  # per day since last access
+    decay_floor: float = Field(default=0.05, ge=0, le=1)
+    archive_below: float = Field(default=0.1, ge=0, le=1)  # decayed under this: archived
 
     prompts_dir: str | None = None
     batch_chunk_size: int = Field(default=500, ge=1)
@@ -84,6 +106,8 @@ ENVIRONMENT = {
     "MEMMAN_LLM_TIMEOUT": "llm_timeout_s",
     "MEMMAN_DECIDER": "decider",
     "MEMMAN_PROMPTS_DIR": "prompts_dir",
+    "MEMMAN_EMBEDDER": "embedder",
+    "MEMMAN_EMBEDDING_MODEL": "embedding_model",
 }
 
 

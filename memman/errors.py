@@ -35,3 +35,7 @@ class DecisionError(MemmanError):
 
 class StoreBusyError(MemmanError):
     """The database stayed locked by other writers longer than the configured patience."""
+
+
+class EmbeddingError(MemmanError):
+    """The embedding backend failed; raised before anything is written, so nothing is lost."""

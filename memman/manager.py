@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import sqlalchemy as sa
 
 from memman import maintenance, recall
@@ -20,13 +21,15 @@ from memman.apply import StaleDecision, apply_decision, park
 from memman.candidate import Candidate, make_candidate
 from memman.config import Settings, load_settings
 from memman.decide import Decider, Decision, OfflineDecider, make_decider
-from memman.errors import DecisionError, InvalidInputError
+from memman.embed import Embedder, cosine_thresholds, make_embedder
+from memman.errors import ConfigError, DecisionError, InvalidInputError
 from memman.maintenance import CheckReport
 from memman.models import Event, Memory, Op, PendingFact, SearchHit, Status, Tier, UpdateResult
 from memman.recall import ContextBlock
-from memman.retrieval import lexical_candidates
-from memman.route import Route, RouteKind, route
+from memman.retrieval import hybrid_candidates, lexical_candidates
+from memman.route import Route, RouteKind, Thresholds, route
 from memman.store import Scope, Store
+from memman.vectors import VectorIndex, count_missing, missing_batch, save_vector
 
 log = logging.getLogger(__name__)
 
@@ -79,6 +82,8 @@ class MemoryManager:
             busy_patience_s=self.settings.busy_patience_s,
         )
         self.decider = decider or make_decider(self.settings)
+        self.embedder: Embedder | None = make_embedder(self.settings)
+        self.vectors = VectorIndex()
         self.clock = clock
 
     def close(self) -> None:
@@ -148,30 +153,74 @@ class MemoryManager:
         results: list[UpdateResult] = []
         while len(results) < len(candidates):
             chunk = candidates[len(results) : len(results) + size]
+            vectors = self._embed([c.content for c in chunk])  # one batch, outside the txn
             settled = self.store.write(
-                lambda conn, chunk=chunk: self._settle_until_llm(conn, chunk)
+                lambda conn, chunk=chunk, vectors=vectors: self._settle_until_llm(
+                    conn, chunk, vectors
+                )
             )
             results.extend(settled)
             if len(settled) < len(chunk):  # chunk[len(settled)] needs the LLM: decide it now
-                results.append(self._process(chunk[len(settled)]))
+                results.append(self._process(chunk[len(settled)], vector=vectors[len(settled)]))
         return results
 
-    def _settle_until_llm(self, conn: sa.Connection, chunk: list[Candidate]) -> list[UpdateResult]:
+    def _settle_until_llm(
+        self, conn: sa.Connection, chunk: list[Candidate], vectors: list[np.ndarray | None]
+    ) -> list[UpdateResult]:
         """Settle candidates in order until one needs the LLM (it is left undecided).
 
         Later facts must not be settled before an earlier ambiguous one is applied: "uses a
         standing desk" after "switched to a sitting desk" would be a NOOP on stale text.
         """
         settled: list[UpdateResult] = []
-        for candidate in chunk:
-            outcome = self._settle(conn, candidate)
+        for candidate, vector in zip(chunk, vectors, strict=True):
+            outcome = self._settle(conn, candidate, vector=vector)
             if not isinstance(outcome, UpdateResult):
                 break
             settled.append(outcome)
         return settled
 
+    def _embed(self, texts: list[str]) -> list[np.ndarray | None]:
+        """One batched embedding call for these texts (Nones when no embedder is configured)."""
+        if self.embedder is None:
+            return [None] * len(texts)
+        return list(self.embedder.embed(texts))
+
+    def _retrieve(
+        self, conn: sa.Connection, candidate: Candidate, vector: np.ndarray | None
+    ) -> Route:
+        """Candidate retrieval (hybrid with an embedder, else lexical) and routing."""
+        cosine = None
+        if self.embedder is not None and vector is not None:
+            retrieved = hybrid_candidates(
+                self.store,
+                conn,
+                candidate.scope,
+                candidate.content,
+                self.settings.top_k,
+                index=self.vectors,
+                model=self.embedder.name,
+                vector=vector,
+            )
+            cosine = Thresholds("cosine", *cosine_thresholds(self.settings, self.embedder.name))
+        else:
+            retrieved = lexical_candidates(
+                self.store, conn, candidate.scope, candidate.content, self.settings.top_k
+            )
+        return route(
+            candidate.content,
+            retrieved,
+            noop_jaccard=self.settings.noop_jaccard,
+            novel_jaccard=self.settings.novel_jaccard,
+            cosine=cosine,
+        )
+
     def _settle(
-        self, conn: sa.Connection, candidate: Candidate, pending_id: int | None = None
+        self,
+        conn: sa.Connection,
+        candidate: Candidate,
+        pending_id: int | None = None,
+        vector: np.ndarray | None = None,
     ) -> UpdateResult | Route:
         """Inside a write transaction: settle the candidate by the cheap tiers if possible.
 
@@ -186,15 +235,7 @@ class MemoryManager:
             return apply_decision(
                 self.store, conn, candidate, decision, now=now, pending_id=pending_id
             )
-        retrieved = lexical_candidates(
-            self.store, conn, candidate.scope, candidate.content, self.settings.top_k
-        )
-        routed = route(
-            candidate.content,
-            retrieved,
-            noop_jaccard=self.settings.noop_jaccard,
-            novel_jaccard=self.settings.novel_jaccard,
-        )
+        routed = self._retrieve(conn, candidate, vector)
         if routed.kind is RouteKind.NOVEL:
             decision = Decision(Op.ADD, routed.reason, Tier.NOVEL)
         elif routed.kind is RouteKind.DUPLICATE:
@@ -212,11 +253,22 @@ class MemoryManager:
             now=now,
             scores=routed.scores(),
             pending_id=pending_id,
+            embedder=self.embedder,
+            vector=vector,
         )
 
-    def _process(self, candidate: Candidate, pending_id: int | None = None) -> UpdateResult:
+    def _process(
+        self,
+        candidate: Candidate,
+        pending_id: int | None = None,
+        vector: np.ndarray | None = None,
+    ) -> UpdateResult:
+        if vector is None:
+            (vector,) = self._embed([candidate.content])  # before the write transaction
         for _ in range(MAX_STALE_RETRIES):
-            outcome = self.store.write(lambda conn: self._settle(conn, candidate, pending_id))
+            outcome = self.store.write(
+                lambda conn: self._settle(conn, candidate, pending_id, vector)
+            )
             if isinstance(outcome, UpdateResult):
                 return outcome
             scores = outcome.scores()
@@ -241,7 +293,7 @@ class MemoryManager:
             try:
                 return self.store.write(
                     lambda conn, decision=decision, scores=scores: self._apply_decided(
-                        conn, candidate, decision, scores, pending_id
+                        conn, candidate, decision, scores, pending_id, vector
                     )
                 )
             except StaleDecision as stale:
@@ -268,6 +320,7 @@ class MemoryManager:
         decision: Decision,
         scores: dict,
         pending_id: int | None,
+        vector: np.ndarray | None,
     ) -> UpdateResult:
         now = self._now()
         if decision.op is Op.ADD:
@@ -278,7 +331,15 @@ class MemoryManager:
                     Op.NOOP, "same normalised text stored meanwhile", Tier.HASH, target=twin
                 )
         return apply_decision(
-            self.store, conn, candidate, decision, now=now, scores=scores, pending_id=pending_id
+            self.store,
+            conn,
+            candidate,
+            decision,
+            now=now,
+            scores=scores,
+            pending_id=pending_id,
+            embedder=self.embedder,
+            vector=vector,
         )
 
     # -- pending -----------------------------------------------------------------------------------
@@ -400,6 +461,38 @@ class MemoryManager:
             }
 
     # -- operations ------------------------------------------------------------------------------
+
+    def reindex(
+        self, *, batch: int = 256, progress: Callable[[int, int], None] | None = None
+    ) -> int:
+        """Embed every active memory lacking a vector for the configured model; returns how many.
+
+        Run after configuring an embedder or changing its model: vectors are kept per model, so
+        the old model's vectors are never compared with the new one's. `progress(done, total)`
+        is called after each batch (the CLI draws a bar with it).
+        """
+        if self.embedder is None:
+            raise ConfigError("no embedder configured: set embedder = 'local' or 'openai'")
+        model = self.embedder.name
+        with self.store.read() as conn:
+            total = count_missing(conn, model)
+        done, after = 0, 0
+        while True:
+            with self.store.read() as conn:
+                rows = missing_batch(conn, model, after_pk=after, limit=batch)
+            if not rows:
+                return done
+            vectors = self.embedder.embed([content for _, _, content in rows])
+
+            def write(conn: sa.Connection, rows=rows, vectors=vectors) -> None:
+                for (_, memory_id, _), vector in zip(rows, vectors, strict=True):
+                    save_vector(conn, memory_id, model, vector)
+
+            self.store.write(write)
+            done += len(rows)
+            after = rows[-1][0]
+            if progress is not None:
+                progress(done, total)
 
     def check(self) -> CheckReport:
         """SQLite integrity, FTS index agreement and stuck pending facts; see `report.ok`."""

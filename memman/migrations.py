@@ -103,3 +103,74 @@ def m003_pending(db: sqlite_utils.Database) -> None:
         """
     )
     db.execute("CREATE INDEX pending_scope ON pending (user_id, agent_id)")
+
+
+@migrations()
+def m010_vectors(db: sqlite_utils.Database) -> None:
+    # One float32 vector per (memory, embedding model): a model change never mixes vectors,
+    # and `memman reindex` fills the new model's rows while the old ones stay usable.
+    db.execute(
+        """
+        CREATE TABLE memory_vectors (
+            memory_pk INTEGER NOT NULL REFERENCES long_term(pk),
+            model TEXT NOT NULL,
+            dim INTEGER NOT NULL,
+            vector BLOB NOT NULL,
+            PRIMARY KEY (memory_pk, model)
+        )
+        """
+    )
+
+
+@migrations()
+def m011_short_term(db: sqlite_utils.Database) -> None:
+    # Transient facts ("is at the airport right now") with an expiry. `sessions` lists the
+    # sessions a fact was seen in: seen in enough of them, it is promoted to long-term.
+    db.execute(
+        """
+        CREATE TABLE short_term (
+            id INTEGER PRIMARY KEY,
+            user_id TEXT NOT NULL,
+            agent_id TEXT NOT NULL DEFAULT '',
+            content TEXT NOT NULL,
+            content_hash TEXT NOT NULL,
+            category TEXT,
+            importance REAL NOT NULL DEFAULT 5.0,
+            sessions TEXT NOT NULL DEFAULT '[]',
+            source TEXT,
+            status TEXT NOT NULL DEFAULT 'active',  -- active | expired | promoted
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            expires_at TEXT NOT NULL
+        )
+        """
+    )
+    db.execute("CREATE INDEX short_term_scope ON short_term (user_id, agent_id, status)")
+
+
+@migrations()
+def m012_message_buffer(db: sqlite_utils.Database) -> None:
+    # observe() writes messages here before extracting from them, so a crash between the two
+    # loses nothing; extracted_at is set only once the facts of a message were written.
+    db.execute(
+        """
+        CREATE TABLE message_buffer (
+            id INTEGER PRIMARY KEY,
+            user_id TEXT NOT NULL,
+            agent_id TEXT NOT NULL DEFAULT '',
+            session_id TEXT NOT NULL,
+            role TEXT NOT NULL,
+            content TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            extracted_at TEXT
+        )
+        """
+    )
+    db.execute("CREATE INDEX message_buffer_session ON message_buffer (session_id, extracted_at)")
+
+
+@migrations()
+def m013_long_term_decayed_at(db: sqlite_utils.Database) -> None:
+    # When consolidate last decayed a memory: decay is applied at most once a day, and only
+    # for the days since max(last access, last decay), so repeated runs compound correctly.
+    db.execute("ALTER TABLE long_term ADD COLUMN decayed_at TEXT")

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 import sqlalchemy as sa
 
 from memman.models import Memory
 from memman.store import Scope, Store
 from memman.text import STOPWORDS, content_tokens, jaccard, words
+from memman.vectors import VectorIndex
 
 # Long paragraphs would make an OR query of hundreds of terms: slow and no better at recall.
 MAX_QUERY_TERMS = 32
@@ -54,21 +56,25 @@ class Retrieved:
     """A stored memory that may relate to the candidate, with the scores that found it."""
 
     memory: Memory
-    bm25: float
+    bm25: float | None  # None: found by the embedding only
     jaccard: float
+    cosine: float | None = None  # None: no embedder configured
+
+
+def _bm25_ranked(conn: sa.Connection, scope: Scope, text: str, k: int) -> list[tuple[int, float]]:
+    """(pk, bm25) of the scope's top-k active memories for the text, best first."""
+    query = fts_query(text)
+    if query is None:
+        return []
+    params = {"query": query, "user_id": scope.user_id, "agent_id": scope.agent_key, "limit": k}
+    return [(pk, bm25) for pk, bm25 in conn.execute(_CANDIDATES_SQL, params)]
 
 
 def lexical_candidates(
     store: Store, conn: sa.Connection, scope: Scope, text: str, k: int
 ) -> list[Retrieved]:
     """Top-k active memories of the scope by BM25, best first, each with its token Jaccard."""
-    query = fts_query(text)
-    if query is None:
-        return []
-    ranked = conn.execute(
-        _CANDIDATES_SQL,
-        {"query": query, "user_id": scope.user_id, "agent_id": scope.agent_key, "limit": k},
-    ).all()
+    ranked = _bm25_ranked(conn, scope, text, k)
     if not ranked:
         return []
     memories = store.memories_by_pk(conn, [pk for pk, _ in ranked])
@@ -80,4 +86,48 @@ def lexical_candidates(
             jaccard=jaccard(tokens, content_tokens(memories[pk].content)),
         )
         for pk, bm25 in ranked
+    ]
+
+
+# Reciprocal rank fusion constant (Cormack et al. 2009): 60 damps the head of each list so a
+# memory ranked well by both retrievers beats one ranked first by only one of them.
+RRF_K = 60
+
+
+def hybrid_candidates(
+    store: Store,
+    conn: sa.Connection,
+    scope: Scope,
+    text: str,
+    k: int,
+    *,
+    index: VectorIndex,
+    model: str,
+    vector: np.ndarray,
+) -> list[Retrieved]:
+    """Top-k by reciprocal rank fusion of BM25 and cosine, each with its Jaccard and cosine.
+
+    The embedding finds paraphrases that share no word ("loves shellfish" / "enjoys
+    prawns"); BM25 keeps exact names and numbers that embeddings blur. Ranks are fused, not
+    scores, because BM25 and cosine live on unrelated scales.
+    """
+    lexical = _bm25_ranked(conn, scope, text, k)
+    semantic = index.top(conn, scope, model, vector, k)
+    fused: dict[int, float] = {}
+    for ranking in ([pk for pk, _ in lexical], [pk for pk, _ in semantic]):
+        for rank, pk in enumerate(ranking):
+            fused[pk] = fused.get(pk, 0.0) + 1.0 / (RRF_K + rank + 1)
+    best = sorted(fused, key=lambda pk: fused[pk], reverse=True)[:k]
+    bm25s = dict(lexical)
+    cosines = index.scores(conn, scope, model, vector, best)
+    memories = store.memories_by_pk(conn, best)
+    tokens = content_tokens(text)
+    return [
+        Retrieved(
+            memory=memories[pk],
+            bm25=bm25s.get(pk),
+            jaccard=jaccard(tokens, content_tokens(memories[pk].content)),
+            cosine=cosines.get(pk),
+        )
+        for pk in best
     ]

@@ -30,42 +30,73 @@ class Route:
 
     def scores(self) -> dict[str, dict[str, float]]:
         """Similarity of each related memory, for the audit trail."""
-        return {
-            r.memory.id: {"jaccard": round(r.jaccard, 4), "bm25": round(r.bm25, 4)}
-            for r in self.related
-        }
+        return {r.memory.id: _scores(r) for r in self.related}
+
+
+def _scores(r: Retrieved) -> dict[str, float]:
+    values = {"jaccard": r.jaccard, "bm25": r.bm25, "cosine": r.cosine}
+    return {name: round(value, 4) for name, value in values.items() if value is not None}
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """Where "the same fact" and "a new fact" begin, for one similarity measure."""
+
+    name: str  # "Jaccard" or "cosine", for the reasons shown in the audit trail
+    noop: float
+    novel: float
 
 
 def route(
-    candidate: str, retrieved: list[Retrieved], *, noop_jaccard: float, novel_jaccard: float
+    candidate: str,
+    retrieved: list[Retrieved],
+    *,
+    noop_jaccard: float,
+    novel_jaccard: float,
+    cosine: Thresholds | None = None,
 ) -> Route:
+    """NOVEL, DUPLICATE or AMBIGUOUS from the retrieved memories' similarity to the candidate.
+
+    With an embedder (`cosine` thresholds given and cosines retrieved) the cosine decides,
+    because it sees paraphrases; a memory whose cosine is missing (not yet reindexed) falls
+    back to its Jaccard.
+    """
+    jaccard = Thresholds("Jaccard", noop_jaccard, novel_jaccard)
+
+    def measure(r: Retrieved) -> tuple[Thresholds, float]:
+        if cosine is not None and r.cosine is not None:
+            return cosine, r.cosine
+        return jaccard, r.jaccard
+
+    def score(r: Retrieved) -> float:
+        return measure(r)[1]
+
     related = sorted(
-        (r for r in retrieved if r.jaccard >= novel_jaccard), key=lambda r: r.jaccard, reverse=True
+        (r for r in retrieved if score(r) >= measure(r)[0].novel), key=score, reverse=True
     )
     if not related:
-        retrieved_best = max((r.jaccard for r in retrieved), default=0.0)
-        reason = (
-            "no similar memory"
-            if not retrieved
-            else f"no memory shares enough words (best Jaccard {retrieved_best:.2f}"
-            f" < {novel_jaccard})"
-        )
+        best = max(retrieved, key=score, default=None)
+        if best is None:
+            reason = "no similar memory"
+        else:
+            kind, value = measure(best)
+            reason = f"no memory is similar enough (best {kind.name} {value:.2f} < {kind.novel})"
         result = Route(RouteKind.NOVEL, reason)
-    elif related[0].jaccard >= noop_jaccard and not polarity_or_number_differs(
-        candidate, related[0].memory.content
-    ):
-        result = Route(
-            RouteKind.DUPLICATE,
-            f"near-identical to an existing memory (Jaccard {related[0].jaccard:.2f})",
-            related[:1],
-        )
     else:
-        best = related[0]
-        why = (
-            "a negation or number differs from a near-identical memory"
-            if best.jaccard >= noop_jaccard
-            else f"{len(related)} related memories (best Jaccard {best.jaccard:.2f})"
-        )
-        result = Route(RouteKind.AMBIGUOUS, why, related)
+        kind, value = measure(related[0])
+        near = value >= kind.noop
+        if near and not polarity_or_number_differs(candidate, related[0].memory.content):
+            result = Route(
+                RouteKind.DUPLICATE,
+                f"near-identical to an existing memory ({kind.name} {value:.2f})",
+                related[:1],
+            )
+        else:
+            why = (
+                "a negation or number differs from a near-identical memory"
+                if near
+                else f"{len(related)} related memories (best {kind.name} {value:.2f})"
+            )
+            result = Route(RouteKind.AMBIGUOUS, why, related)
     log.debug("route %s: %s", result.kind, result.reason)
     return result
