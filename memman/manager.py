@@ -16,18 +16,21 @@ from typing import Any
 import numpy as np
 import sqlalchemy as sa
 
-from memman import maintenance, recall
+from memman import consolidate, maintenance, observe, recall, shortterm
 from memman.apply import StaleDecision, apply_decision, park
 from memman.candidate import Candidate, make_candidate
 from memman.config import Settings, load_settings
-from memman.decide import Decider, Decision, OfflineDecider, make_decider
+from memman.consolidate import ConsolidationReport
+from memman.decide import Decider, Decision, LLMDecider, OfflineDecider, make_decider
 from memman.embed import Embedder, cosine_thresholds, make_embedder
 from memman.errors import ConfigError, DecisionError, InvalidInputError
 from memman.maintenance import CheckReport
 from memman.models import Event, Memory, Op, PendingFact, SearchHit, Status, Tier, UpdateResult
+from memman.observe import ObserveResult
 from memman.recall import ContextBlock
 from memman.retrieval import hybrid_candidates, lexical_candidates
 from memman.route import Route, RouteKind, Thresholds, route
+from memman.shortterm import ShortTermFact
 from memman.store import Scope, Store
 from memman.vectors import VectorIndex, count_missing, missing_batch, save_vector
 
@@ -501,6 +504,97 @@ class MemoryManager:
     def backup(self, path: str | Path) -> Path:
         """Copy the store to a new file with SQLite's online backup, safe while others write."""
         return maintenance.backup(self.store, path)
+
+    # -- lifecycle (memman/observe.py, shortterm.py, consolidate.py) ----------------------------
+
+    def observe(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        user_id: str,
+        session_id: str,
+        agent_id: str | None = None,
+    ) -> ObserveResult:
+        """Buffer chat messages durably; extract facts once the session's cooldown passed."""
+        observe.buffer(self.store, Scope(user_id, agent_id), session_id, messages, self.clock())
+        if not observe.due(
+            self.store, session_id, now=self.clock(), cooldown_s=self.settings.extract_cooldown_s
+        ):
+            return ObserveResult(buffered=observe.waiting_count(self.store, session_id))
+        return self.flush(session_id)
+
+    def flush(self, session_id: str) -> ObserveResult:
+        """Extract a session's buffered messages now, whatever the cooldown."""
+        return observe.extract(
+            self.store,
+            session_id,
+            write_fact=lambda fact, scope, source, extra: self.update_memory(
+                fact,
+                user_id=scope.user_id,
+                agent_id=scope.agent_id,
+                source=source,
+                metadata=extra or None,
+            ),
+            client=self.decider.client if isinstance(self.decider, LLMDecider) else None,
+            settings=self.settings,
+            now=self.clock(),
+        )
+
+    def remember_short_term(
+        self,
+        fact: str,
+        *,
+        user_id: str,
+        session_id: str,
+        agent_id: str | None = None,
+        category: str | None = None,
+        importance: float = 5.0,
+    ) -> ShortTermFact:
+        """Keep a transient fact until its category's TTL; seen again, its expiry renews."""
+        candidate = self._candidate(fact, Scope(user_id, agent_id), None, None)
+        return self.store.write(
+            lambda conn: shortterm.remember(
+                conn,
+                candidate.scope,
+                candidate.content,
+                session_id=session_id,
+                category=category,
+                importance=importance,
+                source=None,
+                settings=self.settings,
+                now=self.clock(),
+            )
+        )
+
+    def short_term(
+        self, *, user_id: str | None = None, agent_id: str | None = None
+    ) -> list[ShortTermFact]:
+        """Active short-term facts (all scopes if user_id is None)."""
+        scope = Scope(user_id, agent_id) if user_id is not None else None
+        with self.store.read() as conn:
+            return shortterm.active(conn, scope)
+
+    def consolidate(
+        self,
+        *,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        dry_run: bool = False,
+        max_ops: int = 200,
+    ) -> ConsolidationReport:
+        """Expire, promote, merge near-duplicates and decay; see memman/consolidate.py."""
+        _check_count("max_ops", max_ops, minimum=0)
+        return consolidate.consolidate(
+            self.store,
+            Scope(user_id, agent_id) if user_id is not None else None,
+            settings=self.settings,
+            now=self.clock(),
+            dry_run=dry_run,
+            max_ops=max_ops,
+            promote=lambda fact, scope, source: self.update_memory(
+                fact, user_id=scope.user_id, agent_id=scope.agent_id, source=source
+            ),
+        )
 
     # -- explicit user actions -----------------------------------------------------------------
 

@@ -29,6 +29,7 @@ class Tier(StrEnum):
     OFFLINE = "offline"  # the deterministic decider used when no LLM is configured
     PENDING = "pending"  # the decider failed; the fact is parked
     MANUAL = "manual"  # an explicit user action (delete, restore)
+    LIFECYCLE = "lifecycle"  # consolidate: expiry, merge of near-duplicates, decay, archive
 
 
 class Status(StrEnum):

@@ -1,0 +1,224 @@
+"""Conversations in: buffer chat messages durably, extract candidate facts, route them.
+
+observe() first writes the messages to `message_buffer` (one transaction), then extracts
+from a session once its oldest buffered message has waited `extract_cooldown_s` (flush()
+forces it). A message is marked extracted only after its facts were written, so a crash
+or an LLM failure in between leaves it buffered for the next attempt; re-extracting a
+message is harmless because the write path turns a repeated fact into a NOOP.
+
+Offline, the candidates are the user's own messages, verbatim. With an LLM, one structured
+call (`prompts/extract_facts.j2`) returns facts with a category, an importance and a
+durability: durable facts go through update_memory, transient ones to short-term memory.
+Assistant and system messages are context, never stored as the user's facts.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from collections.abc import Callable, Sequence
+from typing import Any, Literal
+
+import sqlalchemy as sa
+from pydantic import BaseModel, ConfigDict, Field
+
+from memman import shortterm
+from memman.config import Settings
+from memman.errors import DecisionError, InvalidInputError
+from memman.llm import LLMClient
+from memman.models import UpdateResult
+from memman.prompts import render
+from memman.store import Scope, Store
+from memman.text import normalize
+
+log = logging.getLogger(__name__)
+
+ROLES = frozenset({"user", "assistant", "system", "tool"})
+EXTRACT_TEMPLATE = "extract_facts.j2"
+
+# update_memory(fact, scope, source, metadata) as MemoryManager provides it.
+WriteFact = Callable[[str, Scope, str, dict[str, Any]], UpdateResult]
+
+
+class ExtractedFact(BaseModel):
+    content: str = Field(min_length=1, description='One fact, "User ..."')
+    category: str = Field(description="One lowercase word")
+    importance: int = Field(ge=1, le=10)
+    durability: Literal["durable", "transient"]
+
+
+class ExtractedFacts(BaseModel):
+    """Facts about the user stated in the conversation (empty if none)."""
+
+    facts: list[ExtractedFact]
+
+
+class ObserveResult(BaseModel):
+    """What observe() / flush() did with a session's messages."""
+
+    model_config = ConfigDict(frozen=True)
+
+    buffered: int  # messages waiting in the buffer after this call
+    extracted_messages: int = 0
+    results: list[UpdateResult] = Field(default_factory=list)  # durable facts, in order
+    short_term_ids: list[int] = Field(default_factory=list)  # transient facts
+    offline: bool = False  # True: candidates are the user's messages verbatim
+    error: str | None = None  # extraction failed; the messages stay buffered
+
+
+def _stamp(moment: dt.datetime) -> str:
+    return moment.astimezone(dt.UTC).isoformat(timespec="milliseconds")
+
+
+def _check_messages(messages: Any) -> list[tuple[str, str]]:
+    if isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence):
+        raise InvalidInputError("messages must be a list of {'role', 'content'} dicts")
+    checked = []
+    for index, message in enumerate(messages):
+        role = message.get("role") if isinstance(message, dict) else None
+        content = message.get("content") if isinstance(message, dict) else None
+        if role not in ROLES or not isinstance(content, str):
+            raise InvalidInputError(
+                f"message #{index} needs a role ({', '.join(sorted(ROLES))}) and text content"
+            )
+        checked.append((role, content))
+    return checked
+
+
+def buffer(store: Store, scope: Scope, session_id: str, messages: Any, now: dt.datetime) -> None:
+    """Write the messages to the buffer in one transaction (validated first)."""
+    if not isinstance(session_id, str) or not session_id.strip():
+        raise InvalidInputError("session_id must be a non-empty string")
+    rows = [
+        {
+            "u": scope.user_id,
+            "a": scope.agent_key,
+            "s": session_id,
+            "r": role,
+            "c": content,
+            "t": _stamp(now),
+        }
+        for role, content in _check_messages(messages)
+    ]
+    if rows:
+        store.write(
+            lambda conn: conn.execute(
+                sa.text(
+                    "INSERT INTO message_buffer (user_id, agent_id, session_id, role, content,"
+                    " created_at) VALUES (:u, :a, :s, :r, :c, :t)"
+                ),
+                rows,
+            )
+        )
+
+
+def _waiting(store: Store, session_id: str) -> list[sa.Row]:
+    with store.read() as conn:
+        return conn.execute(
+            sa.text(
+                "SELECT * FROM message_buffer WHERE session_id = :s AND extracted_at IS NULL"
+                " ORDER BY id"
+            ),
+            {"s": session_id},
+        ).all()
+
+
+def waiting_count(store: Store, session_id: str) -> int:
+    return len(_waiting(store, session_id))
+
+
+def due(store: Store, session_id: str, *, now: dt.datetime, cooldown_s: float) -> bool:
+    """True when the session's oldest buffered message has waited the cooldown."""
+    waiting = _waiting(store, session_id)
+    if not waiting:
+        return False
+    oldest = dt.datetime.fromisoformat(waiting[0].created_at)
+    return (now - oldest).total_seconds() >= cooldown_s
+
+
+def extract(
+    store: Store,
+    session_id: str,
+    *,
+    write_fact: WriteFact,
+    client: LLMClient | None,
+    settings: Settings,
+    now: dt.datetime,
+) -> ObserveResult:
+    """Extract every buffered message of the session; mark them only once written."""
+    waiting = _waiting(store, session_id)
+    results: list[UpdateResult] = []
+    short_ids: list[int] = []
+    for scope, rows in _by_scope(waiting).items():
+        ids = [row.id for row in rows]
+        if client is None:
+            facts = [
+                (row.content, f"extraction:{row.id}", None)
+                for row in rows
+                if row.role == "user" and normalize(row.content)
+            ]
+        else:
+            try:
+                answer, _ = client.structured_call(
+                    render(
+                        EXTRACT_TEMPLATE,
+                        {"messages": [{"role": r.role, "content": r.content} for r in rows]},
+                        directory=settings.prompts_dir,
+                    ),
+                    ExtractedFacts,
+                )
+            except DecisionError as error:
+                log.warning("extraction failed, messages stay buffered: %s", error)
+                return ObserveResult(
+                    buffered=waiting_count(store, session_id),
+                    results=results,
+                    short_term_ids=short_ids,
+                    error=str(error),
+                )
+            source = "extraction:" + ",".join(str(i) for i in ids)
+            facts = [(f.content, source, f) for f in answer.facts if normalize(f.content)]
+        for content, source, fact in facts:
+            if fact is not None and fact.durability == "transient":
+                short = store.write(
+                    lambda conn, fact=fact, source=source, scope=scope: shortterm.remember(
+                        conn,
+                        scope,
+                        fact.content,
+                        session_id=session_id,
+                        category=fact.category,
+                        importance=fact.importance,
+                        source=source,
+                        settings=settings,
+                        now=now,
+                    )
+                )
+                short_ids.append(short.id)
+                continue
+            extra = (
+                {} if fact is None else {"category": fact.category, "importance": fact.importance}
+            )
+            results.append(write_fact(content, scope, source, extra))
+        store.write(lambda conn, ids=ids: _mark_extracted(conn, ids, now))
+    return ObserveResult(
+        buffered=waiting_count(store, session_id),
+        extracted_messages=len(waiting),
+        results=results,
+        short_term_ids=short_ids,
+        offline=client is None,
+    )
+
+
+def _by_scope(rows: list[sa.Row]) -> dict[Scope, list[sa.Row]]:
+    grouped: dict[Scope, list[sa.Row]] = {}
+    for row in rows:
+        grouped.setdefault(Scope(row.user_id, row.agent_id or None), []).append(row)
+    return grouped
+
+
+def _mark_extracted(conn: sa.Connection, ids: list[int], now: dt.datetime) -> None:
+    conn.execute(
+        sa.text("UPDATE message_buffer SET extracted_at = :t WHERE id IN :ids").bindparams(
+            sa.bindparam("ids", expanding=True)
+        ),
+        {"t": _stamp(now), "ids": ids},
+    )

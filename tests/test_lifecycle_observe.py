@@ -1,0 +1,141 @@
+"""observe / flush / short-term: buffering, cooldown, offline and LLM extraction, TTL."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from memman import MemoryManager
+from memman.errors import InvalidInputError
+from memman.models import Op
+from tests.fake_openai import Reply, chat_completion
+from tests.test_lifecycle_recall import Clock
+
+CHAT = [
+    {"role": "system", "content": "You are a helpful assistant."},
+    {"role": "user", "content": "I moved to Porto last spring."},
+    {"role": "assistant", "content": "User loves Porto wine, I assume."},
+]
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+def buffered_rows(path: str) -> list[tuple]:
+    with sqlite3.connect(path) as conn:
+        return conn.execute(
+            "SELECT role, content FROM message_buffer WHERE extracted_at IS NULL ORDER BY id"
+        ).fetchall()
+
+
+def test_observe_buffers_until_the_cooldown_then_extracts_user_messages_only(tmp_path, clock):
+    db = str(tmp_path / "m.db")
+    with MemoryManager(db, clock=clock) as mm:
+        first = mm.observe(CHAT, user_id="u", session_id="s1")
+        assert first.buffered == 3 and first.results == []
+        assert mm.list(user_id="u") == []
+        clock.advance(seconds=119)
+        assert mm.observe([], user_id="u", session_id="s1").results == []
+        clock.advance(seconds=1)
+        done = mm.observe([{"role": "user", "content": "My sister is called Ana"}],
+                          user_id="u", session_id="s1")  # fmt: skip
+        assert done.offline and done.buffered == 0 and done.extracted_messages == 4
+        assert sorted(m.content for m in mm.list(user_id="u")) == [
+            "I moved to Porto last spring.",
+            "My sister is called Ana",
+        ]
+        assert all(r.op is Op.ADD for r in done.results)
+        event = mm.history(done.results[0].memory_id)[0]
+        assert event.source.startswith("extraction:")
+    assert buffered_rows(db) == []
+
+
+def test_buffered_messages_survive_a_restart_and_flush_forces(tmp_path, clock):
+    db = str(tmp_path / "m.db")
+    with MemoryManager(db, clock=clock) as mm:
+        mm.observe(CHAT, user_id="u", session_id="s1")
+    assert len(buffered_rows(db)) == 3  # "crash" here: a new process finds them
+    with MemoryManager(db, clock=clock) as mm:
+        result = mm.flush("s1")
+        assert [r.content for r in result.results] == ["I moved to Porto last spring."]
+        assert mm.flush("s1").extracted_messages == 0
+
+
+def test_observe_refuses_bad_messages_and_buffers_nothing(tmp_path, clock):
+    db = str(tmp_path / "m.db")
+    with MemoryManager(db, clock=clock) as mm:
+        with pytest.raises(InvalidInputError):
+            mm.observe([CHAT[1], {"role": "robot", "content": "x"}], user_id="u", session_id="s")
+        with pytest.raises(InvalidInputError):
+            mm.observe("hello", user_id="u", session_id="s")
+    assert buffered_rows(db) == []
+
+
+def extraction(*facts: tuple[str, str, int, str]) -> Reply:
+    args = {
+        "facts": [
+            {"content": c, "category": cat, "importance": imp, "durability": d}
+            for c, cat, imp, d in facts
+        ]
+    }
+    return Reply(body=chat_completion(tool_args=args, tool_name="ExtractedFacts"))
+
+
+def llm_manager(path: str, base_url: str, clock: Clock) -> MemoryManager:
+    return MemoryManager(
+        path,
+        clock=clock,
+        llm_model="fake-model",
+        llm_base_url=base_url,
+        llm_api_key="test",
+        llm_max_retries=0,
+        llm_timeout_s=2,
+    )
+
+
+def test_llm_extraction_routes_durable_and_transient_facts(tmp_path, clock, fake_openai):
+    fake_openai.script(
+        extraction(
+            ("User lives in Porto", "location", 7, "durable"),
+            ("User is at the airport right now", "location", 3, "transient"),
+        )
+    )
+    with llm_manager(str(tmp_path / "m.db"), fake_openai.base_url, clock) as mm:
+        mm.observe(CHAT, user_id="u", session_id="s1")
+        result = mm.flush("s1")
+        assert not result.offline and result.error is None
+        assert [m.content for m in mm.list(user_id="u")] == ["User lives in Porto"]
+        stored = mm.list(user_id="u")[0]
+        assert stored.metadata == {"category": "location", "importance": 7}
+        [short] = mm.short_term(user_id="u")
+        assert short.content == "User is at the airport right now"
+        assert short.id == result.short_term_ids[0]
+    sent = fake_openai.requests[0]["json"]["messages"][0]["content"]
+    assert '"User loves Porto wine, I assume."' in sent  # context, quoted
+
+
+def test_llm_extraction_failure_keeps_messages_buffered(tmp_path, clock, fake_openai):
+    db = str(tmp_path / "m.db")
+    fake_openai.script(Reply(500, {"error": {"message": "boom"}}))
+    with llm_manager(db, fake_openai.base_url, clock) as mm:
+        mm.observe(CHAT, user_id="u", session_id="s1")
+        failed = mm.flush("s1")
+        assert failed.error and failed.buffered == 3
+        assert mm.list(user_id="u") == []
+        fake_openai.script(extraction(("User lives in Porto", "location", 7, "durable")))
+        assert mm.flush("s1").results[0].op is Op.ADD
+    assert buffered_rows(db) == []
+
+
+def test_short_term_renews_across_sessions(tmp_path, clock):
+    with MemoryManager(str(tmp_path / "m.db"), clock=clock) as mm:
+        a = mm.remember_short_term("User is in Berlin", user_id="u", session_id="s1",
+                                   category="location")  # fmt: skip
+        clock.advance(hours=1)
+        b = mm.remember_short_term("user is in berlin.", user_id="u", session_id="s2",
+                                   category="location")  # fmt: skip
+        assert a.id == b.id and b.sessions == ["s1", "s2"]
+        assert b.expires_at > a.expires_at
