@@ -132,7 +132,9 @@ def consolidate(
         merged, refused = _merge(store, each, settings, now, dry_run, budget)
         changes += merged
         rejected += refused
-        changes += _decay(store, each, settings, now, dry_run, budget)
+        # Planned merges are skipped by decay, so a dry run plans what a real run does.
+        gone = {i for c in merged for i in c.related}
+        changes += _decay(store, each, settings, now, dry_run, budget, gone)
     return ConsolidationReport(
         dry_run=dry_run, changes=changes, rejected_clusters=rejected, truncated=budget.truncated
     )
@@ -324,13 +326,19 @@ def decayed(confidence: float, days: float, settings: Settings) -> float:
 
 
 def _decay(
-    store: Store, scope: Scope, settings: Settings, now: dt.datetime, dry_run: bool, budget: _Budget
+    store: Store,
+    scope: Scope,
+    settings: Settings,
+    now: dt.datetime,
+    dry_run: bool,
+    budget: _Budget,
+    superseded: set[str],
 ) -> list[Change]:
     with store.read() as conn:
         rows = conn.execute(_DECAY_SQL, {"u": scope.user_id, "a": scope.agent_key}).all()
     changes = []
     for row in rows:
-        if is_protected(row.category, row.confidence, settings):
+        if row.id in superseded or is_protected(row.category, row.confidence, settings):
             continue
         if row.decayed_at and dt.datetime.fromisoformat(row.decayed_at).date() == now.date():
             continue  # at most once a day

@@ -1,0 +1,183 @@
+"""consolidate(): expiry, promotion, merge, decay, protection, dry run and max_ops."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from memman import MemoryManager
+from memman.models import Op, Status, Tier
+from tests.test_lifecycle_recall import Clock
+
+# A~B and B~C (Jaccard 8/9) but A!~C (7/9 < 0.8): a chain, not one fact.
+CHAIN = [
+    "User knows alpha bravo charlie delta echo foxtrot golf",
+    "User knows alpha bravo charlie delta echo foxtrot golf hotel",
+    "User knows bravo charlie delta echo foxtrot golf hotel",
+]
+TWINS = ["User grows tomatoes basil and peppers on the balcony",
+         "User grows tomatoes, basil and peppers on a balcony garden"]  # fmt: skip
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def db(tmp_path) -> str:
+    return str(tmp_path / "m.db")
+
+
+def loose_import(db: str, clock: Clock, facts: list[str], confidence: float = 0.9) -> list[str]:
+    """Store facts as an old import would: no dedup, confidence below the protected level."""
+    with MemoryManager(db, clock=clock, novel_jaccard=0.99) as mm:
+        ids = [mm.update_memory(f, user_id="u").memory_id for f in facts]
+    set_columns(db, ids, confidence=confidence)
+    return ids
+
+
+def set_columns(db: str, ids: list[str], **values: object) -> None:
+    with sqlite3.connect(db) as conn:
+        for memory_id in ids:
+            for column, value in values.items():
+                conn.execute(f"UPDATE long_term SET {column} = ? WHERE id = ?", (value, memory_id))
+
+
+def dump(db: str) -> list[str]:
+    with sqlite3.connect(db) as conn:
+        return list(conn.iterdump())
+
+
+def test_near_identical_memories_merge_and_stay_recoverable(db, clock):
+    first, second = loose_import(db, clock, TWINS)
+    set_columns(db, [second], access_count=3)
+    with MemoryManager(db, clock=clock) as mm:
+        report = mm.consolidate()
+        [merge] = [c for c in report.changes if c.action == "merge"]
+        assert merge.target == second and merge.related == [first]  # more accessed wins
+        loser = mm.get(first)
+        assert loser.status is Status.SUPERSEDED
+        assert loser.metadata["superseded_by"] == second
+        event = mm.history(first)[-1]
+        assert (event.source, event.tier) == ("consolidation", Tier.LIFECYCLE)
+        assert [h.id for h in mm.search("tomatoes basil balcony", user_id="u")] == [second]
+        mm.restore(first)
+        assert mm.get(first).status is Status.ACTIVE
+
+
+def test_a_chain_is_not_one_fact(db, clock):
+    ids = loose_import(db, clock, CHAIN)
+    with MemoryManager(db, clock=clock) as mm:
+        report = mm.consolidate()
+        assert report.count("merge") == 0
+        assert sorted(ids) in report.rejected_clusters
+        assert all(mm.get(i).status is Status.ACTIVE for i in ids)
+
+
+def test_protected_memories_are_never_merged_or_decayed(db, clock):
+    constraint = loose_import(db, clock, TWINS)
+    set_columns(db, constraint, category="constraint")
+    sure = loose_import(db, clock, ["User is allergic to peanuts", "User is allergic to peanuts!!"],
+                        confidence=0.97)  # fmt: skip
+    clock.advance(days=400)
+    before = dump(db)
+    with MemoryManager(db, clock=clock) as mm:
+        report = mm.consolidate()
+    assert report.changes == []
+    assert dump(db) == before
+    assert len(sure) == 2
+
+
+def test_decay_math_and_once_a_day_guard(db, clock):
+    [memory_id] = loose_import(db, clock, ["User likes hiking"])
+    clock.advance(days=10)
+    with MemoryManager(db, clock=clock) as mm:
+        [change] = mm.consolidate().changes
+        assert change.action == "decay"
+        assert mm.get(memory_id).confidence == pytest.approx(0.9 * 0.99**10)
+        clock.advance(hours=1)
+        assert mm.consolidate().changes == []  # same day: no second decay
+        clock.advance(days=1)
+        mm.consolidate()
+        assert mm.get(memory_id).confidence == pytest.approx(0.9 * 0.99 ** (11 + 1 / 24))
+        decays = [e for e in mm.history(memory_id) if e.source == "consolidation"]
+        assert len(decays) == 2
+
+
+def test_recall_resets_the_decay_clock(db, clock):
+    [memory_id] = loose_import(db, clock, ["User likes hiking"])
+    clock.advance(days=10)
+    with MemoryManager(db, clock=clock) as mm:
+        mm.search("hiking", user_id="u")
+        clock.advance(days=2)
+        mm.consolidate()
+        assert mm.get(memory_id).confidence == pytest.approx(0.9 * 0.99**2)
+
+
+def test_long_unused_memories_are_archived_and_leave_recall(db, clock):
+    [memory_id] = loose_import(db, clock, ["User likes hiking"])
+    clock.advance(days=400)
+    with MemoryManager(db, clock=clock) as mm:
+        [change] = mm.consolidate().changes
+        assert change.action == "archive"
+        memory = mm.get(memory_id)
+        assert memory.status is Status.ARCHIVED
+        assert memory.confidence == pytest.approx(max(0.05, 0.9 * 0.99**400))
+        assert mm.search("hiking", user_id="u") == []
+        mm.restore(memory_id)
+
+
+def test_dry_run_changes_nothing_and_reports_the_same(db, clock, tmp_path):
+    loose_import(db, clock, [*TWINS, *CHAIN, "User likes hiking"])
+    with MemoryManager(db, clock=clock) as mm:
+        mm.remember_short_term("User is at the airport", user_id="u", session_id="s1")
+    clock.advance(days=5)
+    before = dump(db)
+    with MemoryManager(db, clock=clock) as mm:
+        dry = mm.consolidate(dry_run=True)
+        assert dump(db) == before
+        real = mm.consolidate()
+    assert dry.dry_run and not real.dry_run
+    assert [(c.action, c.target, c.related) for c in dry.changes] == [
+        (c.action, c.target, c.related) for c in real.changes
+    ]
+    assert {c.action for c in real.changes} == {"expire", "merge", "decay"}
+
+
+def test_max_ops_is_honoured(db, clock):
+    loose_import(db, clock, [f"User visited city number {i}" for i in range(6)])
+    clock.advance(days=3)
+    with MemoryManager(db, clock=clock) as mm:
+        report = mm.consolidate(max_ops=2)
+        assert len(report.changes) == 2 and report.truncated
+        assert len(mm.consolidate(max_ops=200).changes) == 4
+
+
+def test_short_term_expires_into_the_audit_trail(db, clock):
+    with MemoryManager(db, clock=clock) as mm:
+        mm.remember_short_term("User is at the gym", user_id="u", session_id="s1",
+                               category="location")  # fmt: skip
+        clock.advance(hours=5)
+        assert mm.consolidate().changes == []
+        clock.advance(hours=2)
+        [change] = mm.consolidate().changes
+        assert change.action == "expire"
+        assert mm.short_term(user_id="u") == []
+        [event] = mm.events(user_id="u")
+        assert event.source == "consolidation" and event.candidate == "User is at the gym"
+
+
+def test_recurring_short_term_fact_is_promoted_through_update_memory(db, clock):
+    with MemoryManager(db, clock=clock) as mm:
+        mm.remember_short_term("User is training for a marathon", user_id="u", session_id="s1")
+        assert mm.consolidate().changes == []
+        mm.remember_short_term("User is training for a marathon", user_id="u", session_id="s2")
+        [change] = mm.consolidate().changes
+        assert change.action == "promote"
+        [memory] = mm.list(user_id="u")
+        assert memory.content == "User is training for a marathon"
+        [event] = mm.history(memory.id)
+        assert (event.op, event.tier, event.source) == (Op.ADD, Tier.NOVEL, "promotion")
+        assert mm.short_term(user_id="u") == []
