@@ -230,6 +230,37 @@ def context(
         console.print(block.text, markup=False, highlight=False, end="")
 
 
+@app.command()
+def consolidate(
+    user: Annotated[str | None, typer.Option("--user", "-u", help="Only this user.")] = None,
+    agent: AgentOption = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Show, change nothing.")] = False,
+    max_ops: Annotated[int, typer.Option("--max-ops", help="At most this many changes.")] = 200,
+    db: DbOption = None,
+) -> None:
+    """Expire and promote short-term facts, merge near-duplicates, decay unused memories."""
+    with _open(db) as mm, errors.status("consolidating"):
+        report = mm.consolidate(user_id=user, agent_id=agent, dry_run=dry_run, max_ops=max_ops)
+    title = f"{len(report.changes)} changes" + (" (dry run: nothing written)" if dry_run else "")
+    table = Table(title=title)
+    for column in ("action", "user", "target", "content", "detail"):
+        table.add_column(column, overflow="fold")
+    for c in report.changes:
+        confidence = (
+            f" ({c.confidence_before:.2f} -> {c.confidence_after:.2f})"
+            if c.confidence_after is not None
+            else ""
+        )
+        related = f" superseding {', '.join(_short(i) for i in c.related)}" if c.related else ""
+        target = c.target if c.target.startswith("short_term:") else _short(c.target)
+        table.add_row(c.action, c.user_id, target, c.content, c.detail + confidence + related)
+    console.print(table)
+    if report.rejected_clusters:
+        console.print(f"{len(report.rejected_clusters)} clusters left alone (not mutually similar)")
+    if report.truncated:
+        console.print(f"stopped at --max-ops {max_ops}; run again for the rest")
+
+
 @app.command("list")
 def list_memories(
     user: UserOption = "default",

@@ -8,6 +8,7 @@ import pytest
 
 from memman import MemoryManager
 from memman.models import Op, Status, Tier
+from tests.test_cli import memman  # noqa: F401  (the CLI runner fixture)
 from tests.test_lifecycle_recall import Clock
 
 # A~B and B~C (Jaccard 8/9) but A!~C (7/9 < 0.8): a chain, not one fact.
@@ -181,3 +182,15 @@ def test_recurring_short_term_fact_is_promoted_through_update_memory(db, clock):
         [event] = mm.history(memory.id)
         assert (event.op, event.tier, event.source) == (Op.ADD, Tier.NOVEL, "promotion")
         assert mm.short_term(user_id="u") == []
+
+
+def test_cli_consolidate_and_context(db, clock, memman):  # noqa: F811 (fixture)
+    loose_import(db, clock, TWINS)
+    dry = memman("consolidate", "--db", db, "--dry-run")
+    assert dry.code == 0 and "dry run" in dry.out and "merge" in dry.out
+    assert memman("consolidate", "--db", db, "--max-ops", "1").code == 0
+    assert "1 changes" in memman("consolidate", "--db", db, "--dry-run").out  # only decay left
+    block = memman("context", "tomatoes", "--db", db, "-u", "u")
+    assert block.code == 0 and "tomatoes" in block.out
+    bad = memman("consolidate", "--db", db, "--max-ops", "-1")
+    assert bad.code == 1 and "max_ops" in bad.err
