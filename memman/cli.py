@@ -384,6 +384,66 @@ def backup(
 
 
 @app.command()
+def reindex(
+    db: DbOption = None,
+    batch: Annotated[int, typer.Option(min=1, help="Memories embedded per call.")] = 256,
+) -> None:
+    """Embed every active memory lacking a vector for the configured embedding model."""
+    bar = Progress(
+        TextColumn("embedding"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=errors,
+    )
+    with _open(db) as mm, bar:
+        task = bar.add_task("reindex", total=None)
+        done = mm.reindex(
+            batch=batch, progress=lambda n, total: bar.update(task, completed=n, total=total)
+        )
+    console.print(f"embedded {done} memories", markup=False)
+
+
+@app.command()
+def calibrate(
+    pairs: Annotated[Path, typer.Argument(help="Labelled pairs: .jsonl, .csv or .tsv.")],
+    target: Annotated[float, typer.Option(help="Allowed false-merge rate.")] = 0.01,
+    holdout: Annotated[float, typer.Option(help="Share of pairs held out.")] = 0.3,
+    config_file: Annotated[
+        Path, typer.Option("--config", help="TOML file to write the thresholds to.")
+    ] = Path("memman.toml"),
+    plot: Annotated[Path, typer.Option(help="Histogram PNG to write.")] = Path("calibration.png"),
+    write: Annotated[bool, typer.Option(help="Write the thresholds to the config.")] = True,
+) -> None:
+    """Pick Jaccard (and cosine) thresholds for a target false-merge rate on labelled pairs."""
+    from memman import calibrate as calibration
+    from memman.embed import make_embedder
+
+    settings = load_settings()
+    loaded = calibration.load_pairs(pairs)
+    reports = calibration.calibrate(loaded, make_embedder(settings), target=target, holdout=holdout)
+    table = Table(title=f"calibration on {len(loaded)} pairs (held out {holdout:.0%})")
+    for column in ("measure", "noop", "novel", "precision", "recall", "false merges", "missed"):
+        table.add_column(column)
+    for r in reports:
+        table.add_row(
+            r.measure,
+            f"{r.noop:.3f}",
+            f"{r.novel:.3f}",
+            f"{r.precision:.3f}",
+            f"{r.recall:.3f}",
+            f"{r.false_merge_rate:.3%}",
+            f"{r.missed_rate:.3%}",
+        )
+    console.print(table, markup=False)
+    calibration.histogram_png(plot, reports)
+    console.print(f"histogram written to {plot}", markup=False)
+    if write:
+        written = calibration.write_thresholds(config_file, reports)
+        console.print(f"wrote {written} to {config_file}", markup=False)
+
+
+@app.command()
 def config(db: DbOption = None) -> None:
     """Show the effective configuration (API key masked)."""
     settings = load_settings(db=db)

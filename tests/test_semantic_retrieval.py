@@ -177,7 +177,9 @@ def test_real_local_model_finds_the_paraphrase_lexical_misses(tmp_path):
     from memman.retrieval import hybrid_candidates, lexical_candidates
     from memman.store import Scope
 
-    with MemoryManager(str(tmp_path / "m.db"), embedder="local") as mm:
+    # Calibrated MiniLM novel threshold is 0.50 and this pair scores about 0.48: at the
+    # defaults it would be stored as new; 0.45 shows the decider path.
+    with MemoryManager(str(tmp_path / "m.db"), embedder="local", novel_cosine=0.45) as mm:
         mm.update_many(
             ["Loves shellfish", "Works at a bank in Berlin", "Has two cats", "Plays the cello"],
             user_id="u",
@@ -197,7 +199,7 @@ def test_real_local_model_finds_the_paraphrase_lexical_misses(tmp_path):
             )
         assert lexical == []
         assert hybrid[0].memory.content == "Loves shellfish"
-        assert hybrid[0].cosine > 0.4 > max(r.cosine for r in hybrid[1:])
+        assert hybrid[0].cosine > 0.45 > max(r.cosine for r in hybrid[1:])
         # Between the thresholds: a related memory the decider is shown, not a blind ADD.
         result = mm.update_memory("Enjoys prawns", user_id="u")
         assert result.tier is Tier.OFFLINE
