@@ -243,7 +243,8 @@ class MemoryManager:
             decision = Decision(Op.ADD, routed.reason, Tier.NOVEL)
         elif routed.kind is RouteKind.DUPLICATE:
             assert routed.target is not None
-            decision = Decision(Op.NOOP, routed.reason, Tier.LEXICAL, target=routed.target.memory)
+            tier = Tier.SEMANTIC if routed.measure == "cosine" else Tier.LEXICAL
+            decision = Decision(Op.NOOP, routed.reason, tier, target=routed.target.memory)
         elif self.offline:
             decision = self.decider.decide(candidate, routed.related, today=self.clock().date())
         else:

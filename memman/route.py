@@ -23,6 +23,7 @@ class Route:
     kind: RouteKind
     reason: str
     related: list[Retrieved] = field(default_factory=list)  # shown to the decider, best first
+    measure: str = "Jaccard"  # which similarity settled it: "Jaccard" or "cosine"
 
     @property
     def target(self) -> Retrieved | None:
@@ -90,6 +91,7 @@ def route(
                 RouteKind.DUPLICATE,
                 f"near-identical to an existing memory ({kind.name} {value:.2f})",
                 related[:1],
+                kind.name,
             )
         else:
             why = (

@@ -92,7 +92,7 @@ def test_paraphrase_is_a_noop_by_cosine_where_lexical_adds(tmp_path, fake_embedd
     with MemoryManager(str(path), embedder="fake") as mm:
         first = mm.update_memory("Loves shellfish", user_id="u")
         second = mm.update_memory("Enjoys prawns", user_id="u")
-    assert second.op is Op.NOOP and second.tier is Tier.LEXICAL
+    assert second.op is Op.NOOP and second.tier is Tier.SEMANTIC
     assert second.memory_id == first.memory_id
     assert "cosine 1.00" in second.reason
     assert vector_rows(path) == [("Loves shellfish", "fake-1", DIM)]
