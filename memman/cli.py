@@ -443,6 +443,52 @@ def calibrate(
         console.print(f"wrote {written} to {config_file}", markup=False)
 
 
+@app.command("eval")
+def eval_cases(
+    cases: Annotated[Path, typer.Argument(help="Decision cases, one JSON object a line.")],
+    prompts: Annotated[
+        list[Path] | None,
+        typer.Option("--prompts", help="Prompt folder to compare (repeat for side by side)."),
+    ] = None,
+) -> None:
+    """Run labelled decision cases through the configured decider: accuracy per op."""
+    from memman import evaluate
+
+    settings = load_settings()
+    loaded = evaluate.load_cases(cases)
+    folders = [str(p) for p in prompts] if prompts else [settings.prompts_dir]
+    reports = [
+        evaluate.evaluate(loaded, settings.model_copy(update={"prompts_dir": f})) for f in folders
+    ]
+    summary = Table(title=f"{len(loaded)} cases, decider: {settings.llm_model or 'offline'}")
+    summary.add_column("expected op")
+    for report in reports:
+        summary.add_column(report.prompts_dir or "shipped prompts", overflow="fold")
+    for op in evaluate.OPS:
+        cells = [r.accuracy_by_op().get(op) for r in reports]
+        if any(cells):
+            summary.add_row(op, *(f"{c[0]}/{c[1]}" if c else "-" for c in cells))
+    summary.add_row("all", *(f"{r.correct}/{len(r.outcomes)}" for r in reports))
+    summary.add_row(
+        "LLM calls / case",
+        *(f"{sum(o.llm_calls for o in r.outcomes) / len(loaded):.2f}" for r in reports),
+    )
+    summary.add_row(
+        "tokens / case",
+        *(f"{sum(o.tokens for o in r.outcomes) / len(loaded):.0f}" for r in reports),
+    )
+    summary.add_row("prompt hash", *(", ".join(sorted(r.prompt_hashes)) or "-" for r in reports))
+    console.print(summary, markup=False)
+    for report in reports:
+        matrix = Table(title=f"confusion ({report.prompts_dir or 'shipped prompts'})")
+        matrix.add_column("expected \\ decided")
+        for op in evaluate.OPS:
+            matrix.add_column(op)
+        for expected, row in report.confusion().items():
+            matrix.add_row(expected, *(str(row.get(op, 0)) for op in evaluate.OPS))
+        console.print(matrix, markup=False)
+
+
 @app.command()
 def config(db: DbOption = None) -> None:
     """Show the effective configuration (API key masked)."""
