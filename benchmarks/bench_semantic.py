@@ -1,0 +1,157 @@
+"""Semantic tier figures: paraphrase recall among distractors, hybrid latency, ingest rate.
+
+    pip install torch==2.13.0 && pip install -e ".[local]"
+    python benchmarks/bench_semantic.py [--pairs 500] [--distractors 10000]
+
+- recall@1/@5: STS-B paraphrase pairs (score >= 4); every first sentence is stored among
+  MSC persona facts as distractors, every second sentence is the query.
+- hybrid p50: candidate retrieval on a 100k-memory scope. The 100k vectors are random unit
+  vectors (embedding 100k texts on CPU takes minutes and the cosine cost depends only on the
+  matrix size); the texts are MSC facts, so BM25 sees realistic posting lists.
+- ingest: update_many of MSC facts with local embeddings (batch per chunk).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+from calibrate_lexical import DATA, sts_pairs
+
+from memman import MemoryManager
+from memman.retrieval import hybrid_candidates, lexical_candidates
+from memman.store import Scope
+from memman.text import content_hash
+from memman.vectors import save_vector
+
+SCOPE = Scope("bench")
+NOW = "2026-01-01T00:00:00.000+00:00"
+
+
+def msc_facts() -> list[str]:
+    data = json.loads((DATA / "msc" / "msc_personas_all.json").read_text(encoding="utf-8"))
+    facts = [
+        fact
+        for split in data.values()
+        for persona in split
+        for speaker in persona.values()
+        if isinstance(speaker, list)  # skip non-fact fields
+        for fact in speaker
+    ]
+    return list(dict.fromkeys(facts))
+
+
+def fill(mm: MemoryManager, texts: list[str], vectors: np.ndarray) -> None:
+    """Store texts with their vectors directly (no routing), 5,000 per transaction."""
+
+    def write(conn, texts, vectors):
+        for text, vector in zip(texts, vectors, strict=True):
+            memory_id = mm.store.insert_memory(
+                conn,
+                SCOPE,
+                content=text,
+                content_hash=content_hash(text),
+                now=NOW,
+                source=None,
+                metadata={},
+            )
+            save_vector(conn, memory_id, mm.embedder.name, vector)
+
+    for start in range(0, len(texts), 5000):
+        end = start + 5000
+        mm.store.write(lambda conn, s=start, e=end: write(conn, texts[s:e], vectors[s:e]))
+
+
+def recall(mm: MemoryManager, pairs, distractors: list[str]) -> dict[str, tuple[float, float]]:
+    by_hash: dict[str, str] = {}
+    for text in [a for a, _ in pairs] + distractors:
+        by_hash.setdefault(content_hash(text), text)  # the store keeps one per normalised text
+    stored = list(by_hash.values())
+    fill(mm, stored, mm.embedder.embed(stored))
+    queries = mm.embedder.embed([b for _, b in pairs])
+    hits = {"lexical": [], "embedding": [], "hybrid": []}
+    with mm.store.read() as conn:
+        for (a, b), q in zip(pairs, queries, strict=True):
+            lex = [r.memory.content for r in lexical_candidates(mm.store, conn, SCOPE, b, 5)]
+            top = mm.vectors.top(conn, SCOPE, mm.embedder.name, q, 5)
+            emb = [mm.store.memories_by_pk(conn, [pk])[pk].content for pk, _ in top]
+            hyb = [
+                r.memory.content
+                for r in hybrid_candidates(
+                    mm.store, conn, SCOPE, b, 5, index=mm.vectors, model=mm.embedder.name, vector=q
+                )
+            ]
+            for name, ranked in (("lexical", lex), ("embedding", emb), ("hybrid", hyb)):
+                found = [content_hash(text) for text in ranked]
+                hits[name].append(found.index(content_hash(a)) if content_hash(a) in found else 99)
+    return {n: (np.mean([r < 1 for r in h]), np.mean([r < 5 for r in h])) for n, h in hits.items()}
+
+
+def latency(mm: MemoryManager, facts: list[str], size: int) -> float:
+    rng = np.random.default_rng(0)
+    texts = (facts * (size // len(facts) + 1))[:size]
+    texts = [f"{t} #{i}" for i, t in enumerate(texts)]
+    vectors = rng.standard_normal((size, mm.embedder.dim)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    fill(mm, texts, vectors)
+    queries = facts[:200]
+    qv = mm.embedder.embed(queries)
+    times = []
+    with mm.store.read() as conn:
+        hybrid_candidates(
+            mm.store,
+            conn,
+            SCOPE,
+            queries[0],
+            8,
+            index=mm.vectors,
+            model=mm.embedder.name,
+            vector=qv[0],
+        )  # builds the cache
+        for text, vector in zip(queries, qv, strict=True):
+            start = time.perf_counter()
+            hybrid_candidates(
+                mm.store,
+                conn,
+                SCOPE,
+                text,
+                8,
+                index=mm.vectors,
+                model=mm.embedder.name,
+                vector=vector,
+            )
+            times.append((time.perf_counter() - start) * 1000)
+    return statistics.median(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--pairs", type=int, default=500)
+    parser.add_argument("--distractors", type=int, default=10_000)
+    parser.add_argument("--latency-size", type=int, default=100_000)
+    parser.add_argument("--ingest", type=int, default=2000)
+    args = parser.parse_args()
+    facts = msc_facts()
+    para, _ = sts_pairs()
+    with tempfile.TemporaryDirectory() as tmp:
+        with MemoryManager(str(Path(tmp) / "r.db"), embedder="local") as mm:
+            for name, (r1, r5) in recall(mm, para[: args.pairs], facts[: args.distractors]).items():
+                print(f"recall {name}: @1 {r1:.3f} @5 {r5:.3f}")
+        with MemoryManager(str(Path(tmp) / "l.db"), embedder="local") as mm:
+            print(
+                f"hybrid p50 at {args.latency_size}: {latency(mm, facts, args.latency_size):.1f} ms"
+            )
+        with MemoryManager(str(Path(tmp) / "i.db"), embedder="local") as mm:
+            batch = facts[-args.ingest :]
+            start = time.perf_counter()
+            mm.update_many(batch, user_id="ingest")
+            print(f"ingest: {len(batch) / (time.perf_counter() - start):.0f} facts/s")
+
+
+if __name__ == "__main__":
+    main()
