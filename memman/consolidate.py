@@ -345,7 +345,7 @@ def _decay(
         since = max(s for s in (row.updated_at, row.last_accessed_at, row.decayed_at) if s)
         days = (now - dt.datetime.fromisoformat(since)).total_seconds() / 86400
         after = decayed(row.confidence, days, settings)
-        if days <= 0 or after >= row.confidence:
+        if days < 1 or after >= row.confidence:  # less than a day unused: nothing to decay
             continue
         if not budget.take():
             break
