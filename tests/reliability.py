@@ -10,15 +10,18 @@ acknowledged memory never changes, and "present" can be checked by content hash.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import random
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from memman import MemoryManager
 from memman.config import Settings
 from memman.models import Op
 from memman.text import content_hash
+from tests.fake_openai import Reply, chat_completion
 
 USERS = ("alice", "bob")
 _VERBS = ("likes", "owns", "visited", "avoids", "collects")
@@ -147,3 +150,148 @@ def read_acks(ack_path: str) -> list[Ack]:
         if "op" in fields and fields["op"] != Op.PENDING.value:
             acks.append(Ack(**fields))
     return acks
+
+
+# Crash trials during consolidation and during LLM extraction.
+
+_WORDS = tuple(
+    a + b for a in ("zor", "bel", "kim", "dun", "pax", "vor", "lum", "tar") for b in "aeiou"
+)  # 40 invented words: seeded facts share few of them
+
+
+def seed_near_duplicates(path: str, clock: Callable[[], dt.datetime], pairs: int) -> list[str]:
+    """pairs facts, each stored twice with one trailing word added (Jaccard 8/9: a merge).
+
+    Stored as a loose import would (no dedup), two users, confidence under the protected
+    level; every fifth pair so low that a month of decay archives it.
+    """
+    rng = random.Random(f"near-{pairs}")
+    ids = []
+    with MemoryManager(path, settings=Settings(db=path, novel_jaccard=0.99), clock=clock) as mm:
+        for n in range(pairs):
+            base = "User keeps " + " ".join(rng.sample(_WORDS, 7))
+            for text in (base, f"{base} {rng.choice(_WORDS)}x"):
+                ids.append(mm.update_memory(text, user_id=USERS[n % 2]).memory_id)
+    conn = sqlite3.connect(path)
+    with conn:
+        conn.execute("UPDATE long_term SET confidence = 0.9")
+        conn.execute("UPDATE long_term SET confidence = 0.105 WHERE pk % 10 IN (1, 2)")
+    conn.close()
+    return ids
+
+
+def consolidate_writer(path: str, when: str, ack_path: str) -> None:
+    """Run one consolidation (a month after seeding, so decay and archiving run too)."""
+    moment = dt.datetime.fromisoformat(when)
+    with (
+        open(ack_path, "w", buffering=1) as out,
+        MemoryManager(
+            path, settings=Settings(db=path, decider="offline"), clock=lambda: moment
+        ) as mm,
+    ):
+        out.write(json.dumps({"opened": True}) + "\n")
+        report = mm.consolidate(max_ops=100_000)
+        out.write(json.dumps({"merged": report.count("merge")}) + "\n")
+
+
+def lost_by_consolidation(path: str, ids: list[str]) -> list[str]:
+    """Seeded memories that vanished, or whose status is not what a merge or decay leaves.
+
+    A superseded memory must point at a representative still kept (active, or archived by
+    the same run's decay) and have its audit event: status and event are one transaction.
+    """
+    conn = sqlite3.connect(path)
+    try:
+        rows = {
+            memory_id: (status, json.loads(metadata).get("superseded_by"))
+            for memory_id, status, metadata in conn.execute(
+                "SELECT id, status, metadata FROM long_term"
+            )
+        }
+        audited = {
+            r[0]
+            for r in conn.execute("SELECT memory_id FROM events WHERE source = 'consolidation'")
+        }
+    finally:
+        conn.close()
+    problems = []
+    for memory_id in ids:
+        status, by = rows.get(memory_id, (None, None))
+        if status not in {"active", "superseded", "archived"}:
+            problems.append(f"{memory_id}: {status}")
+        elif status == "superseded" and (
+            rows.get(by, ("",))[0] not in {"active", "archived"} or memory_id not in audited
+        ):
+            problems.append(f"{memory_id}: superseded by {by}, event {memory_id in audited}")
+    return problems
+
+
+def extraction_reply(n: int, delay_s: float) -> Reply:
+    """A slow extraction answer with one durable and one transient fact, unique per n."""
+    words = random.Random(f"extract-{n}").sample(_WORDS, 6)
+    facts = [
+        {"content": f"User keeps {' '.join(words)}", "category": "misc", "importance": 5,
+         "durability": "durable"},
+        {"content": f"User is near {words[0]} now", "category": "misc", "importance": 2,
+         "durability": "transient"},
+    ]  # fmt: skip
+    return Reply(
+        body=chat_completion(tool_args={"facts": facts}, tool_name="ExtractedFacts"),
+        delay_s=delay_s,
+    )
+
+
+def extract_writer(path: str, base_url: str, seed: int, ack_path: str) -> None:
+    """observe() messages (cooldown never passes) and flush() every 3; ack each buffered one."""
+    settings = Settings(
+        db=path, llm_model="fake-model", llm_base_url=base_url, llm_api_key="test",
+        llm_max_retries=0, llm_timeout_s=5, extract_cooldown_s=3600,
+        novel_jaccard=0.99,  # every reply is an extraction: never ask the LLM to decide
+    )  # fmt: skip
+    session = f"s{seed}"
+    with open(ack_path, "w", buffering=1) as out, MemoryManager(path, settings=settings) as mm:
+        for n in range(100_000):
+            content = f"message {seed}-{n}"
+            mm.observe([{"role": "user", "content": content}], user_id="alice", session_id=session)
+            out.write(json.dumps({"buffered": content}) + "\n")
+            if n % 3 == 2:
+                mm.flush(session)
+
+
+def lost_messages(path: str, ack_path: str) -> list[str]:
+    """Acknowledged messages neither still buffered nor extracted into a written fact.
+
+    Extracted means marked, and an audit event or short-term fact names the message's id
+    in its source ("extraction:<ids>"): marking happens only after the facts were written.
+    """
+    with open(ack_path) as lines:
+        acked = [
+            json.loads(line)["buffered"]
+            for line in lines.read().splitlines()
+            if line.endswith("}") and "buffered" in line
+        ]
+    conn = sqlite3.connect(path)
+    try:
+        rows = {
+            content: (i, extracted)
+            for i, content, extracted in conn.execute(
+                "SELECT id, content, extracted_at FROM message_buffer"
+            )
+        }
+        sources = [
+            r[0]
+            for r in conn.execute(
+                "SELECT source FROM events WHERE source LIKE 'extraction:%'"
+                " UNION ALL SELECT source FROM short_term WHERE source LIKE 'extraction:%'"
+            )
+        ]
+    finally:
+        conn.close()
+    written = {int(i) for s in sources for i in s.removeprefix("extraction:").split(",")}
+    lost = []
+    for content in acked:
+        if content not in rows:
+            lost.append(f"{content}: not in the buffer")
+        elif rows[content][1] is not None and rows[content][0] not in written:
+            lost.append(f"{content}: marked extracted, no fact written")
+    return lost

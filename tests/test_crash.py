@@ -2,29 +2,53 @@
 
 Writers are forked from the test process (memman already imported, so a trial costs
 milliseconds, not an interpreter start-up) and killed after a random delay: during single
-writes, during update_many batches, and while a fresh file is being created and migrated.
-After each kill: PRAGMA integrity_check is ok, the FTS5 index agrees with the table, every
-write acknowledged before the kill is active with its text, and the file opens again.
+writes, during update_many batches, while a fresh file is being created and migrated,
+during consolidate() and during LLM extraction. After each kill: PRAGMA integrity_check is
+ok, the FTS5 index agrees with the table, every write acknowledged before the kill is
+active with its text (no memory vanished, no message acknowledged as buffered was lost),
+and the file opens again.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import multiprocessing
 import random
+import shutil
 import time
 from pathlib import Path
 
 import pytest
 import sqlite_utils
 
+from memman import MemoryManager
 from memman.migrations import migrations
-from tests.reliability import audit, crash_writer, integrity_problems, offline_manager, read_acks
+from memman.models import Status
+from tests.reliability import (
+    audit,
+    consolidate_writer,
+    crash_writer,
+    extract_writer,
+    extraction_reply,
+    integrity_problems,
+    lost_by_consolidation,
+    lost_messages,
+    offline_manager,
+    read_acks,
+    seed_near_duplicates,
+)
+from tests.test_lifecycle_recall import START
 
 FORK = multiprocessing.get_context("fork")
 
 
 def kill_after(path: Path, mode: str, seed: int, delay_s: float, ack_path: Path) -> None:
-    writer = FORK.Process(target=crash_writer, args=(str(path), mode, seed, str(ack_path)))
+    kill_process_after(
+        FORK.Process(target=crash_writer, args=(str(path), mode, seed, str(ack_path))), delay_s
+    )
+
+
+def kill_process_after(writer: multiprocessing.Process, delay_s: float) -> None:
     writer.start()
     time.sleep(delay_s)
     writer.kill()  # SIGKILL: no finally blocks, no atexit, no rollback by Python
@@ -70,3 +94,54 @@ def test_killed_while_creating_a_fresh_file_leaves_it_usable(tmp_path):
         with offline_manager(str(path)) as mm:
             assert mm.update_memory("User likes red bicycles", user_id="alice").memory_id
         assert list(migrations.pending(sqlite_utils.Database(path))) == []
+
+
+@pytest.mark.slow
+def test_killed_consolidation_loses_no_memory_and_can_finish(tmp_path):
+    seeded = tmp_path / "seeded.db"
+    pairs = 100
+    ids = seed_near_duplicates(str(seeded), lambda: START, pairs)
+    month_later = (START + dt.timedelta(days=30)).isoformat()
+    rng = random.Random("crash-consolidate")
+    interrupted = 0
+    for trial in range(12):
+        path = tmp_path / f"consolidate-{trial}.db"
+        ack_path = tmp_path / f"consolidate-{trial}.jsonl"
+        shutil.copy(seeded, path)
+        writer = FORK.Process(
+            target=consolidate_writer, args=(str(path), month_later, str(ack_path))
+        )
+        kill_process_after(writer, rng.uniform(0.0, 0.8))
+        interrupted += '"merged"' not in ack_path.read_text() if ack_path.exists() else 1
+        assert integrity_problems(str(path)) == []
+        assert lost_by_consolidation(str(path), ids) == []
+        assert audit(str(path), []).duplicated == 0
+        # The next run finishes what the killed one started: every pair ends merged.
+        consolidate_writer(str(path), month_later, str(ack_path))
+        assert lost_by_consolidation(str(path), ids) == []
+        with MemoryManager(str(path)) as mm:
+            kept = mm.list(user_id="alice", include_inactive=True) + mm.list(
+                user_id="bob", include_inactive=True
+            )
+        assert sorted(m.id for m in kept) == sorted(ids)
+        assert sum(m.status is Status.SUPERSEDED for m in kept) == pairs
+    assert interrupted > 0  # some kills did land mid-consolidation
+
+
+@pytest.mark.slow
+def test_killed_during_llm_extraction_loses_no_buffered_message(tmp_path, fake_openai):
+    path = tmp_path / "extract.db"
+    rng = random.Random("crash-extract")
+    # Slow answers (50 ms each), so most kills land while an extraction is in flight.
+    fake_openai.script(*(extraction_reply(n, 0.05) for n in range(400)))
+    with MemoryManager(str(path), llm_model="fake-model", llm_base_url=fake_openai.base_url):
+        pass  # imports the LLM client in this process, so forked writers start at once
+    for trial in range(12):
+        ack_path = tmp_path / f"extract-{trial}.jsonl"
+        writer = FORK.Process(
+            target=extract_writer, args=(str(path), fake_openai.base_url, trial, str(ack_path))
+        )
+        kill_process_after(writer, rng.uniform(0.05, 0.6))
+        assert integrity_problems(str(path)) == []
+        assert ack_path.exists() and lost_messages(str(path), str(ack_path)) == []
+    assert len(fake_openai.requests) > 12  # extractions ran, some cut short by the kill
