@@ -194,3 +194,52 @@ def m014_fts_sync_on_content_only(db: sqlite_utils.Database) -> None:
     # update_many interleaves MATCH and INSERT in one transaction, which makes FTS5 flush a tiny
     # segment per fact; merging them in larger steps cut ingest cost per fact by ~40 % at 10k.
     db.execute("INSERT INTO long_term_fts (long_term_fts, rank) VALUES ('automerge', 8)")
+
+
+@migrations()
+def m015_vector_log(db: sqlite_utils.Database) -> None:
+    # Every change to the set of active vectors (vector written or dropped, memory status
+    # changed) appends the memory's pk here, so a VectorIndex checks its cached matrix with two
+    # primary-key lookups and patches only the changed rows, for its own writes and other
+    # processes' alike. `token` is random per row: a rolled-back change may reuse a seq, never
+    # its token. Only the last 100k changes are kept; an older cache simply reloads.
+    db.execute(
+        """
+        CREATE TABLE vector_log (
+            seq INTEGER PRIMARY KEY,
+            user_id TEXT NOT NULL,
+            agent_id TEXT NOT NULL,
+            memory_pk INTEGER NOT NULL,
+            token BLOB NOT NULL
+        )
+        """
+    )
+    for event, row in (("INSERT", "new"), ("DELETE", "old")):
+        db.execute(
+            f"""
+            CREATE TRIGGER memory_vectors_log_{event.lower()} AFTER {event} ON memory_vectors
+            BEGIN
+              INSERT INTO vector_log (user_id, agent_id, memory_pk, token)
+                SELECT user_id, agent_id, pk, randomblob(8) FROM long_term
+                WHERE pk = {row}.memory_pk;
+            END
+            """
+        )
+    db.execute(
+        """
+        CREATE TRIGGER long_term_status_log AFTER UPDATE OF status ON long_term
+        WHEN old.status != new.status
+          AND EXISTS (SELECT 1 FROM memory_vectors WHERE memory_pk = new.pk)
+        BEGIN
+          INSERT INTO vector_log (user_id, agent_id, memory_pk, token)
+            VALUES (new.user_id, new.agent_id, new.pk, randomblob(8));
+        END
+        """
+    )
+    db.execute(
+        """
+        CREATE TRIGGER vector_log_prune AFTER INSERT ON vector_log BEGIN
+          DELETE FROM vector_log WHERE seq <= new.seq - 100000;
+        END
+        """
+    )

@@ -3,8 +3,8 @@
 Vectors live in `memory_vectors`, one float32 blob per (memory, model), written in the same
 transaction as the memory. Search is exact: the scope's unit vectors are stacked into one
 numpy matrix and a query is one matrix-vector product. The matrix is cached per
-(scope, model) and rebuilt when the scope's fingerprint (count and rowids of its active
-vectors) changes, which also catches writes by other processes.
+(scope, model) and patched when `vector_log` shows changes, by this process or another one:
+only the changed rows are reloaded.
 
 sqlite-vec is not used: it needs `sqlite3.enable_load_extension`, which the Python builds
 memman targets often lack, and at per-user scale the numpy product is already fast.
@@ -30,10 +30,20 @@ _SCOPE_JOIN = """
     WHERE l.user_id = :user_id AND l.agent_id = :agent_id AND l.status = 'active'
       AND v.model = :model
 """
-_FINGERPRINT_SQL = sa.text(
-    "SELECT count(*), coalesce(sum(v.rowid), 0), coalesce(max(v.rowid), 0)" + _SCOPE_JOIN
-)
 _LOAD_SQL = sa.text("SELECT v.memory_pk, v.vector" + _SCOPE_JOIN)
+_LOAD_SOME_SQL = sa.text(
+    "SELECT v.memory_pk, v.vector" + _SCOPE_JOIN + " AND v.memory_pk IN :pks"
+).bindparams(sa.bindparam("pks", expanding=True))
+_LAST_SQL = sa.text("SELECT seq, token FROM vector_log ORDER BY seq DESC LIMIT 1")
+_TOKEN_SQL = sa.text("SELECT token FROM vector_log WHERE seq = :seq")
+_CHANGED_SQL = sa.text(
+    """
+    SELECT DISTINCT memory_pk FROM vector_log
+    WHERE seq > :after AND user_id = :user_id AND agent_id = :agent_id
+    """
+)
+_PATCH_LIMIT = 5000  # more changed memories than this since the last look: reload instead
+_LOG_KEPT = 100_000  # vector_log rows kept by m015's prune trigger
 _MISSING_SQL = sa.text(
     """
     SELECT l.pk, l.id, l.content FROM long_term l
@@ -70,56 +80,118 @@ def missing_batch(
     return [(pk, memory_id, content) for pk, memory_id, content in rows]
 
 
+class _Matrix:
+    """One (scope, model)'s active unit vectors as rows of a contiguous float32 matrix.
+
+    Rows live in a buffer with spare capacity, so adding a memory writes one row and dropping
+    one moves the last row into its place: a write costs O(dim), not a copy of the matrix.
+    """
+
+    def __init__(self, pks: np.ndarray, rows: np.ndarray, seq: int, token: bytes | None) -> None:
+        self.pks = pks
+        self.rows = rows
+        self.n = len(pks)
+        self.position = {int(pk): i for i, pk in enumerate(pks)}
+        self.seq, self.token = seq, token
+
+    def drop(self, pk: int) -> None:
+        i = self.position.pop(pk, None)
+        if i is None:
+            return
+        self.n -= 1
+        if i != self.n:
+            moved = int(self.pks[self.n])
+            self.pks[i], self.rows[i] = moved, self.rows[self.n]
+            self.position[moved] = i
+
+    def add(self, pk: int, vector: np.ndarray) -> None:
+        if self.n == len(self.pks):
+            capacity = max(16, 2 * self.n)
+            rows = np.empty((capacity, len(vector)), dtype=np.float32)
+            pks = np.empty(capacity, dtype=np.int64)
+            if self.n:
+                rows[: self.n], pks[: self.n] = self.rows[: self.n], self.pks[: self.n]
+            self.rows, self.pks = rows, pks
+        self.pks[self.n], self.rows[self.n] = pk, vector
+        self.position[pk] = self.n
+        self.n += 1
+
+
+def _stack(rows: list) -> tuple[np.ndarray, np.ndarray]:
+    """(pks, matrix) from (memory_pk, float32 blob) rows, in one copy."""
+    pks = np.array([pk for pk, _ in rows], dtype=np.int64)
+    if not rows:
+        return pks, np.zeros((0, 0), dtype=np.float32)
+    flat = np.frombuffer(b"".join(blob for _, blob in rows), dtype=np.float32)
+    return pks, flat.reshape(len(rows), -1).copy()
+
+
 class VectorIndex:
-    """Exact cosine search per (scope, model), with the stacked matrix cached in memory."""
+    """Exact cosine search per (scope, model), with the stacked matrix cached in memory.
+
+    `vector_log` (m015) records every change to the active vectors. Each search reads the log's
+    last (seq, token): unchanged means the cache is current; otherwise, if the cached seq's
+    token is still in the log, only the memories changed since are reloaded and patched in,
+    else (rolled back or pruned history) the scope is reloaded whole.
+    """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._cache: dict[tuple[str, str, str], tuple[tuple, np.ndarray, np.ndarray]] = {}
+        self._cache: dict[tuple[str, str, str], _Matrix] = {}
 
-    def _matrix(
-        self, conn: sa.Connection, scope: Scope, model: str
-    ) -> tuple[np.ndarray, np.ndarray]:
+    def _current(self, conn: sa.Connection, scope: Scope, model: str) -> _Matrix:
+        """The cached matrix brought up to date; call with self._lock held."""
         params = {"user_id": scope.user_id, "agent_id": scope.agent_key, "model": model}
-        fingerprint = tuple(conn.execute(_FINGERPRINT_SQL, params).one())
+        last = conn.execute(_LAST_SQL).first()
+        seq, token = (last[0], last[1]) if last else (0, None)
         key = (scope.user_id, scope.agent_key, model)
-        with self._lock:
-            cached = self._cache.get(key)
-        if cached is not None and cached[0] == fingerprint:
-            return cached[1], cached[2]
-        rows = conn.execute(_LOAD_SQL, params).all()
-        pks = np.array([pk for pk, _ in rows], dtype=np.int64)
-        if rows:
-            matrix = np.vstack([np.frombuffer(blob, dtype=np.float32) for _, blob in rows])
-        else:
-            matrix = np.zeros((0, 0), dtype=np.float32)
-        with self._lock:
-            self._cache[key] = (fingerprint, pks, matrix)
-        return pks, matrix
+        cached = self._cache.get(key)
+        if cached is not None and (cached.seq, cached.token) == (seq, token):
+            return cached
+        if (
+            cached is not None
+            and seq > cached.seq
+            and (
+                (cached.token is None and seq <= _LOG_KEPT)
+                or conn.execute(_TOKEN_SQL, {"seq": cached.seq}).scalar() == cached.token
+            )
+        ):
+            changed = conn.execute(_CHANGED_SQL, {**params, "after": cached.seq}).scalars().all()
+            if len(changed) <= _PATCH_LIMIT:
+                for pk in changed:
+                    cached.drop(pk)
+                if changed:
+                    for pk, blob in conn.execute(_LOAD_SOME_SQL, {**params, "pks": changed}):
+                        cached.add(pk, np.frombuffer(blob, dtype=np.float32))
+                cached.seq, cached.token = seq, token
+                return cached
+        pks, rows = _stack(conn.execute(_LOAD_SQL, params).all())
+        self._cache[key] = _Matrix(pks, rows, seq, token)
+        return self._cache[key]
 
     def top(
         self, conn: sa.Connection, scope: Scope, model: str, query: np.ndarray, k: int
     ) -> list[tuple[int, float]]:
         """The k active memories of the scope most similar to a unit query vector: (pk, cosine)."""
-        pks, matrix = self._matrix(conn, scope, model)
-        if not len(pks):
-            return []
-        scores = matrix @ np.asarray(query, dtype=np.float32)
-        k = min(k, len(pks))
-        best = np.argpartition(-scores, k - 1)[:k]
-        best = best[np.argsort(-scores[best], kind="stable")]
-        return [(int(pks[i]), float(scores[i])) for i in best]
+        with self._lock:
+            m = self._current(conn, scope, model)
+            if not m.n:
+                return []
+            scores = m.rows[: m.n] @ np.asarray(query, dtype=np.float32)
+            k = min(k, m.n)
+            best = np.argpartition(-scores, k - 1)[:k]
+            best = best[np.argsort(-scores[best], kind="stable")]
+            return [(int(m.pks[i]), float(scores[i])) for i in best]
 
     def scores(
         self, conn: sa.Connection, scope: Scope, model: str, query: np.ndarray, pks: list[int]
     ) -> dict[int, float]:
         """Cosine of the query with each given memory that has a vector (for re-ranking)."""
-        all_pks, matrix = self._matrix(conn, scope, model)
-        if not len(all_pks):
-            return {}
-        position = {int(pk): i for i, pk in enumerate(all_pks)}
-        wanted = [pk for pk in pks if pk in position]
-        if not wanted:
-            return {}
-        rows = matrix[[position[pk] for pk in wanted]]
-        return dict(zip(wanted, (rows @ np.asarray(query, dtype=np.float32)).tolist(), strict=True))
+        with self._lock:
+            m = self._current(conn, scope, model)
+            wanted = [pk for pk in pks if pk in m.position]
+            if not wanted:
+                return {}
+            rows = m.rows[[m.position[pk] for pk in wanted]]
+            scores = rows @ np.asarray(query, dtype=np.float32)
+        return dict(zip(wanted, scores.tolist(), strict=True))

@@ -1,0 +1,87 @@
+"""The cached cosine matrix follows every change, patched in place, and matches a fresh load."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from memman import MemoryManager
+from memman.store import Scope
+from memman.text import content_hash
+from memman.vectors import VectorIndex, save_vector
+
+SCOPE = Scope("u")
+MODEL = "m"
+NOW = "2026-01-01T00:00:00.000+00:00"
+RNG = np.random.default_rng(0)
+
+
+def unit(dim: int = 8) -> np.ndarray:
+    vector = RNG.standard_normal(dim).astype(np.float32)
+    return vector / np.linalg.norm(vector)
+
+
+def add(mm: MemoryManager, text: str, vector: np.ndarray, scope: Scope = SCOPE) -> str:
+    def write(conn):
+        memory_id = mm.store.insert_memory(
+            conn,
+            scope,
+            content=text,
+            content_hash=content_hash(text),
+            now=NOW,
+            source=None,
+            metadata={},
+        )
+        save_vector(conn, memory_id, MODEL, vector)
+        return memory_id
+
+    return mm.store.write(write)
+
+
+def ranking(mm: MemoryManager, index: VectorIndex, query: np.ndarray) -> list[tuple[int, float]]:
+    with mm.store.read() as conn:
+        return index.top(conn, SCOPE, MODEL, query, 100)
+
+
+def test_patched_cache_matches_a_fresh_load_after_adds_updates_and_deletes(tmp_path):
+    path = str(tmp_path / "m.db")
+    query = unit()
+    with MemoryManager(path) as mm, MemoryManager(path) as other:
+        ids = [add(mm, f"fact {i}", unit()) for i in range(20)]
+        assert len(ranking(mm, mm.vectors, query)) == 20  # cache built
+        ids += [add(mm, f"fact {i}", unit()) for i in range(20, 25)]
+        mm.store.write(lambda conn: save_vector(conn, ids[3], MODEL, unit()))  # re-embedded
+        mm.delete(ids[0])
+        other.delete(ids[7])  # another process's writes are seen too
+        add(other, "from elsewhere", unit())
+        add(other, "other scope", unit(), scope=Scope("v"))
+        mm.restore(ids[0])
+        patched = ranking(mm, mm.vectors, query)
+        assert patched == ranking(mm, VectorIndex(), query)
+        assert len(patched) == 25
+
+
+def test_rolled_back_changes_never_stay_in_the_cache(tmp_path):
+    query = unit()
+    with MemoryManager(str(tmp_path / "m.db")) as mm:
+        add(mm, "kept", unit())
+
+        def write_then_fail(conn):
+            memory_id = mm.store.insert_memory(
+                conn,
+                SCOPE,
+                content="gone",
+                content_hash=content_hash("gone"),
+                now=NOW,
+                source=None,
+                metadata={},
+            )
+            save_vector(conn, memory_id, MODEL, query)
+            assert mm.vectors.top(conn, SCOPE, MODEL, query, 5)[0][1] == pytest.approx(1.0)
+            raise RuntimeError("abort")
+
+        with pytest.raises(RuntimeError):
+            mm.store.write(write_then_fail)
+        add(mm, "written after the rollback", unit())
+        assert ranking(mm, mm.vectors, query) == ranking(mm, VectorIndex(), query)
+        assert len(ranking(mm, mm.vectors, query)) == 2
