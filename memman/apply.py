@@ -65,6 +65,7 @@ def apply_decision(
             now=now,
             source=candidate.source,
             metadata=candidate.metadata,
+            confidence=candidate.confidence,
         )
         after = candidate.content
         if embedder is not None:

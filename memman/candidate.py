@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from memman.config import Settings
+from memman.config import DEFAULT_CONFIDENCE, Settings
 from memman.errors import InvalidInputError
 from memman.store import Scope
 from memman.text import content_hash, normalize
@@ -25,6 +25,7 @@ class Candidate:
     content_hash: str
     source: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    confidence: float = DEFAULT_CONFIDENCE  # stored on ADD
 
 
 def _check_text(name: str, value: Any, max_chars: int) -> str:
@@ -93,4 +94,5 @@ def make_candidate(
         content_hash=content_hash(content),
         source=None if source is None else _check_text("source", source, MAX_SOURCE_CHARS),
         metadata=check_metadata(metadata, settings),
+        confidence=settings.default_confidence,
     )

@@ -16,6 +16,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from memman.errors import ConfigError
 
 DEFAULT_DB = "memman.db"
+# Confidence of a memory written by update_memory. Below protected_confidence on purpose: at
+# 1.0 every automatic fact would be protected and consolidation could never merge or decay it.
+DEFAULT_CONFIDENCE = 0.8
 
 
 class Settings(BaseModel):
@@ -74,6 +77,7 @@ class Settings(BaseModel):
     # Never merged or decayed automatically: these categories, and confidence >= this.
     protected_categories: list[str] = Field(default_factory=lambda: ["constraint", "safety"])
     protected_confidence: float = Field(default=0.95, gt=0, le=1)
+    default_confidence: float = Field(default=DEFAULT_CONFIDENCE, gt=0, le=1)
     decay_rate: float = Field(default=0.01, ge=0, lt=1)  # per day since last access
     decay_floor: float = Field(default=0.05, ge=0, le=1)
     archive_below: float = Field(default=0.1, ge=0, le=1)  # decayed under this: archived

@@ -18,9 +18,6 @@ import time
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-import instructor
-import openai
-from instructor.core import InstructorError
 from pydantic import BaseModel
 
 from memman.config import Settings
@@ -30,12 +27,9 @@ from memman.prompts import RenderedPrompt
 log = logging.getLogger(__name__)
 M = TypeVar("M", bound=BaseModel)
 
-MODES = {
-    "tools": instructor.Mode.TOOLS,
-    "json_schema": instructor.Mode.JSON_SCHEMA,
-    "json": instructor.Mode.JSON,
-    "md_json": instructor.Mode.MD_JSON,
-}
+# Setting value -> instructor.Mode member. instructor and openai are imported only when an LLM
+# is configured: together they are ~66 MB of RSS that an offline store never needs.
+MODES = {"tools": "TOOLS", "json_schema": "JSON_SCHEMA", "json": "JSON", "md_json": "MD_JSON"}
 
 
 @dataclass(frozen=True)
@@ -60,6 +54,9 @@ class LLMClient:
             raise ConfigError(
                 f"llm_mode must be one of {', '.join(MODES)}, not {settings.llm_mode!r}"
             )
+        import instructor
+        import openai
+
         self.model = settings.llm_model
         self.max_retries = settings.llm_max_retries
         raw = openai.OpenAI(
@@ -68,7 +65,7 @@ class LLMClient:
             timeout=settings.llm_timeout_s,
             max_retries=0,  # retries are instructor's re-asks; a failed call parks the fact
         )
-        self.client = instructor.from_openai(raw, mode=MODES[settings.llm_mode])
+        self.client = instructor.from_openai(raw, mode=instructor.Mode[MODES[settings.llm_mode]])
         self._local = threading.local()  # attempt counter per thread: one client, many threads
         self.client.on("completion:kwargs", self._count_attempt)
 
@@ -78,6 +75,9 @@ class LLMClient:
     def structured_call(
         self, prompt: RenderedPrompt, response_model: type[M]
     ) -> tuple[M, CallInfo]:
+        import openai
+        from instructor.core import InstructorError
+
         self._local.attempts = 0
         started = time.perf_counter()
         try:

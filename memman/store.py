@@ -24,6 +24,7 @@ import sqlalchemy as sa
 import sqlite_utils
 from sqlalchemy.pool import StaticPool
 
+from memman.config import DEFAULT_CONFIDENCE
 from memman.errors import InvalidInputError, NotFoundError, StoreBusyError
 from memman.migrations import migrations
 from memman.models import Event, Memory, PendingFact, Status
@@ -273,6 +274,7 @@ class Store:
         now: str,
         source: str | None,
         metadata: dict[str, Any],
+        confidence: float = DEFAULT_CONFIDENCE,
         category: str | None = None,
         importance: float = 5.0,
     ) -> str:
@@ -286,6 +288,7 @@ class Store:
                 content=content,
                 content_hash=content_hash,
                 importance=importance,
+                confidence=confidence,
                 created_at=now,
                 updated_at=now,
                 sources=json.dumps([source] if source else []),

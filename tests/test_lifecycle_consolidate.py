@@ -194,3 +194,15 @@ def test_cli_consolidate_and_context(db, clock, memman):  # noqa: F811 (fixture)
     assert block.code == 0 and "tomatoes" in block.out
     bad = memman("consolidate", "--db", db, "--max-ops", "-1")
     assert bad.code == 1 and "max_ops" in bad.err
+
+
+def test_memories_written_with_default_confidence_can_merge(db, clock):
+    # Nothing poked into the database: update_memory's default confidence is below the
+    # protected level, so consolidation can clean up what an earlier, looser write let in.
+    with MemoryManager(db, clock=clock, novel_jaccard=0.99) as mm:
+        first, second = (mm.update_memory(f, user_id="u").memory_id for f in TWINS)
+    with MemoryManager(db, clock=clock) as mm:
+        assert mm.get(first).confidence == mm.settings.default_confidence < 0.95
+        report = mm.consolidate()
+        assert [c.action for c in report.changes].count("merge") == 1
+        assert {mm.get(first).status, mm.get(second).status} == {Status.ACTIVE, Status.SUPERSEDED}
