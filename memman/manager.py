@@ -142,8 +142,9 @@ class MemoryManager:
     ) -> list[UpdateResult]:
         """update_memory for a batch of one scope, one transaction per chunk, results in order.
 
-        Every fact is validated before anything is written. Facts that need the LLM are decided
-        after their chunk commits (an LLM call never holds the write lock).
+        Every fact is validated before anything is written. Facts are decided in order: a chunk
+        commits up to the first fact that needs the LLM, which is then decided outside any
+        transaction (an LLM call never holds the write lock) before the next chunk starts.
         """
         scope = Scope(user_id, agent_id)
         candidates = []
