@@ -1,18 +1,23 @@
 """Reliability figures for issue 6: concurrency, crashes, fuzzing. Run from the repo root:
 
-    python -m benchmarks.stress [--writers 8] [--writes 500] [--crash-trials 100] [--fuzz 2000]
+    python -m benchmarks.stress [--writers 8] [--writes 500] [--crash-trials 100]
+                                [--lifecycle-trials 25] [--fuzz 2000]
 
 Prints writes attempted / acknowledged / present / duplicated under concurrent writers,
-errors that reached a caller, throughput, SIGKILL crash trials and the failures found, and
-fuzz cases run with the store corruptions found (target 0 for every failure count).
+errors that reached a caller, throughput, SIGKILL crash trials (writes, batches, opens,
+consolidation, LLM extraction) and the failures found, and fuzz cases run with the store
+corruptions found (target 0 for every failure count).
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import logging
 import multiprocessing
 import random
+import shutil
+import sqlite3
 import tempfile
 import time
 from collections import Counter
@@ -20,6 +25,7 @@ from pathlib import Path
 
 import sqlite_utils
 
+from memman import MemoryManager
 from memman.errors import MemmanError
 from memman.migrations import migrations
 from tests.decisions import llm_manager
@@ -27,11 +33,17 @@ from tests.fake_openai import FakeOpenAI, Reply, chat_completion
 from tests.reliability import (
     Ack,
     audit,
+    consolidate_writer,
     crash_writer,
+    extract_writer,
+    extraction_reply,
     integrity_problems,
+    lost_by_consolidation,
+    lost_messages,
     offline_manager,
     pick_facts,
     read_acks,
+    seed_near_duplicates,
 )
 
 
@@ -107,6 +119,72 @@ def crashes(workdir: Path, trials: int) -> None:
     print(f"  writes acknowledged before a kill  {acknowledged}")
     print(f"  fresh files killed before migrated {unmigrated} (then reopened and migrated)")
     print(f"  failures found                     {len(failures)}")
+    for failure in failures[:5]:
+        print(f"    {failure}")
+
+
+def lifecycle_crashes(workdir: Path, trials: int) -> None:
+    """SIGKILL during consolidate() (100 near-duplicate pairs) and during slow LLM extraction."""
+    fork = multiprocessing.get_context("fork")
+    rng = random.Random("stress-lifecycle")
+    seeded = workdir / "seeded.db"
+    start = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+    ids = seed_near_duplicates(str(seeded), lambda: start, 100)
+    month_later = (start + dt.timedelta(days=30)).isoformat()
+    failures, phases = [], Counter()  # None: before opening, False: mid-run, True: after
+    for trial in range(trials):
+        path, ack_path = workdir / f"consolidate-{trial}.db", workdir / f"cons-{trial}.jsonl"
+        shutil.copy(seeded, path)
+        writer = fork.Process(
+            target=consolidate_writer, args=(str(path), month_later, str(ack_path))
+        )
+        writer.start()
+        time.sleep(rng.uniform(0.0, 0.4))
+        writer.kill()
+        writer.join()
+        acks = ack_path.read_text() if ack_path.exists() else ""
+        phases['"merged"' in acks if '"opened"' in acks else None] += 1
+        problems = integrity_problems(str(path)) + lost_by_consolidation(str(path), ids)
+        if audit(str(path), []).duplicated:
+            problems.append("an active text stored twice")
+        if problems:
+            failures.append((trial, "consolidate", problems))
+    server = FakeOpenAI().start()
+    server.script(*(extraction_reply(n, 0.05) for n in range(40 * trials)))
+    path = workdir / "extract.db"
+    with MemoryManager(str(path), llm_model="fake-model", llm_base_url=server.base_url):
+        pass  # import the LLM client before forking
+    acked = 0
+    try:
+        for trial in range(trials):
+            ack_path = workdir / f"extract-{trial}.jsonl"
+            writer = fork.Process(
+                target=extract_writer, args=(str(path), server.base_url, trial, str(ack_path))
+            )
+            writer.start()
+            time.sleep(rng.uniform(0.05, 0.6))
+            writer.kill()
+            writer.join()
+            acked += ack_path.read_text().count('"buffered"') if ack_path.exists() else 0
+            problems = integrity_problems(str(path)) + lost_messages(str(path), str(ack_path))
+            if problems:
+                failures.append((trial, "extract", problems))
+    finally:
+        server.stop()
+    with sqlite3.connect(path) as conn:
+        left, extracted = conn.execute(
+            "SELECT count(*) - count(extracted_at), count(extracted_at) FROM message_buffer"
+        ).fetchone()
+    print(f"lifecycle crashes: {trials} SIGKILL trials during consolidate(), {trials} during")
+    print("  LLM extraction (fake server answering in 50 ms)")
+    print(
+        f"  consolidation kills before open / mid-run / after  {phases[None]} / {phases[False]}"
+        f" / {phases[True]}"
+    )
+    print(f"  messages acknowledged as buffered        {acked}")
+    print(f"  ... of which extracted / still buffered  {extracted} / {left}")
+    print(f"  extraction requests sent                 {len(server.requests)}")
+    print(f"  failures found                           {len(failures)}")
     for failure in failures[:5]:
         print(f"    {failure}")
 
@@ -192,6 +270,7 @@ def main() -> None:
     parser.add_argument("--writers", type=int, default=8)
     parser.add_argument("--writes", type=int, default=500)
     parser.add_argument("--crash-trials", type=int, default=120)
+    parser.add_argument("--lifecycle-trials", type=int, default=25)
     parser.add_argument("--fuzz", type=int, default=2000)
     args = parser.parse_args()
     logging.disable(logging.CRITICAL)  # instructor logs every failed call; the counts say it
@@ -199,6 +278,7 @@ def main() -> None:
         workdir = Path(tmp)
         concurrency(workdir, args.writers, args.writes)
         crashes(workdir, args.crash_trials)
+        lifecycle_crashes(workdir, args.lifecycle_trials)
         fuzz(workdir, args.fuzz)
         llm_fuzz(workdir, args.fuzz // 10)
 

@@ -111,7 +111,7 @@ def test_killed_consolidation_loses_no_memory_and_can_finish(tmp_path):
         writer = FORK.Process(
             target=consolidate_writer, args=(str(path), month_later, str(ack_path))
         )
-        kill_process_after(writer, rng.uniform(0.0, 0.8))
+        kill_process_after(writer, rng.uniform(0.0, 0.4))
         interrupted += '"merged"' not in ack_path.read_text() if ack_path.exists() else 1
         assert integrity_problems(str(path)) == []
         assert lost_by_consolidation(str(path), ids) == []
