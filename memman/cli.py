@@ -357,7 +357,7 @@ def stats(
 
 @app.command()
 def check(db: DbOption = None) -> None:
-    """Check SQLite integrity, FTS index agreement and stuck pending facts (exit 1 if not ok)."""
+    """Check SQLite integrity, FTS agreement, orphan vectors, stuck pending (exit 1 if not ok)."""
     with _open(db) as mm:
         report = mm.check()
         table = Table(title=f"memman check ({mm.path})")
@@ -367,6 +367,7 @@ def check(db: DbOption = None) -> None:
     table.add_row("fts index", report.fts_error or "ok")
     table.add_row("pending facts", str(report.pending))
     table.add_row(f"stuck pending (>= {STUCK_ATTEMPTS} failures)", str(report.stuck_pending))
+    table.add_row("orphan vectors", str(report.orphan_vectors))
     console.print(table, markup=False)
     if not report.ok:
         raise typer.Exit(1)

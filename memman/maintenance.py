@@ -20,6 +20,13 @@ from memman.store import Store
 # A parked fact that failed this often is not waiting out a blip; someone should look.
 STUCK_ATTEMPTS = 3
 FTS_CHECK = "INSERT INTO long_term_fts(long_term_fts, rank) VALUES('integrity-check', 1)"
+# A vector is orphaned when its memory row is gone (a write that bypassed memman) or its blob
+# is not dim float32 values (a torn or foreign write); either would break cosine search.
+ORPHAN_VECTORS = """
+    SELECT count(*) FROM memory_vectors AS v
+    WHERE NOT EXISTS (SELECT 1 FROM long_term WHERE long_term.pk = v.memory_pk)
+       OR length(v.vector) != 4 * v.dim
+"""
 
 
 @dataclass(frozen=True)
@@ -28,10 +35,16 @@ class CheckReport:
     fts_error: str | None  # why the FTS index disagrees with long_term, None if it agrees
     pending: int
     stuck_pending: int  # pending facts that failed at least STUCK_ATTEMPTS times
+    orphan_vectors: int = 0  # vectors of no memory, or whose blob does not match their dim
 
     @property
     def ok(self) -> bool:
-        return not self.integrity and self.fts_error is None and self.stuck_pending == 0
+        return (
+            not self.integrity
+            and self.fts_error is None
+            and self.stuck_pending == 0
+            and self.orphan_vectors == 0
+        )
 
 
 def check(store: Store) -> CheckReport:
@@ -55,6 +68,12 @@ def check(store: Store) -> CheckReport:
             ).one()
     except sa.exc.DatabaseError as error:
         integrity.append(f"pending facts unreadable: {error.orig}")
+    orphans = 0
+    try:
+        with store.read() as conn:
+            orphans = conn.exec_driver_sql(ORPHAN_VECTORS).scalar_one()
+    except sa.exc.DatabaseError as error:
+        integrity.append(f"vectors unreadable: {error.orig}")
     try:
         # FTS5's integrity-check is written as an INSERT, so it needs a write transaction;
         # it changes nothing.
@@ -62,7 +81,7 @@ def check(store: Store) -> CheckReport:
         fts_error = None
     except sa.exc.DatabaseError as error:
         fts_error = str(error.orig)
-    return CheckReport(integrity, fts_error, pending, stuck)
+    return CheckReport(integrity, fts_error, pending, stuck, orphans)
 
 
 def backup(store: Store, target: str | Path) -> Path:

@@ -500,7 +500,7 @@ class MemoryManager:
                 progress(done, total)
 
     def check(self) -> CheckReport:
-        """SQLite integrity, FTS index agreement and stuck pending facts; see `report.ok`."""
+        """SQLite integrity, FTS agreement, orphan vectors, stuck pending; see `report.ok`."""
         return maintenance.check(self.store)
 
     def backup(self, path: str | Path) -> Path:

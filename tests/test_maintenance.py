@@ -48,6 +48,7 @@ def test_a_sound_store_checks_ok(db):
         0,
         0,
     )
+    assert report.orphan_vectors == 0
     run = CliRunner().invoke(app, ["check", "--db", db])
     assert run.exit_code == 0
     assert "fts index" in run.output and "ok" in run.output
@@ -61,6 +62,17 @@ def test_an_fts_index_that_disagrees_with_the_table_is_reported(db):
     assert not report.ok
     assert report.fts_error and "malformed" in report.fts_error
     assert CliRunner().invoke(app, ["check", "--db", db]).exit_code == 1
+
+
+def test_orphan_and_torn_vectors_are_reported(db):
+    # A vector for a memory row that does not exist, and one whose blob is not dim floats.
+    raw(db, "INSERT INTO memory_vectors VALUES (999, 'm', 2, zeroblob(8))")
+    raw(db, "INSERT INTO memory_vectors VALUES (1, 'm', 4, zeroblob(8))")
+    with offline_manager(db) as mm:
+        report = mm.check()
+    assert report.orphan_vectors == 2 and not report.ok
+    run = CliRunner().invoke(app, ["check", "--db", db])
+    assert run.exit_code == 1 and "orphan vectors" in run.output
 
 
 def test_damaged_pages_are_reported_not_raised(tmp_path):
