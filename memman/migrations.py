@@ -243,3 +243,14 @@ def m015_vector_log(db: sqlite_utils.Database) -> None:
         END
         """
     )
+
+
+@migrations()
+def m016_short_term_recalls_and_pending_salience(db: sqlite_utils.Database) -> None:
+    # How often context() put a short-term fact into a prompt: a transient fact that keeps
+    # being recalled is promoted to long-term like one that recurs across sessions.
+    db.execute("ALTER TABLE short_term ADD COLUMN recall_count INTEGER NOT NULL DEFAULT 0")
+    # A parked fact keeps the category and importance it came with, so retry_pending stores
+    # them in long_term's columns instead of dropping them.
+    db.execute("ALTER TABLE pending ADD COLUMN category TEXT")
+    db.execute("ALTER TABLE pending ADD COLUMN importance REAL")
