@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import sys
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Annotated
 
@@ -143,6 +144,7 @@ def ingest(
         Path,
         typer.Argument(
             help='JSON lines: {"fact": ..., "user_id"?, "agent_id"?, "source"?, "metadata"?}'
+            " (lines of `memman export` work too)"
         ),
     ],
     user: UserOption = "default",
@@ -175,6 +177,8 @@ def ingest(
                 record = json.loads(line)
                 if isinstance(record, str):
                     record = {"fact": record}
+                if isinstance(record, dict) and "fact" not in record and "content" in record:
+                    record["fact"] = record["content"]  # a line of `memman export`
                 if not isinstance(record, dict) or "fact" not in record:
                     raise InvalidInputError("expected an object with a 'fact' key")
                 result = mm.update_memory(
@@ -259,6 +263,42 @@ def consolidate(
         console.print(f"{len(report.rejected_clusters)} clusters left alone (not mutually similar)")
     if report.truncated:
         console.print(f"stopped at --max-ops {max_ops}; run again for the rest")
+
+
+@app.command()
+def export(
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write here instead of stdout.")
+    ] = None,
+    user: Annotated[str | None, typer.Option("--user", "-u", help="Only this user.")] = None,
+    agent: AgentOption = None,
+    include_inactive: Annotated[
+        bool, typer.Option("--all", help="Deleted, superseded and archived memories too.")
+    ] = False,
+    events: Annotated[
+        bool, typer.Option("--events", help="Export the audit trail instead of the memories.")
+    ] = False,
+    db: DbOption = None,
+) -> None:
+    """Write memories (or the audit trail) as JSON lines; `memman ingest` reads them back."""
+    if agent is not None and user is None:
+        raise InvalidInputError("--agent needs --user")
+    try:
+        sink = output.open("x", encoding="utf-8") if output else sys.stdout
+    except OSError as error:
+        raise InvalidInputError(f"cannot write {output}: {error}") from error
+    count = 0
+    with _open(db) as mm, sink if output else nullcontext():
+        records = (
+            mm.export_events(user_id=user, agent_id=agent)
+            if events
+            else mm.export(user_id=user, agent_id=agent, include_inactive=include_inactive)
+        )
+        for record in records:
+            sink.write(record.model_dump_json() + "\n")
+            count += 1
+    if output:
+        console.print(f"{count} {'events' if events else 'memories'} written to {output}")
 
 
 @app.command("list")

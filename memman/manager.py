@@ -452,9 +452,37 @@ class MemoryManager:
     def events(
         self, *, user_id: str | None = None, agent_id: str | None = None, limit: int = 50
     ) -> list[Event]:
+        _check_count("limit", limit, minimum=1)
         scope = Scope(user_id, agent_id) if user_id is not None else None
         with self.store.read() as conn:
             return self.store.recent_events(conn, scope, limit)
+
+    def export(
+        self,
+        *,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        include_inactive: bool = False,
+    ) -> Iterator[Memory]:
+        """Every memory of a scope (all scopes if user_id is None), oldest first.
+
+        One read snapshot for the whole iteration, so an export taken while others write is a
+        consistent point in time; rows stream from the cursor, so 100k memories never sit in a
+        list. Active memories only unless include_inactive (then deleted, superseded and
+        archived ones too, with their status).
+        """
+        scope = Scope(user_id, agent_id) if user_id is not None else None
+        statuses = tuple(Status) if include_inactive else (Status.ACTIVE,)
+        with self.store.read() as conn:
+            yield from self.store.iter_memories(conn, scope, statuses=statuses)
+
+    def export_events(
+        self, *, user_id: str | None = None, agent_id: str | None = None
+    ) -> Iterator[Event]:
+        """The whole audit trail of a scope (all scopes if user_id is None), oldest first."""
+        scope = Scope(user_id, agent_id) if user_id is not None else None
+        with self.store.read() as conn:
+            yield from self.store.iter_events(conn, scope)
 
     def stats(self, *, user_id: str | None = None, agent_id: str | None = None) -> dict[str, Any]:
         scope = Scope(user_id, agent_id) if user_id is not None else None

@@ -257,6 +257,26 @@ class Store:
             query = query.limit(limit)
         return [self.memory_from_row(row) for row in conn.execute(query)]
 
+    def iter_memories(
+        self, conn: sa.Connection, scope: Scope | None, *, statuses: tuple[Status, ...]
+    ) -> Iterator[Memory]:
+        """Memories of one scope (every scope if None), oldest first, streamed from the cursor."""
+        lt = self.long_term
+        query = sa.select(lt).where(lt.c.status.in_([s.value for s in statuses]))
+        if scope is not None:
+            query = query.where(_scope_where(lt, scope))
+        for row in conn.execute(query.order_by(lt.c.pk)):
+            yield self.memory_from_row(row)
+
+    def iter_events(self, conn: sa.Connection, scope: Scope | None) -> Iterator[Event]:
+        """Audit events of one scope (every scope if None), oldest first."""
+        ev = self.events
+        query = sa.select(ev).order_by(ev.c.id)
+        if scope is not None:
+            query = query.where(_scope_where(ev, scope))
+        for row in conn.execute(query):
+            yield _event_from_row(row)
+
     def count_by_status(self, conn: sa.Connection, scope: Scope | None) -> dict[str, int]:
         lt = self.long_term
         query = sa.select(lt.c.status, sa.func.count()).group_by(lt.c.status)

@@ -1,0 +1,77 @@
+"""Export: memories and the audit trail out as JSON lines, and back in through the write path."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from memman import Event, Memory, MemoryManager, Op, Status
+from tests.test_cli import memman  # noqa: F401  (the CLI runner fixture)
+
+ALICE = ["User prefers flat white", "User lives in Lisbon", "User has a dog named Rex"]
+BOB = ["User is allergic to peanuts"]
+
+
+@pytest.fixture
+def store(tmp_path) -> str:
+    """A file with two users; alice's dog was deleted by hand."""
+    path = str(tmp_path / "source.db")
+    with MemoryManager(path) as mm:
+        alice = mm.update_many(ALICE, user_id="alice")
+        mm.update_many(BOB, user_id="bob", metadata={"origin": "intake form"})
+        mm.delete(alice[2].memory_id)
+    return path
+
+
+def test_export_is_scoped_and_active_only_by_default(store):
+    with MemoryManager(store) as mm:
+        alice = list(mm.export(user_id="alice"))
+        everything = list(mm.export())
+        with_inactive = list(mm.export(user_id="alice", include_inactive=True))
+    assert [m.content for m in alice] == ALICE[:2]
+    assert {m.user_id for m in alice} == {"alice"}  # never another user's memories
+    assert [m.content for m in everything] == [*ALICE[:2], *BOB]
+    assert [(m.content, m.status) for m in with_inactive][-1] == (ALICE[2], Status.DELETED)
+
+
+def test_export_events_is_the_audit_trail_in_order(store):
+    with MemoryManager(store) as mm:
+        events = list(mm.export_events(user_id="alice"))
+    assert [e.op for e in events] == [Op.ADD, Op.ADD, Op.ADD, Op.DELETE]
+    assert [e.id for e in events] == sorted(e.id for e in events)
+
+
+def test_cli_export_round_trips_through_ingest(memman, store, tmp_path):  # noqa: F811
+    dump = tmp_path / "memories.jsonl"
+    run = memman("export", "--db", store, "-o", str(dump))
+    assert run.code == 0 and "3 memories written" in run.out
+    lines = [json.loads(line) for line in dump.read_text(encoding="utf-8").splitlines()]
+    assert [Memory(**line).content for line in lines] == [*ALICE[:2], *BOB]
+    assert lines[-1]["metadata"] == {"origin": "intake form"}
+
+    target = str(tmp_path / "target.db")
+    assert memman("ingest", str(dump), "--db", target).code == 0
+    with MemoryManager(target) as mm:
+        assert [m.content for m in mm.list(user_id="alice")] == ALICE[:2]
+        assert [m.content for m in mm.list(user_id="bob")] == BOB
+        assert mm.list(user_id="bob")[0].metadata == {"origin": "intake form"}
+    again = memman("ingest", str(dump), "--db", target)  # same facts again: nothing new
+    assert again.code == 0 and "NOOP 3" in again.out
+
+
+def test_cli_export_events_and_stdout(memman, store):  # noqa: F811
+    run = memman("export", "--events", "--user", "bob", "--db", store)
+    assert run.code == 0
+    [event] = [Event(**json.loads(line)) for line in run.out.splitlines()]
+    assert event.op is Op.ADD and event.candidate == BOB[0]
+
+
+def test_cli_export_refuses_to_overwrite(memman, store, tmp_path):  # noqa: F811
+    existing = tmp_path / "keep.jsonl"
+    existing.write_text("precious\n", encoding="utf-8")
+    run = memman("export", "--db", store, "-o", str(existing))
+    assert run.code == 1 and run.err.startswith("Error: cannot write")
+    assert existing.read_text(encoding="utf-8") == "precious\n"
+    lonely = memman("export", "--agent", "a1", "--db", store)
+    assert lonely.code == 1 and lonely.err == "Error: --agent needs --user\n"
