@@ -246,13 +246,7 @@ class Store:
         limit: int | None = None,
         offset: int = 0,
     ) -> list[Memory]:
-        lt = self.long_term
-        query = (
-            sa.select(lt)
-            .where(_scope_where(lt, scope), lt.c.status.in_([s.value for s in statuses]))
-            .order_by(lt.c.pk)
-            .offset(offset)
-        )
+        query = self._memories_query(scope, statuses).offset(offset)
         if limit is not None:
             query = query.limit(limit)
         return [self.memory_from_row(row) for row in conn.execute(query)]
@@ -261,12 +255,15 @@ class Store:
         self, conn: sa.Connection, scope: Scope | None, *, statuses: tuple[Status, ...]
     ) -> Iterator[Memory]:
         """Memories of one scope (every scope if None), oldest first, streamed from the cursor."""
+        for row in conn.execute(self._memories_query(scope, statuses)):
+            yield self.memory_from_row(row)
+
+    def _memories_query(self, scope: Scope | None, statuses: tuple[Status, ...]) -> sa.Select:
         lt = self.long_term
         query = sa.select(lt).where(lt.c.status.in_([s.value for s in statuses]))
         if scope is not None:
             query = query.where(_scope_where(lt, scope))
-        for row in conn.execute(query.order_by(lt.c.pk)):
-            yield self.memory_from_row(row)
+        return query.order_by(lt.c.pk)
 
     def iter_events(self, conn: sa.Connection, scope: Scope | None) -> Iterator[Event]:
         """Audit events of one scope (every scope if None), oldest first."""
