@@ -8,6 +8,7 @@ from memman.errors import (
     MemmanError,
     NotFoundError,
     StoreBusyError,
+    StoreError,
 )
 from memman.manager import MemoryManager
 from memman.models import Event, Memory, Op, PendingFact, SearchHit, Status, Tier, UpdateResult
@@ -27,6 +28,7 @@ __all__ = [
     "Settings",
     "Status",
     "StoreBusyError",
+    "StoreError",
     "Tier",
     "UpdateResult",
     "load_settings",

@@ -33,6 +33,10 @@ class DecisionError(MemmanError):
         self.usage = usage or {}
 
 
+class StoreError(MemmanError):
+    """The file cannot be opened as a memman store (not SQLite, damaged schema, no access)."""
+
+
 class StoreBusyError(MemmanError):
     """The database stayed locked by other writers longer than the configured patience."""
 

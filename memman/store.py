@@ -25,7 +25,7 @@ import sqlite_utils
 from sqlalchemy.pool import StaticPool
 
 from memman.config import DEFAULT_CONFIDENCE
-from memman.errors import InvalidInputError, NotFoundError, StoreBusyError
+from memman.errors import InvalidInputError, NotFoundError, StoreBusyError, StoreError
 from memman.migrations import migrations
 from memman.models import Event, Memory, PendingFact, Status
 
@@ -110,11 +110,16 @@ class Store:
             write = connection.get_execution_options().get("memman_write", False)
             connection.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
 
-        self._migrate()
-        metadata = sa.MetaData()
-        self.long_term = sa.Table("long_term", metadata, autoload_with=self.engine)
-        self.events = sa.Table("events", metadata, autoload_with=self.engine)
-        self.pending = sa.Table("pending", metadata, autoload_with=self.engine)
+        try:
+            self._migrate()
+            metadata = sa.MetaData()
+            self.long_term = sa.Table("long_term", metadata, autoload_with=self.engine)
+            self.events = sa.Table("events", metadata, autoload_with=self.engine)
+            self.pending = sa.Table("pending", metadata, autoload_with=self.engine)
+        except sa.exc.DatabaseError as error:  # not SQLite, unreadable schema, no such folder
+            self.engine.dispose()
+            reason = getattr(error, "orig", None) or error
+            raise StoreError(f"cannot open {path} as a memman store: {reason}") from error
 
     def _migrate(self) -> None:
         """Apply pending migrations, all of them in one write transaction.

@@ -8,8 +8,9 @@ import sqlite3
 import pytest
 from typer.testing import CliRunner
 
+from memman import MemoryManager
 from memman.cli import app
-from memman.errors import InvalidInputError
+from memman.errors import InvalidInputError, StoreError
 from memman.maintenance import STUCK_ATTEMPTS
 from tests.reliability import (
     audit,
@@ -89,6 +90,38 @@ def test_damaged_pages_are_reported_not_raised(tmp_path):
     assert not report.ok
     assert any("malformed" in line for line in report.integrity)
     assert CliRunner().invoke(app, ["check", "--db", path]).exit_code == 1
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        pytest.param(lambda p: p.write_bytes(b"just some notes\n" * 512), id="not-sqlite"),
+        pytest.param(lambda p: p.mkdir(), id="a-directory"),
+        pytest.param(lambda p: None, id="missing-folder"),
+    ],
+)
+def test_a_file_that_is_not_a_store_is_a_typed_error_and_left_alone(tmp_path, make):
+    path = tmp_path / "x.db"
+    make(path)
+    if not path.exists():
+        path = tmp_path / "no-such-folder" / "x.db"
+    before = path.read_bytes() if path.is_file() else None
+    with pytest.raises(StoreError, match="as a memman store"):
+        MemoryManager(str(path))
+    assert (path.read_bytes() if path.is_file() else None) == before
+    run = CliRunner().invoke(app, ["list", "--user", "u", "--db", str(path)])
+    assert run.exit_code == 1 and "Traceback" not in run.output
+
+
+def test_a_damaged_schema_page_is_a_typed_error(tmp_path):
+    path = tmp_path / "damaged-schema.db"
+    with offline_manager(str(path)) as mm:
+        mm.update_memory("User likes green tea", user_id="alice")
+    data = bytearray(path.read_bytes())
+    data[100:4096] = b"\xff" * (4096 - 100)  # page 1 past the header: the schema table
+    path.write_bytes(bytes(data))
+    with pytest.raises(StoreError, match="as a memman store"):
+        MemoryManager(str(path))
 
 
 def test_facts_stuck_in_pending_are_reported(db):
