@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import sqlalchemy as sa
 
-from memman.candidate import Candidate
+from memman.candidate import DEFAULT_IMPORTANCE, Candidate
 from memman.decide import Decision
 from memman.embed import Embedder
 from memman.errors import DecisionError
@@ -30,6 +30,25 @@ def _current(store: Store, conn: sa.Connection, decided_on: Memory) -> Memory:
     if current.status is not Status.ACTIVE or current.content != decided_on.content:
         raise StaleDecision(decided_on.id)
     return current
+
+
+def _carry_salience(
+    store: Store, conn: sa.Connection, memory: Memory, candidate: Candidate
+) -> None:
+    """A NOOP or UPDATE keeps the stored category (unless it had none) and the higher importance.
+
+    A category names the topic, which a repetition or a correction does not change; taking
+    the max means a casual later mention ("importance 3") never lowers a fact first stated as
+    vital ("allergic to peanuts", 9), while a fact that turns out to matter more is raised.
+    """
+    values: dict[str, object] = {}
+    if candidate.category is not None and memory.category is None:
+        values["category"] = candidate.category
+    if candidate.importance is not None and candidate.importance > memory.importance:
+        values["importance"] = candidate.importance
+    if values:
+        lt = store.long_term
+        conn.execute(lt.update().where(lt.c.id == memory.id).values(**values))
 
 
 def apply_decision(
@@ -66,6 +85,8 @@ def apply_decision(
             source=candidate.source,
             metadata=candidate.metadata,
             confidence=candidate.confidence,
+            category=candidate.category,
+            importance=DEFAULT_IMPORTANCE if candidate.importance is None else candidate.importance,
         )
         after = candidate.content
         if embedder is not None:
@@ -79,6 +100,7 @@ def apply_decision(
         memory_id, before = target.id, target.content
         if op is Op.NOOP:
             store.reinforce(conn, target, now=now, source=candidate.source)
+            _carry_salience(store, conn, target, candidate)
             after = before
         elif op is Op.DELETE:
             store.set_status(conn, target.id, Status.DELETED, now)
@@ -90,6 +112,7 @@ def apply_decision(
                 # The corrected text is already another memory: keep that one, retire this.
                 store.set_status(conn, target.id, Status.SUPERSEDED, now)
                 store.reinforce(conn, twin, now=now, source=candidate.source)
+                _carry_salience(store, conn, twin, candidate)
                 reason += (
                     f" (the new text already exists as memory {twin.id}; this one is superseded)"
                 )
@@ -103,6 +126,7 @@ def apply_decision(
                     now=now,
                     source=candidate.source,
                 )
+                _carry_salience(store, conn, target, candidate)
                 after = decision.content
                 if embedder is not None:
                     same = decision.content == candidate.content and vector is not None
@@ -164,6 +188,8 @@ def park(
             content=candidate.content,
             source=candidate.source,
             metadata=candidate.metadata,
+            category=candidate.category,
+            importance=candidate.importance,
             error=message,
             attempts=1,
             created_at=now,

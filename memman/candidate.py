@@ -16,6 +16,11 @@ from memman.store import Scope
 from memman.text import content_hash, normalize
 
 MAX_SOURCE_CHARS = 1000
+MAX_CATEGORY_CHARS = 64
+# Importance is the extraction prompt's 1 (trivia) to 10 (must never be forgotten) scale;
+# a memory stored without one gets the middle of it.
+MIN_IMPORTANCE, MAX_IMPORTANCE = 1, 10
+DEFAULT_IMPORTANCE = 5.0
 
 
 @dataclass(frozen=True)
@@ -26,6 +31,8 @@ class Candidate:
     source: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
     confidence: float = DEFAULT_CONFIDENCE  # stored on ADD
+    category: str | None = None  # None: not given (a stored category is kept)
+    importance: float | None = None  # None: not given (ADD stores DEFAULT_IMPORTANCE)
 
 
 def _check_text(name: str, value: Any, max_chars: int) -> str:
@@ -77,6 +84,25 @@ def check_metadata(metadata: Any, settings: Settings) -> dict[str, Any]:
     return json.loads(encoded)
 
 
+def check_category(category: Any) -> str | None:
+    """Lowercased and stripped, so "Safety" is the protected category "safety"."""
+    if category is None:
+        return None
+    return _check_text("category", category, MAX_CATEGORY_CHARS).casefold()
+
+
+def check_importance(importance: Any) -> float | None:
+    if importance is None:
+        return None
+    if isinstance(importance, bool) or not isinstance(importance, int | float):
+        raise InvalidInputError("importance must be a number")
+    if not MIN_IMPORTANCE <= importance <= MAX_IMPORTANCE:  # also refuses NaN
+        raise InvalidInputError(
+            f"importance must be from {MIN_IMPORTANCE} to {MAX_IMPORTANCE}, not {importance}"
+        )
+    return float(importance)
+
+
 def make_candidate(
     fact: Any,
     *,
@@ -84,6 +110,8 @@ def make_candidate(
     settings: Settings,
     source: str | None = None,
     metadata: dict[str, Any] | None = None,
+    category: str | None = None,
+    importance: float | None = None,
 ) -> Candidate:
     content = _check_text("fact", fact, settings.max_fact_chars)
     if not normalize(content):
@@ -95,4 +123,6 @@ def make_candidate(
         source=None if source is None else _check_text("source", source, MAX_SOURCE_CHARS),
         metadata=check_metadata(metadata, settings),
         confidence=settings.default_confidence,
+        category=check_category(category),
+        importance=check_importance(importance),
     )

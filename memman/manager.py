@@ -106,9 +106,23 @@ class MemoryManager:
     def _now(self) -> str:
         return _stamp(self.clock())
 
-    def _candidate(self, fact: Any, scope: Scope, source: str | None, metadata: Any) -> Candidate:
+    def _candidate(
+        self,
+        fact: Any,
+        scope: Scope,
+        source: str | None,
+        metadata: Any,
+        category: Any = None,
+        importance: Any = None,
+    ) -> Candidate:
         return make_candidate(
-            fact, scope=scope, settings=self.settings, source=source, metadata=metadata
+            fact,
+            scope=scope,
+            settings=self.settings,
+            source=source,
+            metadata=metadata,
+            category=category,
+            importance=importance,
         )
 
     # -- the write path ------------------------------------------------------------------------
@@ -121,13 +135,22 @@ class MemoryManager:
         agent_id: str | None = None,
         source: str | None = None,
         metadata: dict[str, Any] | None = None,
+        category: str | None = None,
+        importance: float | None = None,
     ) -> UpdateResult:
         """Decide what one candidate fact does to long-term memory, apply it, record why.
+
+        `category` (lowercased) and `importance` (1-10) go into the memory's columns, which
+        recall ranks by and consolidation protects by. An ADD stores them (importance 5 if not
+        given); a NOOP or UPDATE keeps the stored category unless there was none and raises the
+        importance to the higher of the two (see apply._carry_salience).
 
         Never drops the fact: if the decider fails the result is PENDING and the fact waits in
         `pending()` for `retry_pending()`.
         """
-        candidate = self._candidate(fact, Scope(user_id, agent_id), source, metadata)
+        candidate = self._candidate(
+            fact, Scope(user_id, agent_id), source, metadata, category, importance
+        )
         return self._process(candidate)
 
     def update_many(
@@ -139,18 +162,23 @@ class MemoryManager:
         source: str | None = None,
         metadata: dict[str, Any] | None = None,
         chunk_size: int | None = None,
+        category: str | None = None,
+        importance: float | None = None,
     ) -> list[UpdateResult]:
         """update_memory for a batch of one scope, one transaction per chunk, results in order.
 
         Every fact is validated before anything is written. Facts are decided in order: a chunk
         commits up to the first fact that needs the LLM, which is then decided outside any
         transaction (an LLM call never holds the write lock) before the next chunk starts.
+        `category` and `importance`, like source and metadata, apply to every fact of the batch.
         """
         scope = Scope(user_id, agent_id)
         candidates = []
         for index, fact in enumerate(facts):
             try:
-                candidates.append(self._candidate(fact, scope, source, metadata))
+                candidates.append(
+                    self._candidate(fact, scope, source, metadata, category, importance)
+                )
             except InvalidInputError as error:
                 raise InvalidInputError(f"fact #{index}: {error}") from error
         size = chunk_size or self.settings.batch_chunk_size
@@ -364,7 +392,12 @@ class MemoryManager:
         results = []
         for item in self.pending(user_id=user_id, agent_id=agent_id):
             candidate = self._candidate(
-                item.content, Scope(item.user_id, item.agent_id), item.source, item.metadata
+                item.content,
+                Scope(item.user_id, item.agent_id),
+                item.source,
+                item.metadata,
+                item.category,
+                item.importance,
             )
             results.append(self._process(candidate, pending_id=item.id))
         return results
@@ -558,12 +591,13 @@ class MemoryManager:
         return observe.extract(
             self.store,
             session_id,
-            write_fact=lambda fact, scope, source, extra: self.update_memory(
+            write_fact=lambda fact, scope, source, category, importance: self.update_memory(
                 fact,
                 user_id=scope.user_id,
                 agent_id=scope.agent_id,
                 source=source,
-                metadata=extra or None,
+                category=category,
+                importance=importance,
             ),
             client=self.decider.client if isinstance(self.decider, LLMDecider) else None,
             settings=self.settings,

@@ -118,6 +118,8 @@ class PendingFact(BaseModel):
     content: str
     source: str | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
+    category: str | None = None  # given with the fact; stored when it is decided
+    importance: float | None = None
     error: str
     attempts: int
     created_at: str

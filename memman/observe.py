@@ -8,7 +8,8 @@ message is harmless because the write path turns a repeated fact into a NOOP.
 
 Offline, the candidates are the user's own messages, verbatim. With an LLM, one structured
 call (`prompts/extract_facts.j2`) returns facts with a category, an importance and a
-durability: durable facts go through update_memory, transient ones to short-term memory.
+durability: durable facts go through update_memory with their category and importance (into
+the memory's columns), transient ones to short-term memory.
 Assistant and system messages are context, never stored as the user's facts.
 """
 
@@ -36,8 +37,8 @@ log = logging.getLogger(__name__)
 ROLES = frozenset({"user", "assistant", "system", "tool"})
 EXTRACT_TEMPLATE = "extract_facts.j2"
 
-# update_memory(fact, scope, source, metadata) as MemoryManager provides it.
-WriteFact = Callable[[str, Scope, str, dict[str, Any]], UpdateResult]
+# update_memory(fact, scope, source, category, importance) as MemoryManager provides it.
+WriteFact = Callable[[str, Scope, str, str | None, float | None], UpdateResult]
 
 
 class ExtractedFact(BaseModel):
@@ -194,10 +195,8 @@ def extract(
                 )
                 short_ids.append(short.id)
                 continue
-            extra = (
-                {} if fact is None else {"category": fact.category, "importance": fact.importance}
-            )
-            results.append(write_fact(content, scope, source, extra))
+            salience = (None, None) if fact is None else (fact.category, fact.importance)
+            results.append(write_fact(content, scope, source, *salience))
         store.write(lambda conn, ids=ids: _mark_extracted(conn, ids, now))
     return ObserveResult(
         buffered=waiting_count(store, session_id),

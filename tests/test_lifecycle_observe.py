@@ -109,7 +109,7 @@ def test_llm_extraction_routes_durable_and_transient_facts(tmp_path, clock, fake
         assert not result.offline and result.error is None
         assert [m.content for m in mm.list(user_id="u")] == ["User lives in Porto"]
         stored = mm.list(user_id="u")[0]
-        assert stored.metadata == {"category": "location", "importance": 7}
+        assert (stored.category, stored.importance, stored.metadata) == ("location", 7.0, {})
         [short] = mm.short_term(user_id="u")
         assert short.content == "User is at the airport right now"
         assert short.id == result.short_term_ids[0]
