@@ -49,6 +49,9 @@ class Settings(BaseModel):
     embedding_model: str | None = None
     noop_cosine: float | None = Field(default=None, gt=0, le=1)
     novel_cosine: float | None = Field(default=None, ge=-1, le=1)
+    # Exact cosine search: numpy (cached matrix, the fast default) | sqlite-vec (SQL scan,
+    # nothing cached; the vec extra). Same results either way (memman/vectors.py).
+    vector_search: str = "numpy"
 
     # Input limits: a fact is a sentence or a short paragraph, not a document.
     max_fact_chars: int = Field(default=4000, ge=1)
@@ -112,6 +115,7 @@ ENVIRONMENT = {
     "MEMMAN_PROMPTS_DIR": "prompts_dir",
     "MEMMAN_EMBEDDER": "embedder",
     "MEMMAN_EMBEDDING_MODEL": "embedding_model",
+    "MEMMAN_VECTOR_SEARCH": "vector_search",
 }
 
 

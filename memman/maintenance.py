@@ -8,7 +8,6 @@ while other processes keep writing (WAL lets the copy read while they commit).
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -90,8 +89,10 @@ def backup(store: Store, target: str | Path) -> Path:
     if target.exists():
         raise InvalidInputError(f"{target} already exists; choose a new backup path")
     try:
-        copy = sqlite3.connect(target)
-    except sqlite3.Error as error:
+        # The store's own driver: the backup API only copies between connections of one module
+        # (pysqlite3 when sqlite-vec is in use).
+        copy = store.dbapi.connect(target)
+    except store.dbapi.Error as error:
         raise InvalidInputError(f"cannot create backup {target}: {error}") from error
     try:
         with store.read() as conn:

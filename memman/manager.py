@@ -32,7 +32,7 @@ from memman.retrieval import hybrid_candidates, lexical_candidates
 from memman.route import Route, RouteKind, Thresholds, route
 from memman.shortterm import ShortTermFact
 from memman.store import Scope, Store
-from memman.vectors import VectorIndex, count_missing, missing_batch, save_vector
+from memman.vectors import count_missing, make_vector_backend, missing_batch, save_vector
 
 log = logging.getLogger(__name__)
 
@@ -79,14 +79,17 @@ class MemoryManager:
     ):
         self.settings = settings or load_settings(db=path, **overrides)
         self.path = path or self.settings.db
+        backend = make_vector_backend(self.settings.vector_search)
         self.store = Store(
             self.path,
             busy_timeout_s=self.settings.busy_timeout_s,
             busy_patience_s=self.settings.busy_patience_s,
+            dbapi=backend.dbapi,
+            prepare=backend.prepare,
         )
         self.decider = decider or make_decider(self.settings)
         self.embedder: Embedder | None = make_embedder(self.settings)
-        self.vectors = VectorIndex()
+        self.vectors = backend.index
         self.clock = clock
 
     def close(self) -> None:

@@ -16,7 +16,7 @@ import sqlalchemy as sa
 from memman.models import Memory
 from memman.store import Scope, Store
 from memman.text import STOPWORDS, content_tokens, jaccard, words
-from memman.vectors import VectorIndex
+from memman.vectors import VectorSearch
 
 # Long paragraphs would make an OR query of hundreds of terms: slow and no better at recall.
 MAX_QUERY_TERMS = 32
@@ -130,7 +130,7 @@ def hybrid_candidates(
     text: str,
     k: int,
     *,
-    index: VectorIndex,
+    index: VectorSearch,
     model: str,
     vector: np.ndarray,
 ) -> list[Retrieved]:

@@ -18,6 +18,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
+from types import ModuleType
 from typing import Any, TypeVar
 
 import sqlalchemy as sa
@@ -75,18 +76,33 @@ def _is_busy(error: sa.exc.OperationalError) -> bool:
 class Store:
     """One SQLite file (or ":memory:") with memman's schema, migrated on open."""
 
-    def __init__(self, path: str, *, busy_timeout_s: float = 5.0, busy_patience_s: float = 60.0):
+    def __init__(
+        self,
+        path: str,
+        *,
+        busy_timeout_s: float = 5.0,
+        busy_patience_s: float = 60.0,
+        dbapi: ModuleType = sqlite3,
+        prepare: Callable[[Any], None] | None = None,
+    ):
+        """`dbapi` and `prepare` (run on each new connection) let a vector backend load an
+        extension, e.g. sqlite-vec through pysqlite3 (memman/vectors.py)."""
         self.path = path
         self.busy_patience_s = busy_patience_s
+        self.dbapi = dbapi
         in_memory = path == ":memory:"
         if in_memory:
             # One shared connection, or every checkout would see a different empty database.
             self.engine = sa.create_engine(
-                "sqlite://", poolclass=StaticPool, connect_args={"check_same_thread": False}
+                "sqlite://",
+                module=dbapi,
+                poolclass=StaticPool,
+                connect_args={"check_same_thread": False},
             )
         else:
             self.engine = sa.create_engine(
                 f"sqlite:///{path}",
+                module=dbapi,
                 connect_args={"check_same_thread": False, "timeout": busy_timeout_s},
             )
         # Writers in one process queue here instead of spinning on SQLITE_BUSY; with a single
@@ -97,6 +113,8 @@ class Store:
 
         @sa.event.listens_for(self.engine, "connect")
         def _on_connect(dbapi_connection: sqlite3.Connection, _record: Any) -> None:
+            if prepare is not None:
+                prepare(dbapi_connection)
             dbapi_connection.isolation_level = None  # transactions are begun explicitly below
             cursor = dbapi_connection.cursor()
             if not in_memory:

@@ -1,22 +1,40 @@
 """Stored embeddings and exact cosine search over one scope's active memories.
 
 Vectors live in `memory_vectors`, one float32 blob per (memory, model), written in the same
-transaction as the memory. Search is exact: the scope's unit vectors are stacked into one
-numpy matrix and a query is one matrix-vector product. The matrix is cached per
-(scope, model) and patched when `vector_log` shows changes, by this process or another one:
-only the changed rows are reloaded.
+transaction as the memory. They are the source of truth: a file never depends on how it is
+searched, so a store written with one backend opens and searches with the other.
 
-sqlite-vec is not used: it needs `sqlite3.enable_load_extension`, which the Python builds
-memman targets often lack, and at per-user scale the numpy product is already fast.
+Two backends answer the same `VectorSearch` interface, chosen by `vector_search`:
+
+- `numpy` (default): the scope's unit vectors are stacked into one matrix, cached per
+  (scope, model) and patched when `vector_log` shows changes, by this process or another
+  one; a query is one matrix-vector product.
+- `sqlite-vec`: an exact KNN in SQL with the extension's `vec_distance_cosine` over the
+  scope's active rows; nothing is held in memory. It needs a sqlite3 that loads extensions
+  (the stdlib one if it can, else `pysqlite3`): `pip install 'memman[vec]'`.
+
+numpy is the default because it is faster once the matrix is cached: at 100k memories in one
+scope the SQL scan reads and decodes every blob on each query (about 100 ms) where the cached
+product takes a few (benchmarks/RESULTS.md). sqlite-vec trades that for no resident matrix
+(1.5 kB per 384-dim memory) and no load on a process's first query.
+
+Both rank by cosine, then by pk, so equal scores come out in the same order; cosines agree
+to float32 rounding (about 1e-7).
 """
 
 from __future__ import annotations
 
+import sqlite3
 import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any, Protocol
 
 import numpy as np
 import sqlalchemy as sa
 
+from memman.errors import ConfigError
 from memman.store import Scope
 
 _SAVE_SQL = sa.text(
@@ -126,6 +144,15 @@ def _stack(rows: list) -> tuple[np.ndarray, np.ndarray]:
     return pks, flat.reshape(len(rows), -1).copy()
 
 
+def _cosines(rows: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """Dot products of unit rows with a unit query, each row computed the same way.
+
+    einsum rather than BLAS: gemv rounds its remainder rows differently, so two equal
+    vectors could score 1 ulp apart and the pk tie-break would not be deterministic.
+    """
+    return np.einsum("ij,j->i", rows, np.asarray(query, dtype=np.float32))
+
+
 class VectorIndex:
     """Exact cosine search per (scope, model), with the stacked matrix cached in memory.
 
@@ -175,12 +202,15 @@ class VectorIndex:
         """The k active memories of the scope most similar to a unit query vector: (pk, cosine)."""
         with self._lock:
             m = self._current(conn, scope, model)
-            if not m.n:
+            if not m.n or k < 1:
                 return []
-            scores = m.rows[: m.n] @ np.asarray(query, dtype=np.float32)
-            k = min(k, m.n)
-            best = np.argpartition(-scores, k - 1)[:k]
-            best = best[np.argsort(-scores[best], kind="stable")]
+            scores = _cosines(m.rows[: m.n], query)
+            # Every row scoring at least the k-th best, ordered by (cosine desc, pk): ties
+            # at the cut are settled by pk too, as in sqlite-vec's ORDER BY.
+            cut = m.n - min(k, m.n)
+            kth = np.partition(scores, cut)[cut]
+            tied = np.flatnonzero(scores >= kth)
+            best = tied[np.lexsort((m.pks[tied], -scores[tied]))[:k]]
             return [(int(m.pks[i]), float(scores[i])) for i in best]
 
     def scores(
@@ -192,6 +222,123 @@ class VectorIndex:
             wanted = [pk for pk in pks if pk in m.position]
             if not wanted:
                 return {}
-            rows = m.rows[[m.position[pk] for pk in wanted]]
-            scores = rows @ np.asarray(query, dtype=np.float32)
+            scores = _cosines(m.rows[[m.position[pk] for pk in wanted]], query)
         return dict(zip(wanted, scores.tolist(), strict=True))
+
+
+# coalesce: vec_distance_cosine is NULL for a zero vector, whose dot product numpy scores 0.
+_COSINE = "coalesce(1.0 - vec_distance_cosine(v.vector, :query), 0.0)"
+_KNN_SQL = sa.text(
+    f"SELECT v.memory_pk, {_COSINE} AS cosine"
+    + _SCOPE_JOIN
+    + " ORDER BY cosine DESC, v.memory_pk LIMIT :k"
+)
+_SCORES_SQL = sa.text(
+    f"SELECT v.memory_pk, {_COSINE}" + _SCOPE_JOIN + " AND v.memory_pk IN :pks"
+).bindparams(sa.bindparam("pks", expanding=True))
+
+
+class SqliteVecIndex:
+    """Exact cosine search in SQL with sqlite-vec, on a connection that has it loaded.
+
+    Scans the scope's active vectors on every query: no cache, so nothing to invalidate and
+    nothing held in memory, at the price of reading every blob each time.
+    """
+
+    def top(
+        self, conn: sa.Connection, scope: Scope, model: str, query: np.ndarray, k: int
+    ) -> list[tuple[int, float]]:
+        """The k active memories of the scope most similar to a unit query vector: (pk, cosine)."""
+        params = {**_params(scope, model, query), "k": max(k, 0)}
+        return [(pk, float(cosine)) for pk, cosine in conn.execute(_KNN_SQL, params)]
+
+    def scores(
+        self, conn: sa.Connection, scope: Scope, model: str, query: np.ndarray, pks: list[int]
+    ) -> dict[int, float]:
+        """Cosine of the query with each given memory that has a vector (for re-ranking)."""
+        if not pks:
+            return {}
+        rows = conn.execute(_SCORES_SQL, {**_params(scope, model, query), "pks": pks})
+        return {pk: float(cosine) for pk, cosine in rows}
+
+
+def _params(scope: Scope, model: str, query: np.ndarray) -> dict[str, Any]:
+    vector = np.asarray(query, dtype=np.float32).tobytes()
+    return {"user_id": scope.user_id, "agent_id": scope.agent_key, "model": model, "query": vector}
+
+
+class VectorSearch(Protocol):
+    """What candidate retrieval asks of a vector backend."""
+
+    def top(
+        self, conn: sa.Connection, scope: Scope, model: str, query: np.ndarray, k: int
+    ) -> list[tuple[int, float]]: ...
+
+    def scores(
+        self, conn: sa.Connection, scope: Scope, model: str, query: np.ndarray, pks: list[int]
+    ) -> dict[int, float]: ...
+
+
+@dataclass(frozen=True)
+class VectorBackend:
+    """A search implementation and how the store must connect for it to work."""
+
+    index: VectorSearch
+    dbapi: ModuleType = sqlite3  # the sqlite3 DB-API module the store connects with
+    prepare: Callable[[Any], None] | None = None  # run on every new DB-API connection
+
+
+def _numpy_backend() -> VectorBackend:
+    return VectorBackend(VectorIndex())
+
+
+def _sqlite_vec_backend() -> VectorBackend:
+    """sqlite-vec on the stdlib sqlite3 if it can load extensions, else on pysqlite3.
+
+    Loaded and tried once here, so a missing or broken install is a ConfigError when the
+    manager is made, not an error in the middle of a write.
+    """
+    try:
+        import sqlite_vec
+
+        dbapi: ModuleType = sqlite3
+        if not hasattr(sqlite3.Connection, "enable_load_extension"):
+            import pysqlite3.dbapi2 as dbapi
+    except ImportError as error:
+        raise ConfigError(
+            f"vector_search 'sqlite-vec' needs the vec extra ({error.name} is missing): "
+            "pip install 'memman[vec]'"
+        ) from None
+
+    def prepare(connection: Any) -> None:
+        connection.enable_load_extension(True)
+        try:
+            sqlite_vec.load(connection)
+        finally:
+            connection.enable_load_extension(False)
+
+    probe = dbapi.connect(":memory:")
+    try:
+        prepare(probe)
+    except dbapi.Error as error:
+        raise ConfigError(f"cannot load sqlite-vec: {error}") from error
+    finally:
+        probe.close()
+    return VectorBackend(SqliteVecIndex(), dbapi, prepare)
+
+
+VECTOR_BACKENDS: dict[str, Callable[[], VectorBackend]] = {
+    "numpy": _numpy_backend,
+    "sqlite-vec": _sqlite_vec_backend,
+}
+
+
+def make_vector_backend(name: str) -> VectorBackend:
+    """The backend named by the `vector_search` setting."""
+    try:
+        factory = VECTOR_BACKENDS[name]
+    except KeyError:
+        raise ConfigError(
+            f"unknown vector_search {name!r}; choose one of {', '.join(VECTOR_BACKENDS)}"
+        ) from None
+    return factory()
