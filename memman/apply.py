@@ -14,7 +14,7 @@ import sqlalchemy as sa
 from memman.candidate import DEFAULT_IMPORTANCE, Candidate
 from memman.decide import Decision
 from memman.embed import Embedder
-from memman.errors import DecisionError
+from memman.errors import DecisionError, EmbeddingError
 from memman.models import Memory, Op, Status, Tier, UpdateResult
 from memman.store import Store
 from memman.text import content_hash
@@ -62,11 +62,14 @@ def apply_decision(
     pending_id: int | None = None,
     embedder: Embedder | None = None,
     vector: np.ndarray | None = None,
+    update_vector: np.ndarray | None = None,
 ) -> UpdateResult:
     """Apply one decision with its event; with an embedder, new text gets its vector too.
 
-    `vector` is the candidate's embedding, computed before the transaction; an UPDATE's new
-    text is embedded here (it is only known once decided).
+    `vector` is the candidate's embedding and `update_vector` that of an UPDATE's new text
+    when it differs from the candidate's, both computed by the caller before the transaction:
+    no embedding call holds the write lock, and a failed one parks the fact instead of
+    failing here.
     """
     scope = candidate.scope
     before: str | None = None
@@ -90,8 +93,7 @@ def apply_decision(
         )
         after = candidate.content
         if embedder is not None:
-            if vector is None:
-                vector = embedder.embed([candidate.content])[0]
+            assert vector is not None, "the candidate is embedded before the transaction"
             save_vector(conn, memory_id, embedder.name, vector)
     elif decision.target is None:  # a NOOP that names no memory: nothing to change
         pass
@@ -129,8 +131,9 @@ def apply_decision(
                 _carry_salience(store, conn, target, candidate)
                 after = decision.content
                 if embedder is not None:
-                    same = decision.content == candidate.content and vector is not None
-                    new_vector = vector if same else embedder.embed([decision.content])[0]
+                    same = decision.content == candidate.content
+                    new_vector = vector if same else update_vector
+                    assert new_vector is not None, "new text is embedded before the transaction"
                     save_vector(conn, target.id, embedder.name, new_vector)
 
     call = decision.call
@@ -179,7 +182,7 @@ def park(
     scores: dict | None = None,
     pending_id: int | None = None,
 ) -> UpdateResult:
-    """The decider failed: keep the candidate in `pending`, long-term memory untouched."""
+    """The decider or the embedder failed: keep the candidate in `pending`, memory untouched."""
     message = str(error)
     if pending_id is None:
         pending_id = store.insert_pending(
@@ -197,7 +200,8 @@ def park(
         )
     else:
         store.note_pending_failure(conn, pending_id, message, now)
-    reason = f"decider failed, fact parked as pending #{pending_id}: {message}"
+    failed = "embedding" if isinstance(error, EmbeddingError) else "decider"
+    reason = f"{failed} failed, fact parked as pending #{pending_id}: {message}"
     event_id = store.insert_event(
         conn,
         candidate.scope,

@@ -36,7 +36,11 @@ FALLBACK_THRESHOLDS = (0.97, 0.20)
 
 @runtime_checkable
 class Embedder(Protocol):
-    """Turns texts into unit-length float32 vectors, one row per text."""
+    """Turns texts into unit-length float32 vectors, one row per text.
+
+    A backend that cannot embed raises `EmbeddingError` (never anything else): update_memory
+    then parks the facts in `pending` instead of losing them.
+    """
 
     name: str  # vectors are stored per (memory, name): models never mix
     dim: int
@@ -75,45 +79,92 @@ class LocalEmbedder:
     def embed(self, texts: list[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        vectors = self._model.encode(
-            texts, batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True
-        )
+        try:
+            vectors = self._model.encode(
+                texts, batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True
+            )
+        except (RuntimeError, ValueError) as error:  # torch and tokenizer failures
+            raise EmbeddingError(f"local model failed: {_one_line(error)}") from error
         return np.asarray(vectors, dtype=np.float32)
 
 
 class OpenAIEmbedder:
-    """Any OpenAI-compatible /v1/embeddings endpoint, `batch_size` texts per request."""
+    """Any OpenAI-compatible /v1/embeddings endpoint (OpenAI, Ollama, vLLM, llama.cpp, ...).
+
+    `batch_size` texts per request, rows put back in input order by their `index`, scaled to
+    unit length; the dimension is learned from the first answer. No API key is needed for a
+    local server: without one a placeholder is sent, which keyless servers ignore. Requests
+    are not retried by the client (like the LLM client): a failure raises EmbeddingError at
+    once, and update_memory parks the fact for retry_pending() instead of holding up the chat
+    turn through back-offs.
+    """
 
     def __init__(self, settings: Settings, batch_size: int = 256):
+        if settings.llm_base_url is None and not settings.llm_api_key:
+            raise ConfigError(
+                "embedder 'openai' without a base URL would call api.openai.com, which needs "
+                "OPENAI_API_KEY; for a keyless local server set OPENAI_BASE_URL (Ollama: "
+                "http://localhost:11434/v1), or use embedder 'local'"
+            )
         import openai
 
         self._client = openai.OpenAI(
             base_url=settings.llm_base_url,
-            api_key=settings.llm_api_key or "unused",
+            api_key=settings.llm_api_key or "not-needed",  # keyless local servers ignore it
             timeout=settings.llm_timeout_s,
-            max_retries=settings.llm_max_retries,
+            max_retries=0,
         )
         self.name = settings.embedding_model or OPENAI_MODEL
-        self.dim = 0  # known after the first call: the server decides
+        self.dim = 0  # known after the first answer: the server decides
         self.batch_size = batch_size
 
     def embed(self, texts: list[str]) -> np.ndarray:
         import openai
 
-        rows: list[list[float]] = []
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        batches = []
         for start in range(0, len(texts), self.batch_size):
+            batch = texts[start : start + self.batch_size]
             try:
+                # "float" explicitly: the SDK otherwise asks for base64, which some servers
+                # refuse (vLLM answered 400, vllm-project/vllm#6174) or ignore.
                 response = self._client.embeddings.create(
-                    model=self.name, input=texts[start : start + self.batch_size]
+                    model=self.name, input=batch, encoding_format="float"
                 )
             except openai.OpenAIError as error:
-                raise EmbeddingError(f"embedding request failed: {error}") from error
-            rows.extend(item.embedding for item in sorted(response.data, key=lambda d: d.index))
-        if not rows:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        matrix = unit_rows(np.array(rows, dtype=np.float32))
+                raise EmbeddingError(f"embedding request failed: {_one_line(error)}") from error
+            batches.append(self._rows(response, len(batch)))
+        return np.concatenate(batches)
+
+    def _rows(self, response: object, expected: int) -> np.ndarray:
+        """The answer's vectors in input order, unit length; EmbeddingError if it is malformed."""
+        data = getattr(response, "data", None)
+        try:
+            items = sorted(data, key=lambda item: item.index)  # type: ignore[arg-type]
+            if [item.index for item in items] != list(range(expected)):
+                raise ValueError(f"{len(items)} rows for {expected} texts, or indexes out of order")
+            if any(isinstance(item.embedding, str | bytes) for item in items):
+                raise ValueError("base64 rows although floats were asked for")
+            matrix = np.array([item.embedding for item in items], dtype=np.float32)
+        except (AttributeError, TypeError, ValueError) as error:
+            raise EmbeddingError(f"malformed embeddings answer: {_one_line(error)}") from error
+        if matrix.ndim != 2 or not np.isfinite(matrix).all():
+            raise EmbeddingError("malformed embeddings answer: rows are not finite vectors")
+        if not np.linalg.norm(matrix, axis=1).all():
+            raise EmbeddingError("malformed embeddings answer: a zero vector")
+        if self.dim and matrix.shape[1] != self.dim:
+            raise EmbeddingError(
+                f"the server answered {matrix.shape[1]} dimensions, earlier {self.dim}: the "
+                f"model behind {self.name!r} changed; set a new embedding_model and reindex"
+            )
         self.dim = matrix.shape[1]
-        return matrix
+        return unit_rows(matrix)
+
+
+def _one_line(error: BaseException) -> str:
+    """An error as one short line for the pending table and the audit trail."""
+    return f"{type(error).__name__}: {' '.join(str(error).split())[:500]}"
 
 
 EmbedderFactory = Callable[[Settings], "Embedder | None"]

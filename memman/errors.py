@@ -41,5 +41,10 @@ class StoreBusyError(MemmanError):
     """The database stayed locked by other writers longer than the configured patience."""
 
 
-class EmbeddingError(MemmanError):
-    """The embedding backend failed; raised before anything is written, so nothing is lost."""
+class EmbeddingError(DecisionError):
+    """The embedding backend failed (server down, timeout, malformed answer, model error).
+
+    A DecisionError: without the fact's vector the semantic tier cannot route it, so
+    `update_memory` parks the fact in `pending` like any failed decision. Raised as is to
+    callers of `Embedder.embed` and by `reindex`.
+    """

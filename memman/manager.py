@@ -23,7 +23,7 @@ from memman.config import Settings, load_settings
 from memman.consolidate import ConsolidationReport
 from memman.decide import Decider, Decision, LLMDecider, OfflineDecider, make_decider
 from memman.embed import Embedder, cosine_thresholds, make_embedder
-from memman.errors import ConfigError, DecisionError, InvalidInputError
+from memman.errors import ConfigError, DecisionError, EmbeddingError, InvalidInputError
 from memman.maintenance import CheckReport
 from memman.models import Event, Memory, Op, PendingFact, SearchHit, Status, Tier, UpdateResult
 from memman.observe import ObserveResult
@@ -43,6 +43,10 @@ Clock = Callable[[], dt.datetime]
 
 # Any larger limit or offset overflows SQLite's integer binding (OverflowError, not our error).
 MAX_COUNT = 2**31 - 1
+
+# A candidate's embedding: None without an embedder; the EmbeddingError when embedding failed,
+# which parks the fact unless the hash tier settles it (see MemoryManager._settle).
+Embedded = np.ndarray | EmbeddingError | None
 
 
 def utc_now() -> dt.datetime:
@@ -200,7 +204,7 @@ class MemoryManager:
         return results
 
     def _settle_until_llm(
-        self, conn: sa.Connection, chunk: list[Candidate], vectors: list[np.ndarray | None]
+        self, conn: sa.Connection, chunk: list[Candidate], vectors: list[Embedded]
     ) -> list[UpdateResult]:
         """Settle candidates in order until one needs the LLM (it is left undecided).
 
@@ -215,11 +219,18 @@ class MemoryManager:
             settled.append(outcome)
         return settled
 
-    def _embed(self, texts: list[str]) -> list[np.ndarray | None]:
-        """One batched embedding call for these texts (Nones when no embedder is configured)."""
+    def _embed(self, texts: list[str]) -> list[Embedded]:
+        """One batched embedding call for these texts (Nones when no embedder is configured).
+
+        A failure is returned in place of every vector, not raised: the facts are parked.
+        """
         if self.embedder is None:
             return [None] * len(texts)
-        return list(self.embedder.embed(texts))
+        try:
+            return list(self.embedder.embed(texts))
+        except EmbeddingError as error:
+            log.warning("embedding failed, parking facts that need a vector: %s", error)
+            return [error] * len(texts)
 
     def _retrieve(
         self, conn: sa.Connection, candidate: Candidate, vector: np.ndarray | None
@@ -255,11 +266,14 @@ class MemoryManager:
         conn: sa.Connection,
         candidate: Candidate,
         pending_id: int | None = None,
-        vector: np.ndarray | None = None,
+        vector: Embedded = None,
     ) -> UpdateResult | Route:
         """Inside a write transaction: settle the candidate by the cheap tiers if possible.
 
-        Returns the applied result, or the ambiguous Route when an LLM has to decide.
+        Returns the applied result, or the ambiguous Route when an LLM has to decide. When
+        embedding failed, the hash tier may still settle an exact repeat (it needs no vector
+        and decides the same with or without one); anything else is parked, because routing
+        without the vector would decide differently from the configured semantic tier.
         """
         now = self._now()
         existing = self.store.active_by_hash(conn, candidate.scope, candidate.content_hash)
@@ -270,6 +284,8 @@ class MemoryManager:
             return apply_decision(
                 self.store, conn, candidate, decision, now=now, pending_id=pending_id
             )
+        if isinstance(vector, EmbeddingError):
+            return self._park(conn, candidate, vector, pending_id)
         routed = self._retrieve(conn, candidate, vector)
         if routed.kind is RouteKind.NOVEL:
             decision = Decision(Op.ADD, routed.reason, Tier.NOVEL)
@@ -297,7 +313,7 @@ class MemoryManager:
         self,
         candidate: Candidate,
         pending_id: int | None = None,
-        vector: np.ndarray | None = None,
+        vector: Embedded = None,
     ) -> UpdateResult:
         if vector is None:
             (vector,) = self._embed([candidate.content])  # before the write transaction
@@ -312,24 +328,20 @@ class MemoryManager:
                 decision = self.decider.decide(
                     candidate, outcome.related, today=self.clock().date()
                 )
-            except DecisionError as error:
-                log.warning("decider failed, parking the fact: %s", error)
+                update_vector = self._update_vector(candidate, decision)
+            except DecisionError as error:  # EmbeddingError included
+                log.warning("no decision, parking the fact: %s", error)
                 return self.store.write(
-                    lambda conn, error=error, scores=scores: park(
-                        self.store,
-                        conn,
-                        candidate,
-                        error,
-                        now=self._now(),
-                        model=self.settings.llm_model,
-                        scores=scores,
-                        pending_id=pending_id,
+                    lambda conn, error=error, scores=scores: self._park(
+                        conn, candidate, error, pending_id, scores
                     )
                 )
             try:
                 return self.store.write(
-                    lambda conn, decision=decision, scores=scores: self._apply_decided(
-                        conn, candidate, decision, scores, pending_id, vector
+                    lambda conn, decision=decision, scores=scores, new=update_vector: (
+                        self._apply_decided(
+                            conn, candidate, decision, scores, pending_id, vector, new
+                        )
                     )
                 )
             except StaleDecision as stale:
@@ -337,16 +349,39 @@ class MemoryManager:
         error = DecisionError(
             f"related memories kept changing during {MAX_STALE_RETRIES} decisions"
         )
-        return self.store.write(
-            lambda conn: park(
-                self.store,
-                conn,
-                candidate,
-                error,
-                now=self._now(),
-                model=self.settings.llm_model,
-                pending_id=pending_id,
-            )
+        return self.store.write(lambda conn: self._park(conn, candidate, error, pending_id))
+
+    def _update_vector(self, candidate: Candidate, decision: Decision) -> np.ndarray | None:
+        """An UPDATE's new text, embedded outside the transaction (raises EmbeddingError).
+
+        None when nothing new is stored: the candidate's own vector serves an UPDATE to the
+        candidate's text.
+        """
+        if self.embedder is None or decision.op is not Op.UPDATE:
+            return None
+        if decision.content is None or decision.content == candidate.content:
+            return None
+        return self.embedder.embed([decision.content])[0]
+
+    def _park(
+        self,
+        conn: sa.Connection,
+        candidate: Candidate,
+        error: DecisionError,
+        pending_id: int | None,
+        scores: dict | None = None,
+    ) -> UpdateResult:
+        """Keep the fact in `pending` with the error; the audit event names the failed model."""
+        embedding = isinstance(error, EmbeddingError) and self.embedder is not None
+        return park(
+            self.store,
+            conn,
+            candidate,
+            error,
+            now=self._now(),
+            model=self.embedder.name if embedding else self.settings.llm_model,
+            scores=scores,
+            pending_id=pending_id,
         )
 
     def _apply_decided(
@@ -356,7 +391,8 @@ class MemoryManager:
         decision: Decision,
         scores: dict,
         pending_id: int | None,
-        vector: np.ndarray | None,
+        vector: Embedded,
+        update_vector: np.ndarray | None,
     ) -> UpdateResult:
         now = self._now()
         if decision.op is Op.ADD:
@@ -376,6 +412,7 @@ class MemoryManager:
             pending_id=pending_id,
             embedder=self.embedder,
             vector=vector,
+            update_vector=update_vector,
         )
 
     # -- pending -----------------------------------------------------------------------------------
@@ -448,8 +485,9 @@ class MemoryManager:
     ) -> list[SearchHit]:
         """Active memories of the scope, best first, near-duplicates collapsed, reinforced.
 
-        Ranked by a blend of relevance, recency and importance (see memman/recall.py and the
-        recall_* settings); every returned memory's access count and last access are updated.
+        Ranked by a blend of relevance (BM25, and cosine when an embedder is configured),
+        recency and importance (see memman/recall.py and the recall_* settings); every
+        returned memory's access count and last access are updated.
         """
         if not isinstance(query, str):
             raise InvalidInputError("query must be a string")
@@ -461,6 +499,8 @@ class MemoryManager:
             limit=limit,
             settings=self.settings,
             now=self.clock(),
+            embedder=self.embedder,
+            index=self.vectors,
         )
 
     def context(
@@ -472,11 +512,21 @@ class MemoryManager:
         max_tokens: int = 500,
         limit: int = 20,
     ) -> ContextBlock:
-        """A memory block for a system prompt: the best hits that fit max_tokens, with dates."""
+        """A memory block for a system prompt: the best hits that fit max_tokens, with dates.
+
+        Unexpired short-term facts that share a word with the query come first, as a "right
+        now" part (`block.short_term`); each one shown counts a recall towards promotion.
+        """
         _check_count("max_tokens", max_tokens, minimum=1)
         hits = self.search(query, user_id=user_id, agent_id=agent_id, limit=limit)
-        return recall.render_context(
-            hits, max_tokens=max_tokens, prompts_dir=self.settings.prompts_dir
+        return recall.context(
+            self.store,
+            Scope(user_id, agent_id),
+            query,
+            hits,
+            max_tokens=max_tokens,
+            settings=self.settings,
+            now=self.clock(),
         )
 
     def history(self, memory_id: str) -> list[Event]:
@@ -538,7 +588,8 @@ class MemoryManager:
 
         Run after configuring an embedder or changing its model: vectors are kept per model, so
         the old model's vectors are never compared with the new one's. `progress(done, total)`
-        is called after each batch (the CLI draws a bar with it).
+        is called after each batch (the CLI draws a bar with it). If the embedder fails it stops
+        with EmbeddingError; the batches before stay committed and a rerun resumes after them.
         """
         if self.embedder is None:
             raise ConfigError("no embedder configured: set embedder = 'local' or 'openai'")
@@ -551,7 +602,12 @@ class MemoryManager:
                 rows = missing_batch(conn, model, after_pk=after, limit=batch)
             if not rows:
                 return done
-            vectors = self.embedder.embed([content for _, _, content in rows])
+            try:
+                vectors = self.embedder.embed([content for _, _, content in rows])
+            except EmbeddingError as error:
+                raise EmbeddingError(
+                    f"{error} ({done} of {total} memories embedded and kept; rerun to resume)"
+                ) from error
 
             def write(conn: sa.Connection, rows=rows, vectors=vectors) -> None:
                 for (_, memory_id, _), vector in zip(rows, vectors, strict=True):
@@ -617,16 +673,21 @@ class MemoryManager:
         category: str | None = None,
         importance: float = 5.0,
     ) -> ShortTermFact:
-        """Keep a transient fact until its category's TTL; seen again, its expiry renews."""
-        candidate = self._candidate(fact, Scope(user_id, agent_id), None, None)
+        """Keep a transient fact until its category's TTL; seen again, its expiry renews.
+
+        Category and importance are validated like update_memory's: promotion hands them on.
+        """
+        candidate = self._candidate(
+            fact, Scope(user_id, agent_id), None, None, category, importance
+        )
         return self.store.write(
             lambda conn: shortterm.remember(
                 conn,
                 candidate.scope,
                 candidate.content,
                 session_id=session_id,
-                category=category,
-                importance=importance,
+                category=candidate.category,
+                importance=importance if candidate.importance is None else candidate.importance,
                 source=None,
                 settings=self.settings,
                 now=self.clock(),
@@ -648,8 +709,14 @@ class MemoryManager:
         agent_id: str | None = None,
         dry_run: bool = False,
         max_ops: int = 200,
+        progress: Callable[[str, int, int], None] | None = None,
     ) -> ConsolidationReport:
-        """Expire, promote, merge near-duplicates and decay; see memman/consolidate.py."""
+        """Expire, promote, merge near-duplicates and decay; see memman/consolidate.py.
+
+        With an LLM configured, ambiguous near-duplicate clusters get one merge call each
+        (counted in max_ops); a dry run never calls it. `progress(phase, done, total)` is
+        called while merging (the CLI draws a bar with it).
+        """
         _check_count("max_ops", max_ops, minimum=0)
         return consolidate.consolidate(
             self.store,
@@ -658,9 +725,17 @@ class MemoryManager:
             now=self.clock(),
             dry_run=dry_run,
             max_ops=max_ops,
-            promote=lambda fact, scope, source: self.update_memory(
-                fact, user_id=scope.user_id, agent_id=scope.agent_id, source=source
+            promote=lambda fact, scope, source, category, importance: self.update_memory(
+                fact,
+                user_id=scope.user_id,
+                agent_id=scope.agent_id,
+                source=source,
+                category=category,
+                importance=importance,
             ),
+            client=self.decider.client if isinstance(self.decider, LLMDecider) else None,
+            embedder=self.embedder,
+            progress=progress,
         )
 
     # -- explicit user actions -----------------------------------------------------------------

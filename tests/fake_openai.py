@@ -1,11 +1,15 @@
 """A small local OpenAI-compatible server for fault tests (no network beyond 127.0.0.1).
 
 Each request to /v1/chat/completions pops the next scripted `Reply`; when the script is
-empty the server answers 500. Requests are recorded so tests can assert what was sent.
+empty the server answers 500. /v1/embeddings pops the next scripted `embedding_replies`
+entry and otherwise embeds the input itself (`embedding_body`), with rows in reverse order
+as a server may send them (each carries its `index`). No key is required. Requests, with
+their headers, are recorded so tests can assert what was sent.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
 import time
@@ -58,9 +62,34 @@ def chat_completion(
     }
 
 
+def fake_vector(text: str, dim: int) -> list[float]:
+    """A deterministic bag-of-words vector, not unit length (the client must normalise it)."""
+    vector = [0.0] * dim
+    for word in text.lower().replace(".", " ").split():
+        vector[int(hashlib.sha256(word.encode()).hexdigest(), 16) % dim] += 3.0
+    return vector
+
+
+def embedding_body(texts: list[str], *, model: str, dim: int) -> dict:
+    """An OpenAI `list` of embeddings for texts, rows reversed (each names its input index)."""
+    rows = [
+        {"object": "embedding", "index": i, "embedding": fake_vector(text, dim)}
+        for i, text in enumerate(texts)
+    ]
+    tokens = sum(len(text.split()) for text in texts)
+    return {
+        "object": "list",
+        "data": rows[::-1],
+        "model": model,
+        "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+    }
+
+
 @dataclass
 class FakeOpenAI:
     replies: deque[Reply] = field(default_factory=deque)
+    embedding_replies: deque[Reply] = field(default_factory=deque)
+    embedding_dim: int = 16
     requests: list[dict] = field(default_factory=list)
     server: ThreadingHTTPServer | None = None
 
@@ -83,15 +112,19 @@ class FakeOpenAI:
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length", 0))
                 raw = self.rfile.read(length)
+                headers = {key.lower(): value for key, value in self.headers.items()}
                 try:
-                    fake.requests.append({"path": self.path, "json": json.loads(raw)})
+                    sent = json.loads(raw)
+                    fake.requests.append({"path": self.path, "json": sent, "headers": headers})
                 except ValueError:
-                    fake.requests.append({"path": self.path, "raw": raw})
-                reply = (
-                    fake.replies.popleft()
-                    if fake.replies
-                    else Reply(500, {"error": {"message": "no script"}})
-                )
+                    sent = None
+                    fake.requests.append({"path": self.path, "raw": raw, "headers": headers})
+                if self.path.endswith("/embeddings"):
+                    reply = fake._embedding_reply(sent)
+                elif fake.replies:
+                    reply = fake.replies.popleft()
+                else:
+                    reply = Reply(500, {"error": {"message": "no script"}})
                 if reply.delay_s:
                     time.sleep(reply.delay_s)
                 body = reply.body
@@ -114,6 +147,16 @@ class FakeOpenAI:
         # A short poll interval: shutdown() waits up to one interval, once per test.
         threading.Thread(target=self.server.serve_forever, args=(0.02,), daemon=True).start()
         return self
+
+    def _embedding_reply(self, sent: Any) -> Reply:
+        if self.embedding_replies:
+            return self.embedding_replies.popleft()
+        texts = sent["input"] if isinstance(sent, dict) else None
+        if not isinstance(texts, list):
+            return Reply(400, {"error": {"message": "input must be a list of strings"}})
+        return Reply(
+            body=embedding_body(texts, model=str(sent.get("model")), dim=self.embedding_dim)
+        )
 
     def stop(self) -> None:
         if self.server is not None:
