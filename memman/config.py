@@ -66,6 +66,9 @@ class Settings(BaseModel):
     recall_weight_recency: float = Field(default=0.25, ge=0)
     recall_weight_importance: float = Field(default=0.15, ge=0)
     recall_half_life_days: float = Field(default=30.0, gt=0)
+    # With an embedder, a memory found by cosine alone (no shared word) is recalled only at or
+    # above this cosine: hybrid retrieval always returns the k nearest vectors, related or not.
+    recall_min_cosine: float = Field(default=0.3, ge=-1, le=1)
     # search() ranks a lexical pool this many times larger than the limit asked for.
     recall_pool_factor: int = Field(default=4, ge=1, le=50)
 
@@ -77,6 +80,9 @@ class Settings(BaseModel):
         default_factory=lambda: {"default": 24.0, "location": 6.0, "plan": 72.0}
     )
     promote_min_sessions: int = Field(default=2, ge=1)  # seen in this many sessions: long-term
+    # ... or put into this many context blocks. Not 1 or 2: the turn right after a transient
+    # fact is said usually recalls it once or twice; a third recall means it kept mattering.
+    promote_min_recalls: int = Field(default=3, ge=1)
     # Never merged or decayed automatically: these categories, and confidence >= this.
     protected_categories: list[str] = Field(default_factory=lambda: ["constraint", "safety"])
     protected_confidence: float = Field(default=0.95, gt=0, le=1)
@@ -84,6 +90,9 @@ class Settings(BaseModel):
     decay_rate: float = Field(default=0.01, ge=0, lt=1)  # per day since last access
     decay_floor: float = Field(default=0.05, ge=0, le=1)
     archive_below: float = Field(default=0.1, ge=0, le=1)  # decayed under this: archived
+    # consolidate: memories with the same wording merge without an LLM; from this token Jaccard
+    # up (same negations and numbers) they may be one fact, and only the LLM may merge them.
+    merge_related_jaccard: float = Field(default=0.8, gt=0, le=1)
 
     prompts_dir: str | None = None
     batch_chunk_size: int = Field(default=500, ge=1)

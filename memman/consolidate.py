@@ -1,8 +1,10 @@
 """consolidate(): expire, promote, merge near-duplicates, decay. One run, bounded by max_ops.
 
 1. Short-term facts past their expiry become 'expired' (the row stays; an audit event says so).
-2. Short-term facts seen in >= promote_min_sessions sessions are promoted through
-   update_memory (source "promotion"): promotion never bypasses the decision path.
+2. Short-term facts seen in >= promote_min_sessions sessions, or put into at least
+   promote_min_recalls context blocks, are promoted through update_memory (source
+   "promotion", with their category and importance): promotion never bypasses the decision
+   path. Expiry wins: a fact past its TTL is no longer true, so it is not promoted.
 3. Near-duplicate long-term memories are found by blocking through the candidate retriever
    (each memory's top-k lexical neighbours, never all pairs), clustered with union-find, and
    a cluster merges only if its members are *mutually* near-identical: a chain A~B~C with
@@ -38,8 +40,8 @@ from memman.text import content_tokens, jaccard, polarity_or_number_differs
 SOURCE = "consolidation"
 PAGE = 1000
 
-# update_memory(fact, scope, source) as MemoryManager provides it.
-Promote = Callable[[str, Scope, str], UpdateResult]
+# update_memory(fact, scope, source, category, importance) as MemoryManager provides it.
+Promote = Callable[[str, Scope, str, str | None, float], UpdateResult]
 
 Action = Literal["expire", "promote", "merge", "decay", "archive"]
 
@@ -160,7 +162,8 @@ def _expire_and_promote(
     for fact in facts:
         expired = dt.datetime.fromisoformat(fact.expires_at) <= now
         recurring = len(fact.sessions) >= settings.promote_min_sessions
-        if not (expired or recurring) or not budget.take():
+        recalled = fact.recall_count >= settings.promote_min_recalls
+        if not (expired or recurring or recalled) or not budget.take():
             continue
         if expired:
             detail = f"expired at {fact.expires_at}"
@@ -192,9 +195,9 @@ def _expire_and_promote(
 
                 store.write(expire)
         else:
-            detail = f"seen in {len(fact.sessions)} sessions"
+            detail = f"seen in {len(fact.sessions)} sessions, recalled {fact.recall_count} times"
             if not dry_run:
-                result = promote(fact.content, scope, "promotion")
+                result = promote(fact.content, scope, "promotion", fact.category, fact.importance)
                 store.write(
                     lambda conn, fact=fact: shortterm.set_status(conn, fact.id, "promoted", now)
                 )

@@ -21,9 +21,10 @@ from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 import sqlalchemy as sa
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from memman import shortterm
+from memman.candidate import check_category
 from memman.config import Settings
 from memman.errors import DecisionError, InvalidInputError
 from memman.llm import LLMClient
@@ -46,6 +47,15 @@ class ExtractedFact(BaseModel):
     category: str = Field(description="One lowercase word")
     importance: int = Field(ge=1, le=10)
     durability: Literal["durable", "transient"]
+
+    @field_validator("category")
+    @classmethod
+    def _one_word(cls, value: str) -> str:
+        """Checked here, so a bad category is re-asked instead of failing the write later."""
+        try:
+            return check_category(value) or ""
+        except InvalidInputError as error:
+            raise ValueError(f"{error}: give one short lowercase word") from error
 
 
 class ExtractedFacts(BaseModel):

@@ -1,29 +1,40 @@
 """Recall: which memories go into the prompt, in what order, and how many fit.
 
-search() retrieves a pool larger than asked (lexically, by BM25), ranks it by a blend of
-relevance, recency and importance, collapses near-duplicate hits onto one representative and
-reinforces what it returns. context() renders the chosen memories with their dates through
-`prompts/recall.j2` within a token budget.
+search() retrieves a pool larger than asked (by BM25, or with an embedder by hybrid BM25 +
+cosine retrieval), ranks it by a blend of relevance, recency and importance, collapses
+near-duplicate hits onto one representative and reinforces what it returns. context() renders
+the chosen memories with their dates through `prompts/recall.j2` within a token budget, after a
+"right now" part holding the active short-term facts that share a word with the query.
 
 Relevance is BM25 normalised *within the retrieved pool* (as a fraction of the best hit):
 raw BM25 has no meaning across scopes (near-zero IDF on a small per-user corpus), but its
-proportions inside one pool do.
+proportions inside one pool do. With an embedder it is the mean of that and the cosine
+(clipped at 0): both are in [0, 1], and a paraphrase found by the embedding alone ("enjoys
+prawns" for "shellfish") still scores its cosine / 2 instead of nothing.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping
-from dataclasses import dataclass
+import logging
+from dataclasses import dataclass, field
 
+import numpy as np
 import sqlalchemy as sa
 
+from memman import shortterm
 from memman.config import Settings
+from memman.embed import Embedder
+from memman.errors import EmbeddingError
 from memman.models import SearchHit
 from memman.prompts import render
-from memman.retrieval import Retrieved, lexical_candidates
+from memman.retrieval import Retrieved, hybrid_candidates, lexical_candidates
+from memman.shortterm import ShortTermFact
 from memman.store import Scope, Store
 from memman.text import content_tokens, jaccard, polarity_or_number_differs
+from memman.vectors import VectorSearch
+
+log = logging.getLogger(__name__)
 
 # Tokens are approximated as characters / 4 (the usual figure for English with OpenAI
 # tokenizers); a budget is a guard against flooding the prompt, not an exact count.
@@ -40,17 +51,18 @@ def approx_tokens(text: str) -> int:
     return -(-len(text) // CHARS_PER_TOKEN)
 
 
-def _relevance(pool: list[Retrieved]) -> dict[str, float]:
-    """BM25 as a fraction of the pool's best score, in (0, 1].
+def _lexical(pool: list[Retrieved]) -> dict[str, float]:
+    """BM25 as a fraction of the pool's best score, in [0, 1]; 0 for a hit BM25 did not find.
 
     Scaling by the best keeps proportions: two hits whose BM25 differs by a hair (one word
     longer) stay near-equal, so recency and importance can still order them. Min-max would
     stretch that hair to the whole [0, 1] range. bm25() is negative, lower is better.
     """
-    best = min(r.bm25 for r in pool)
+    scores = [r.bm25 for r in pool if r.bm25 is not None]
+    best = min(scores, default=0.0)
     if best >= 0:  # FTS5 clamps IDF above zero, so this is only a degenerate pool
-        return {r.memory.id: 1.0 for r in pool}
-    return {r.memory.id: max(r.bm25 / best, 0.0) for r in pool}
+        return {r.memory.id: 0.0 if r.bm25 is None else 1.0 for r in pool}
+    return {r.memory.id: 0.0 if r.bm25 is None else max(r.bm25 / best, 0.0) for r in pool}
 
 
 def _age_days(stamp: str, now: dt.datetime) -> float:
@@ -58,22 +70,20 @@ def _age_days(stamp: str, now: dt.datetime) -> float:
 
 
 def rank(
-    pool: list[Retrieved],
-    *,
-    settings: Settings,
-    now: dt.datetime,
-    cosine: Mapping[str, float] | None = None,
+    pool: list[Retrieved], *, settings: Settings, now: dt.datetime, semantic: bool = False
 ) -> list[tuple[Retrieved, float]]:
     """Pool members with their blended score, best first.
 
-    `cosine` (memory id -> similarity in [0, 1]) is the hook for the semantic tier: when
-    given, relevance is the mean of normalised BM25 and cosine.
+    `semantic`: the pool came from hybrid retrieval, so relevance is the mean of normalised
+    BM25 and cosine (a memory without a vector for the model counts cosine 0).
     """
     if not pool:
         return []
-    relevance = _relevance(pool)
-    if cosine is not None:
-        relevance = {i: (v + cosine.get(i, 0.0)) / 2 for i, v in relevance.items()}
+    relevance = _lexical(pool)
+    if semantic:
+        relevance = {
+            r.memory.id: (relevance[r.memory.id] + max(r.cosine or 0.0, 0.0)) / 2 for r in pool
+        }
     scored = []
     for r in pool:
         m = r.memory
@@ -112,16 +122,51 @@ def collapse(ranked: list[tuple[Retrieved, float]], *, noop_jaccard: float) -> l
     ]
 
 
+def _query_vector(embedder: Embedder | None, query: str) -> np.ndarray | None:
+    """The query embedded once, or None (no embedder, or it failed: recall goes lexical).
+
+    A read may degrade where a write may not: an embedding outage costs recall its
+    paraphrases for a while, but nothing is written or lost.
+    """
+    if embedder is None:
+        return None
+    try:
+        return embedder.embed([query])[0]
+    except EmbeddingError as error:
+        log.warning("query embedding failed, recall falls back to BM25 only: %s", error)
+        return None
+
+
 def search(
-    store: Store, scope: Scope, query: str, *, limit: int, settings: Settings, now: dt.datetime
+    store: Store,
+    scope: Scope,
+    query: str,
+    *,
+    limit: int,
+    settings: Settings,
+    now: dt.datetime,
+    embedder: Embedder | None = None,
+    index: VectorSearch | None = None,
 ) -> list[SearchHit]:
-    """Rank a lexical pool of recall_pool_factor x limit, dedup, reinforce the returned hits."""
+    """Rank a pool of recall_pool_factor x limit, dedup, reinforce the returned hits.
+
+    With an embedder (and its vector index) the pool is hybrid (BM25 and cosine fused by
+    reciprocal rank), so a memory that shares no word with the query can still be recalled.
+    """
+    size = max(limit, min(limit * settings.recall_pool_factor, MAX_POOL))
+    vector = _query_vector(embedder, query) if index is not None else None
     with store.read() as conn:
-        size = max(limit, min(limit * settings.recall_pool_factor, MAX_POOL))
-        pool = lexical_candidates(store, conn, scope, query, size)
-    hits = collapse(rank(pool, settings=settings, now=now), noop_jaccard=settings.noop_jaccard)[
-        :limit
-    ]
+        if vector is not None:
+            assert embedder is not None and index is not None
+            found = hybrid_candidates(
+                store, conn, scope, query, size, index=index, model=embedder.name, vector=vector
+            )
+            floor = settings.recall_min_cosine
+            pool = [r for r in found if r.bm25 is not None or (r.cosine or 0.0) >= floor]
+        else:
+            pool = lexical_candidates(store, conn, scope, query, size)
+    ranked = rank(pool, settings=settings, now=now, semantic=vector is not None)
+    hits = collapse(ranked, noop_jaccard=settings.noop_jaccard)[:limit]
     if hits:
         stamp = now.astimezone(dt.UTC).isoformat(timespec="milliseconds")
         store.write(lambda conn: _reinforce(store, conn, [h.id for h in hits], stamp))
@@ -145,23 +190,66 @@ class ContextBlock:
     text: str
     hits: list[SearchHit]
     approx_tokens: int
+    short_term: list[ShortTermFact] = field(default_factory=list)  # the "right now" part
+
+
+def context(
+    store: Store,
+    scope: Scope,
+    query: str,
+    hits: list[SearchHit],
+    *,
+    max_tokens: int,
+    settings: Settings,
+    now: dt.datetime,
+) -> ContextBlock:
+    """The block for `hits` plus the scope's unexpired short-term facts relevant to the query.
+
+    Each short-term fact that made it into the block counts one recall: recalled often
+    enough (promote_min_recalls), consolidate promotes it to long-term memory.
+    """
+    with store.read() as conn:
+        current = shortterm.relevant(conn, scope, query, now=now)
+    block = render_context(
+        hits, max_tokens=max_tokens, prompts_dir=settings.prompts_dir, short_term=current
+    )
+    if block.short_term:
+        ids = [f.id for f in block.short_term]
+        store.write(lambda conn: shortterm.note_recalled(conn, ids))
+    return block
 
 
 def render_context(
-    hits: list[SearchHit], *, max_tokens: int, prompts_dir: str | None
+    hits: list[SearchHit],
+    *,
+    max_tokens: int,
+    prompts_dir: str | None,
+    short_term: list[ShortTermFact] | None = None,
 ) -> ContextBlock:
-    """The best hits that fit max_tokens (approx. chars/4), rendered with their dates."""
+    """The short-term facts, then the best hits, that fit max_tokens (approx. chars/4).
+
+    Short-term facts go first: they are few, and about the conversation going on now.
+    """
+    current: list[ShortTermFact] = []
     chosen: list[SearchHit] = []
-    text = _render(chosen, prompts_dir)
-    for hit in hits:
-        attempt = _render([*chosen, hit], prompts_dir)
+    text = _render(current, chosen, prompts_dir)
+    for item in [*(short_term or []), *hits]:
+        is_current = isinstance(item, ShortTermFact)
+        more_current = [*current, item] if is_current else current
+        more_chosen = chosen if is_current else [*chosen, item]
+        attempt = _render(more_current, more_chosen, prompts_dir)
         if approx_tokens(attempt) > max_tokens:
             break
-        chosen.append(hit)
-        text = attempt
-    return ContextBlock(text=text, hits=chosen, approx_tokens=approx_tokens(text))
+        current, chosen, text = more_current, more_chosen, attempt
+    return ContextBlock(
+        text=text, hits=chosen, approx_tokens=approx_tokens(text), short_term=current
+    )
 
 
-def _render(hits: list[SearchHit], prompts_dir: str | None) -> str:
+def _render(short_term: list[ShortTermFact], hits: list[SearchHit], prompts_dir: str | None) -> str:
     memories = [{"content": h.memory.content, "date": h.memory.updated_at[:10]} for h in hits]
-    return render(RECALL_TEMPLATE, {"memories": memories}, directory=prompts_dir).text
+    right_now = [
+        {"content": f.content, "until": f.expires_at[:16].replace("T", " ")} for f in short_term
+    ]
+    variables = {"memories": memories, "right_now": right_now}
+    return render(RECALL_TEMPLATE, variables, directory=prompts_dir).text

@@ -2,7 +2,9 @@
 
 A transient fact ("is at the airport right now") is useful for hours, wrong after. It lives
 here until it expires (consolidate records an audit event; the row stays, status 'expired')
-or recurs in enough sessions to be promoted to long-term through update_memory.
+or recurs in enough sessions, or is recalled often enough, to be promoted to long-term
+through update_memory. Until then, context() shows the unexpired ones that share a word with
+the query in a "right now" part of the block, and counts each showing as a recall.
 """
 
 from __future__ import annotations
@@ -15,7 +17,11 @@ import sqlalchemy as sa
 
 from memman.config import Settings
 from memman.store import Scope
-from memman.text import content_hash
+from memman.text import content_hash, content_tokens
+
+# At most this many short-term facts go into one context block: the prompt needs the user's
+# current situation, not a log of it.
+MAX_RELEVANT = 5
 
 
 @dataclass(frozen=True)
@@ -30,6 +36,7 @@ class ShortTermFact:
     status: str
     created_at: str
     expires_at: str
+    recall_count: int = 0  # times context() put it into a prompt
 
 
 def _stamp(moment: dt.datetime) -> str:
@@ -54,6 +61,7 @@ def _from_row(row: sa.Row) -> ShortTermFact:
         status=m["status"],
         created_at=m["created_at"],
         expires_at=m["expires_at"],
+        recall_count=m["recall_count"],
     )
 
 
@@ -134,4 +142,36 @@ def set_status(conn: sa.Connection, fact_id: int, status: str, now: dt.datetime)
     conn.execute(
         sa.text("UPDATE short_term SET status = :s, updated_at = :now WHERE id = :id"),
         {"s": status, "now": _stamp(now), "id": fact_id},
+    )
+
+
+def relevant(
+    conn: sa.Connection, scope: Scope, query: str, *, now: dt.datetime
+) -> list[ShortTermFact]:
+    """Unexpired active facts sharing a content word with the query, most shared words first.
+
+    Expiry is checked against `now`, not left to consolidate: a fact past its TTL is never
+    shown, even if no consolidate has run since. The scope holds a handful of active facts,
+    so they are compared in Python (the same stemmed, stopword-free tokens as Jaccard).
+    """
+    rows = conn.execute(
+        sa.text(
+            "SELECT * FROM short_term WHERE user_id = :u AND agent_id = :a"
+            " AND status = 'active' AND expires_at > :now ORDER BY updated_at DESC, id DESC"
+        ),
+        {"u": scope.user_id, "a": scope.agent_key, "now": _stamp(now)},
+    ).all()
+    wanted = content_tokens(query)
+    shared = [(len(wanted & content_tokens(row.content)), row) for row in rows]
+    best = sorted((pair for pair in shared if pair[0]), key=lambda pair: -pair[0])
+    return [_from_row(row) for _, row in best[:MAX_RELEVANT]]
+
+
+def note_recalled(conn: sa.Connection, fact_ids: list[int]) -> None:
+    """One UPDATE: each of these facts was put into a prompt once more."""
+    conn.execute(
+        sa.text(
+            "UPDATE short_term SET recall_count = recall_count + 1 WHERE id IN :ids"
+        ).bindparams(sa.bindparam("ids", expanding=True)),
+        {"ids": fact_ids},
     )
