@@ -5,12 +5,16 @@
    promote_min_recalls context blocks, are promoted through update_memory (source
    "promotion", with their category and importance): promotion never bypasses the decision
    path. Expiry wins: a fact past its TTL is no longer true, so it is not promoted.
-3. Near-duplicate long-term memories are found by blocking through the candidate retriever
-   (each memory's top-k lexical neighbours, never all pairs), clustered with union-find, and
-   a cluster merges only if its members are *mutually* near-identical: a chain A~B~C with
-   A!~C is not one fact. The representative (highest confidence, then access count, then
-   newest) stays; the others become 'superseded' with `superseded_by` in their metadata
-   (recoverable with restore). Offline, near-identical means the router's DUPLICATE test.
+3. Near-duplicate long-term memories (memman/merge.py): memories with the same wording merge
+   without an LLM; related ones, found by prefix-filtered blocking through the FTS5 index
+   (never all pairs) and clustered with union-find, form ambiguous clusters if *mutually*
+   related (a chain A~B~C with A!~C is not one fact). With an LLM, one call per ambiguous
+   cluster (prompts/merge.j2) merges it into one text or keeps it separate; offline, and in
+   a dry run (no LLM spend), they are only listed. The representative (highest confidence,
+   then access count, then newest) stays; the others become 'superseded' with
+   `superseded_by` in their metadata (recoverable with restore). An LLM failure leaves the
+   cluster as it is and lists it; a "keep separate" verdict is recorded and not asked again
+   until a member changes.
 4. Decay: confidence x (1 - rate)^days since max(last access, last decay), floor
    decay_floor, at most once per calendar day per memory; under archive_below -> 'archived'.
 
@@ -23,22 +27,30 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import logging
 from collections.abc import Callable
-from itertools import combinations
+from dataclasses import dataclass
 from typing import Literal
 
+import numpy as np
 import sqlalchemy as sa
 from pydantic import BaseModel, ConfigDict, Field
 
-from memman import shortterm
+from memman import merge, shortterm
 from memman.config import Settings
-from memman.models import Memory, Op, Status, Tier, UpdateResult
-from memman.retrieval import lexical_candidates
+from memman.embed import Embedder
+from memman.errors import DecisionError
+from memman.llm import CallInfo, LLMClient
+from memman.merge import Progress, is_protected
+from memman.models import Op, Status, Tier, UpdateResult
 from memman.store import Scope, Store
-from memman.text import content_tokens, jaccard, polarity_or_number_differs
+from memman.text import content_hash
+from memman.vectors import save_vector
+
+log = logging.getLogger(__name__)
 
 SOURCE = "consolidation"
-PAGE = 1000
+MERGE_BATCH = 500  # same-wording merges per write transaction
 
 # update_memory(fact, scope, source, category, importance) as MemoryManager provides it.
 Promote = Callable[[str, Scope, str, str | None, float], UpdateResult]
@@ -62,12 +74,31 @@ class Change(BaseModel):
     confidence_after: float | None = None
 
 
+# What became of an ambiguous cluster: merged or kept separate by the LLM; not asked (no LLM
+# configured, or a dry run); the call failed, or a member changed meanwhile (left as it is).
+Outcome = Literal["merged", "kept_separate", "no_llm", "would_ask_llm", "failed", "changed"]
+
+
+class AmbiguousCluster(BaseModel):
+    """Related memories that may be one fact: only the LLM may merge them."""
+
+    model_config = ConfigDict(frozen=True)
+
+    user_id: str
+    agent_id: str | None = None
+    ids: list[str]
+    contents: list[str]
+    outcome: Outcome
+    detail: str
+
+
 class ConsolidationReport(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     dry_run: bool
     changes: list[Change]
     rejected_clusters: list[list[str]] = Field(default_factory=list)  # not mutually similar
+    ambiguous_clusters: list[AmbiguousCluster] = Field(default_factory=list)
     truncated: bool = False  # max_ops reached before everything was planned
 
     def count(self, action: Action) -> int:
@@ -76,13 +107,6 @@ class ConsolidationReport(BaseModel):
 
 def _stamp(moment: dt.datetime) -> str:
     return moment.astimezone(dt.UTC).isoformat(timespec="milliseconds")
-
-
-def is_protected(memory_category: str | None, confidence: float, settings: Settings) -> bool:
-    return (
-        memory_category in settings.protected_categories
-        or confidence >= settings.protected_confidence
-    )
 
 
 def _scopes(conn: sa.Connection, scope: Scope | None) -> list[Scope]:
@@ -97,8 +121,11 @@ def _scopes(conn: sa.Connection, scope: Scope | None) -> list[Scope]:
     return [Scope(u, a or None) for u, a in rows]
 
 
-def _same_fact(a: Memory, b: Memory) -> bool:
-    return not polarity_or_number_differs(a.content, b.content)
+@dataclass(frozen=True)
+class _Tools:
+    client: LLMClient | None
+    embedder: Embedder | None
+    progress: Progress | None
 
 
 class _Budget:
@@ -123,22 +150,34 @@ def consolidate(
     dry_run: bool,
     max_ops: int,
     promote: Promote,
+    client: LLMClient | None = None,
+    embedder: Embedder | None = None,
+    progress: Progress | None = None,
 ) -> ConsolidationReport:
+    """client: the LLM for ambiguous clusters (None: offline); embedder: refreshes the vector
+    of a memory whose text a merge changed; progress(phase, done, total) while merging."""
     budget = _Budget(max_ops)
+    tools = _Tools(client, embedder, progress)
     changes: list[Change] = []
     rejected: list[list[str]] = []
+    ambiguous: list[AmbiguousCluster] = []
     with store.read() as conn:
         scopes = _scopes(conn, scope)
     for each in scopes:
         changes += _expire_and_promote(store, each, settings, now, dry_run, budget, promote)
-        merged, refused = _merge(store, each, settings, now, dry_run, budget)
+        merged, refused, asked = _merge(store, each, settings, now, dry_run, budget, tools)
         changes += merged
         rejected += refused
+        ambiguous += asked
         # Planned merges are skipped by decay, so a dry run plans what a real run does.
         gone = {i for c in merged for i in c.related}
         changes += _decay(store, each, settings, now, dry_run, budget, gone)
     return ConsolidationReport(
-        dry_run=dry_run, changes=changes, rejected_clusters=rejected, truncated=budget.truncated
+        dry_run=dry_run,
+        changes=changes,
+        rejected_clusters=rejected,
+        ambiguous_clusters=ambiguous,
+        truncated=budget.truncated,
     )
 
 
@@ -214,60 +253,35 @@ def _expire_and_promote(
     return changes
 
 
-def _find(parent: dict[str, str], x: str) -> str:
-    while parent[x] != x:
-        parent[x] = parent[parent[x]]
-        x = parent[x]
-    return x
+# "Keep separate" verdicts of the scope's earlier runs (see _record_kept_separate).
+_VERDICTS_SQL = sa.text(
+    "SELECT scores FROM events WHERE user_id = :u AND agent_id = :a AND source = 'consolidation'"
+    " AND op = 'NOOP' AND scores LIKE '%kept_separate%'"
+)
 
 
 def _merge(
-    store: Store, scope: Scope, settings: Settings, now: dt.datetime, dry_run: bool, budget: _Budget
-) -> tuple[list[Change], list[list[str]]]:
-    """Block by lexical neighbours, union near-identical pairs, merge mutually similar clusters."""
-    threshold = settings.noop_jaccard
-    memories: dict[str, Memory] = {}
-    parent: dict[str, str] = {}
+    store: Store,
+    scope: Scope,
+    settings: Settings,
+    now: dt.datetime,
+    dry_run: bool,
+    budget: _Budget,
+    tools: _Tools,
+) -> tuple[list[Change], list[list[str]], list[AmbiguousCluster]]:
+    """Merge same-wording groups; ask the LLM about ambiguous clusters (see memman/merge.py)."""
     with store.read() as conn:
-        offset = 0
-        while page := store.list(conn, scope, limit=PAGE, offset=offset):
-            offset += len(page)
-            for m in page:
-                if is_protected(m.category, m.confidence, settings):
-                    continue
-                memories[m.id] = m
-                parent.setdefault(m.id, m.id)
-                for r in lexical_candidates(store, conn, scope, m.content, settings.top_k):
-                    other = r.memory
-                    if (
-                        other.id == m.id
-                        or r.jaccard < threshold
-                        or is_protected(other.category, other.confidence, settings)
-                        or not _same_fact(m, other)
-                    ):
-                        continue
-                    memories[other.id] = other
-                    parent.setdefault(other.id, other.id)
-                    parent[_find(parent, other.id)] = _find(parent, m.id)
-    clusters: dict[str, list[Memory]] = {}
-    for memory_id in parent:
-        clusters.setdefault(_find(parent, memory_id), []).append(memories[memory_id])
-    changes, rejected = [], []
+        found = merge.find_clusters(conn, scope, settings, tools.progress)
+        decided = _kept_separate(conn, scope) if tools.client is not None else set()
     stamp = _stamp(now)
-    for members in clusters.values():
-        if len(members) < 2:
-            continue
-        tokens = {m.id: content_tokens(m.content) for m in members}
-        if any(
-            jaccard(tokens[a.id], tokens[b.id]) < threshold or not _same_fact(a, b)
-            for a, b in combinations(members, 2)
-        ):
-            rejected.append(sorted(m.id for m in members))
-            continue
+    changes: list[Change] = []
+    planned: list[tuple[merge.Row, list[merge.Row]]] = []
+    for group in found.same_wording:
         if not budget.take():
             break
-        rep = max(members, key=lambda m: (m.confidence, m.access_count, m.updated_at))
-        others = [m for m in members if m.id != rep.id]
+        rep = merge.representative(group)
+        others = [r for r in group if r.id != rep.id]
+        planned.append((rep, others))
         changes.append(
             Change(
                 action="merge",
@@ -275,32 +289,144 @@ def _merge(
                 agent_id=scope.agent_id,
                 target=rep.id,
                 content=rep.content,
-                detail=f"{len(others)} near-identical memories superseded by this one",
-                related=[m.id for m in others],
+                detail=f"{len(others)} memories with the same wording superseded by this one",
+                related=[r.id for r in others],
             )
         )
-        if not dry_run:
-            store.write(
-                lambda conn, rep=rep, others=others: _supersede(
-                    conn, store, scope, rep, others, stamp
-                )
+    if not dry_run:
+        # Many small merges per transaction: one commit each would dominate at 100k memories.
+        for start in range(0, len(planned), MERGE_BATCH):
+            batch = planned[start : start + MERGE_BATCH]
+
+            def apply(conn: sa.Connection, batch=batch) -> None:
+                for rep, others in batch:
+                    _merge_same_wording(conn, store, scope, rep, others, stamp)
+
+            store.write(apply)
+    # Same-wording members left the clusters' lists already: each shows its representative.
+    ambiguous = []
+    for done, rows in enumerate(found.ambiguous):
+        if tools.progress is not None:
+            tools.progress("asking the LLM", done, len(found.ambiguous))
+        outcome = _ambiguous(store, scope, rows, settings, stamp, dry_run, budget, tools, decided)
+        if outcome is None:
+            continue
+        cluster, change = outcome
+        ambiguous.append(cluster)
+        if change is not None:
+            changes.append(change)
+    return changes, found.rejected, ambiguous
+
+
+def _kept_separate(conn: sa.Connection, scope: Scope) -> set[str]:
+    """Clusters the LLM already judged distinct (unchanged since): not asked again."""
+    rows = conn.execute(_VERDICTS_SQL, {"u": scope.user_id, "a": scope.agent_key})
+    return {key for (scores,) in rows if (key := json.loads(scores).get("kept_separate"))}
+
+
+def _ambiguous(
+    store: Store,
+    scope: Scope,
+    rows: list[merge.Row],
+    settings: Settings,
+    stamp: str,
+    dry_run: bool,
+    budget: _Budget,
+    tools: _Tools,
+    decided: set[str],
+) -> tuple[AmbiguousCluster, Change | None] | None:
+    """One ambiguous cluster: listed offline and in a dry run, else one LLM call."""
+    key = merge.cluster_key(rows)
+
+    def listed(outcome: Outcome, detail: str) -> AmbiguousCluster:
+        return AmbiguousCluster(
+            user_id=scope.user_id,
+            agent_id=scope.agent_id,
+            ids=[r.id for r in rows],
+            contents=[r.content for r in rows],
+            outcome=outcome,
+            detail=detail,
+        )
+
+    if tools.client is None:
+        return listed("no_llm", "no LLM configured: only same-wording memories merge"), None
+    if key in decided:
+        return None
+    if not budget.take():
+        return None
+    if dry_run:
+        return listed("would_ask_llm", "a real run asks the LLM (dry run: no call)"), None
+    try:
+        answer, call = merge.ask_llm(tools.client, rows, settings)
+        vector = None
+        if isinstance(answer, merge.MergeOp) and tools.embedder is not None:
+            vector = tools.embedder.embed([answer.content.strip()])[0]
+    except DecisionError as error:
+        log.warning("merge of cluster %s failed, left as it is: %s", key, error)
+        return listed("failed", str(error)), None
+    if isinstance(answer, merge.KeepSeparateOp):
+        store.write(lambda conn: _record_kept_separate(conn, store, scope, rows, key, answer,
+                                                         call, stamp))  # fmt: skip
+        return listed("kept_separate", answer.reason), None
+    keeper = store.write(
+        lambda conn: _apply_llm_merge(
+            conn, store, scope, rows, answer, call, stamp, tools.embedder, vector
+        )
+    )
+    if keeper is None:
+        return listed("changed", "a memory of the cluster changed meanwhile; not merged"), None
+    others = [r.id for r in rows if r.id != keeper]
+    change = Change(
+        action="merge",
+        user_id=scope.user_id,
+        agent_id=scope.agent_id,
+        target=keeper,
+        content=answer.content.strip(),
+        detail=f"merged by the LLM ({call.model}): {answer.reason}",
+        related=others,
+    )
+    return listed("merged", answer.reason), change
+
+
+def _unchanged(store: Store, conn: sa.Connection, rows: list[merge.Row]) -> bool:
+    """Every planned memory is still active with the text it was planned on."""
+    lt = store.long_term
+    current = dict(
+        conn.execute(
+            sa.select(lt.c.id, lt.c.content).where(
+                lt.c.id.in_([r.id for r in rows]), lt.c.status == Status.ACTIVE.value
             )
-    return changes, rejected
+        ).all()
+    )
+    return all(current.get(r.id) == r.content for r in rows)
 
 
 def _supersede(
-    conn: sa.Connection, store: Store, scope: Scope, rep: Memory, others: list[Memory], stamp: str
+    conn: sa.Connection,
+    store: Store,
+    scope: Scope,
+    keeper: tuple[str, str],
+    others: list[merge.Row],
+    stamp: str,
+    why: str,
 ) -> None:
+    """Others become superseded by keeper (id, content): restorable, with an event each."""
+    keeper_id, keeper_content = keeper
     lt = store.long_term
+    metadata = dict(
+        conn.execute(
+            sa.select(lt.c.id, lt.c.metadata).where(lt.c.id.in_([r.id for r in others]))
+        ).all()
+    )
     for m in others:
-        current = store.get(conn, m.id)
-        if current.status is not Status.ACTIVE:  # changed since planning: leave it
-            continue
-        metadata = {**current.metadata, "superseded_by": rep.id}
         conn.execute(
             lt.update()
             .where(lt.c.id == m.id)
-            .values(status=Status.SUPERSEDED.value, updated_at=stamp, metadata=json.dumps(metadata))
+            .values(
+                status=Status.SUPERSEDED.value,
+                updated_at=stamp,
+                metadata=json.dumps({**json.loads(metadata[m.id]), "superseded_by": keeper_id}),
+            )
         )
         _event(
             conn,
@@ -308,13 +434,118 @@ def _supersede(
             scope,
             memory_id=m.id,
             op=Op.UPDATE.value,
-            candidate=rep.content,
+            candidate=keeper_content,
             content_before=m.content,
-            content_after=rep.content,
-            reason=f"near-duplicate of memory {rep.id}; superseded by it (restore to undo)",
-            scores={"representative": rep.id},
+            content_after=keeper_content,
+            reason=f"{why} memory {keeper_id}; superseded by it (restore to undo)",
+            scores={"representative": keeper_id},
             created_at=stamp,
         )
+
+
+def _merge_same_wording(
+    conn: sa.Connection,
+    store: Store,
+    scope: Scope,
+    rep: merge.Row,
+    others: list[merge.Row],
+    stamp: str,
+) -> None:
+    if _unchanged(store, conn, [rep, *others]):  # else changed since planning: leave it
+        _supersede(conn, store, scope, (rep.id, rep.content), others, stamp, "same wording as")
+
+
+def _call_columns(call: CallInfo) -> dict[str, object]:
+    """What the audit trail records about an LLM call, as the write path's events do."""
+    return {
+        "model": call.model,
+        "prompt_template": call.prompt_template,
+        "prompt_hash": call.prompt_hash,
+        "latency_ms": call.latency_ms,
+        "attempts": call.attempts,
+        "tokens": call.tokens,
+    }
+
+
+def _record_kept_separate(
+    conn: sa.Connection,
+    store: Store,
+    scope: Scope,
+    rows: list[merge.Row],
+    key: str,
+    answer: merge.KeepSeparateOp,
+    call: CallInfo,
+    stamp: str,
+) -> None:
+    rep = merge.representative(rows)
+    _event(
+        conn,
+        store,
+        scope,
+        memory_id=rep.id,
+        op=Op.NOOP.value,
+        candidate=None,
+        content_before=rep.content,
+        content_after=rep.content,
+        reason=f"the LLM kept {len(rows)} related memories separate: {answer.reason}",
+        scores={"kept_separate": key, "cluster": [r.id for r in rows]},
+        created_at=stamp,
+        **_call_columns(call),
+    )
+
+
+def _apply_llm_merge(
+    conn: sa.Connection,
+    store: Store,
+    scope: Scope,
+    rows: list[merge.Row],
+    answer: merge.MergeOp,
+    call: CallInfo,
+    stamp: str,
+    embedder: Embedder | None,
+    vector: np.ndarray | None,
+) -> str | None:
+    """The merged text goes to the representative, the others are superseded by it.
+
+    If the merged text is already an active memory (text is unique per scope), that one is
+    kept as it is and the rest of the cluster is superseded by it. Returns the kept memory's
+    id, or None when a memory of the cluster changed since it was shown to the LLM.
+    """
+    if not _unchanged(store, conn, rows):
+        return None
+    content = answer.content.strip()
+    rep = merge.representative(rows)
+    twin = store.active_by_hash(conn, scope, content_hash(content))
+    if twin is None:
+        keeper = (rep.id, content)
+        if content != rep.content:
+            store.change_content(
+                conn, store.get(conn, rep.id), content=content,
+                content_hash=content_hash(content), now=stamp, source=SOURCE,
+            )  # fmt: skip
+            if embedder is not None and vector is not None:
+                save_vector(conn, rep.id, embedder.name, vector)
+        before = rep.content
+    else:
+        keeper = (twin.id, twin.content)
+        before = twin.content
+    others = [r for r in rows if r.id != keeper[0]]
+    _event(
+        conn,
+        store,
+        scope,
+        memory_id=keeper[0],
+        op=Op.UPDATE.value if keeper[1] != before else Op.NOOP.value,
+        candidate=content,
+        content_before=before,
+        content_after=keeper[1],
+        reason=f"the LLM merged {len(rows)} memories into this one: {answer.reason}",
+        scores={"merged": [r.id for r in others]},
+        created_at=stamp,
+        **_call_columns(call),
+    )
+    _supersede(conn, store, scope, keeper, others, stamp, "merged by the LLM into")
+    return keeper[0]
 
 
 _DECAY_SQL = sa.text(

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from memman import MemoryManager
 from memman.config import Settings
 from memman.models import Op
+from memman.store import Scope
 from memman.text import content_hash
 from tests.fake_openai import Reply, chat_completion
 
@@ -160,18 +161,33 @@ _WORDS = tuple(
 
 
 def seed_near_duplicates(path: str, clock: Callable[[], dt.datetime], pairs: int) -> list[str]:
-    """pairs facts, each stored twice with one trailing word added (Jaccard 8/9: a merge).
+    """pairs facts, each stored twice in the same wording ("Also, the ..."): a merge.
 
     Stored as a loose import would (no dedup), two users, confidence under the protected
     level; every fifth pair so low that a month of decay archives it.
     """
     rng = random.Random(f"near-{pairs}")
-    ids = []
-    with MemoryManager(path, settings=Settings(db=path, novel_jaccard=0.99), clock=clock) as mm:
-        for n in range(pairs):
-            base = "User keeps " + " ".join(rng.sample(_WORDS, 7))
-            for text in (base, f"{base} {rng.choice(_WORDS)}x"):
-                ids.append(mm.update_memory(text, user_id=USERS[n % 2]).memory_id)
+    stamp = clock().isoformat(timespec="milliseconds")
+    with MemoryManager(path, clock=clock) as mm:
+
+        def seed(conn) -> list[str]:
+            ids = []
+            for n in range(pairs):
+                base = "User keeps " + " ".join(rng.sample(_WORDS, 7))
+                for text in (base, f"Also, the {base}."):
+                    memory_id = mm.store.insert_memory(
+                        conn,
+                        Scope(USERS[n % 2]),
+                        content=text,
+                        content_hash=content_hash(text),
+                        now=stamp,
+                        source=None,
+                        metadata={},
+                    )
+                    ids.append(memory_id)
+            return ids
+
+        ids = mm.store.write(seed)
     conn = sqlite3.connect(path)
     with conn:
         conn.execute("UPDATE long_term SET confidence = 0.9")

@@ -8,6 +8,8 @@ import pytest
 
 from memman import MemoryManager
 from memman.models import Op, Status, Tier
+from memman.store import Scope
+from memman.text import content_hash
 from tests.test_cli import memman  # noqa: F401  (the CLI runner fixture)
 from tests.test_lifecycle_recall import Clock
 
@@ -17,8 +19,12 @@ CHAIN = [
     "User knows alpha bravo charlie delta echo foxtrot golf hotel",
     "User knows bravo charlie delta echo foxtrot golf hotel",
 ]
+# The same wording (case, punctuation, articles and fillers aside): merged without an LLM.
 TWINS = ["User grows tomatoes basil and peppers on the balcony",
-         "User grows tomatoes, basil and peppers on a balcony garden"]  # fmt: skip
+         "Also, user really grows tomatoes, basil and peppers on a balcony."]  # fmt: skip
+# Related (Jaccard 0.83) but not the same wording: one fact, yet only an LLM may say so.
+RELATED = ["User grows tomatoes basil and peppers on the balcony",
+           "User grows tomatoes, basil and peppers on a balcony garden"]  # fmt: skip
 
 
 @pytest.fixture
@@ -33,9 +39,15 @@ def db(tmp_path) -> str:
 
 def loose_import(db: str, clock: Clock, facts: list[str], confidence: float = 0.9) -> list[str]:
     """Store facts as an old import would: no dedup, confidence below the protected level."""
-    with MemoryManager(db, clock=clock, novel_jaccard=0.99) as mm:
-        ids = [mm.update_memory(f, user_id="u").memory_id for f in facts]
-    set_columns(db, ids, confidence=confidence)
+    with MemoryManager(db, clock=clock) as mm:
+        stamp = clock().isoformat(timespec="milliseconds")
+        ids = mm.store.write(
+            lambda conn: [
+                mm.store.insert_memory(conn, Scope("u"), content=f, content_hash=content_hash(f),
+                                       now=stamp, source=None, metadata={}, confidence=confidence)
+                for f in facts
+            ]
+        )  # fmt: skip
     return ids
 
 
@@ -80,8 +92,8 @@ def test_a_chain_is_not_one_fact(db, clock):
 def test_protected_memories_are_never_merged_or_decayed(db, clock):
     constraint = loose_import(db, clock, TWINS)
     set_columns(db, constraint, category="constraint")
-    sure = loose_import(db, clock, ["User is allergic to peanuts", "User is allergic to peanuts!!"],
-                        confidence=0.97)  # fmt: skip
+    peanuts = ["User is allergic to peanuts", "Also, user is allergic to peanuts"]
+    sure = loose_import(db, clock, peanuts, confidence=0.97)
     clock.advance(days=400)
     before = dump(db)
     with MemoryManager(db, clock=clock) as mm:
@@ -197,10 +209,11 @@ def test_cli_consolidate_and_context(db, clock, memman):  # noqa: F811 (fixture)
 
 
 def test_memories_written_with_default_confidence_can_merge(db, clock):
-    # Nothing poked into the database: update_memory's default confidence is below the
-    # protected level, so consolidation can clean up what an earlier, looser write let in.
-    with MemoryManager(db, clock=clock, novel_jaccard=0.99) as mm:
-        first, second = (mm.update_memory(f, user_id="u").memory_id for f in TWINS)
+    # update_memory's default confidence is below the protected level, so consolidation can
+    # clean up what an earlier, looser import let in next to it.
+    with MemoryManager(db, clock=clock) as mm:
+        first = mm.update_memory(TWINS[0], user_id="u").memory_id
+    [second] = loose_import(db, clock, TWINS[1:], confidence=mm.settings.default_confidence)
     with MemoryManager(db, clock=clock) as mm:
         assert mm.get(first).confidence == mm.settings.default_confidence < 0.95
         report = mm.consolidate()
