@@ -132,7 +132,7 @@ class OpenAIEmbedder:
                 response = self._client.embeddings.create(
                     model=self.name, input=batch, encoding_format="float"
                 )
-            except openai.OpenAIError as error:
+            except (openai.OpenAIError, ValueError) as error:  # ValueError: a body not JSON
                 raise EmbeddingError(f"embedding request failed: {_one_line(error)}") from error
             batches.append(self._rows(response, len(batch)))
         return np.concatenate(batches)

@@ -1,17 +1,19 @@
-"""Synthesise the cassettes of tests/test_llm_decider.py without a model.
+"""Synthesise the cassettes of tests/test_llm_decider.py and test_embed_openai.py without a model.
 
-Runs each test of that module, unchanged, against the local fake OpenAI server with scripted
-answers while vcrpy records, then rewrites the recorded address to https://api.openai.com/v1.
-The request side of every cassette is therefore exactly what memman sends; the response side
-is a hand-written answer in the OpenAI chat.completion format.
+Runs each test, unchanged, against the local fake OpenAI server with scripted answers while
+vcrpy records, then rewrites the recorded address to https://api.openai.com/v1. The request
+side of every cassette is therefore exactly what memman sends; the response side is a
+hand-written answer in the OpenAI chat.completion format, or the fake server's own
+embeddings (bag-of-words vectors of text-embedding-3-small's 1,536 dimensions).
 
-    python tests/cassettes/record_cassettes.py
+    python tests/cassettes/record_cassettes.py [NAME ...]
 
 To record real answers instead, see README.md in this folder.
 """
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import sys
@@ -24,11 +26,12 @@ import vcr
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))  # run as a script from anywhere: import the tests package
 
+from tests import test_embed_openai as e  # noqa: E402
 from tests import test_llm_decider as t  # noqa: E402
 from tests.decisions import decision  # noqa: E402
 from tests.fake_openai import FakeOpenAI, Reply, chat_completion  # noqa: E402
 
-CASSETTES = ROOT / "tests" / "cassettes" / "test_llm_decider"
+CASSETTES = ROOT / "tests" / "cassettes"
 OPENAI_BASE = "https://api.openai.com/v1"
 MODEL_VERSION = "gpt-4o-mini-2024-07-18"
 
@@ -140,6 +143,13 @@ RECORDINGS: dict[str, tuple[Any, dict[str, Any], list[Reply]]] = {
 }
 
 
+# The embedding cassettes: the fake server answers /v1/embeddings itself, nothing scripted.
+EMBEDDING_RECORDINGS: dict[str, tuple[Any, dict[str, Any], list[Reply]]] = {
+    "test_wire_format_of_a_batch": (e.test_wire_format_of_a_batch, {}, []),
+}
+EMBEDDING_DIM = 1536  # text-embedding-3-small's
+
+
 def _drop_server_headers(response: dict[str, Any]) -> dict[str, Any]:
     """The fake server's Date and Server headers would only make every re-run differ."""
     for header in ("Date", "Server", "date", "server"):
@@ -148,8 +158,13 @@ def _drop_server_headers(response: dict[str, Any]) -> dict[str, Any]:
 
 
 def record(name: str, fake: FakeOpenAI) -> None:
-    test, arguments, replies = RECORDINGS[name]
-    path = CASSETTES / f"{name}.yaml"
+    module, (test, arguments, replies) = (
+        ("test_embed_openai", EMBEDDING_RECORDINGS[name])
+        if name in EMBEDDING_RECORDINGS
+        else ("test_llm_decider", RECORDINGS[name])
+    )
+    path = CASSETTES / module / f"{name}.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.unlink(missing_ok=True)
     fake.script(*replies)
     recorder = vcr.VCR(
@@ -168,8 +183,20 @@ def record(name: str, fake: FakeOpenAI) -> None:
                 **settings,
             )
 
+        def openai_embedder(**settings: Any) -> e.MemoryManager:
+            return e.MemoryManager(
+                str(Path(folder) / "memory.db"),
+                embedder="openai",
+                embedding_model=e.MODEL,
+                llm_api_key=e.API_KEY,
+                llm_base_url=fake.base_url,
+                **settings,
+            )
+
+        factories = {"llm": llm, "openai_embedder": openai_embedder}
+        wanted = {p: factories[p] for p in inspect.signature(test).parameters if p in factories}
         with recorder.use_cassette(str(path)) as cassette:
-            test(llm=llm, vcr=cassette, **arguments)
+            test(vcr=cassette, **wanted, **arguments)
     if fake.replies:
         raise SystemExit(f"{name}: {len(fake.replies)} scripted answers were not used")
     text = path.read_text(encoding="utf-8")
@@ -185,10 +212,9 @@ def main() -> None:
     for variable in list(os.environ):  # the same isolation the tests have
         if variable.startswith(("MEMMAN_", "OPENAI_")):
             del os.environ[variable]
-    CASSETTES.mkdir(parents=True, exist_ok=True)
-    fake = FakeOpenAI().start()
+    fake = FakeOpenAI(embedding_dim=EMBEDDING_DIM).start()
     try:
-        for name in sys.argv[1:] or RECORDINGS:
+        for name in sys.argv[1:] or [*RECORDINGS, *EMBEDDING_RECORDINGS]:
             record(name, fake)
     finally:
         fake.stop()
