@@ -1,4 +1,5 @@
-"""Synthesise the cassettes of tests/test_llm_decider.py and test_embed_openai.py without a model.
+"""Synthesise the cassettes of tests/test_llm_decider.py, test_llm_extraction.py and
+test_embed_openai.py without a model.
 
 Runs each test, unchanged, against the local fake OpenAI server with scripted answers while
 vcrpy records, then rewrites the recorded address to https://api.openai.com/v1. The request
@@ -28,6 +29,7 @@ sys.path.insert(0, str(ROOT))  # run as a script from anywhere: import the tests
 
 from tests import test_embed_openai as e  # noqa: E402
 from tests import test_llm_decider as t  # noqa: E402
+from tests import test_llm_extraction as x  # noqa: E402
 from tests.decisions import decision  # noqa: E402
 from tests.fake_openai import FakeOpenAI, Reply, chat_completion  # noqa: E402
 
@@ -143,11 +145,65 @@ RECORDINGS: dict[str, tuple[Any, dict[str, Any], list[Reply]]] = {
 }
 
 
+def extracted(*facts: tuple[str, str, int, str], prompt_tokens: int = 420) -> Reply:
+    """One OpenAI answer carrying ExtractedFacts: (content, category, importance, durability)."""
+    arguments = {
+        "facts": [
+            {"content": c, "category": cat, "importance": imp, "durability": d}
+            for c, cat, imp, d in facts
+        ]
+    }
+    body = chat_completion(
+        tool_args=arguments,
+        tool_name="ExtractedFacts",
+        model=MODEL_VERSION,
+        prompt_tokens=prompt_tokens,
+    )
+    body.update(id=f"chatcmpl-memman{prompt_tokens}", service_tier="default")
+    body["system_fingerprint"] = "fp_synthetic"
+    return Reply(body=body)
+
+
+EXTRACTION_RECORDINGS: dict[str, tuple[Any, dict[str, Any], list[Reply]]] = {
+    "test_extraction_routes_durable_and_transient_facts": (
+        x.test_extraction_routes_durable_and_transient_facts,
+        {},
+        [
+            extracted(
+                ("User is at the airport right now", "location", 3, "transient"),
+                ("User lives in Porto", "location", 6, "durable"),
+                ("User is allergic to peanuts", "safety", 9, "durable"),
+            )
+        ],
+    ),
+    "test_an_extracted_change_is_decided_against_the_stored_fact": (
+        x.test_an_extracted_change_is_decided_against_the_stored_fact,
+        {},
+        [
+            extracted(("User lives in Lisbon now", "location", 7, "durable")),
+            reply(
+                op="UPDATE",
+                id=1,
+                content="User lives in Lisbon (moved from Berlin)",
+                reason="The user moved; Lisbon is the current city.",
+            ),
+        ],
+    ),
+}
+
+
 # The embedding cassettes: the fake server answers /v1/embeddings itself, nothing scripted.
 EMBEDDING_RECORDINGS: dict[str, tuple[Any, dict[str, Any], list[Reply]]] = {
     "test_wire_format_of_a_batch": (e.test_wire_format_of_a_batch, {}, []),
 }
 EMBEDDING_DIM = 1536  # text-embedding-3-small's
+
+# cassette folder (the test module) -> its recordings
+MODULES = {
+    "test_llm_decider": RECORDINGS,
+    "test_llm_extraction": EXTRACTION_RECORDINGS,
+    "test_embed_openai": EMBEDDING_RECORDINGS,
+}
 
 
 def _drop_server_headers(response: dict[str, Any]) -> dict[str, Any]:
@@ -158,11 +214,8 @@ def _drop_server_headers(response: dict[str, Any]) -> dict[str, Any]:
 
 
 def record(name: str, fake: FakeOpenAI) -> None:
-    module, (test, arguments, replies) = (
-        ("test_embed_openai", EMBEDDING_RECORDINGS[name])
-        if name in EMBEDDING_RECORDINGS
-        else ("test_llm_decider", RECORDINGS[name])
-    )
+    module = next(m for m, recordings in MODULES.items() if name in recordings)
+    test, arguments, replies = MODULES[module][name]
     path = CASSETTES / module / f"{name}.yaml"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.unlink(missing_ok=True)
@@ -214,7 +267,7 @@ def main() -> None:
             del os.environ[variable]
     fake = FakeOpenAI(embedding_dim=EMBEDDING_DIM).start()
     try:
-        for name in sys.argv[1:] or [*RECORDINGS, *EMBEDDING_RECORDINGS]:
+        for name in sys.argv[1:] or [n for recordings in MODULES.values() for n in recordings]:
             record(name, fake)
     finally:
         fake.stop()
