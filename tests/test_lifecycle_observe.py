@@ -139,3 +139,20 @@ def test_short_term_renews_across_sessions(tmp_path, clock):
                                    category="location")  # fmt: skip
         assert a.id == b.id and b.sessions == ["s1", "s2"]
         assert b.expires_at > a.expires_at
+
+
+def test_a_bad_extracted_category_is_reasked_not_written(tmp_path, clock, fake_openai):
+    fake_openai.script(
+        extraction(("User lives in Porto", "   ", 7, "durable")),
+        extraction(("User lives in Porto", "Location", 7, "durable")),
+    )
+    with MemoryManager(str(tmp_path / "m.db"), clock=clock, llm_model="fake-model",
+                       llm_base_url=fake_openai.base_url, llm_api_key="test",
+                       llm_max_retries=1) as mm:  # fmt: skip
+        mm.observe(CHAT, user_id="u", session_id="s1")
+        result = mm.flush("s1")
+        assert result.error is None and result.buffered == 0
+        [memory] = mm.list(user_id="u")
+    assert (memory.category, memory.importance) == ("location", 7.0)
+    reask = fake_openai.requests[1]["json"]["messages"][-1]["content"]
+    assert "one short lowercase word" in reask
