@@ -1,5 +1,5 @@
-"""Synthesise the cassettes of tests/test_llm_decider.py, test_llm_extraction.py and
-test_embed_openai.py without a model.
+"""Synthesise the cassettes of tests/test_llm_decider.py, test_llm_extraction.py,
+test_embed_openai.py and test_lifecycle_merge.py without a model.
 
 Runs each test, unchanged, against the local fake OpenAI server with scripted answers while
 vcrpy records, then rewrites the recorded address to https://api.openai.com/v1. The request
@@ -28,6 +28,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))  # run as a script from anywhere: import the tests package
 
 from tests import test_embed_openai as e  # noqa: E402
+from tests import test_lifecycle_merge as mg  # noqa: E402
 from tests import test_llm_decider as t  # noqa: E402
 from tests import test_llm_extraction as x  # noqa: E402
 from tests.decisions import decision  # noqa: E402
@@ -198,11 +199,43 @@ EMBEDDING_RECORDINGS: dict[str, tuple[Any, dict[str, Any], list[Reply]]] = {
 }
 EMBEDDING_DIM = 1536  # text-embedding-3-small's
 
+
+def merge_answer(op: str, reason: str, content: str | None = None) -> Reply:
+    """One OpenAI answer carrying a MergeDecision tool call (consolidate's merge.j2)."""
+    fields = {"op": op, "reason": reason} | ({"content": content} if content else {})
+    body = chat_completion(
+        tool_args={"decision": fields}, tool_name="MergeDecision", model=MODEL_VERSION,
+        prompt_tokens=640,
+    )  # fmt: skip
+    body.update(id="chatcmpl-memman-merge", service_tier="default")
+    body["system_fingerprint"] = "fp_synthetic"
+    return Reply(body=body)
+
+
+MERGE_RECORDINGS: dict[str, tuple[Any, dict[str, Any], list[Reply]]] = {
+    "test_llm_merges_an_ambiguous_cluster": (
+        mg.test_llm_merges_an_ambiguous_cluster,
+        {},
+        [merge_answer("MERGE", "Both say the user grows these on the balcony.", mg.MERGED)],
+    ),
+    "test_distinct_facts_are_kept_separate_and_not_asked_again": (
+        mg.test_distinct_facts_are_kept_separate_and_not_asked_again,
+        {},
+        [merge_answer("KEEP_SEPARATE", "One is about the user, the other about a girlfriend.")],
+    ),
+    "test_template_syntax_in_a_memory_reaches_the_model_verbatim": (
+        mg.test_template_syntax_in_a_memory_reaches_the_model_verbatim,
+        {},
+        [merge_answer("KEEP_SEPARATE", "The second has a lobby marker the first lacks.")],
+    ),
+}
+
 # cassette folder (the test module) -> its recordings
 MODULES = {
     "test_llm_decider": RECORDINGS,
     "test_llm_extraction": EXTRACTION_RECORDINGS,
     "test_embed_openai": EMBEDDING_RECORDINGS,
+    "test_lifecycle_merge": MERGE_RECORDINGS,
 }
 
 
