@@ -243,8 +243,24 @@ def consolidate(
     db: DbOption = None,
 ) -> None:
     """Expire and promote short-term facts, merge near-duplicates, decay unused memories."""
-    with _open(db) as mm, errors.status("consolidating"):
-        report = mm.consolidate(user_id=user, agent_id=agent, dry_run=dry_run, max_ops=max_ops)
+    bar = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=errors,
+    )
+    with _open(db) as mm, bar:
+        task = bar.add_task("consolidating", total=None)
+        report = mm.consolidate(
+            user_id=user,
+            agent_id=agent,
+            dry_run=dry_run,
+            max_ops=max_ops,
+            progress=lambda phase, done, total: bar.update(
+                task, description=phase, completed=done, total=total
+            ),
+        )
     title = f"{len(report.changes)} changes" + (" (dry run: nothing written)" if dry_run else "")
     table = Table(title=title)
     for column in ("action", "user", "target", "content", "detail"):
@@ -259,6 +275,21 @@ def consolidate(
         target = c.target if c.target.startswith("short_term:") else _short(c.target)
         table.add_row(c.action, c.user_id, target, c.content, c.detail + confidence + related)
     console.print(table)
+    asked = [a for a in report.ambiguous_clusters if a.outcome != "no_llm"]
+    if asked:
+        clusters = Table(title=f"{len(asked)} ambiguous clusters (related, not the same wording)")
+        for column in ("outcome", "user", "memories", "detail"):
+            clusters.add_column(column, overflow="fold")
+        for a in asked:
+            pairs = zip(a.ids, a.contents, strict=True)
+            memories = "\n".join(f"{_short(i)} {text}" for i, text in pairs)
+            clusters.add_row(a.outcome.replace("_", " "), a.user_id, memories, a.detail)
+        console.print(clusters)
+    offline = len(report.ambiguous_clusters) - len(asked)
+    if offline:
+        console.print(
+            f"{offline} ambiguous clusters left alone: only an LLM may merge them (none configured)"
+        )
     if report.rejected_clusters:
         console.print(f"{len(report.rejected_clusters)} clusters left alone (not mutually similar)")
     if report.truncated:

@@ -307,7 +307,7 @@ def _merge(
     ambiguous = []
     for done, rows in enumerate(found.ambiguous):
         if tools.progress is not None:
-            tools.progress("asking the LLM", done, len(found.ambiguous))
+            tools.progress("ambiguous clusters", done, len(found.ambiguous))
         outcome = _ambiguous(store, scope, rows, settings, stamp, dry_run, budget, tools, decided)
         if outcome is None:
             continue
@@ -315,6 +315,8 @@ def _merge(
         ambiguous.append(cluster)
         if change is not None:
             changes.append(change)
+    if tools.progress is not None:
+        tools.progress("ambiguous clusters", len(found.ambiguous), len(found.ambiguous))
     return changes, found.rejected, ambiguous
 
 

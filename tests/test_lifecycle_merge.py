@@ -20,6 +20,7 @@ from memman.text import content_hash
 from tests.conftest import API_KEY
 from tests.decisions import llm_manager
 from tests.fake_openai import Reply, chat_completion
+from tests.test_cli import memman  # noqa: F401 (the CLI runner fixture)
 from tests.test_llm_decider import sent_prompts
 from tests.test_semantic_retrieval import FakeEmbedder, fake_embedder  # noqa: F401 (fixture)
 
@@ -231,3 +232,19 @@ def test_merge_refreshes_the_representatives_vector(tmp_path, fake_openai, fake_
         ).fetchone()
     expected = FakeEmbedder("fake-1").embed([MERGED])[0]
     assert np.array_equal(np.frombuffer(blob, dtype=np.float32), expected)
+
+
+def test_cli_shows_progress_and_the_ambiguous_clusters(tmp_path, fake_openai, memman, monkeypatch):  # noqa: F811
+    db = str(tmp_path / "m.db")
+    with MemoryManager(db) as mm:
+        seed(mm, RELATED)
+    offline = memman("consolidate", "--db", db)
+    assert offline.code == 0 and "1 ambiguous clusters left alone" in offline.out
+    monkeypatch.setenv("MEMMAN_LLM_MODEL", MODEL)
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
+    dry = memman("consolidate", "--db", db, "--dry-run")
+    assert "would ask llm" in dry.out and fake_openai.requests == []
+    assert "ambiguous clusters" in dry.err and "1/1" in dry.err  # the progress bar
+    fake_openai.script(merge_reply(MERGED))
+    real = memman("consolidate", "--db", db)
+    assert real.code == 0 and "merged by the LLM" in real.out and MERGED in real.out
