@@ -38,13 +38,16 @@ from memman.llm import CallInfo, LLMClient
 from memman.prompts import render
 from memman.retrieval import fts_query
 from memman.store import Scope
-from memman.text import content_tokens, jaccard, negations, numbers, words
+from memman.text import NEGATIONS, content_tokens, jaccard, negations, numbers, words
 
 # Words whose presence never changes what a fact says: articles and fillers an import or a
 # re-phrasing adds ("Also, I really like the ..."). All are STOPWORDS, so two facts with the
 # same wording also have the same content tokens. Tense and person words are not here:
 # "I was a nurse" and "I am a nurse" are different facts.
-FILLER = frozenset({"a", "an", "the", "also", "really", "very", "just"})
+FILLER = frozenset({"a", "an", "the", "also"})
+# Intensifiers are fillers too, except next to a negation: "I am not very tall" is not
+# "I am not tall" (MSC has both), while "I really like coffee" is "I like coffee".
+INTENSIFIERS = frozenset({"really", "very", "just"})
 
 # An ambiguous cluster is one LLM call; beyond this many memories it is rejected instead (a
 # lower merge_related_jaccard can chain whole topics together).
@@ -71,7 +74,9 @@ def is_protected(category: str | None, confidence: float, settings: Settings) ->
 
 def wording(text: str) -> tuple[str, ...]:
     """The words of a fact in order, without case, punctuation, articles and fillers."""
-    return tuple(w for w in words(text) if w not in FILLER)
+    found = words(text)
+    skip = FILLER if NEGATIONS.intersection(found) else FILLER | INTENSIFIERS
+    return tuple(w for w in found if w not in skip)
 
 
 @dataclass(frozen=True)

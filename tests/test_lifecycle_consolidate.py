@@ -80,6 +80,32 @@ def test_near_identical_memories_merge_and_stay_recoverable(db, clock):
         assert mm.get(first).status is Status.ACTIVE
 
 
+SAME_WORDING = [
+    ("Also, I really like the band Rancid.", "I like a band rancid"),
+    ("I have 5 children- 2 girls and 3 boys.", "I have 5 children, 2 girls and 3 boys"),
+    ("I dont have a TV.", "I don't have the TV"),
+]
+# Related by their content words, but different facts: never merged without an LLM.
+DIFFERENT = [
+    ("I was a nurse.", "I am a nurse."),  # tense
+    ("I like the color red more than green.", "I like the color green more than red."),
+    ("I am not tall.", "I am not very tall."),  # an intensifier next to a negation
+    ("I live in Salt Lake City.", "My girlfriend lives in Salt Lake City."),
+    ("I have a dog.", "I have dogs."),
+    ("I like to go fishing on the lake.", "I like to go fishing on the lake and the ocean."),
+]
+
+
+@pytest.mark.parametrize(("pair", "merges"), [*((p, 1) for p in SAME_WORDING),
+                                              *((p, 0) for p in DIFFERENT)])  # fmt: skip
+def test_only_the_same_wording_merges_without_an_llm(db, clock, pair, merges):
+    ids = loose_import(db, clock, list(pair))
+    with MemoryManager(db, clock=clock) as mm:
+        assert mm.consolidate().count("merge") == merges
+        statuses = sorted(mm.get(i).status for i in ids)
+    assert statuses == sorted([Status.ACTIVE, Status.SUPERSEDED if merges else Status.ACTIVE])
+
+
 def test_a_chain_is_not_one_fact(db, clock):
     ids = loose_import(db, clock, CHAIN)
     with MemoryManager(db, clock=clock) as mm:
