@@ -45,8 +45,8 @@ from memman.text import NEGATIONS, content_tokens, jaccard, negations, numbers, 
 # same wording also have the same content tokens. Tense and person words are not here:
 # "I was a nurse" and "I am a nurse" are different facts.
 FILLER = frozenset({"a", "an", "the", "also"})
-# Intensifiers are fillers too, except next to a negation: "I am not very tall" is not
-# "I am not tall" (MSC has both), while "I really like coffee" is "I like coffee".
+# Intensifiers are fillers too, except after a negation: "I am not very tall" is not "I am
+# not tall" (MSC has both), while "I really don't like fast food" is "I don't like fast food".
 INTENSIFIERS = frozenset({"really", "very", "just"})
 
 # An ambiguous cluster is one LLM call; beyond this many memories it is rejected instead (a
@@ -74,9 +74,13 @@ def is_protected(category: str | None, confidence: float, settings: Settings) ->
 
 def wording(text: str) -> tuple[str, ...]:
     """The words of a fact in order, without case, punctuation, articles and fillers."""
-    found = words(text)
-    skip = FILLER if NEGATIONS.intersection(found) else FILLER | INTENSIFIERS
-    return tuple(w for w in found if w not in skip)
+    kept: list[str] = []
+    negated = False
+    for w in words(text):
+        negated = negated or w in NEGATIONS
+        if w not in FILLER and (negated or w not in INTENSIFIERS):
+            kept.append(w)
+    return tuple(kept)
 
 
 @dataclass(frozen=True)

@@ -84,6 +84,7 @@ SAME_WORDING = [
     ("Also, I really like the band Rancid.", "I like a band rancid"),
     ("I have 5 children- 2 girls and 3 boys.", "I have 5 children, 2 girls and 3 boys"),
     ("I dont have a TV.", "I don't have the TV"),
+    ("I really don't like fast food.", "I don't like fast food."),
 ]
 # Related by their content words, but different facts: never merged without an LLM.
 DIFFERENT = [
