@@ -228,22 +228,31 @@ def render_context(
 ) -> ContextBlock:
     """The short-term facts, then the best hits, that fit max_tokens (approx. chars/4).
 
-    Short-term facts go first: they are few, and about the conversation going on now.
+    Short-term facts go first: they are few, and about the conversation going on now. The
+    block grows with every item, so the longest prefix that fits is found by bisection: one
+    render when everything fits (the usual case), about log2(n) otherwise.
     """
-    current: list[ShortTermFact] = []
-    chosen: list[SearchHit] = []
-    text = _render(current, chosen, prompts_dir)
-    for item in [*(short_term or []), *hits]:
-        is_current = isinstance(item, ShortTermFact)
-        more_current = [*current, item] if is_current else current
-        more_chosen = chosen if is_current else [*chosen, item]
-        attempt = _render(more_current, more_chosen, prompts_dir)
-        if approx_tokens(attempt) > max_tokens:
-            break
-        current, chosen, text = more_current, more_chosen, attempt
-    return ContextBlock(
-        text=text, hits=chosen, approx_tokens=approx_tokens(text), short_term=current
-    )
+    items: list[ShortTermFact | SearchHit] = [*(short_term or []), *hits]
+
+    def block(n: int) -> ContextBlock:
+        current = [i for i in items[:n] if isinstance(i, ShortTermFact)]
+        chosen = [i for i in items[:n] if isinstance(i, SearchHit)]
+        text = _render(current, chosen, prompts_dir)
+        return ContextBlock(text, chosen, approx_tokens(text), current)
+
+    best = block(len(items))
+    if best.approx_tokens <= max_tokens:
+        return best
+    fits, too_long = 0, len(items)  # block(fits) fits (or is empty); block(too_long) does not
+    best = block(0)
+    while too_long - fits > 1:
+        middle = (fits + too_long) // 2
+        attempt = block(middle)
+        if attempt.approx_tokens <= max_tokens:
+            fits, best = middle, attempt
+        else:
+            too_long = middle
+    return best
 
 
 def _render(short_term: list[ShortTermFact], hits: list[SearchHit], prompts_dir: str | None) -> str:
