@@ -144,11 +144,17 @@ def _stack(rows: list) -> tuple[np.ndarray, np.ndarray]:
     return pks, flat.reshape(len(rows), -1).copy()
 
 
+# Far above BLAS gemv's rounding error on unit vectors (about 1e-7), so every row that could
+# be in the exact top k is rescored.
+_RESCORE_MARGIN = 1e-4
+
+
 def _cosines(rows: np.ndarray, query: np.ndarray) -> np.ndarray:
     """Dot products of unit rows with a unit query, each row computed the same way.
 
     einsum rather than BLAS: gemv rounds its remainder rows differently, so two equal
-    vectors could score 1 ulp apart and the pk tie-break would not be deterministic.
+    vectors could score 1 ulp apart and the pk tie-break would not be deterministic. BLAS is
+    about 20 % faster over a whole 100k matrix, so it only preselects (VectorIndex.top).
     """
     return np.einsum("ij,j->i", rows, np.asarray(query, dtype=np.float32))
 
@@ -204,14 +210,14 @@ class VectorIndex:
             m = self._current(conn, scope, model)
             if not m.n or k < 1:
                 return []
-            scores = _cosines(m.rows[: m.n], query)
-            # Every row scoring at least the k-th best, ordered by (cosine desc, pk): ties
-            # at the cut are settled by pk too, as in sqlite-vec's ORDER BY.
+            # BLAS finds the rows near the top fast; those are rescored row by row and ordered
+            # by (cosine desc, pk), as sqlite-vec's ORDER BY does, ties at the cut included.
+            fast = m.rows[: m.n] @ np.asarray(query, dtype=np.float32)
             cut = m.n - min(k, m.n)
-            kth = np.partition(scores, cut)[cut]
-            tied = np.flatnonzero(scores >= kth)
-            best = tied[np.lexsort((m.pks[tied], -scores[tied]))[:k]]
-            return [(int(m.pks[i]), float(scores[i])) for i in best]
+            near = np.flatnonzero(fast >= np.partition(fast, cut)[cut] - _RESCORE_MARGIN)
+            exact = _cosines(m.rows[near], query)
+            best = np.lexsort((m.pks[near], -exact))[:k]
+            return [(int(m.pks[near[i]]), float(exact[i])) for i in best]
 
     def scores(
         self, conn: sa.Connection, scope: Scope, model: str, query: np.ndarray, pks: list[int]

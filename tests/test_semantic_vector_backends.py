@@ -124,6 +124,21 @@ def test_same_results_through_writes_deletes_status_changes_and_scopes(tmp_path,
             assert scores(mm, BOB, tie, sorted(active_pks(mm, ALICE))) == {}
 
 
+def test_numpy_ties_equal_vectors_exactly_and_orders_them_by_pk(tmp_path):
+    # 14 rows of 384 dimensions: BLAS gemv scores the last rows with another kernel, 1 ulp
+    # away from the equal rows before them.
+    same = unit(384)
+    query = same + unit(384)
+    with MemoryManager(str(tmp_path / "m.db")) as mm:
+        for i in range(7):
+            add(mm, f"other {i}", unit(384), scope=ALICE)
+            add(mm, f"same {i}", same, scope=ALICE)
+        ranked = top(mm, ALICE, query / np.linalg.norm(query), 7)
+        expected = pks_of(mm, [mm.list(user_id="alice")[i].id for i in range(1, 14, 2)])
+    assert [pk for pk, _ in ranked] == expected
+    assert len({cosine for _, cosine in ranked}) == 1
+
+
 FACTS = [
     "Loves shellfish",
     "Enjoys prawns",
