@@ -3,6 +3,8 @@ import sqlite3
 
 import pytest
 
+from memman.errors import ConfigError
+from memman.vectors import make_vector_backend
 from tests.fake_openai import FakeOpenAI
 
 # Re-record cassettes against a real model:
@@ -24,7 +26,15 @@ def pytest_report_header(config):
     fts5 = works("create virtual table t5 using fts5(x)")
     trigram = works("create virtual table t3 using fts5(x, tokenize='trigram')")
     extensions = "yes" if hasattr(conn, "enable_load_extension") else "no"
-    return f"sqlite {version}; fts5: {fts5}; trigram: {trigram}; load_extension: {extensions}"
+    try:
+        dbapi = make_vector_backend("sqlite-vec").dbapi
+        vec = f"yes (through {dbapi.__name__}, sqlite {dbapi.sqlite_version})"
+    except ConfigError:
+        vec = "no (the vec extra is not installed)"
+    return (
+        f"sqlite {version}; fts5: {fts5}; trigram: {trigram}; load_extension: {extensions}; "
+        f"sqlite-vec: {vec}"
+    )
 
 
 @pytest.fixture(autouse=True)
