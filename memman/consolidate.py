@@ -299,8 +299,13 @@ def _merge(
             batch = planned[start : start + MERGE_BATCH]
 
             def apply(conn: sa.Connection, batch=batch) -> None:
+                ids = [r.id for rep, others in batch for r in (rep, *others)]
+                current = _active(conn, store, ids)  # one read for the whole batch
                 for rep, others in batch:
-                    _merge_same_wording(conn, store, scope, rep, others, stamp)
+                    if _unchanged(current, [rep, *others]):  # else changed meanwhile: leave it
+                        keeper = (rep.id, rep.content)
+                        _supersede(conn, store, scope, keeper, others, current, stamp,
+                                   "same wording as")  # fmt: skip
 
             store.write(apply)
     # Same-wording members left the clusters' lists already: each shows its representative.
@@ -390,17 +395,20 @@ def _ambiguous(
     return listed("merged", answer.reason), change
 
 
-def _unchanged(store: Store, conn: sa.Connection, rows: list[merge.Row]) -> bool:
-    """Every planned memory is still active with the text it was planned on."""
+def _active(conn: sa.Connection, store: Store, ids: list[str]) -> dict[str, tuple[str, str]]:
+    """id -> (content, metadata JSON) of those memories that are still active."""
     lt = store.long_term
-    current = dict(
-        conn.execute(
-            sa.select(lt.c.id, lt.c.content).where(
-                lt.c.id.in_([r.id for r in rows]), lt.c.status == Status.ACTIVE.value
-            )
-        ).all()
+    rows = conn.execute(
+        sa.select(lt.c.id, lt.c.content, lt.c.metadata).where(
+            lt.c.id.in_(ids), lt.c.status == Status.ACTIVE.value
+        )
     )
-    return all(current.get(r.id) == r.content for r in rows)
+    return {memory_id: (content, metadata) for memory_id, content, metadata in rows}
+
+
+def _unchanged(current: dict[str, tuple[str, str]], rows: list[merge.Row]) -> bool:
+    """Every planned memory is still active with the text it was planned on."""
+    return all(r.id in current and current[r.id][0] == r.content for r in rows)
 
 
 def _supersede(
@@ -409,17 +417,13 @@ def _supersede(
     scope: Scope,
     keeper: tuple[str, str],
     others: list[merge.Row],
+    current: dict[str, tuple[str, str]],
     stamp: str,
     why: str,
 ) -> None:
     """Others become superseded by keeper (id, content): restorable, with an event each."""
     keeper_id, keeper_content = keeper
     lt = store.long_term
-    metadata = dict(
-        conn.execute(
-            sa.select(lt.c.id, lt.c.metadata).where(lt.c.id.in_([r.id for r in others]))
-        ).all()
-    )
     for m in others:
         conn.execute(
             lt.update()
@@ -427,7 +431,7 @@ def _supersede(
             .values(
                 status=Status.SUPERSEDED.value,
                 updated_at=stamp,
-                metadata=json.dumps({**json.loads(metadata[m.id]), "superseded_by": keeper_id}),
+                metadata=json.dumps({**json.loads(current[m.id][1]), "superseded_by": keeper_id}),
             )
         )
         _event(
@@ -443,18 +447,6 @@ def _supersede(
             scores={"representative": keeper_id},
             created_at=stamp,
         )
-
-
-def _merge_same_wording(
-    conn: sa.Connection,
-    store: Store,
-    scope: Scope,
-    rep: merge.Row,
-    others: list[merge.Row],
-    stamp: str,
-) -> None:
-    if _unchanged(store, conn, [rep, *others]):  # else changed since planning: leave it
-        _supersede(conn, store, scope, (rep.id, rep.content), others, stamp, "same wording as")
 
 
 def _call_columns(call: CallInfo) -> dict[str, object]:
@@ -513,7 +505,8 @@ def _apply_llm_merge(
     kept as it is and the rest of the cluster is superseded by it. Returns the kept memory's
     id, or None when a memory of the cluster changed since it was shown to the LLM.
     """
-    if not _unchanged(store, conn, rows):
+    current = _active(conn, store, [r.id for r in rows])
+    if not _unchanged(current, rows):
         return None
     content = answer.content.strip()
     rep = merge.representative(rows)
@@ -546,7 +539,7 @@ def _apply_llm_merge(
         created_at=stamp,
         **_call_columns(call),
     )
-    _supersede(conn, store, scope, keeper, others, stamp, "merged by the LLM into")
+    _supersede(conn, store, scope, keeper, others, current, stamp, "merged by the LLM into")
     return keeper[0]
 
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import combinations
@@ -36,9 +37,8 @@ from pydantic import BaseModel, Field, model_validator
 from memman.config import Settings
 from memman.llm import CallInfo, LLMClient
 from memman.prompts import render
-from memman.retrieval import fts_query
 from memman.store import Scope
-from memman.text import NEGATIONS, content_tokens, jaccard, negations, numbers, words
+from memman.text import NEGATIONS, jaccard, negations, numbers, token_spellings, words
 
 # Words whose presence never changes what a fact says: articles and fillers an import or a
 # re-phrasing adds ("Also, I really like the ..."). All are STOPWORDS, so two facts with the
@@ -137,6 +137,42 @@ def _related(a: str, b: str, tokens_a: frozenset[str], tokens_b: frozenset[str],
     )
 
 
+def _prefixes(tokens: list[frozenset[str]], threshold: float) -> list[frozenset[str]]:
+    """Each set's first |x| - ceil(t|x|) + 1 tokens, rarest first (ties by the token).
+
+    If Jaccard(x, y) >= t then |x & y| >= t * max(|x|, |y|), and two sets sharing that many
+    tokens share a token of their prefixes in any one global order (prefix filtering,
+    Chaudhuri et al. 2006): matching prefixes against prefixes loses no pair.
+    """
+    frequency: dict[str, int] = {}
+    for ts in tokens:
+        for token in ts:
+            frequency[token] = frequency.get(token, 0) + 1
+    prefixes = []
+    for ts in tokens:
+        ordered = sorted(ts, key=lambda token: (frequency[token], token))
+        prefixes.append(frozenset(ordered[: len(ts) - math.ceil(threshold * len(ts) - 1e-9) + 1]))
+    return prefixes
+
+
+def _units_holding(
+    conn: sa.Connection,
+    query: str,
+    token: str,
+    unit_of_pk: dict[int, int],
+    prefixes: list[frozenset[str]],
+) -> list[int]:
+    """The units whose prefix holds token, found through the FTS index, ascending.
+
+    query ORs every spelling of the token in the scope, each a quoted FTS5 phrase (words are
+    letters and digits only, so no quote can occur): the index tokenizes each spelling as it
+    tokenized the memories that hold it, so every one of them is found.
+    """
+    found = conn.exec_driver_sql(_POSTINGS_SQL, (query,)).all()
+    units = {unit_of_pk.get(pk, -1) for (pk,) in found}  # -1: another scope, or protected
+    return sorted(u for u in units if u >= 0 and token in prefixes[u])
+
+
 def find_clusters(
     conn: sa.Connection, scope: Scope, settings: Settings, progress: Progress | None = None
 ) -> Clusters:
@@ -148,36 +184,34 @@ def find_clusters(
     same = [g for g in groups if len(g) > 1]
     # Blocking runs on one representative per group: a group shares its content tokens.
     reps = [representative(g) for g in groups]
-    tokens = [content_tokens(r.content) for r in reps]
+    spelled: dict[str, set[str]] = {}  # token -> every way the scope writes it
+    tokens = []
+    for r in reps:
+        spellings = token_spellings(r.content)
+        tokens.append(frozenset(token for token, _ in spellings))
+        for token, written in spellings:
+            spelled.setdefault(token, set()).add(written)
     unit_of_pk = {row.pk: i for i, g in enumerate(groups) for row in g}
     threshold = settings.merge_related_jaccard
-    frequency: dict[str, int] = {}
-    for ts in tokens:
-        for token in ts:
-            frequency[token] = frequency.get(token, 0) + 1
-    postings: dict[str, list[int]] = {}
+    prefixes = _prefixes(tokens, threshold)
     parent = list(range(len(groups)))
-    for x, ts in enumerate(tokens):
+    postings: dict[str, list[int]] = {}  # token -> units whose prefix holds it, ascending
+    for x, prefix in enumerate(prefixes):
         if progress is not None and x % 1000 == 0:
             progress("finding near-duplicates", x, len(tokens))
-        if not ts:
-            continue
-        size = len(ts)
-        prefix = sorted(ts, key=lambda token: (frequency[token], token))
-        prefix = prefix[: size - math.ceil(threshold * size - 1e-9) + 1]
+        size = len(tokens[x])
         seen: set[int] = set()
         for token in prefix:
             if token not in postings:
-                query = fts_query(token)
-                found = conn.exec_driver_sql(_POSTINGS_SQL, (query,)).all() if query else []
-                postings[token] = [pk for (pk,) in found]
-            for pk in postings[token]:
-                y = unit_of_pk.get(pk, -1)
-                if y <= x or y in seen:  # another scope, protected, or the pair's other side
+                query = " OR ".join(f'"{w}"' for w in sorted(spelled[token]))
+                postings[token] = _units_holding(conn, query, token, unit_of_pk, prefixes)
+            units = postings[token]
+            for y in units[bisect_right(units, x) :]:  # each pair once, from its first unit
+                if y in seen:
                     continue
                 seen.add(y)
                 if threshold * size <= len(tokens[y]) <= size / threshold and _related(
-                    reps[x].content, reps[y].content, ts, tokens[y], threshold
+                    reps[x].content, reps[y].content, tokens[x], tokens[y], threshold
                 ):
                     parent[_find(parent, y)] = _find(parent, x)
     if progress is not None:

@@ -81,6 +81,20 @@ def content_tokens(text: str) -> frozenset[str]:
     return frozenset(_stem(w) for w in words(text) if w not in STOPWORDS and w not in NEGATIONS)
 
 
+def token_spellings(text: str) -> set[tuple[str, str]]:
+    """(content token, the word as written) for each content word: content_tokens' sources.
+
+    FTS5's tokenizer splits "I'm" into "i" and "m" where content_tokens sees "im", so a token
+    is found through the index by the words that spelled it, apostrophes kept.
+    """
+    spellings = set()
+    for written in _WORD.findall(normalize(text)):
+        w = written.replace("'", "").replace("’", "")
+        if w not in STOPWORDS and w not in NEGATIONS:
+            spellings.add((_stem(w), written))
+    return spellings
+
+
 def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     if not a and not b:
         return 1.0

@@ -186,6 +186,23 @@ def test_offline_an_ambiguous_cluster_is_listed_never_merged(tmp_path):
         assert report.changes == [] and dump(mm.path) == before
 
 
+# Blocking queries the FTS index for each pair's rarest shared token (ties: alphabetical):
+# here "activitie" (our stem; FTS's porter stems "activities" to "act") and "im" (FTS splits
+# "I'm" into "i" and "m"). Found only because the index is asked for the words as written.
+@pytest.mark.parametrize(
+    "pair",
+    [
+        ["I like outdoor activities.", "I like activities outdoors."],
+        ["I'm into jazz and kayaks.", "Kayaks and jazz, I'm into."],
+    ],
+)
+def test_blocking_finds_pairs_whatever_the_index_tokenizer_makes_of_them(tmp_path, pair):
+    with MemoryManager(str(tmp_path / "m.db")) as mm:
+        ids = seed(mm, pair)
+        [cluster] = mm.consolidate().ambiguous_clusters
+        assert sorted(cluster.ids) == sorted(ids)
+
+
 def test_dry_run_spends_nothing_on_the_llm(tmp_path, fake_openai):
     mm = manager(tmp_path, fake_openai)
     seed(mm, RELATED)
