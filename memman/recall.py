@@ -99,11 +99,15 @@ def rank(
     return scored
 
 
-def collapse(ranked: list[tuple[Retrieved, float]], *, noop_jaccard: float) -> list[SearchHit]:
+def collapse(
+    ranked: list[tuple[Retrieved, float]], *, noop_jaccard: float, limit: int
+) -> list[SearchHit]:
     """Load-time dedup: a hit near-identical to a better-ranked one folds into it.
 
     Same test as the router's DUPLICATE tier (Jaccard >= noop_jaccard and no negation or
     number difference), so recall and the write path agree on what "the same fact" means.
+    Once `limit` hits are kept, the rest of the pool is only checked against them (to list
+    what folds in), never against each other: O(pool x limit) instead of O(pool^2).
     """
     kept: list[tuple[Retrieved, float, frozenset[str], list[str]]] = []
     for r, score in ranked:
@@ -115,7 +119,8 @@ def collapse(ranked: list[tuple[Retrieved, float]], *, noop_jaccard: float) -> l
                 collapsed.append(r.memory.id)
                 break
         else:
-            kept.append((r, score, tokens, []))
+            if len(kept) < limit:
+                kept.append((r, score, tokens, []))
     return [
         SearchHit(memory=r.memory, score=score, collapsed_ids=collapsed)
         for r, score, _, collapsed in kept
@@ -166,7 +171,7 @@ def search(
         else:
             pool = lexical_candidates(store, conn, scope, query, size)
     ranked = rank(pool, settings=settings, now=now, semantic=vector is not None)
-    hits = collapse(ranked, noop_jaccard=settings.noop_jaccard)[:limit]
+    hits = collapse(ranked, noop_jaccard=settings.noop_jaccard, limit=limit)
     if hits:
         stamp = now.astimezone(dt.UTC).isoformat(timespec="milliseconds")
         store.write(lambda conn: _reinforce(store, conn, [h.id for h in hits], stamp))

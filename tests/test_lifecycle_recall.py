@@ -50,6 +50,17 @@ def test_near_duplicates_that_slipped_in_collapse_to_one_hit(db, clock):
     assert set(tea[0].collapsed_ids) == {first.memory_id, second.memory_id} - {tea[0].id}
 
 
+def test_a_full_limit_still_lists_what_folds_into_the_kept_hits(db, clock):
+    with MemoryManager(db, clock=clock, novel_jaccard=0.99) as loose:
+        first = loose.update_memory("User likes green tea in the morning", user_id="u")
+        loose.update_memory("User likes green smoothies", user_id="u")
+        clock.advance(days=400)  # the newer paraphrase is kept; the older one comes after
+        second = loose.update_memory("User likes green tea every morning", user_id="u")
+    with MemoryManager(db, clock=clock) as mm:
+        [hit] = mm.search("green tea morning", user_id="u", limit=1)
+    assert {hit.id, *hit.collapsed_ids} == {first.memory_id, second.memory_id}
+
+
 def test_a_negated_near_duplicate_is_not_collapsed(db, clock):
     with MemoryManager(db, clock=clock, novel_jaccard=0.99) as loose:
         loose.update_memory("User eats meat on weekends", user_id="u")
