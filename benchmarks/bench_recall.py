@@ -13,6 +13,10 @@ stored fact, like a user asking about a topic) and "sentences" (a whole stored f
 context() called with the user's last message). The lexical and hybrid managers take turns
 query by query on one file; every search includes its reinforcement write. Reported: p50 and
 p95 in ms (hybrid's first query, which builds the vector cache, is shown apart).
+
+With the local model installed it also checks the recall_min_cosine default (0.3) on STS-B
+dev: the share of sentence pairs at or above it per gold similarity band (0-5), i.e. how
+many unrelated memories a cosine-only hit would let in and how many related ones it keeps.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from pathlib import Path
 
 import numpy as np
 from bench_semantic import msc_facts
+from calibrate_lexical import DATA
 
 from memman import MemoryManager
 from memman.embed import LocalEmbedder, register_embedder
@@ -137,6 +142,7 @@ def main() -> None:
         for mm in managers.values():
             mm.close()
     encode_time(sample[:50])
+    cosine_floor()
 
 
 def encode_time(queries: list[str]) -> None:
@@ -153,3 +159,24 @@ def encode_time(queries: list[str]) -> None:
 
 if __name__ == "__main__":
     main()
+
+
+def cosine_floor(floor: float = 0.3) -> None:
+    """Share of STS-B dev pairs with MiniLM cosine >= floor, per gold similarity band."""
+    try:
+        model = LocalEmbedder()
+    except ConfigError:
+        return
+    pairs = []
+    for line in (DATA / "stsbenchmark" / "sts-dev.csv").read_text(encoding="utf-8").splitlines():
+        fields = line.split("\t")
+        if len(fields) >= 7:
+            pairs.append((float(fields[4]), fields[5], fields[6]))
+    a = model.embed([p[1] for p in pairs])
+    b = model.embed([p[2] for p in pairs])
+    cosines = (a * b).sum(axis=1)
+    for low, high in ((0, 1), (1, 2), (2, 3), (3, 4), (4, 5.01)):
+        band = [c for (score, _, _), c in zip(pairs, cosines, strict=True) if low <= score < high]
+        share = sum(c >= floor for c in band) / len(band)
+        print(f"STS-B dev gold {low}-{min(high, 5):g}: {len(band):4} pairs, "
+              f"{share:6.1%} at cosine >= {floor}")  # fmt: skip
