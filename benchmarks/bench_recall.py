@@ -157,10 +157,6 @@ def encode_time(queries: list[str]) -> None:
     print(f"local MiniLM query encode: {percentiles(times)}  ({len(times)} queries, 1 per call)")
 
 
-if __name__ == "__main__":
-    main()
-
-
 def cosine_floor(floor: float = 0.3) -> None:
     """Share of STS-B dev pairs with MiniLM cosine >= floor, per gold similarity band."""
     try:
@@ -180,3 +176,7 @@ def cosine_floor(floor: float = 0.3) -> None:
         share = sum(c >= floor for c in band) / len(band)
         print(f"STS-B dev gold {low}-{min(high, 5):g}: {len(band):4} pairs, "
               f"{share:6.1%} at cosine >= {floor}")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
