@@ -9,8 +9,10 @@ embeds a batch per call, so an ingest of N facts is N / batch requests, never N.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
-from typing import Protocol, runtime_checkable
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Generic, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 
@@ -75,14 +77,21 @@ class LocalEmbedder:
         dimension = dimension or model.get_sentence_embedding_dimension
         self.dim = int(dimension())
         self.batch_size = batch_size
+        # The fast tokenizer raises "Already borrowed" when two threads encode at once; torch
+        # uses every core for one call anyway, so calls take turns.
+        self._lock = threading.Lock()
 
     def embed(self, texts: list[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         try:
-            vectors = self._model.encode(
-                texts, batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True
-            )
+            with self._lock:
+                vectors = self._model.encode(
+                    texts,
+                    batch_size=self.batch_size,
+                    normalize_embeddings=True,
+                    convert_to_numpy=True,
+                )
         except (RuntimeError, ValueError) as error:  # torch and tokenizer failures
             raise EmbeddingError(f"local model failed: {_one_line(error)}") from error
         return np.asarray(vectors, dtype=np.float32)
@@ -165,6 +174,46 @@ class OpenAIEmbedder:
 def _one_line(error: BaseException) -> str:
     """An error as one short line for the pending table and the audit trail."""
     return f"{type(error).__name__}: {' '.join(str(error).split())[:500]}"
+
+
+T = TypeVar("T")
+
+
+class Lookahead(Generic[T]):
+    """Computes `work` on consecutive batches of `items`, one batch ahead of the consumer.
+
+    update_many writes one chunk while the next one is embedded on a background thread:
+    torch and sqlite both release the GIL, so the two overlap on two cores. Embedding
+    depends only on the text, so computing it early never changes a decision, wherever
+    the consumer's chunks end. At most the batches being read plus one are kept.
+    """
+
+    def __init__(self, work: Callable[[Sequence[T]], list], items: Sequence[T], batch: int):
+        self._work, self._items, self._batch = work, items, batch
+        self._futures: dict[int, Future[list]] = {}
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memman-embed")
+
+    def take(self, start: int, stop: int) -> list:
+        """The results for items[start:stop], waiting for them; starts the batch after."""
+        first, last = start // self._batch, (stop - 1) // self._batch
+        for i in range(first, last + 2):
+            if i not in self._futures and i * self._batch < len(self._items):
+                batch = self._items[i * self._batch : (i + 1) * self._batch]
+                self._futures[i] = self._pool.submit(self._work, batch)
+        for i in [i for i in self._futures if i < first]:  # the consumer has moved past them
+            del self._futures[i]
+        rows = [row for i in range(first, last + 1) for row in self._futures[i].result()]
+        offset = first * self._batch
+        return rows[start - offset : stop - offset]
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+    def __enter__(self) -> Lookahead[T]:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
 
 EmbedderFactory = Callable[[Settings], "Embedder | None"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +22,7 @@ from memman.candidate import Candidate, make_candidate
 from memman.config import Settings, load_settings
 from memman.consolidate import ConsolidationReport
 from memman.decide import Decider, Decision, LLMDecider, OfflineDecider, make_decider
-from memman.embed import Embedder, cosine_thresholds, make_embedder
+from memman.embed import Embedder, Lookahead, cosine_thresholds, make_embedder
 from memman.errors import ConfigError, DecisionError, EmbeddingError, InvalidInputError
 from memman.maintenance import CheckReport
 from memman.models import Event, Memory, Op, PendingFact, SearchHit, Status, Tier, UpdateResult
@@ -177,6 +177,8 @@ class MemoryManager:
         Every fact is validated before anything is written. Facts are decided in order: a chunk
         commits up to the first fact that needs the LLM, which is then decided outside any
         transaction (an LLM call never holds the write lock) before the next chunk starts.
+        With an embedder, the next chunk is embedded while this one is written, and texts the
+        scope already holds are not embedded at all (the hash tier settles them).
         `category` and `importance`, like source and metadata, apply to every fact of the batch.
         """
         scope = Scope(user_id, agent_id)
@@ -190,34 +192,66 @@ class MemoryManager:
                 raise InvalidInputError(f"fact #{index}: {error}") from error
         size = chunk_size or self.settings.batch_chunk_size
         results: list[UpdateResult] = []
-        while len(results) < len(candidates):
-            chunk = candidates[len(results) : len(results) + size]
-            vectors = self._embed([c.content for c in chunk])  # one batch, outside the txn
-            settled = self.store.write(
-                lambda conn, chunk=chunk, vectors=vectors: self._settle_until_llm(
-                    conn, chunk, vectors
+        known = self._known_hashes(scope, candidates)
+        # The next chunk is embedded (outside any transaction) while this one is written.
+        with Lookahead(lambda batch: self._embed_new(batch, known), candidates, size) as ahead:
+            while len(results) < len(candidates):
+                start = len(results)
+                chunk = candidates[start : start + size]
+                vectors = ahead.take(start, start + len(chunk))
+                settled = self.store.write(
+                    lambda conn, chunk=chunk, vectors=vectors: self._settle_until_llm(
+                        conn, chunk, vectors
+                    )
                 )
-            )
-            results.extend(settled)
-            if len(settled) < len(chunk):  # chunk[len(settled)] needs the LLM: decide it now
-                results.append(self._process(chunk[len(settled)], vector=vectors[len(settled)]))
+                results.extend(settled)
+                if len(settled) < len(chunk):  # it needs the LLM (or a vector): decide it now
+                    stopped = len(settled)
+                    results.append(self._process(chunk[stopped], vector=vectors[stopped]))
         return results
 
     def _settle_until_llm(
         self, conn: sa.Connection, chunk: list[Candidate], vectors: list[Embedded]
     ) -> list[UpdateResult]:
-        """Settle candidates in order until one needs the LLM (it is left undecided).
+        """Settle candidates in order until one needs the LLM or a vector it was not given.
 
         Later facts must not be settled before an earlier ambiguous one is applied: "uses a
         standing desk" after "switched to a sitting desk" would be a NOOP on stale text.
         """
         settled: list[UpdateResult] = []
         for candidate, vector in zip(chunk, vectors, strict=True):
+            if vector is None and self._needs_vector(conn, candidate):
+                break
             outcome = self._settle(conn, candidate, vector=vector)
             if not isinstance(outcome, UpdateResult):
                 break
             settled.append(outcome)
         return settled
+
+    def _needs_vector(self, conn: sa.Connection, candidate: Candidate) -> bool:
+        """A fact _embed_new skipped as a repeat whose stored text has changed since."""
+        if self.embedder is None:
+            return False
+        return self.store.active_by_hash(conn, candidate.scope, candidate.content_hash) is None
+
+    def _known_hashes(self, scope: Scope, candidates: list[Candidate]) -> set[str]:
+        """The candidates' content hashes that active memories of the scope already hold."""
+        if self.embedder is None:
+            return set()  # only used to skip embedding
+        with self.store.read() as conn:
+            return self.store.active_hashes(conn, scope, [c.content_hash for c in candidates])
+
+    def _embed_new(self, batch: Sequence[Candidate], known: set[str]) -> list[Embedded]:
+        """Vectors for a batch, one per distinct text, computed outside any transaction.
+
+        A text in `known` (already stored) gets None instead: the hash tier settles it without
+        a vector, so a re-imported batch costs no model time.
+        """
+        if self.embedder is None:
+            return [None] * len(batch)
+        texts = list(dict.fromkeys(c.content for c in batch if c.content_hash not in known))
+        vectors = dict(zip(texts, self._embed(texts), strict=True))
+        return [vectors.get(c.content) for c in batch]
 
     def _embed(self, texts: list[str]) -> list[Embedded]:
         """One batched embedding call for these texts (Nones when no embedder is configured).

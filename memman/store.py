@@ -236,6 +236,22 @@ class Store:
         ).first()
         return self.memory_from_row(row) if row else None
 
+    def active_hashes(self, conn: sa.Connection, scope: Scope, hashes: list[str]) -> set[str]:
+        """Which of these content hashes an active memory of the scope holds (one query)."""
+        lt = self.long_term
+        found: set[str] = set()
+        for start in range(0, len(hashes), 500):  # stay far below SQLite's variable limit
+            found.update(
+                conn.execute(
+                    sa.select(lt.c.content_hash).where(
+                        _scope_where(lt, scope),
+                        lt.c.content_hash.in_(hashes[start : start + 500]),
+                        lt.c.status == Status.ACTIVE.value,
+                    )
+                ).scalars()
+            )
+        return found
+
     def get(self, conn: sa.Connection, memory_id: str) -> Memory:
         row = conn.execute(
             sa.select(self.long_term).where(self.long_term.c.id == memory_id)
