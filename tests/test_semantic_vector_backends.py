@@ -195,7 +195,7 @@ def test_a_file_written_with_sqlite_vec_searches_with_numpy_only(
             expected = mm.vectors.top(conn, Scope("u"), "fake-1", query, 5)
         assert mm.backup(tmp_path / "copy.db").exists()  # the backup API across drivers
     for copy in (path, str(tmp_path / "copy.db")):
-        with MemoryManager(copy, embedder="fake") as mm:  # the stdlib sqlite3, numpy
+        with MemoryManager(copy, embedder="fake", vector_search="numpy") as mm:  # stdlib sqlite3
             assert mm.store.dbapi is sqlite3
             assert mm.check().ok
             with mm.store.read() as conn:
