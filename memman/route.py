@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from memman.retrieval import Retrieved
-from memman.text import polarity_or_number_differs
+from memman.text import added_words, polarity_or_number_differs
 
 log = logging.getLogger(__name__)
 
@@ -85,8 +85,18 @@ def route(
         result = Route(RouteKind.NOVEL, reason)
     else:
         kind, value = measure(related[0])
+        closest = related[0].memory.content
         near = value >= kind.noop
-        if near and not polarity_or_number_differs(candidate, related[0].memory.content):
+        added = added_words(candidate, closest, paraphrase_aware=kind is cosine) if near else None
+        if not near:
+            why = f"{len(related)} related memories (best {kind.name} {value:.2f})"
+        elif polarity_or_number_differs(candidate, closest):
+            why = "a negation or number differs from a near-identical memory"
+        elif added:
+            why = f"near-identical, but the candidate adds {', '.join(sorted(added))}"
+        else:
+            why = None
+        if why is None:
             result = Route(
                 RouteKind.DUPLICATE,
                 f"near-identical to an existing memory ({kind.name} {value:.2f})",
@@ -94,11 +104,6 @@ def route(
                 kind.name,
             )
         else:
-            why = (
-                "a negation or number differs from a near-identical memory"
-                if near
-                else f"{len(related)} related memories (best {kind.name} {value:.2f})"
-            )
             result = Route(RouteKind.AMBIGUOUS, why, related)
     log.debug("route %s: %s", result.kind, result.reason)
     return result

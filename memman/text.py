@@ -120,3 +120,20 @@ def polarity_or_number_differs(a: str, b: str) -> bool:
     pair is never settled as NOOP by a cheap tier.
     """
     return negations(a) != negations(b) or numbers(a) != numbers(b)
+
+
+def added_words(candidate: str, memory: str, *, paraphrase_aware: bool) -> frozenset[str]:
+    """Content words of the candidate that a near-identical memory would lose if NOOPed.
+
+    "User likes fishing on the lake and the ocean" against "User likes fishing on the lake"
+    has Jaccard 0.8, yet a NOOP would drop "ocean"; in a long sentence one swapped word
+    ("Lisbon" for "Porto") also stays above 0.8 and is a contradiction. By word overlap
+    (`paraphrase_aware=False`) any new word counts. A cosine sees paraphrases, whose words
+    differ by nature, so there (`paraphrase_aware=True`) only a strict extension counts:
+    every word of the memory kept, something added.
+    """
+    new, old = content_tokens(candidate), content_tokens(memory)
+    extra = new - old
+    if paraphrase_aware and not old <= new:
+        return frozenset()
+    return extra

@@ -102,6 +102,25 @@ def test_offline_strict_extension_updates(mm):
     assert contents(mm) == ["User likes coffee with oat milk"]
 
 
+def test_a_near_copy_that_adds_a_detail_is_never_a_silent_noop(mm):
+    lake = "User likes to go fishing on the lake"
+    both = "User likes to go fishing on the lake and the ocean"  # Jaccard 0.8 with `lake`
+    first = mm.update_memory(lake, user_id="alice")
+    r = mm.update_memory(both, user_id="alice")
+    assert (r.op, r.memory_id, r.content) == (Op.UPDATE, first.memory_id, both)  # ocean kept
+    less = mm.update_memory(lake, user_id="alice")  # says less than the memory: a repeat
+    assert (less.op, less.tier, less.memory_id) == (Op.NOOP, Tier.LEXICAL, first.memory_id)
+
+
+def test_one_swapped_word_in_a_long_near_copy_is_never_a_noop(mm):
+    lisbon = "User works as a night shift nurse at the central city childrens hospital in Lisbon"
+    porto = lisbon.replace("Lisbon", "Porto")  # Jaccard 8/10: near-identical by overlap
+    mm.update_memory(lisbon, user_id="alice")
+    r = mm.update_memory(porto, user_id="alice")
+    assert r.op is Op.ADD and r.offline  # kept for an LLM to reconcile, never dropped
+    assert sorted(contents(mm)) == sorted([lisbon, porto])
+
+
 def test_offline_contradiction_adds_and_never_deletes(mm):
     mm.update_memory("User uses a standing desk at work", user_id="alice")
     r = mm.update_memory("User no longer uses a standing desk at work", user_id="alice")
