@@ -104,8 +104,9 @@ def collapse(
 ) -> list[SearchHit]:
     """Load-time dedup: a hit near-identical to a better-ranked one folds into it.
 
-    Same test as the router's DUPLICATE tier (Jaccard >= noop_jaccard and no negation or
-    number difference), so recall and the write path agree on what "the same fact" means.
+    Same test as the router's lexical DUPLICATE tier (Jaccard >= noop_jaccard, no word the
+    representative lacks, no negation or number difference), so recall and the write path
+    agree on what "the same fact" means.
     Once `limit` hits are kept, the rest of the pool is only checked against them (to list
     what folds in), never against each other: O(pool x limit) instead of O(pool^2).
     """
@@ -113,8 +114,10 @@ def collapse(
     for r, score in ranked:
         tokens = content_tokens(r.memory.content)
         for rep, _, rep_tokens, collapsed in kept:
-            if jaccard(tokens, rep_tokens) >= noop_jaccard and not polarity_or_number_differs(
-                r.memory.content, rep.memory.content
+            if (
+                jaccard(tokens, rep_tokens) >= noop_jaccard
+                and not tokens - rep_tokens  # a hit with a word of its own is not folded away
+                and not polarity_or_number_differs(r.memory.content, rep.memory.content)
             ):
                 collapsed.append(r.memory.id)
                 break

@@ -152,3 +152,16 @@ def test_context_with_nothing_relevant(db, clock):
 def test_context_refuses_a_bad_budget(db, clock):
     with MemoryManager(db, clock=clock) as mm, pytest.raises(InvalidInputError):
         mm.context("x", user_id="u", max_tokens=0)
+
+
+def test_a_near_duplicate_with_a_detail_of_its_own_is_not_folded_away(db, clock):
+    with MemoryManager(db, clock=clock, novel_jaccard=0.99) as loose:
+        loose.update_memory("User likes to go fishing on the lake and the ocean", user_id="u")
+        clock.advance(days=400)  # the shorter one is newer, so it ranks first
+        loose.update_memory("User likes to go fishing on the lake", user_id="u")
+    with MemoryManager(db, clock=clock) as mm:
+        hits = mm.search("fishing lake", user_id="u")
+    assert sorted(h.content for h in hits) == [
+        "User likes to go fishing on the lake",
+        "User likes to go fishing on the lake and the ocean",
+    ]
