@@ -692,6 +692,15 @@ class MemoryManager:
                 category=category,
                 importance=importance,
             ),
+            remember=lambda fact, scope, source, category, importance: self.remember_short_term(
+                fact,
+                user_id=scope.user_id,
+                agent_id=scope.agent_id,
+                session_id=session_id,
+                category=category,
+                importance=importance,
+                source=source,
+            ),
             client=self.decider.client if isinstance(self.decider, LLMDecider) else None,
             settings=self.settings,
             now=self.clock(),
@@ -706,13 +715,15 @@ class MemoryManager:
         agent_id: str | None = None,
         category: str | None = None,
         importance: float = 5.0,
+        source: str | None = None,
     ) -> ShortTermFact:
         """Keep a transient fact until its category's TTL; seen again, its expiry renews.
 
-        Category and importance are validated like update_memory's: promotion hands them on.
+        Validated like update_memory's facts (extracted ones too); category and importance
+        are handed on at promotion.
         """
         candidate = self._candidate(
-            fact, Scope(user_id, agent_id), None, None, category, importance
+            fact, Scope(user_id, agent_id), source, None, category, importance
         )
         return self.store.write(
             lambda conn: shortterm.remember(
@@ -722,7 +733,7 @@ class MemoryManager:
                 session_id=session_id,
                 category=candidate.category,
                 importance=importance if candidate.importance is None else candidate.importance,
-                source=None,
+                source=candidate.source,
                 settings=self.settings,
                 now=self.clock(),
             )

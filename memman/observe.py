@@ -23,13 +23,13 @@ from typing import Any, Literal
 import sqlalchemy as sa
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from memman import shortterm
 from memman.candidate import check_category
 from memman.config import Settings
 from memman.errors import DecisionError, InvalidInputError
 from memman.llm import LLMClient
 from memman.models import UpdateResult
 from memman.prompts import render
+from memman.shortterm import ShortTermFact
 from memman.store import Scope, Store
 from memman.text import normalize
 
@@ -40,6 +40,8 @@ EXTRACT_TEMPLATE = "extract_facts.j2"
 
 # update_memory(fact, scope, source, category, importance) as MemoryManager provides it.
 WriteFact = Callable[[str, Scope, str, str | None, float | None], UpdateResult]
+# remember_short_term(fact, scope, source, category, importance) for the session extracted.
+RememberFact = Callable[[str, Scope, str, str | None, float], ShortTermFact]
 
 
 class ExtractedFact(BaseModel):
@@ -75,6 +77,9 @@ class ObserveResult(BaseModel):
     short_term_ids: list[int] = Field(default_factory=list)  # transient facts
     offline: bool = False  # True: candidates are the user's messages verbatim
     error: str | None = None  # extraction failed; the messages stay buffered
+    # Candidates the write path refused (too long, invalid text): reported, not retried. The
+    # messages they came from stay in message_buffer, so the user's words are not lost.
+    rejected: list[str] = Field(default_factory=list)
 
 
 def _stamp(moment: dt.datetime) -> str:
@@ -152,6 +157,7 @@ def extract(
     session_id: str,
     *,
     write_fact: WriteFact,
+    remember: RememberFact,
     client: LLMClient | None,
     settings: Settings,
     now: dt.datetime,
@@ -160,6 +166,7 @@ def extract(
     waiting = _waiting(store, session_id)
     results: list[UpdateResult] = []
     short_ids: list[int] = []
+    rejected: list[str] = []
     for scope, rows in _by_scope(waiting).items():
         ids = [row.id for row in rows]
         if client is None:
@@ -189,24 +196,18 @@ def extract(
             source = "extraction:" + ",".join(str(i) for i in ids)
             facts = [(f.content, source, f) for f in answer.facts if normalize(f.content)]
         for content, source, fact in facts:
-            if fact is not None and fact.durability == "transient":
-                short = store.write(
-                    lambda conn, fact=fact, source=source, scope=scope: shortterm.remember(
-                        conn,
-                        scope,
-                        fact.content,
-                        session_id=session_id,
-                        category=fact.category,
-                        importance=fact.importance,
-                        source=source,
-                        settings=settings,
-                        now=now,
-                    )
-                )
-                short_ids.append(short.id)
-                continue
-            salience = (None, None) if fact is None else (fact.category, fact.importance)
-            results.append(write_fact(content, scope, source, *salience))
+            try:
+                if fact is not None and fact.durability == "transient":
+                    short = remember(content, scope, source, fact.category, fact.importance)
+                    short_ids.append(short.id)
+                    continue
+                salience = (None, None) if fact is None else (fact.category, fact.importance)
+                results.append(write_fact(content, scope, source, *salience))
+            except InvalidInputError as error:
+                # One unusable candidate (a pasted 10 kB document, a NUL byte) must not block
+                # the session: every later flush would fail on it again.
+                log.warning("extracted fact refused (%s): %s", source, error)
+                rejected.append(f"{source}: {error}")
         store.write(lambda conn, ids=ids: _mark_extracted(conn, ids, now))
     return ObserveResult(
         buffered=waiting_count(store, session_id),
@@ -214,6 +215,7 @@ def extract(
         results=results,
         short_term_ids=short_ids,
         offline=client is None,
+        rejected=rejected,
     )
 
 

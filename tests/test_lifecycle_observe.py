@@ -156,3 +156,39 @@ def test_a_bad_extracted_category_is_reasked_not_written(tmp_path, clock, fake_o
     assert (memory.category, memory.importance) == ("location", 7.0)
     reask = fake_openai.requests[1]["json"]["messages"][-1]["content"]
     assert "one short lowercase word" in reask
+
+
+def test_an_unusable_message_is_reported_and_never_blocks_the_session(tmp_path, clock):
+    db = str(tmp_path / "m.db")
+    pasted = "Here is my whole CV: " + "lorem ipsum " * 500  # over max_fact_chars
+    with MemoryManager(db, clock=clock) as mm:
+        mm.observe([{"role": "user", "content": pasted}], user_id="u", session_id="s1")
+        mm.observe([{"role": "user", "content": "I have a cat"}], user_id="u", session_id="s1")
+        first = mm.flush("s1")
+        assert [r.content for r in first.results] == ["I have a cat"]
+        [why] = first.rejected
+        assert why == "extraction:1: fact is 6020 characters; the limit is 4000"
+        assert first.buffered == 0  # the session moves on; the next flush is not stuck
+        mm.observe([{"role": "user", "content": "I live in Porto"}], user_id="u", session_id="s1")
+        second = mm.flush("s1")
+        assert [r.content for r in second.results] == ["I live in Porto"] and not second.rejected
+    with sqlite3.connect(db) as conn:  # the refused text is still in the buffer, not lost
+        kept = conn.execute("SELECT content FROM message_buffer WHERE id = 1").fetchone()
+    assert kept == (pasted,)
+
+
+def test_an_unusable_extracted_transient_fact_is_validated_and_reported(
+    tmp_path, clock, fake_openai
+):
+    fake_openai.script(
+        extraction(
+            ("User is boarding a flight \x00 now", "location", 3, "transient"),
+            ("User lives in Porto", "location", 7, "durable"),
+        )
+    )
+    with llm_manager(str(tmp_path / "m.db"), fake_openai.base_url, clock) as mm:
+        mm.observe(CHAT, user_id="u", session_id="s1")
+        result = mm.flush("s1")
+        assert [r.content for r in result.results] == ["User lives in Porto"]
+        assert len(result.rejected) == 1 and mm.short_term(user_id="u") == []
+        assert result.buffered == 0
