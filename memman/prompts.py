@@ -7,6 +7,7 @@ checkouts and editable installs).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from dataclasses import dataclass
@@ -39,9 +40,13 @@ class RenderedPrompt:
     template_hash: str  # first 12 hex digits of sha256 of the template source
 
 
-def render(name: str, context: dict[str, Any], *, directory: str | None = None) -> RenderedPrompt:
-    """Render a template with a typed context; user text is passed as data, never as template."""
-    folder = prompts_dir(directory)
+@functools.lru_cache(maxsize=16)
+def _environment(folder: Path) -> jinja2.Environment:
+    """One environment per prompts folder: templates compile once, not on every LLM call.
+
+    Jinja's loader still checks each template's modification time, so an edited prompt is
+    picked up without a restart.
+    """
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(folder),
         undefined=jinja2.StrictUndefined,
@@ -50,9 +55,15 @@ def render(name: str, context: dict[str, Any], *, directory: str | None = None) 
     )
     # `quote` renders user text as a JSON string: delimited, one line, readable Unicode.
     env.filters["quote"] = lambda value: json.dumps(value, ensure_ascii=False)
+    return env
+
+
+def render(name: str, context: dict[str, Any], *, directory: str | None = None) -> RenderedPrompt:
+    """Render a template with a typed context; user text is passed as data, never as template."""
+    folder = prompts_dir(directory)
     try:
         source = (folder / name).read_text(encoding="utf-8")
-        text = env.get_template(name).render(**context)
+        text = _environment(folder).get_template(name).render(**context)
     except (OSError, jinja2.TemplateError) as error:
         raise ConfigError(f"cannot render prompt {folder / name}: {error}") from error
     return RenderedPrompt(text, name, hashlib.sha256(source.encode()).hexdigest()[:12])
