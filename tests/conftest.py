@@ -5,6 +5,7 @@ import pytest
 
 from memman.errors import ConfigError
 from memman.vectors import make_vector_backend
+from tests.clock import Clock
 from tests.fake_openai import FakeOpenAI
 
 # Re-record cassettes against a real model:
@@ -57,3 +58,15 @@ def fake_openai():
     server = FakeOpenAI().start()
     yield server
     server.stop()
+
+
+@pytest.fixture
+def clock() -> Clock:
+    """A clock the test moves by hand (clock.advance(days=1)); starts 2026-01-01 UTC."""
+    return Clock()
+
+
+@pytest.fixture
+def db(tmp_path) -> str:
+    """A fresh SQLite file path (modules that need another kind of store define their own)."""
+    return str(tmp_path / "m.db")

@@ -24,6 +24,7 @@ import sqlite_utils
 from memman import MemoryManager
 from memman.migrations import migrations
 from memman.models import Status
+from tests.clock import START
 from tests.reliability import (
     audit,
     consolidate_writer,
@@ -37,7 +38,6 @@ from tests.reliability import (
     read_acks,
     seed_near_duplicates,
 )
-from tests.test_lifecycle_recall import START
 
 FORK = multiprocessing.get_context("fork")
 

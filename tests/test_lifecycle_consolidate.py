@@ -10,8 +10,8 @@ from memman import MemoryManager
 from memman.models import Op, Status, Tier
 from memman.store import Scope
 from memman.text import content_hash
+from tests.clock import Clock
 from tests.test_cli import memman  # noqa: F401  (the CLI runner fixture)
-from tests.test_lifecycle_recall import Clock
 
 # A~B and B~C (Jaccard 8/9) but A!~C (7/9 < 0.8): a chain, not one fact.
 CHAIN = [
@@ -25,16 +25,6 @@ TWINS = ["User grows tomatoes basil and peppers on the balcony",
 # Related (Jaccard 0.83) but not the same wording: one fact, yet only an LLM may say so.
 RELATED = ["User grows tomatoes basil and peppers on the balcony",
            "User grows tomatoes, basil and peppers on a balcony garden"]  # fmt: skip
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
-def db(tmp_path) -> str:
-    return str(tmp_path / "m.db")
 
 
 def loose_import(db: str, clock: Clock, facts: list[str], confidence: float = 0.9) -> list[str]:

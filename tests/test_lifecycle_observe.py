@@ -9,19 +9,14 @@ import pytest
 from memman import MemoryManager
 from memman.errors import InvalidInputError
 from memman.models import Op
+from tests.clock import Clock
 from tests.fake_openai import Reply, chat_completion
-from tests.test_lifecycle_recall import Clock
 
 CHAT = [
     {"role": "system", "content": "You are a helpful assistant."},
     {"role": "user", "content": "I moved to Porto last spring."},
     {"role": "assistant", "content": "User loves Porto wine, I assume."},
 ]
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
 
 
 def buffered_rows(path: str) -> list[tuple]:

@@ -10,29 +10,6 @@ from memman import MemoryManager
 from memman.errors import InvalidInputError
 from memman.recall import approx_tokens
 
-START = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = START
-
-    def __call__(self) -> dt.datetime:
-        return self.now
-
-    def advance(self, **delta: float) -> None:
-        self.now += dt.timedelta(**delta)
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
-def db(tmp_path) -> str:
-    return str(tmp_path / "m.db")
-
 
 def test_near_duplicates_that_slipped_in_collapse_to_one_hit(db, clock):
     # An import that considered nothing related (novel_jaccard 0.99) stored both paraphrases.

@@ -7,17 +7,6 @@ import pytest
 
 from memman import MemoryManager, Op, Tier
 from memman.errors import InvalidInputError
-from tests.test_lifecycle_recall import Clock
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
-def db(tmp_path) -> str:
-    return str(tmp_path / "m.db")
 
 
 def test_context_shows_relevant_short_term_facts_first(db, clock):

@@ -11,18 +11,7 @@ import pytest
 from memman import MemoryManager
 from memman.embed import register_embedder
 from memman.errors import EmbeddingError
-from tests.test_lifecycle_recall import Clock
 from tests.test_semantic_retrieval import FakeEmbedder, fake_embedder  # noqa: F401 (fixture)
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
-def db(tmp_path) -> str:
-    return str(tmp_path / "m.db")
 
 
 def test_a_memory_found_only_by_cosine_is_recalled_and_ranked(db, clock, fake_embedder):  # noqa: F811

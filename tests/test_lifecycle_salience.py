@@ -10,17 +10,6 @@ from memman.errors import InvalidInputError
 from tests.decisions import answer, llm_manager
 from tests.fake_openai import Reply
 from tests.test_lifecycle_consolidate import TWINS, dump
-from tests.test_lifecycle_recall import Clock
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
-def db(tmp_path) -> str:
-    return str(tmp_path / "m.db")
 
 
 def test_add_stores_category_and_importance_in_the_columns(db, clock):

@@ -15,7 +15,7 @@ import sqlite3
 import pytest
 
 from memman import MemoryManager, Op, Tier
-from tests.test_lifecycle_recall import Clock
+from tests.clock import Clock
 from tests.test_llm_decider import llm  # noqa: F401 (fixture)
 
 CHAT = [
