@@ -148,12 +148,7 @@ def apply_decision(
         content_after=after,
         reason=reason,
         scores=scores,
-        model=call.model if call else None,
-        prompt_template=call.prompt_template if call else None,
-        prompt_hash=call.prompt_hash if call else None,
-        latency_ms=call.latency_ms if call else None,
-        attempts=call.attempts if call else None,
-        tokens=call.tokens if call else None,
+        **(call.audit_columns() if call else {}),
         source=candidate.source,
         created_at=now,
     )

@@ -449,18 +449,6 @@ def _supersede(
         )
 
 
-def _call_columns(call: CallInfo) -> dict[str, object]:
-    """What the audit trail records about an LLM call, as the write path's events do."""
-    return {
-        "model": call.model,
-        "prompt_template": call.prompt_template,
-        "prompt_hash": call.prompt_hash,
-        "latency_ms": call.latency_ms,
-        "attempts": call.attempts,
-        "tokens": call.tokens,
-    }
-
-
 def _record_kept_separate(
     conn: sa.Connection,
     store: Store,
@@ -484,7 +472,7 @@ def _record_kept_separate(
         reason=f"the LLM kept {len(rows)} related memories separate: {answer.reason}",
         scores={"kept_separate": key, "cluster": [r.id for r in rows]},
         created_at=stamp,
-        **_call_columns(call),
+        **call.audit_columns(),
     )
 
 
@@ -537,7 +525,7 @@ def _apply_llm_merge(
         reason=f"the LLM merged {len(rows)} memories into this one: {answer.reason}",
         scores={"merged": [r.id for r in others]},
         created_at=stamp,
-        **_call_columns(call),
+        **call.audit_columns(),
     )
     _supersede(conn, store, scope, keeper, others, current, stamp, "merged by the LLM into")
     return keeper[0]

@@ -43,6 +43,17 @@ class CallInfo:
     attempts: int
     tokens: int | None
 
+    def audit_columns(self) -> dict[str, object]:
+        """The `events` columns that record this call (write path and consolidation alike)."""
+        return {
+            "model": self.model,
+            "prompt_template": self.prompt_template,
+            "prompt_hash": self.prompt_hash,
+            "latency_ms": self.latency_ms,
+            "attempts": self.attempts,
+            "tokens": self.tokens,
+        }
+
 
 class LLMClient:
     """A configured instructor client; cheap to keep, created once per MemoryManager."""
