@@ -102,6 +102,15 @@ class FakeOpenAI:
     def script(self, *replies: Reply) -> None:
         self.replies.extend(replies)
 
+    def wait_for_requests(self, count: int, timeout_s: float = 30.0) -> bool:
+        """Wait until `count` requests have arrived (each is recorded before its reply's delay)."""
+        deadline = time.monotonic() + timeout_s
+        while len(self.requests) < count:
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.002)
+        return True
+
     def start(self) -> FakeOpenAI:
         fake = self
 

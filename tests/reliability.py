@@ -311,3 +311,14 @@ def lost_messages(path: str, ack_path: str) -> list[str]:
         elif rows[content][1] is not None and rows[content][0] not in written:
             lost.append(f"{content}: marked extracted, no fact written")
     return lost
+
+
+def extracted_messages(path: str) -> int:
+    """How many buffered messages an extraction has finished with (marked extracted)."""
+    conn = sqlite3.connect(path)
+    try:
+        return conn.execute(
+            "SELECT count(*) FROM message_buffer WHERE extracted_at IS NOT NULL"
+        ).fetchone()[0]
+    finally:
+        conn.close()
