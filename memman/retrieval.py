@@ -8,6 +8,7 @@ scope. The router thresholds Jaccard, which does not depend on the corpus.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -15,8 +16,12 @@ import sqlalchemy as sa
 
 from memman.models import Memory
 from memman.store import Scope, Store
-from memman.text import STOPWORDS, content_tokens, jaccard, words
+from memman.text import NEGATIONS, STOPWORDS, content_tokens, jaccard, written_words
 from memman.vectors import VectorSearch
+
+# How the FTS5 tokenizer (unicode61, see migrations.FTS_TOKENIZE) cuts a word: runs of letters
+# and digits, split at anything else, apostrophes included.
+_FTS_TOKEN = re.compile(r"[^\W_]+")
 
 # Long paragraphs would make an OR query of hundreds of terms: slow and no better at recall.
 MAX_QUERY_TERMS = 32
@@ -36,16 +41,41 @@ _CANDIDATES_SQL = sa.text(
 )
 
 
+def _fts_parts(written: str) -> list[str]:
+    """The tokens FTS5 made of a word, less a final "s": "O'Neill's" finds "O'Neill" too.
+
+    content_tokens stems "oneills" to "oneill" as well, so the router already counts them as
+    one word; the phrase "o neill" matches both in the index, "o neill s" only the possessive.
+    """
+    parts = _FTS_TOKEN.findall(written)
+    return parts[:-1] if len(parts) > 1 and parts[-1] == "s" else parts
+
+
+def _is_stopword(parts: list[str]) -> bool:
+    """A stopword, or a contraction led by one ("I'm", "they're", "that's") but no negation.
+
+    content_tokens counts "im" as a word, so matching "I'm" would make any two "I'm ..." facts
+    related and send them to the decider. Judged here rather than in STOPWORDS, which would
+    also change the router's Jaccard. Negations stay terms, as "not" does: "can't", "don't".
+    """
+    word = "".join(parts)
+    return word in STOPWORDS or (parts[0] in STOPWORDS and word not in NEGATIONS)
+
+
 def fts_query(text: str) -> str | None:
     """Turn any user text into a safe FTS5 MATCH expression, or None if nothing is searchable.
 
     Every term is double-quoted (inner quotes doubled) so FTS5 never sees syntax: AND, NEAR(,
-    -, :, * and quotes are plain words. Stopwords are dropped because keeping them turns an
-    OR query into a scan of most of the index (about 25x slower at 100k rows); if a text has
-    only stopwords they are used after all, so "Who am I" still finds something.
+    -, :, * and quotes are plain words. A word is quoted as FTS5's tokenizer split it in the
+    stored text: it cuts at apostrophes, so "O'Neill" and "O’Neill" become the phrase "o neill"
+    (the adjacent tokens), never "oneill", which the index does not hold. Stopwords are dropped
+    because keeping them turns an OR query into a scan of most of the index (about 25x slower
+    at 100k rows); if a text has only stopwords they are used after all, so "Who am I" still
+    finds something.
     """
-    all_words = list(dict.fromkeys(words(text)))
-    terms = [w for w in all_words if w not in STOPWORDS] or all_words
+    spelled = [_fts_parts(written) for written in written_words(text)]
+    kept = [parts for parts in spelled if not _is_stopword(parts)] or spelled
+    terms = list(dict.fromkeys(" ".join(parts) for parts in kept))
     if not terms:
         return None
     return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms[:MAX_QUERY_TERMS])

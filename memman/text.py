@@ -12,8 +12,9 @@ import unicodedata
 
 _WHITESPACE = re.compile(r"\s+")
 _TRAILING_PUNCT = re.compile(r"[\s\.\!\?\,\;\:…。！？、]+$")
-# A word is a run of letters/digits; apostrophes inside words are dropped ("don't" -> "dont")
-# so the negation check below and the FTS tokenizer agree.
+# A word is a run of letters/digits, apostrophes inside it kept as written ("o'neill"). words()
+# then drops them ("don't" -> "dont", as NEGATIONS spells it); FTS5 instead splits there ("o",
+# "neill"), which is why the query builder and merge blocking start from the written form.
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 
@@ -63,9 +64,14 @@ def content_hash(text: str) -> str:
     return hashlib.sha256(normalize(text).encode("utf-8")).hexdigest()
 
 
+def written_words(text: str) -> list[str]:
+    """All words of the normalised text, apostrophes kept ("o'neill", "macy’s"), in order."""
+    return _WORD.findall(normalize(text))
+
+
 def words(text: str) -> list[str]:
     """All words of the normalised text, apostrophes removed, in order."""
-    return [w.replace("'", "").replace("’", "") for w in _WORD.findall(normalize(text))]
+    return [w.replace("'", "").replace("’", "") for w in written_words(text)]
 
 
 def _stem(word: str) -> str:
@@ -88,7 +94,7 @@ def token_spellings(text: str) -> set[tuple[str, str]]:
     is found through the index by the words that spelled it, apostrophes kept.
     """
     spellings = set()
-    for written in _WORD.findall(normalize(text)):
+    for written in written_words(text):
         w = written.replace("'", "").replace("’", "")
         if w not in STOPWORDS and w not in NEGATIONS:
             spellings.add((_stem(w), written))

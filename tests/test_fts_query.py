@@ -22,7 +22,13 @@ from memman.text import normalize
         ("content:secret", '"content" OR "secret"'),
         ("^start", '"start"'),
         ("(tea) (coffee)", '"tea" OR "coffee"'),
-        ("don't", '"dont"'),
+        ("don't", '"don t"'),  # FTS5 splits at the apostrophe: a phrase of both parts
+        ("O’Neill o'neill", '"o neill"'),
+        ("O'Neill's rock'n'roll", '"o neill" OR "rock n roll"'),  # a final "s" is dropped
+        ("it's Macy's", '"macy"'),
+        ("I'm, they're, I've", '"i m" OR "they re" OR "i ve"'),  # led by a stopword: only those
+        ("I'm sure I can't", '"sure" OR "can t"'),  # a negation stays a term, as "not" does
+        ("it's", '"it"'),
         ("Café CAFÉ café", '"café"'),
         ("東京に住んでいる", '"東京に住んでいる"'),
         ("يعيش في القاهرة", '"يعيش" OR "في" OR "القاهرة"'),
@@ -77,6 +83,7 @@ HOSTILE = [
     "東京に住んでいる",
     "يحب المستخدم القهوة",
     "the of and a",
+    "O'Neill's rock'n'roll don’t",
     "'; DROP TABLE long_term; --",
     "1 OR 1=1",
     "SELECT * FROM long_term WHERE 1",
