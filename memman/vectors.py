@@ -35,31 +35,35 @@ import numpy as np
 import sqlalchemy as sa
 
 from memman.errors import ConfigError
-from memman.store import Scope
+from memman.store import Scope, run_sql
 
-_SAVE_SQL = sa.text(
-    """
+# The per-fact statements run through store.run_sql (plain DBAPI, see there); the rest are
+# SQLAlchemy text.
+_SAVE_SQL = """
     INSERT OR REPLACE INTO memory_vectors (memory_pk, model, dim, vector)
-    SELECT pk, :model, :dim, :vector FROM long_term WHERE id = :memory_id
-    """
-)
+    SELECT pk, ?, ?, ? FROM long_term WHERE id = ?
+"""
 _SCOPE_JOIN = """
     FROM memory_vectors v JOIN long_term l ON l.pk = v.memory_pk
     WHERE l.user_id = :user_id AND l.agent_id = :agent_id AND l.status = 'active'
       AND v.model = :model
 """
 _LOAD_SQL = sa.text("SELECT v.memory_pk, v.vector" + _SCOPE_JOIN)
-_LOAD_SOME_SQL = sa.text(
-    "SELECT v.memory_pk, v.vector" + _SCOPE_JOIN + " AND v.memory_pk IN :pks"
-).bindparams(sa.bindparam("pks", expanding=True))
-_LAST_SQL = sa.text("SELECT seq, token FROM vector_log ORDER BY seq DESC LIMIT 1")
-_TOKEN_SQL = sa.text("SELECT token FROM vector_log WHERE seq = :seq")
-_CHANGED_SQL = sa.text(
-    """
-    SELECT DISTINCT memory_pk FROM vector_log
-    WHERE seq > :after AND user_id = :user_id AND agent_id = :agent_id
-    """
-)
+# The log's last (seq, token), and the token now at the seq the cache was built at.
+_LAST_SQL = """
+    SELECT seq, token, (SELECT token FROM vector_log WHERE seq = ?)
+    FROM vector_log ORDER BY seq DESC LIMIT 1
+"""
+# The scope's memories changed after a seq, with their vector if it is active now (NULL:
+# the memory left the matrix). At most _PATCH_LIMIT + 1 rows: more means reload.
+_CHANGED_SQL = """
+    SELECT c.memory_pk, v.vector FROM (
+        SELECT DISTINCT memory_pk FROM vector_log
+        WHERE seq > ? AND user_id = ? AND agent_id = ? LIMIT ?
+    ) AS c
+    LEFT JOIN long_term l ON l.pk = c.memory_pk AND l.status = 'active'
+    LEFT JOIN memory_vectors v ON v.memory_pk = l.pk AND v.model = ?
+"""
 _PATCH_LIMIT = 5000  # more changed memories than this since the last look: reload instead
 _LOG_KEPT = 100_000  # vector_log rows kept by m015's prune trigger
 _MISSING_SQL = sa.text(
@@ -81,8 +85,7 @@ _COUNT_MISSING_SQL = sa.text(
 def save_vector(conn: sa.Connection, memory_id: str, model: str, vector: np.ndarray) -> None:
     """Store (or replace) the memory's vector for this model, inside the caller's transaction."""
     vector = np.asarray(vector, dtype=np.float32)
-    params = {"model": model, "dim": vector.shape[0], "vector": vector.tobytes()}
-    conn.execute(_SAVE_SQL, {**params, "memory_id": memory_id})
+    run_sql(conn, _SAVE_SQL, (model, vector.shape[0], vector.tobytes(), memory_id))
 
 
 def count_missing(conn: sa.Connection, model: str) -> int:
@@ -173,31 +176,37 @@ class VectorIndex:
         self._cache: dict[tuple[str, str, str], _Matrix] = {}
 
     def _current(self, conn: sa.Connection, scope: Scope, model: str) -> _Matrix:
-        """The cached matrix brought up to date; call with self._lock held."""
-        params = {"user_id": scope.user_id, "agent_id": scope.agent_key, "model": model}
-        last = conn.execute(_LAST_SQL).first()
-        seq, token = (last[0], last[1]) if last else (0, None)
+        """The cached matrix brought up to date; call with self._lock held.
+
+        Two statements when this or another process changed the scope's vectors since the
+        last look (one when nothing changed), then a reload only if the log cannot say what.
+        """
         key = (scope.user_id, scope.agent_key, model)
         cached = self._cache.get(key)
+        last = run_sql(conn, _LAST_SQL, (cached.seq if cached else 0,)).fetchone()
+        seq, token, token_then = last if last else (0, None, None)
         if cached is not None and (cached.seq, cached.token) == (seq, token):
             return cached
         if (
             cached is not None
             and seq > cached.seq
-            and (
-                (cached.token is None and seq <= _LOG_KEPT)
-                or conn.execute(_TOKEN_SQL, {"seq": cached.seq}).scalar() == cached.token
-            )
+            # The cache's seq is still in the log (an empty log at build time has no token:
+            # then nothing may have been pruned since).
+            and (seq <= _LOG_KEPT if cached.token is None else token_then == cached.token)
         ):
-            changed = conn.execute(_CHANGED_SQL, {**params, "after": cached.seq}).scalars().all()
+            changed = run_sql(
+                conn,
+                _CHANGED_SQL,
+                (cached.seq, scope.user_id, scope.agent_key, _PATCH_LIMIT + 1, model),
+            ).fetchall()
             if len(changed) <= _PATCH_LIMIT:
-                for pk in changed:
+                for pk, blob in changed:
                     cached.drop(pk)
-                if changed:
-                    for pk, blob in conn.execute(_LOAD_SOME_SQL, {**params, "pks": changed}):
+                    if blob is not None:
                         cached.add(pk, np.frombuffer(blob, dtype=np.float32))
                 cached.seq, cached.token = seq, token
                 return cached
+        params = {"user_id": scope.user_id, "agent_id": scope.agent_key, "model": model}
         pks, rows = _stack(conn.execute(_LOAD_SQL, params).all())
         self._cache[key] = _Matrix(pks, rows, seq, token)
         return self._cache[key]
