@@ -1,52 +1,38 @@
 """`MemoryManager`: the public entry point. Every long-term write goes through update_memory.
 
-One fact flows one way: candidate -> hash tier -> retrieve -> route -> decide -> apply ->
-event. The cheap tiers and the offline decider run inside one write transaction; an LLM
-decision is made outside any transaction (it can take seconds) and re-checked when applied.
+The manager validates input at the API boundary and hands candidates to the one write path
+(memman/writepath.py); reads, recall, lifecycle and maintenance live in their own modules.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import logging
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import sqlalchemy as sa
 
 from memman import consolidate, maintenance, observe, recall, shortterm
-from memman.apply import StaleDecision, apply_decision, park
 from memman.candidate import Candidate, make_candidate
 from memman.config import Settings, load_settings
 from memman.consolidate import ConsolidationReport
-from memman.decide import Decider, Decision, LLMDecider, OfflineDecider, make_decider
-from memman.embed import Embedder, Lookahead, cosine_thresholds, make_embedder
-from memman.errors import ConfigError, DecisionError, EmbeddingError, InvalidInputError
+from memman.decide import Decider, LLMDecider, make_decider
+from memman.embed import Embedder, make_embedder
+from memman.errors import ConfigError, EmbeddingError, InvalidInputError
 from memman.maintenance import CheckReport
 from memman.models import Event, Memory, Op, PendingFact, SearchHit, Status, Tier, UpdateResult
 from memman.observe import ObserveResult
 from memman.recall import ContextBlock
-from memman.retrieval import hybrid_candidates, lexical_candidates
-from memman.route import Route, RouteKind, Thresholds, route
 from memman.shortterm import ShortTermFact
 from memman.store import Scope, Store
 from memman.vectors import count_missing, make_vector_backend, missing_batch, save_vector
-
-log = logging.getLogger(__name__)
-
-# How often an LLM decision is re-made because the memories it was about changed meanwhile.
-MAX_STALE_RETRIES = 3
+from memman.writepath import WritePath, stamp
 
 Clock = Callable[[], dt.datetime]
 
 # Any larger limit or offset overflows SQLite's integer binding (OverflowError, not our error).
 MAX_COUNT = 2**31 - 1
-
-# A candidate's embedding: None without an embedder; the EmbeddingError when embedding failed,
-# which parks the fact unless the hash tier settles it (see MemoryManager._settle).
-Embedded = np.ndarray | EmbeddingError | None
 
 
 def utc_now() -> dt.datetime:
@@ -58,10 +44,6 @@ def _check_count(name: str, value: object, *, minimum: int) -> None:
         raise InvalidInputError(f"{name} must be an integer")
     if not minimum <= value <= MAX_COUNT:
         raise InvalidInputError(f"{name} must be from {minimum} to {MAX_COUNT}")
-
-
-def _stamp(moment: dt.datetime) -> str:
-    return moment.astimezone(dt.UTC).isoformat(timespec="milliseconds")
 
 
 class MemoryManager:
@@ -95,6 +77,14 @@ class MemoryManager:
         self.embedder: Embedder | None = make_embedder(self.settings)
         self.vectors = backend.index
         self.clock = clock
+        self._writes = WritePath(
+            self.store,
+            self.settings,
+            decider=self.decider,
+            embedder=self.embedder,
+            vectors=self.vectors,
+            clock=clock,
+        )
 
     def close(self) -> None:
         self.store.close()
@@ -108,10 +98,10 @@ class MemoryManager:
     @property
     def offline(self) -> bool:
         """True when ambiguous cases are settled without an LLM."""
-        return isinstance(self.decider, OfflineDecider)
+        return self._writes.offline
 
     def _now(self) -> str:
-        return _stamp(self.clock())
+        return stamp(self.clock())
 
     def _candidate(
         self,
@@ -158,7 +148,7 @@ class MemoryManager:
         candidate = self._candidate(
             fact, Scope(user_id, agent_id), source, metadata, category, importance
         )
-        return self._process(candidate)
+        return self._writes.process(candidate)
 
     def update_many(
         self,
@@ -190,264 +180,7 @@ class MemoryManager:
                 )
             except InvalidInputError as error:
                 raise InvalidInputError(f"fact #{index}: {error}") from error
-        size = chunk_size or self.settings.batch_chunk_size
-        results: list[UpdateResult] = []
-        known = self._known_hashes(scope, candidates)
-        # The next chunk is embedded (outside any transaction) while this one is written.
-        with Lookahead(lambda batch: self._embed_new(batch, known), candidates, size) as ahead:
-            while len(results) < len(candidates):
-                start = len(results)
-                chunk = candidates[start : start + size]
-                vectors = ahead.take(start, start + len(chunk))
-                settled = self.store.write(
-                    lambda conn, chunk=chunk, vectors=vectors: self._settle_until_llm(
-                        conn, chunk, vectors
-                    )
-                )
-                results.extend(settled)
-                if len(settled) < len(chunk):  # it needs the LLM (or a vector): decide it now
-                    stopped = len(settled)
-                    results.append(self._process(chunk[stopped], vector=vectors[stopped]))
-        return results
-
-    def _settle_until_llm(
-        self, conn: sa.Connection, chunk: list[Candidate], vectors: list[Embedded]
-    ) -> list[UpdateResult]:
-        """Settle candidates in order until one needs the LLM or a vector it was not given.
-
-        Later facts must not be settled before an earlier ambiguous one is applied: "uses a
-        standing desk" after "switched to a sitting desk" would be a NOOP on stale text.
-        """
-        settled: list[UpdateResult] = []
-        for candidate, vector in zip(chunk, vectors, strict=True):
-            if vector is None and self._needs_vector(conn, candidate):
-                break
-            outcome = self._settle(conn, candidate, vector=vector)
-            if not isinstance(outcome, UpdateResult):
-                break
-            settled.append(outcome)
-        return settled
-
-    def _needs_vector(self, conn: sa.Connection, candidate: Candidate) -> bool:
-        """A fact _embed_new skipped as a repeat whose stored text has changed since."""
-        if self.embedder is None:
-            return False
-        return self.store.active_by_hash(conn, candidate.scope, candidate.content_hash) is None
-
-    def _known_hashes(self, scope: Scope, candidates: list[Candidate]) -> set[str]:
-        """The candidates' content hashes that active memories of the scope already hold."""
-        if self.embedder is None:
-            return set()  # only used to skip embedding
-        with self.store.read() as conn:
-            return self.store.active_hashes(conn, scope, [c.content_hash for c in candidates])
-
-    def _embed_new(self, batch: Sequence[Candidate], known: set[str]) -> list[Embedded]:
-        """Vectors for a batch, one per distinct text, computed outside any transaction.
-
-        A text in `known` (already stored) gets None instead: the hash tier settles it without
-        a vector, so a re-imported batch costs no model time.
-        """
-        if self.embedder is None:
-            return [None] * len(batch)
-        texts = list(dict.fromkeys(c.content for c in batch if c.content_hash not in known))
-        vectors = dict(zip(texts, self._embed(texts), strict=True))
-        return [vectors.get(c.content) for c in batch]
-
-    def _embed(self, texts: list[str]) -> list[Embedded]:
-        """One batched embedding call for these texts (Nones when no embedder is configured).
-
-        A failure is returned in place of every vector, not raised: the facts are parked.
-        """
-        if self.embedder is None:
-            return [None] * len(texts)
-        try:
-            return list(self.embedder.embed(texts))
-        except EmbeddingError as error:
-            log.warning("embedding failed, parking facts that need a vector: %s", error)
-            return [error] * len(texts)
-
-    def _retrieve(
-        self, conn: sa.Connection, candidate: Candidate, vector: np.ndarray | None
-    ) -> Route:
-        """Candidate retrieval (hybrid with an embedder, else lexical) and routing."""
-        cosine = None
-        if self.embedder is not None and vector is not None:
-            retrieved = hybrid_candidates(
-                self.store,
-                conn,
-                candidate.scope,
-                candidate.content,
-                self.settings.top_k,
-                index=self.vectors,
-                model=self.embedder.name,
-                vector=vector,
-            )
-            cosine = Thresholds("cosine", *cosine_thresholds(self.settings, self.embedder.name))
-        else:
-            retrieved = lexical_candidates(
-                self.store, conn, candidate.scope, candidate.content, self.settings.top_k
-            )
-        return route(
-            candidate.content,
-            retrieved,
-            noop_jaccard=self.settings.noop_jaccard,
-            novel_jaccard=self.settings.novel_jaccard,
-            cosine=cosine,
-        )
-
-    def _settle(
-        self,
-        conn: sa.Connection,
-        candidate: Candidate,
-        pending_id: int | None = None,
-        vector: Embedded = None,
-    ) -> UpdateResult | Route:
-        """Inside a write transaction: settle the candidate by the cheap tiers if possible.
-
-        Returns the applied result, or the ambiguous Route when an LLM has to decide. When
-        embedding failed, the hash tier may still settle an exact repeat (it needs no vector
-        and decides the same with or without one); anything else is parked, because routing
-        without the vector would decide differently from the configured semantic tier.
-        """
-        now = self._now()
-        existing = self.store.active_by_hash(conn, candidate.scope, candidate.content_hash)
-        if existing is not None:
-            decision = Decision(
-                Op.NOOP, "same normalised text as an existing memory", Tier.HASH, target=existing
-            )
-            return apply_decision(
-                self.store, conn, candidate, decision, now=now, pending_id=pending_id
-            )
-        if isinstance(vector, EmbeddingError):
-            return self._park(conn, candidate, vector, pending_id)
-        routed = self._retrieve(conn, candidate, vector)
-        if routed.kind is RouteKind.NOVEL:
-            decision = Decision(Op.ADD, routed.reason, Tier.NOVEL)
-        elif routed.kind is RouteKind.DUPLICATE:
-            assert routed.target is not None
-            tier = Tier.SEMANTIC if routed.measure == "cosine" else Tier.LEXICAL
-            decision = Decision(Op.NOOP, routed.reason, tier, target=routed.target.memory)
-        elif self.offline:
-            decision = self.decider.decide(candidate, routed.related, today=self.clock().date())
-        else:
-            return routed
-        return apply_decision(
-            self.store,
-            conn,
-            candidate,
-            decision,
-            now=now,
-            scores=routed.scores(),
-            pending_id=pending_id,
-            embedder=self.embedder,
-            vector=vector,
-        )
-
-    def _process(
-        self,
-        candidate: Candidate,
-        pending_id: int | None = None,
-        vector: Embedded = None,
-    ) -> UpdateResult:
-        if vector is None:
-            (vector,) = self._embed([candidate.content])  # before the write transaction
-        for _ in range(MAX_STALE_RETRIES):
-            outcome = self.store.write(
-                lambda conn: self._settle(conn, candidate, pending_id, vector)
-            )
-            if isinstance(outcome, UpdateResult):
-                return outcome
-            scores = outcome.scores()
-            try:
-                decision = self.decider.decide(
-                    candidate, outcome.related, today=self.clock().date()
-                )
-                update_vector = self._update_vector(candidate, decision)
-            except DecisionError as error:  # EmbeddingError included
-                log.warning("no decision, parking the fact: %s", error)
-                return self.store.write(
-                    lambda conn, error=error, scores=scores: self._park(
-                        conn, candidate, error, pending_id, scores
-                    )
-                )
-            try:
-                return self.store.write(
-                    lambda conn, decision=decision, scores=scores, new=update_vector: (
-                        self._apply_decided(
-                            conn, candidate, decision, scores, pending_id, vector, new
-                        )
-                    )
-                )
-            except StaleDecision as stale:
-                log.info("memory %s changed while the LLM decided; deciding again", stale)
-        error = DecisionError(
-            f"related memories kept changing during {MAX_STALE_RETRIES} decisions"
-        )
-        return self.store.write(lambda conn: self._park(conn, candidate, error, pending_id))
-
-    def _update_vector(self, candidate: Candidate, decision: Decision) -> np.ndarray | None:
-        """An UPDATE's new text, embedded outside the transaction (raises EmbeddingError).
-
-        None when nothing new is stored: the candidate's own vector serves an UPDATE to the
-        candidate's text.
-        """
-        if self.embedder is None or decision.op is not Op.UPDATE:
-            return None
-        if decision.content is None or decision.content == candidate.content:
-            return None
-        return self.embedder.embed([decision.content])[0]
-
-    def _park(
-        self,
-        conn: sa.Connection,
-        candidate: Candidate,
-        error: DecisionError,
-        pending_id: int | None,
-        scores: dict | None = None,
-    ) -> UpdateResult:
-        """Keep the fact in `pending` with the error; the audit event names the failed model."""
-        embedding = isinstance(error, EmbeddingError) and self.embedder is not None
-        return park(
-            self.store,
-            conn,
-            candidate,
-            error,
-            now=self._now(),
-            model=self.embedder.name if embedding else self.settings.llm_model,
-            scores=scores,
-            pending_id=pending_id,
-        )
-
-    def _apply_decided(
-        self,
-        conn: sa.Connection,
-        candidate: Candidate,
-        decision: Decision,
-        scores: dict,
-        pending_id: int | None,
-        vector: Embedded,
-        update_vector: np.ndarray | None,
-    ) -> UpdateResult:
-        now = self._now()
-        if decision.op is Op.ADD:
-            # Another writer may have stored the same text while the LLM was thinking.
-            twin = self.store.active_by_hash(conn, candidate.scope, candidate.content_hash)
-            if twin is not None:
-                decision = Decision(
-                    Op.NOOP, "same normalised text stored meanwhile", Tier.HASH, target=twin
-                )
-        return apply_decision(
-            self.store,
-            conn,
-            candidate,
-            decision,
-            now=now,
-            scores=scores,
-            pending_id=pending_id,
-            embedder=self.embedder,
-            vector=vector,
-            update_vector=update_vector,
-        )
+        return self._writes.batch(scope, candidates, chunk_size or self.settings.batch_chunk_size)
 
     # -- pending -----------------------------------------------------------------------------------
 
@@ -473,7 +206,7 @@ class MemoryManager:
                 item.category,
                 item.importance,
             )
-            results.append(self._process(candidate, pending_id=item.id))
+            results.append(self._writes.process(candidate, pending_id=item.id))
         return results
 
     # -- reads ---------------------------------------------------------------------------

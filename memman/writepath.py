@@ -1,0 +1,339 @@
+"""The one write path: candidate -> hash tier -> retrieve -> route -> decide -> apply -> event.
+
+Every long-term write (update_memory, update_many, retry_pending, promotion, extraction)
+arrives here as a validated `Candidate`. The cheap tiers and the offline decider run inside
+one write transaction; an LLM decision is made outside any transaction (it can take seconds)
+and re-checked when applied. Embeddings are computed before a transaction starts, so a slow
+or failing model never holds the write lock, and a failure parks the fact instead of losing it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import sqlalchemy as sa
+
+from memman.apply import StaleDecision, apply_decision, park
+from memman.candidate import Candidate
+from memman.config import Settings
+from memman.decide import Decider, Decision, OfflineDecider
+from memman.embed import Embedder, Lookahead, cosine_thresholds
+from memman.errors import DecisionError, EmbeddingError
+from memman.models import Op, Tier, UpdateResult
+from memman.retrieval import hybrid_candidates, lexical_candidates
+from memman.route import Route, RouteKind, Thresholds, route
+from memman.store import Scope, Store
+from memman.vectors import VectorSearch
+
+log = logging.getLogger(__name__)
+
+# How often an LLM decision is re-made because the memories it was about changed meanwhile.
+MAX_STALE_RETRIES = 3
+
+# A candidate's embedding: None without an embedder; the EmbeddingError when embedding failed,
+# which parks the fact unless the hash tier settles it (see WritePath._settle).
+Embedded = np.ndarray | EmbeddingError | None
+
+
+def stamp(moment: dt.datetime) -> str:
+    """The stored form of a moment: UTC ISO 8601 with milliseconds."""
+    return moment.astimezone(dt.UTC).isoformat(timespec="milliseconds")
+
+
+class WritePath:
+    """Decides and applies candidates for one store with the manager's decider and embedder."""
+
+    def __init__(
+        self,
+        store: Store,
+        settings: Settings,
+        *,
+        decider: Decider,
+        embedder: Embedder | None,
+        vectors: VectorSearch,
+        clock: Callable[[], dt.datetime],
+    ):
+        self.store = store
+        self.settings = settings
+        self.decider = decider
+        self.embedder = embedder
+        self.vectors = vectors
+        self.clock = clock
+
+    @property
+    def offline(self) -> bool:
+        """True when ambiguous cases are settled without an LLM."""
+        return isinstance(self.decider, OfflineDecider)
+
+    def _now(self) -> str:
+        return stamp(self.clock())
+
+    def batch(self, scope: Scope, candidates: list[Candidate], size: int) -> list[UpdateResult]:
+        """Candidates of one scope in order, one write transaction per chunk of `size`
+        (MemoryManager.update_many says what a caller can rely on)."""
+        results: list[UpdateResult] = []
+        known = self._known_hashes(scope, candidates)
+        # The next chunk is embedded (outside any transaction) while this one is written.
+        with Lookahead(lambda batch: self._embed_new(batch, known), candidates, size) as ahead:
+            while len(results) < len(candidates):
+                start = len(results)
+                chunk = candidates[start : start + size]
+                vectors = ahead.take(start, start + len(chunk))
+                settled = self.store.write(
+                    lambda conn, chunk=chunk, vectors=vectors: self._settle_until_llm(
+                        conn, chunk, vectors
+                    )
+                )
+                results.extend(settled)
+                if len(settled) < len(chunk):  # it needs the LLM (or a vector): decide it now
+                    stopped = len(settled)
+                    results.append(self.process(chunk[stopped], vector=vectors[stopped]))
+        return results
+
+    def _settle_until_llm(
+        self, conn: sa.Connection, chunk: list[Candidate], vectors: list[Embedded]
+    ) -> list[UpdateResult]:
+        """Settle candidates in order until one needs the LLM or a vector it was not given.
+
+        Later facts must not be settled before an earlier ambiguous one is applied: "uses a
+        standing desk" after "switched to a sitting desk" would be a NOOP on stale text.
+        """
+        settled: list[UpdateResult] = []
+        for candidate, vector in zip(chunk, vectors, strict=True):
+            if vector is None and self._needs_vector(conn, candidate):
+                break
+            outcome = self._settle(conn, candidate, vector=vector)
+            if not isinstance(outcome, UpdateResult):
+                break
+            settled.append(outcome)
+        return settled
+
+    def _needs_vector(self, conn: sa.Connection, candidate: Candidate) -> bool:
+        """A fact _embed_new skipped as a repeat whose stored text has changed since."""
+        if self.embedder is None:
+            return False
+        return self.store.active_by_hash(conn, candidate.scope, candidate.content_hash) is None
+
+    def _known_hashes(self, scope: Scope, candidates: list[Candidate]) -> set[str]:
+        """The candidates' content hashes that active memories of the scope already hold."""
+        if self.embedder is None:
+            return set()  # only used to skip embedding
+        with self.store.read() as conn:
+            return self.store.active_hashes(conn, scope, [c.content_hash for c in candidates])
+
+    def _embed_new(self, batch: Sequence[Candidate], known: set[str]) -> list[Embedded]:
+        """Vectors for a batch, one per distinct text, computed outside any transaction.
+
+        A text in `known` (already stored) gets None instead: the hash tier settles it without
+        a vector, so a re-imported batch costs no model time.
+        """
+        if self.embedder is None:
+            return [None] * len(batch)
+        texts = list(dict.fromkeys(c.content for c in batch if c.content_hash not in known))
+        vectors = dict(zip(texts, self._embed(texts), strict=True))
+        return [vectors.get(c.content) for c in batch]
+
+    def _embed(self, texts: list[str]) -> list[Embedded]:
+        """One batched embedding call for these texts (Nones when no embedder is configured).
+
+        A failure is returned in place of every vector, not raised: the facts are parked.
+        """
+        if self.embedder is None:
+            return [None] * len(texts)
+        try:
+            return list(self.embedder.embed(texts))
+        except EmbeddingError as error:
+            log.warning("embedding failed, parking facts that need a vector: %s", error)
+            return [error] * len(texts)
+
+    def _retrieve(
+        self, conn: sa.Connection, candidate: Candidate, vector: np.ndarray | None
+    ) -> Route:
+        """Candidate retrieval (hybrid with an embedder, else lexical) and routing."""
+        cosine = None
+        if self.embedder is not None and vector is not None:
+            retrieved = hybrid_candidates(
+                self.store,
+                conn,
+                candidate.scope,
+                candidate.content,
+                self.settings.top_k,
+                index=self.vectors,
+                model=self.embedder.name,
+                vector=vector,
+            )
+            cosine = Thresholds("cosine", *cosine_thresholds(self.settings, self.embedder.name))
+        else:
+            retrieved = lexical_candidates(
+                self.store, conn, candidate.scope, candidate.content, self.settings.top_k
+            )
+        return route(
+            candidate.content,
+            retrieved,
+            noop_jaccard=self.settings.noop_jaccard,
+            novel_jaccard=self.settings.novel_jaccard,
+            cosine=cosine,
+        )
+
+    def _settle(
+        self,
+        conn: sa.Connection,
+        candidate: Candidate,
+        pending_id: int | None = None,
+        vector: Embedded = None,
+    ) -> UpdateResult | Route:
+        """Inside a write transaction: settle the candidate by the cheap tiers if possible.
+
+        Returns the applied result, or the ambiguous Route when an LLM has to decide. When
+        embedding failed, the hash tier may still settle an exact repeat (it needs no vector
+        and decides the same with or without one); anything else is parked, because routing
+        without the vector would decide differently from the configured semantic tier.
+        """
+        now = self._now()
+        existing = self.store.active_by_hash(conn, candidate.scope, candidate.content_hash)
+        if existing is not None:
+            decision = Decision(
+                Op.NOOP, "same normalised text as an existing memory", Tier.HASH, target=existing
+            )
+            return apply_decision(
+                self.store, conn, candidate, decision, now=now, pending_id=pending_id
+            )
+        if isinstance(vector, EmbeddingError):
+            return self._park(conn, candidate, vector, pending_id)
+        routed = self._retrieve(conn, candidate, vector)
+        if routed.kind is RouteKind.NOVEL:
+            decision = Decision(Op.ADD, routed.reason, Tier.NOVEL)
+        elif routed.kind is RouteKind.DUPLICATE:
+            assert routed.target is not None
+            tier = Tier.SEMANTIC if routed.measure == "cosine" else Tier.LEXICAL
+            decision = Decision(Op.NOOP, routed.reason, tier, target=routed.target.memory)
+        elif self.offline:
+            decision = self.decider.decide(candidate, routed.related, today=self.clock().date())
+        else:
+            return routed
+        return apply_decision(
+            self.store,
+            conn,
+            candidate,
+            decision,
+            now=now,
+            scores=routed.scores(),
+            pending_id=pending_id,
+            embedder=self.embedder,
+            vector=vector,
+        )
+
+    def process(
+        self,
+        candidate: Candidate,
+        pending_id: int | None = None,
+        vector: Embedded = None,
+    ) -> UpdateResult:
+        """Decide and apply one candidate; an undecidable one is parked, never dropped.
+
+        An LLM decision is re-made (up to MAX_STALE_RETRIES times) when the memories it was
+        about changed while the model answered. `vector` is the candidate's embedding when the
+        caller already has it; `pending_id` is the parked row a retry settles.
+        """
+        if vector is None:
+            (vector,) = self._embed([candidate.content])  # before the write transaction
+        for _ in range(MAX_STALE_RETRIES):
+            outcome = self.store.write(
+                lambda conn: self._settle(conn, candidate, pending_id, vector)
+            )
+            if isinstance(outcome, UpdateResult):
+                return outcome
+            scores = outcome.scores()
+            try:
+                decision = self.decider.decide(
+                    candidate, outcome.related, today=self.clock().date()
+                )
+                update_vector = self._update_vector(candidate, decision)
+            except DecisionError as error:  # EmbeddingError included
+                log.warning("no decision, parking the fact: %s", error)
+                return self.store.write(
+                    lambda conn, error=error, scores=scores: self._park(
+                        conn, candidate, error, pending_id, scores
+                    )
+                )
+            try:
+                return self.store.write(
+                    lambda conn, decision=decision, scores=scores, new=update_vector: (
+                        self._apply_decided(
+                            conn, candidate, decision, scores, pending_id, vector, new
+                        )
+                    )
+                )
+            except StaleDecision as stale:
+                log.info("memory %s changed while the LLM decided; deciding again", stale)
+        error = DecisionError(
+            f"related memories kept changing during {MAX_STALE_RETRIES} decisions"
+        )
+        return self.store.write(lambda conn: self._park(conn, candidate, error, pending_id))
+
+    def _update_vector(self, candidate: Candidate, decision: Decision) -> np.ndarray | None:
+        """An UPDATE's new text, embedded outside the transaction (raises EmbeddingError).
+
+        None when nothing new is stored: the candidate's own vector serves an UPDATE to the
+        candidate's text.
+        """
+        if self.embedder is None or decision.op is not Op.UPDATE:
+            return None
+        if decision.content is None or decision.content == candidate.content:
+            return None
+        return self.embedder.embed([decision.content])[0]
+
+    def _park(
+        self,
+        conn: sa.Connection,
+        candidate: Candidate,
+        error: DecisionError,
+        pending_id: int | None,
+        scores: dict | None = None,
+    ) -> UpdateResult:
+        """Keep the fact in `pending` with the error; the audit event names the failed model."""
+        embedding = isinstance(error, EmbeddingError) and self.embedder is not None
+        return park(
+            self.store,
+            conn,
+            candidate,
+            error,
+            now=self._now(),
+            model=self.embedder.name if embedding else self.settings.llm_model,
+            scores=scores,
+            pending_id=pending_id,
+        )
+
+    def _apply_decided(
+        self,
+        conn: sa.Connection,
+        candidate: Candidate,
+        decision: Decision,
+        scores: dict,
+        pending_id: int | None,
+        vector: Embedded,
+        update_vector: np.ndarray | None,
+    ) -> UpdateResult:
+        now = self._now()
+        if decision.op is Op.ADD:
+            # Another writer may have stored the same text while the LLM was thinking.
+            twin = self.store.active_by_hash(conn, candidate.scope, candidate.content_hash)
+            if twin is not None:
+                decision = Decision(
+                    Op.NOOP, "same normalised text stored meanwhile", Tier.HASH, target=twin
+                )
+        return apply_decision(
+            self.store,
+            conn,
+            candidate,
+            decision,
+            now=now,
+            scores=scores,
+            pending_id=pending_id,
+            embedder=self.embedder,
+            vector=vector,
+            update_vector=update_vector,
+        )
