@@ -52,6 +52,9 @@ class Settings(BaseModel):
     # Exact cosine search: numpy (cached matrix, the fast default) | sqlite-vec (SQL scan,
     # nothing cached; the vec extra). Same results either way (memman/vectors.py).
     vector_search: str = "numpy"
+    # numpy keeps each searched scope's matrix in memory; least recently searched scopes are
+    # dropped beyond this many MB (512: about 350k 384-dim memories).
+    vector_cache_mb: float = Field(default=512.0, gt=0)
 
     # Input limits: a fact is a sentence or a short paragraph, not a document.
     max_fact_chars: int = Field(default=4000, ge=1)
@@ -125,6 +128,7 @@ ENVIRONMENT = {
     "MEMMAN_EMBEDDER": "embedder",
     "MEMMAN_EMBEDDING_MODEL": "embedding_model",
     "MEMMAN_VECTOR_SEARCH": "vector_search",
+    "MEMMAN_VECTOR_CACHE_MB": "vector_cache_mb",
 }
 
 

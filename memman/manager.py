@@ -65,7 +65,9 @@ class MemoryManager:
     ):
         self.settings = settings or load_settings(db=path, **overrides)
         self.path = path or self.settings.db
-        backend = make_vector_backend(self.settings.vector_search)
+        backend = make_vector_backend(
+            self.settings.vector_search, cache_mb=self.settings.vector_cache_mb
+        )
         self.store = Store(
             self.path,
             busy_timeout_s=self.settings.busy_timeout_s,

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType
@@ -115,6 +116,10 @@ class _Matrix:
         self.position = {int(pk): i for i, pk in enumerate(pks)}
         self.seq, self.token = seq, token
 
+    @property
+    def nbytes(self) -> int:
+        return self.rows.nbytes + self.pks.nbytes
+
     def drop(self, pk: int) -> None:
         i = self.position.pop(pk, None)
         if i is None:
@@ -171,12 +176,38 @@ class VectorIndex:
     else (rolled back or pruned history) the scope is reloaded whole.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, max_bytes: int | None = None) -> None:
+        """`max_bytes` bounds the cached matrices (the vector_cache_mb setting); None: no bound."""
         self._lock = threading.Lock()
-        self._cache: dict[tuple[str, str, str], _Matrix] = {}
+        self._cache: OrderedDict[tuple[str, str, str], _Matrix] = OrderedDict()
+        self.max_bytes = max_bytes
+        self._bytes = 0
+
+    @property
+    def cached_bytes(self) -> int:
+        """Memory held by the cached matrices (spare row capacity included)."""
+        return self._bytes
 
     def _current(self, conn: sa.Connection, scope: Scope, model: str) -> _Matrix:
-        """The cached matrix brought up to date; call with self._lock held.
+        """The scope's matrix, up to date, with the cache kept within max_bytes.
+
+        A server sees many users; without a bound every scope it ever searched would stay
+        resident (about 1.5 kB per 384-dim memory). Least recently searched scopes go first.
+        The scope being searched is kept even when it alone is larger than the budget:
+        dropping it would reload it on every query. Call with self._lock held.
+        """
+        key = (scope.user_id, scope.agent_key, model)
+        before = self._cache[key].nbytes if key in self._cache else 0
+        matrix = self._refreshed(conn, scope, model)
+        self._bytes += matrix.nbytes - before
+        self._cache.move_to_end(key)
+        while self.max_bytes is not None and self._bytes > self.max_bytes and len(self._cache) > 1:
+            _, evicted = self._cache.popitem(last=False)
+            self._bytes -= evicted.nbytes
+        return matrix
+
+    def _refreshed(self, conn: sa.Connection, scope: Scope, model: str) -> _Matrix:
+        """The cached matrix brought up to date (see _current).
 
         Two statements when this or another process changed the scope's vectors since the
         last look (one when nothing changed), then a reload only if the log cannot say what.
@@ -303,12 +334,14 @@ class VectorBackend:
     prepare: Callable[[Any], None] | None = None  # run on every new DB-API connection
 
 
-def _numpy_backend() -> VectorBackend:
-    return VectorBackend(VectorIndex())
+def _numpy_backend(cache_bytes: int) -> VectorBackend:
+    return VectorBackend(VectorIndex(cache_bytes))
 
 
-def _sqlite_vec_backend() -> VectorBackend:
+def _sqlite_vec_backend(cache_bytes: int) -> VectorBackend:
     """sqlite-vec on the stdlib sqlite3 if it can load extensions, else on pysqlite3.
+
+    It caches nothing, so the cache budget does not apply.
 
     Loaded and tried once here, so a missing or broken install is a ConfigError when the
     manager is made, not an error in the middle of a write.
@@ -342,18 +375,18 @@ def _sqlite_vec_backend() -> VectorBackend:
     return VectorBackend(SqliteVecIndex(), dbapi, prepare)
 
 
-VECTOR_BACKENDS: dict[str, Callable[[], VectorBackend]] = {
+VECTOR_BACKENDS: dict[str, Callable[[int], VectorBackend]] = {
     "numpy": _numpy_backend,
     "sqlite-vec": _sqlite_vec_backend,
 }
 
 
-def make_vector_backend(name: str) -> VectorBackend:
-    """The backend named by the `vector_search` setting."""
+def make_vector_backend(name: str, *, cache_mb: float) -> VectorBackend:
+    """The backend named by the `vector_search` setting; numpy's cache holds up to cache_mb."""
     try:
         factory = VECTOR_BACKENDS[name]
     except KeyError:
         raise ConfigError(
             f"unknown vector_search {name!r}; choose one of {', '.join(VECTOR_BACKENDS)}"
         ) from None
-    return factory()
+    return factory(int(cache_mb * 2**20))

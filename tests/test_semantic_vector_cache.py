@@ -85,3 +85,34 @@ def test_rolled_back_changes_never_stay_in_the_cache(tmp_path):
         add(mm, "written after the rollback", unit())
         assert ranking(mm, mm.vectors, query) == ranking(mm, VectorIndex(), query)
         assert len(ranking(mm, mm.vectors, query)) == 2
+
+
+def test_the_cache_keeps_to_its_budget_and_answers_the_same_after_evictions(tmp_path):
+    scopes = [Scope(f"user-{i}") for i in range(4)]
+    query = unit()
+    with MemoryManager(str(tmp_path / "m.db")) as mm:
+        for scope in scopes:
+            for i in range(10):
+                add(mm, f"{scope.user_id} fact {i}", unit(), scope=scope)
+        unbounded = VectorIndex()
+        with mm.store.read() as conn:
+            one_scope = [unbounded.top(conn, s, MODEL, query, 3) for s in scopes[:1]]
+        per_scope = unbounded.cached_bytes  # one 10-row matrix with its spare capacity
+        bounded = VectorIndex(max_bytes=2 * per_scope)
+
+        def search(scope: Scope) -> list[tuple[int, float]]:
+            with mm.store.read() as conn:
+                return bounded.top(conn, scope, MODEL, query, 3)
+
+        first = [search(s) for s in scopes]  # four scopes through a two-scope budget
+        assert bounded.cached_bytes == 2 * per_scope
+        search(scopes[2])
+        search(scopes[0])  # evicted by now: reloaded, and another scope goes
+        assert bounded.cached_bytes == 2 * per_scope
+        assert [search(s) for s in scopes] == first  # eviction never changes an answer
+        assert first[0] == one_scope[0]
+        # A single scope over the whole budget stays cached while it is being searched.
+        tiny = VectorIndex(max_bytes=1)
+        with mm.store.read() as conn:
+            assert tiny.top(conn, scopes[1], MODEL, query, 3) == first[1]
+        assert tiny.cached_bytes == per_scope
