@@ -192,15 +192,12 @@ class WritePath:
         and decides the same with or without one); anything else is parked, because routing
         without the vector would decide differently from the configured semantic tier.
         """
-        now = self._now()
         existing = self.store.active_by_hash(conn, candidate.scope, candidate.content_hash)
         if existing is not None:
             decision = Decision(
                 Op.NOOP, "same normalised text as an existing memory", Tier.HASH, target=existing
             )
-            return apply_decision(
-                self.store, conn, candidate, decision, now=now, pending_id=pending_id
-            )
+            return self._apply(conn, candidate, decision, None, pending_id, vector=None)
         if isinstance(vector, EmbeddingError):
             return self._park(conn, candidate, vector, pending_id)
         routed = self._retrieve(conn, candidate, vector)
@@ -214,17 +211,7 @@ class WritePath:
             decision = self.decider.decide(candidate, routed.related, today=self.clock().date())
         else:
             return routed
-        return apply_decision(
-            self.store,
-            conn,
-            candidate,
-            decision,
-            now=now,
-            scores=routed.scores(),
-            pending_id=pending_id,
-            embedder=self.embedder,
-            vector=vector,
-        )
+        return self._apply(conn, candidate, decision, routed.scores(), pending_id, vector)
 
     def process(
         self,
@@ -317,7 +304,6 @@ class WritePath:
         vector: Embedded,
         update_vector: np.ndarray | None,
     ) -> UpdateResult:
-        now = self._now()
         if decision.op is Op.ADD:
             # Another writer may have stored the same text while the LLM was thinking.
             twin = self.store.active_by_hash(conn, candidate.scope, candidate.content_hash)
@@ -325,12 +311,25 @@ class WritePath:
                 decision = Decision(
                     Op.NOOP, "same normalised text stored meanwhile", Tier.HASH, target=twin
                 )
+        return self._apply(conn, candidate, decision, scores, pending_id, vector, update_vector)
+
+    def _apply(
+        self,
+        conn: sa.Connection,
+        candidate: Candidate,
+        decision: Decision,
+        scores: dict | None,
+        pending_id: int | None,
+        vector: Embedded,
+        update_vector: np.ndarray | None = None,
+    ) -> UpdateResult:
+        """apply_decision with this path's store, clock and embedder."""
         return apply_decision(
             self.store,
             conn,
             candidate,
             decision,
-            now=now,
+            now=self._now(),
             scores=scores,
             pending_id=pending_id,
             embedder=self.embedder,
