@@ -30,8 +30,9 @@ STOPWORDS = frozenset(
     same she should so some such than that the their theirs them themselves then there these they
     this those through to too under until up very was we were what when where which while who whom
     why will with would you your yours yourself yourselves user users s t also really
+    im ive youre youve theyre theyve weve hes shes thats whats theres heres
     """.split()
-)
+)  # the last line: contractions of stopwords, apostrophe removed ("I'm" is "im")
 
 NEGATIONS = frozenset(
     """

@@ -55,3 +55,11 @@ def test_a_shared_contraction_of_stopwords_does_not_make_facts_related(mm):
     mm.update_memory("I'm a nurse at the city hospital", user_id="alice")
     r = mm.update_memory("I'm a big fan of jazz", user_id="alice")
     assert (r.op, r.tier, r.reason) == (Op.ADD, Tier.NOVEL, "no similar memory")
+
+
+def test_a_contraction_of_stopwords_is_the_same_fact_as_its_long_form(tmp_path):
+    with MemoryManager(str(tmp_path / "m.db")) as mm:
+        first = mm.update_memory("I am a nurse at the city hospital", user_id="u")
+        again = mm.update_memory("I'm a nurse at the city hospital", user_id="u")
+        assert (again.op, again.tier, again.memory_id) == (Op.NOOP, Tier.LEXICAL, first.memory_id)
+        assert len(mm.list(user_id="u")) == 1
