@@ -1,9 +1,11 @@
 """memman: long-term memory for chatbots and agents that stays small, current and explainable."""
 
 from memman.config import Settings, load_settings
+from memman.embed import Embedder
 from memman.errors import (
     ConfigError,
     DecisionError,
+    EmbeddingError,
     InvalidInputError,
     MemmanError,
     NotFoundError,
@@ -16,6 +18,8 @@ from memman.models import Event, Memory, Op, PendingFact, SearchHit, Status, Tie
 __all__ = [
     "ConfigError",
     "DecisionError",
+    "Embedder",
+    "EmbeddingError",
     "Event",
     "InvalidInputError",
     "MemmanError",

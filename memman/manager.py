@@ -60,9 +60,29 @@ class MemoryManager:
         *,
         settings: Settings | None = None,
         decider: Decider | None = None,
+        embedder: str | Embedder | None = None,
         clock: Clock = utc_now,
         **overrides: Any,
     ):
+        """Open (creating and migrating if needed) the store at `path`.
+
+        `overrides` are settings (see memman/config.py). `embedder` is a setting's name
+        ("none", "local", "openai") or your own object with `name`, `dim` and
+        `embed(texts) -> unit float32 rows` (memman.embed.Embedder); vectors are stored under
+        its name, and its cosine thresholds are noop_cosine/novel_cosine (conservative
+        defaults for a name memman has not calibrated). `decider` likewise replaces the
+        configured decider.
+        """
+        custom_embedder: Embedder | None = None
+        if isinstance(embedder, str):
+            overrides["embedder"] = embedder
+        elif embedder is not None:
+            if not isinstance(embedder, Embedder):
+                raise ConfigError(
+                    "embedder must be a name (none, local, openai) or an object with name, "
+                    "dim and embed(texts)"
+                )
+            custom_embedder = embedder
         self.settings = settings or load_settings(db=path, **overrides)
         self.path = path or self.settings.db
         backend = make_vector_backend(
@@ -76,7 +96,7 @@ class MemoryManager:
             prepare=backend.prepare,
         )
         self.decider = decider or make_decider(self.settings)
-        self.embedder: Embedder | None = make_embedder(self.settings)
+        self.embedder = custom_embedder or make_embedder(self.settings)
         self.vectors = backend.index
         self.clock = clock
         self._writes = WritePath(

@@ -1,0 +1,59 @@
+"""Bring your own embedder: any object with name, dim and embed() drives the semantic tier."""
+
+from __future__ import annotations
+
+import zlib
+
+import numpy as np
+import pytest
+
+from memman import ConfigError, Embedder, EmbeddingError, MemoryManager, Op
+
+# Words that mean the same share a direction; every other word gets its own.
+SYNONYMS = {"shellfish": "seafood", "prawns": "seafood", "loves": "likes", "enjoys": "likes"}
+
+
+class WordVectors:
+    name = "test-word-vectors"
+    dim = 64
+
+    def __init__(self) -> None:
+        self.calls: list[list[str]] = []
+        self.failing = False
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        if self.failing:
+            raise EmbeddingError("the test model is down")
+        self.calls.append(list(texts))
+        rows = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in zip(rows, texts, strict=True):
+            for word in text.lower().split():
+                row[zlib.crc32(SYNONYMS.get(word, word).encode()) % self.dim] += 1.0
+        return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+
+def test_a_custom_embedder_finds_a_paraphrase_that_shares_no_word(tmp_path):
+    model = WordVectors()
+    with MemoryManager(str(tmp_path / "m.db"), embedder=model) as mm:
+        stored = mm.update_memory("User loves shellfish", user_id="u")
+        assert isinstance(model, Embedder)
+        assert mm.embedder is model and model.calls == [["User loves shellfish"]]
+        hits = mm.search("enjoys prawns", user_id="u")
+        assert [hit.memory.id for hit in hits] == [stored.memory_id]
+        # Its vectors are kept under its own name, so another model never compares with them.
+        assert mm.reindex() == 0
+
+
+def test_a_custom_embedder_that_fails_parks_the_fact(tmp_path):
+    model = WordVectors()
+    with MemoryManager(str(tmp_path / "m.db"), embedder=model) as mm:
+        model.failing = True
+        parked = mm.update_memory("User keeps bees", user_id="u")
+        assert parked.op is Op.PENDING
+        model.failing = False
+        assert [r.op for r in mm.retry_pending()] == [Op.ADD]
+
+
+def test_an_embedder_that_is_neither_a_name_nor_an_embedder_is_refused(tmp_path):
+    with pytest.raises(ConfigError, match="embedder must be"):
+        MemoryManager(str(tmp_path / "m.db"), embedder=object())
