@@ -36,8 +36,9 @@ from bench_semantic import msc_facts
 from calibrate_lexical import DATA
 
 from memman import MemoryManager
-from memman.embed import LocalEmbedder, register_embedder
+from memman.embed import register_embedder
 from memman.errors import ConfigError
+from memman.local_model import LocalEmbedder
 from memman.store import Scope
 from memman.text import STOPWORDS, content_hash, words
 from memman.vectors import save_vector

@@ -38,13 +38,20 @@ def pytest_report_header(config):
     )
 
 
+@pytest.fixture(scope="session")
+def session_cache(tmp_path_factory):
+    """One cache folder for the run: the local model's ONNX export happens once, not per test."""
+    return tmp_path_factory.mktemp("xdg-cache")
+
+
 @pytest.fixture(autouse=True)
-def isolated_environment(tmp_path, monkeypatch):
-    """No test reads the developer's config, keys or home directory."""
+def isolated_environment(tmp_path, monkeypatch, session_cache):
+    """No test reads the developer's config, keys, home or cache directory."""
     for variable in list(os.environ):
         if variable.startswith(("MEMMAN_", "OPENAI_")):
             monkeypatch.delenv(variable)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(session_cache))
     monkeypatch.chdir(tmp_path)
 
 
