@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import sqlite3
 
+import pytest
+
 from memman import MemoryManager, Op, Tier
 from memman.embed import Lookahead
 from tests.test_semantic_retrieval import fake_embedder  # noqa: F401 (fixture)
@@ -83,3 +85,23 @@ def test_lookahead_serves_any_range_and_keeps_one_batch_ahead():
         assert ahead.take(3, 7) == [30, 40, 50, 60]  # a chunk that ends mid-batch
         assert ahead.take(7, 10) == [70, 80, 90]
     assert seen == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]
+
+
+def test_blas_runs_on_one_thread_during_a_batch_and_is_restored_after():
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+
+    def blas_threads() -> list[int]:
+        return [pool["num_threads"] for pool in threadpoolctl.threadpool_info()]
+
+    before = blas_threads()
+    seen: list[list[int]] = []
+
+    def work(batch: list[int]) -> list[int]:
+        seen.append(blas_threads())  # on the lookahead thread, while the consumer writes
+        return list(batch)
+
+    with Lookahead(work, [1, 2], 1) as ahead:
+        assert ahead.take(0, 2) == [1, 2]
+        assert blas_threads() == [1] * len(before)
+    assert seen and all(threads == [1] * len(before) for threads in seen)
+    assert blas_threads() == before
