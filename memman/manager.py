@@ -434,19 +434,30 @@ class MemoryManager:
             return ObserveResult(buffered=observe.waiting_count(self.store, session_id))
         return self.flush(session_id)
 
+    def _write_found_fact(
+        self,
+        fact: str,
+        scope: Scope,
+        source: str,
+        category: str | None,
+        importance: float | None,
+    ) -> UpdateResult:
+        """A fact extraction or promotion found: it goes through update_memory like any other."""
+        return self.update_memory(
+            fact,
+            user_id=scope.user_id,
+            agent_id=scope.agent_id,
+            source=source,
+            category=category,
+            importance=importance,
+        )
+
     def flush(self, session_id: str) -> ObserveResult:
         """Extract a session's buffered messages now, whatever the cooldown."""
         return observe.extract(
             self.store,
             session_id,
-            write_fact=lambda fact, scope, source, category, importance: self.update_memory(
-                fact,
-                user_id=scope.user_id,
-                agent_id=scope.agent_id,
-                source=source,
-                category=category,
-                importance=importance,
-            ),
+            write_fact=self._write_found_fact,
             remember=lambda fact, scope, source, category, importance: self.remember_short_term(
                 fact,
                 user_id=scope.user_id,
@@ -525,14 +536,7 @@ class MemoryManager:
             now=self.clock(),
             dry_run=dry_run,
             max_ops=max_ops,
-            promote=lambda fact, scope, source, category, importance: self.update_memory(
-                fact,
-                user_id=scope.user_id,
-                agent_id=scope.agent_id,
-                source=source,
-                category=category,
-                importance=importance,
-            ),
+            promote=self._write_found_fact,
             client=self.decider.client if isinstance(self.decider, LLMDecider) else None,
             embedder=self.embedder,
             progress=progress,
