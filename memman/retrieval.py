@@ -54,9 +54,9 @@ def _fts_parts(written: str) -> list[str]:
 def _is_stopword(parts: list[str]) -> bool:
     """A stopword, or a contraction led by one ("I'm", "they're", "that's") but no negation.
 
-    content_tokens counts "im" as a word, so matching "I'm" would make any two "I'm ..." facts
-    related and send them to the decider. Judged here rather than in STOPWORDS, which would
-    also change the router's Jaccard. Negations stay terms, as "not" does: "can't", "don't".
+    Matching "I'm" would make any two "I'm ..." facts related and send them to the decider.
+    STOPWORDS lists the common contractions ("im", "ive", "thats"); this rule also covers the
+    rest ("you'll", "we'd"). Negations stay terms, as "not" does: "can't", "don't".
     """
     word = "".join(parts)
     return word in STOPWORDS or (parts[0] in STOPWORDS and word not in NEGATIONS)

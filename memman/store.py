@@ -302,11 +302,8 @@ class Store:
         if not pks:
             return {}
         sql = self._by_pk_sql.format(", ".join("?" * len(pks)))
-        memories = {}
-        for row in run_sql(conn, sql, pks):
-            values = dict(zip(self._memory_columns, row, strict=True))
-            memories[values["pk"]] = self._memory(values)
-        return memories
+        pk = self._memory_columns.index("pk")
+        return {row[pk]: self._memory_from_values(row) for row in run_sql(conn, sql, pks)}
 
     def list(
         self,
