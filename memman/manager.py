@@ -95,15 +95,13 @@ class MemoryManager:
             dbapi=backend.dbapi,
             prepare=backend.prepare,
         )
-        self.decider = decider or make_decider(self.settings)
-        self.embedder = custom_embedder or make_embedder(self.settings)
         self.vectors = backend.index
         self.clock = clock
         self._writes = WritePath(
             self.store,
             self.settings,
-            decider=self.decider,
-            embedder=self.embedder,
+            decider=decider or make_decider(self.settings),
+            embedder=custom_embedder or make_embedder(self.settings),
             vectors=self.vectors,
             clock=clock,
         )
@@ -116,6 +114,16 @@ class MemoryManager:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+    @property
+    def decider(self) -> Decider:
+        """What settles ambiguous facts; fixed at construction (pass `decider=` to change it)."""
+        return self._writes.decider
+
+    @property
+    def embedder(self) -> Embedder | None:
+        """The embedding model, if any; fixed at construction (pass `embedder=`)."""
+        return self._writes.embedder
 
     @property
     def offline(self) -> bool:

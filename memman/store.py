@@ -34,6 +34,8 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 MAX_SCOPE_ID_CHARS = 256
+# SQLite binds at most 32,766 variables per statement (SQLITE_MAX_VARIABLE_NUMBER since 3.32).
+PKS_PER_STATEMENT = 30_000
 
 
 @dataclass(frozen=True)
@@ -298,12 +300,20 @@ class Store:
         return rows[0][0]
 
     def memories_by_pk(self, conn: sa.Connection, pks: list[int]) -> dict[int, Memory]:
-        """Memories by primary key (the retrievers' top k, so far below the variable limit)."""
-        if not pks:
-            return {}
-        sql = self._by_pk_sql.format(", ".join("?" * len(pks)))
+        """Memories by primary key, in statements of at most PKS_PER_STATEMENT variables.
+
+        Usually the retrievers' top k; a search with a huge limit can ask for more keys than
+        SQLite binds in one statement (32,766 by default), hence the chunks.
+        """
         pk = self._memory_columns.index("pk")
-        return {row[pk]: self._memory_from_values(row) for row in run_sql(conn, sql, pks)}
+        found = {}
+        for start in range(0, len(pks), PKS_PER_STATEMENT):
+            chunk = pks[start : start + PKS_PER_STATEMENT]
+            sql = self._by_pk_sql.format(", ".join("?" * len(chunk)))
+            found.update(
+                (row[pk], self._memory_from_values(row)) for row in run_sql(conn, sql, chunk)
+            )
+        return found
 
     def list(
         self,

@@ -57,3 +57,14 @@ def test_a_custom_embedder_that_fails_parks_the_fact(tmp_path):
 def test_an_embedder_that_is_neither_a_name_nor_an_embedder_is_refused(tmp_path):
     with pytest.raises(ConfigError, match="embedder must be"):
         MemoryManager(str(tmp_path / "m.db"), embedder=object())
+
+
+def test_the_embedder_cannot_be_swapped_behind_the_write_paths_back(tmp_path):
+    # Assigning a new model after construction would leave the write path on the old one and
+    # mix two models' vectors under one name; the manager refuses instead.
+    with MemoryManager(str(tmp_path / "m.db")) as mm:
+        with pytest.raises(AttributeError):
+            mm.embedder = WordVectors()
+        with pytest.raises(AttributeError):
+            mm.decider = None
+        assert mm.embedder is None

@@ -142,3 +142,16 @@ def test_a_near_duplicate_with_a_detail_of_its_own_is_not_folded_away(db, clock)
         "User likes to go fishing on the lake",
         "User likes to go fishing on the lake and the ocean",
     ]
+
+
+def test_a_pool_larger_than_one_statement_binds_is_read_in_chunks(db, clock, monkeypatch):
+    # SQLite binds at most 32,766 variables per statement; shrink the chunk instead of
+    # storing 33k memories.
+    monkeypatch.setattr("memman.store.PKS_PER_STATEMENT", 3)
+    pets = ["cat", "dog", "parrot", "hamster", "tortoise", "goldfish", "rabbit"]
+    with MemoryManager(db, clock=clock) as mm:
+        mm.update_many(
+            [f"User adopted a {pet} in {1990 + i}" for i, pet in enumerate(pets)], user_id="u"
+        )
+        hits = mm.search("User adopted", user_id="u", limit=7)
+    assert sorted(h.content.split()[3] for h in hits) == sorted(pets)
