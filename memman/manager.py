@@ -20,6 +20,7 @@ from memman.consolidate import ConsolidationReport
 from memman.decide import Decider, LLMDecider, make_decider
 from memman.embed import Embedder, make_embedder
 from memman.errors import ConfigError, EmbeddingError, InvalidInputError
+from memman.llm import LLMClient
 from memman.maintenance import CheckReport
 from memman.models import Event, Memory, Op, PendingFact, SearchHit, Status, Tier, UpdateResult
 from memman.observe import ObserveResult
@@ -124,6 +125,11 @@ class MemoryManager:
     def embedder(self) -> Embedder | None:
         """The embedding model, if any; fixed at construction (pass `embedder=`)."""
         return self._writes.embedder
+
+    @property
+    def _llm_client(self) -> LLMClient | None:
+        """The LLM client extraction and merging call; None offline."""
+        return self.decider.client if isinstance(self.decider, LLMDecider) else None
 
     @property
     def offline(self) -> bool:
@@ -439,7 +445,10 @@ class MemoryManager:
         if not observe.due(
             self.store, session_id, now=self.clock(), cooldown_s=self.settings.extract_cooldown_s
         ):
-            return ObserveResult(buffered=observe.waiting_count(self.store, session_id))
+            return ObserveResult(
+                buffered=observe.waiting_count(self.store, session_id),
+                offline=self._llm_client is None,
+            )
         return self.flush(session_id)
 
     def _write_found_fact(
@@ -475,7 +484,7 @@ class MemoryManager:
                 importance=importance,
                 source=source,
             ),
-            client=self.decider.client if isinstance(self.decider, LLMDecider) else None,
+            client=self._llm_client,
             settings=self.settings,
             now=self.clock(),
         )
@@ -545,7 +554,7 @@ class MemoryManager:
             dry_run=dry_run,
             max_ops=max_ops,
             promote=self._write_found_fact,
-            client=self.decider.client if isinstance(self.decider, LLMDecider) else None,
+            client=self._llm_client,
             embedder=self.embedder,
             progress=progress,
         )

@@ -6,7 +6,9 @@ forces it). A message is marked extracted only after its facts were written, so 
 or an LLM failure in between leaves it buffered for the next attempt; re-extracting a
 message is harmless because the write path turns a repeated fact into a NOOP.
 
-Offline, the candidates are the user's own messages, verbatim. With an LLM, one structured
+Offline, the candidates are the user's own messages, verbatim, except chatter: a message with
+no content word beyond acknowledgements and greetings ("ok thanks!", "hmm", "hi") states
+nothing about the user and is listed in `ObserveResult.skipped` instead. With an LLM, one structured
 call (`prompts/extract_facts.j2`) returns facts with a category, an importance and a
 durability: durable facts go through update_memory with their category and importance (into
 the memory's columns), transient ones to short-term memory.
@@ -31,11 +33,18 @@ from memman.models import UpdateResult
 from memman.prompts import render
 from memman.shortterm import ShortTermFact
 from memman.store import Scope, Store
-from memman.text import normalize
+from memman.text import content_tokens, normalize
 
 log = logging.getLogger(__name__)
 
 ROLES = frozenset({"user", "assistant", "system", "tool"})
+# Acknowledgements, greetings and fillers, as content_tokens spells them (stemmed); stopwords
+# and negations ("no", "not") are never content words anyway.
+CHATTER = content_tokens(
+    """ok okay k kk hmm hm mm uh um ah oh wow yes yeah yep yup nope sure fine cool great nice
+    good lol haha thanks thank thx ty please hi hello hey bye goodbye morning evening night
+    alright right awesome perfect got see sounds"""
+)
 EXTRACT_TEMPLATE = "extract_facts.j2"
 
 # update_memory(fact, scope, source, category, importance) as MemoryManager provides it.
@@ -80,6 +89,9 @@ class ObserveResult(BaseModel):
     # Candidates the write path refused (too long, invalid text): reported, not retried. The
     # messages they came from stay in message_buffer, so the user's words are not lost.
     rejected: list[str] = Field(default_factory=list)
+    # Offline only: user messages that were chatter, not facts (see CHATTER). Not stored as
+    # memories; they stay in message_buffer.
+    skipped: list[str] = Field(default_factory=list)
 
 
 def _stamp(moment: dt.datetime) -> str:
@@ -167,14 +179,13 @@ def extract(
     results: list[UpdateResult] = []
     short_ids: list[int] = []
     rejected: list[str] = []
+    skipped: list[str] = []
     for scope, rows in _by_scope(waiting).items():
         ids = [row.id for row in rows]
         if client is None:
-            facts = [
-                (row.content, f"extraction:{row.id}", None)
-                for row in rows
-                if row.role == "user" and normalize(row.content)
-            ]
+            said = [row for row in rows if row.role == "user" and normalize(row.content)]
+            facts = [(row.content, f"extraction:{row.id}", None) for row in said if _states(row)]
+            skipped.extend(row.content for row in said if not _states(row))
         else:
             try:
                 answer, _ = client.structured_call(
@@ -216,7 +227,13 @@ def extract(
         short_term_ids=short_ids,
         offline=client is None,
         rejected=rejected,
+        skipped=skipped,
     )
+
+
+def _states(row: sa.Row) -> bool:
+    """False for chatter: no content word outside CHATTER."""
+    return bool(content_tokens(row.content) - CHATTER)
 
 
 def _by_scope(rows: list[sa.Row]) -> dict[Scope, list[sa.Row]]:

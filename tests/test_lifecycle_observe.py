@@ -187,3 +187,27 @@ def test_an_unusable_extracted_transient_fact_is_validated_and_reported(
         assert [r.content for r in result.results] == ["User lives in Porto"]
         assert len(result.rejected) == 1 and mm.short_term(user_id="u") == []
         assert result.buffered == 0
+
+
+def test_offline_extraction_leaves_chatter_out_of_memory(tmp_path, clock):
+    db = str(tmp_path / "m.db")
+    chat = [
+        {"role": "user", "content": "hi!"},
+        {"role": "assistant", "content": "Hello! How can I help?"},
+        {"role": "user", "content": "I'm training for a marathon in May."},
+        {"role": "user", "content": "ok thanks, sounds good"},
+        {"role": "user", "content": "Good morning, I got a puppy yesterday"},
+    ]
+    with MemoryManager(db, clock=clock) as mm:
+        waiting = mm.observe(chat, user_id="u", session_id="s1")
+        assert waiting.offline and waiting.buffered == 5  # says the mode before extracting
+        done = mm.flush("s1")
+        assert done.offline and done.extracted_messages == 5
+        assert [r.content for r in done.results] == [
+            "I'm training for a marathon in May.",
+            "Good morning, I got a puppy yesterday",
+        ]
+        assert done.skipped == ["hi!", "ok thanks, sounds good"]
+        assert len(mm.list(user_id="u")) == 2
+    with sqlite3.connect(db) as conn:  # the skipped words are kept with the conversation
+        assert conn.execute("SELECT count(*) FROM message_buffer").fetchone() == (5,)
