@@ -83,9 +83,13 @@ class Settings(BaseModel):
         default_factory=lambda: {"default": 24.0, "location": 6.0, "plan": 72.0}
     )
     promote_min_sessions: int = Field(default=2, ge=1)  # seen in this many sessions: long-term
-    # ... or put into this many context blocks. Not 1 or 2: the turn right after a transient
-    # fact is said usually recalls it once or twice; a third recall means it kept mattering.
+    # ... or recalled (put into a context block) on this many occasions, where recalls closer
+    # together than promote_recall_spacing_hours count once. A chat calls context() every turn:
+    # one conversation about the airport shows "User is at the airport" again and again, which
+    # is one use, not a lasting fact. At the defaults a fact must matter on 3 occasions spread
+    # over 8+ hours, longer than a location's TTL (6 h) unless the user keeps repeating it.
     promote_min_recalls: int = Field(default=3, ge=1)
+    promote_recall_spacing_hours: float = Field(default=4.0, ge=0)
     # Never merged or decayed automatically: these categories, and confidence >= this.
     protected_categories: list[str] = Field(default_factory=lambda: ["constraint", "safety"])
     protected_confidence: float = Field(default=0.95, gt=0, le=1)

@@ -1,10 +1,11 @@
 """consolidate(): expire, promote, merge near-duplicates, decay. One run, bounded by max_ops.
 
 1. Short-term facts past their expiry become 'expired' (the row stays; an audit event says so).
-2. Short-term facts seen in >= promote_min_sessions sessions, or put into at least
-   promote_min_recalls context blocks, are promoted through update_memory (source
-   "promotion", with their category and importance): promotion never bypasses the decision
-   path. Expiry wins: a fact past its TTL is no longer true, so it is not promoted.
+2. Short-term facts seen in >= promote_min_sessions sessions, or put into context blocks on
+   at least promote_min_recalls occasions (promote_recall_spacing_hours apart), are promoted
+   through update_memory (source "promotion", with their category and importance): promotion
+   never bypasses the decision path. Expiry wins: a fact past its TTL is no longer true, so
+   it is not promoted.
 3. Near-duplicate long-term memories (memman/merge.py): memories with the same wording merge
    without an LLM; related ones, found by prefix-filtered blocking through the FTS5 index
    (never all pairs) and clustered with union-find, form ambiguous clusters if *mutually*
@@ -234,7 +235,8 @@ def _expire_and_promote(
 
                 store.write(expire)
         else:
-            detail = f"seen in {len(fact.sessions)} sessions, recalled {fact.recall_count} times"
+            seen, recalled = len(fact.sessions), fact.recall_count
+            detail = f"seen in {seen} sessions, recalled on {recalled} occasions"
             if not dry_run:
                 result = promote(fact.content, scope, "promotion", fact.category, fact.importance)
                 store.write(

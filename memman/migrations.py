@@ -254,3 +254,11 @@ def m016_short_term_recalls_and_pending_salience(db: sqlite_utils.Database) -> N
     # them in long_term's columns instead of dropping them.
     db.execute("ALTER TABLE pending ADD COLUMN category TEXT")
     db.execute("ALTER TABLE pending ADD COLUMN importance REAL")
+
+
+@migrations()
+def m017_short_term_last_recalled_at(db: sqlite_utils.Database) -> None:
+    # When a short-term fact's recall was last counted: recalls closer together than
+    # promote_recall_spacing_hours are one use (a conversation about the airport shows
+    # "is at the airport" every turn; that does not make it a lasting fact).
+    db.execute("ALTER TABLE short_term ADD COLUMN last_recalled_at TEXT")

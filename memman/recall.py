@@ -213,8 +213,9 @@ def context(
 ) -> ContextBlock:
     """The block for `hits` plus the scope's unexpired short-term facts relevant to the query.
 
-    Each short-term fact that made it into the block counts one recall: recalled often
-    enough (promote_min_recalls), consolidate promotes it to long-term memory.
+    Each short-term fact that made it into the block counts one recall, unless its last
+    counted recall is under promote_recall_spacing_hours ago: recalled on enough occasions
+    (promote_min_recalls), consolidate promotes it to long-term memory.
     """
     with store.read() as conn:
         current = shortterm.relevant(conn, scope, query, now=now)
@@ -223,7 +224,8 @@ def context(
     )
     if block.short_term:
         ids = [f.id for f in block.short_term]
-        store.write(lambda conn: shortterm.note_recalled(conn, ids))
+        spacing = dt.timedelta(hours=settings.promote_recall_spacing_hours)
+        store.write(lambda conn: shortterm.note_recalled(conn, ids, now=now, spacing=spacing))
     return block
 
 

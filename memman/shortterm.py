@@ -2,9 +2,10 @@
 
 A transient fact ("is at the airport right now") is useful for hours, wrong after. It lives
 here until it expires (consolidate records an audit event; the row stays, status 'expired')
-or recurs in enough sessions, or is recalled often enough, to be promoted to long-term
-through update_memory. Until then, context() shows the unexpired ones that share a word with
-the query in a "right now" part of the block, and counts each showing as a recall.
+or recurs in enough sessions, or is recalled on enough occasions hours apart, to be
+promoted to long-term through update_memory. Until then, context() shows the unexpired ones
+that share a word with the query in a "right now" part of the block, and counts the showings
+as recalls (those within promote_recall_spacing_hours of the last counted one as one).
 """
 
 from __future__ import annotations
@@ -36,7 +37,8 @@ class ShortTermFact:
     status: str
     created_at: str
     expires_at: str
-    recall_count: int = 0  # times context() put it into a prompt
+    recall_count: int = 0  # occasions context() put it into a prompt (see note_recalled)
+    last_recalled_at: str | None = None  # when the last counted recall was
 
 
 def _stamp(moment: dt.datetime) -> str:
@@ -62,6 +64,7 @@ def _from_row(row: sa.Row) -> ShortTermFact:
         created_at=m["created_at"],
         expires_at=m["expires_at"],
         recall_count=m["recall_count"],
+        last_recalled_at=m["last_recalled_at"],
     )
 
 
@@ -167,11 +170,18 @@ def relevant(
     return [_from_row(row) for _, row in best[:MAX_RELEVANT]]
 
 
-def note_recalled(conn: sa.Connection, fact_ids: list[int]) -> None:
-    """One UPDATE: each of these facts was put into a prompt once more."""
+def note_recalled(
+    conn: sa.Connection, fact_ids: list[int], *, now: dt.datetime, spacing: dt.timedelta
+) -> None:
+    """One UPDATE: each of these facts was put into a prompt once more.
+
+    A recall counts only if the last counted one is at least `spacing` ago, so the turns of
+    one conversation that keep showing a fact are one occasion, not many.
+    """
     conn.execute(
         sa.text(
-            "UPDATE short_term SET recall_count = recall_count + 1 WHERE id IN :ids"
+            "UPDATE short_term SET recall_count = recall_count + 1, last_recalled_at = :now"
+            " WHERE id IN :ids AND (last_recalled_at IS NULL OR last_recalled_at <= :spaced)"
         ).bindparams(sa.bindparam("ids", expanding=True)),
-        {"ids": fact_ids},
+        {"ids": fact_ids, "now": _stamp(now), "spaced": _stamp(now - spacing)},
     )

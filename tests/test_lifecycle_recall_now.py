@@ -47,7 +47,7 @@ def test_an_expired_fact_is_never_shown_even_before_consolidate(db, clock):
 
 
 def test_each_context_that_shows_a_fact_counts_one_recall(db, clock):
-    with MemoryManager(db, clock=clock) as mm:
+    with MemoryManager(db, clock=clock, promote_recall_spacing_hours=0) as mm:
         fact = mm.remember_short_term("User is training for a marathon", user_id="u",
                                       session_id="s1")  # fmt: skip
         mm.context("marathon training plan", user_id="u")
@@ -59,19 +59,47 @@ def test_each_context_that_shows_a_fact_counts_one_recall(db, clock):
     assert stored.id == fact.id and stored.recall_count == 2
 
 
+def test_recalls_within_the_spacing_are_one_occasion(db, clock):
+    with MemoryManager(db, clock=clock) as mm:  # promote_recall_spacing_hours = 4
+        mm.remember_short_term("User is training for a marathon", user_id="u", session_id="s1")
+        for _ in range(5):  # five turns of one conversation, ten minutes apart
+            mm.context("marathon", user_id="u")
+            clock.advance(minutes=10)
+        assert mm.short_term(user_id="u")[0].recall_count == 1
+        clock.advance(hours=4)  # 4 h 50 min after the counted recall
+        mm.context("marathon", user_id="u")
+        [stored] = mm.short_term(user_id="u")
+    assert stored.recall_count == 2 and stored.last_recalled_at == "2026-01-01T04:50:00.000+00:00"
+
+
+def test_a_conversation_about_where_the_user_is_does_not_make_it_a_lasting_fact(db, clock):
+    with MemoryManager(db, clock=clock) as mm:
+        mm.remember_short_term(
+            "User is at the airport right now", user_id="u", session_id="s1", category="location"
+        )  # fmt: skip (TTL 6 h)
+        for question in ["airport lounge", "airport wifi", "food at the airport", "airport"]:
+            assert len(mm.context(question, user_id="u").short_term) == 1
+            clock.advance(minutes=20)
+        assert [c.action for c in mm.consolidate().changes] == []  # one occasion, unexpired
+        clock.advance(hours=6)
+        assert [c.action for c in mm.consolidate().changes] == ["expire"]
+        assert mm.list(user_id="u") == []
+
+
 def test_a_recalled_fact_is_promoted_through_update_memory(db, clock):
     with MemoryManager(db, clock=clock) as mm:
         fact = mm.remember_short_term("User is learning to sail", user_id="u", session_id="s1",
                                       category="Hobby", importance=7)  # fmt: skip
-        for _ in range(2):
+        for _ in range(2):  # on two occasions, spaced by promote_recall_spacing_hours
             mm.context("sail lessons", user_id="u")
+            clock.advance(hours=4)
         assert mm.consolidate().changes == []  # 2 recalls < promote_min_recalls (3)
         mm.context("learning to sail", user_id="u")
         dry = mm.consolidate(dry_run=True)
         assert [(c.action, c.target) for c in dry.changes] == [("promote", f"short_term:{fact.id}")]
         assert mm.list(user_id="u") == []
         [change] = mm.consolidate().changes
-        assert change.action == "promote" and "recalled 3 times" in change.detail
+        assert change.action == "promote" and "recalled on 3 occasions" in change.detail
         [memory] = mm.list(user_id="u")
         assert (memory.content, memory.category, memory.importance) == (
             "User is learning to sail",
