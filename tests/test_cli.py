@@ -14,6 +14,7 @@ import typer
 
 from memman import MemoryManager, Op
 from memman.cli import app, main
+from memman.config import Settings
 from tests.decisions import answer
 from tests.fake_openai import Reply
 
@@ -253,6 +254,12 @@ def test_every_command_is_documented_with_help():
     for name, command in commands().items():
         assert command.help, f"memman {name} has no help text"
         assert f"memman {name}" in readme, f"memman {name} is not in README.md"
+
+
+def test_every_setting_is_in_the_readme_configuration_table():
+    table = README.read_text(encoding="utf-8").split("## Configuration")[1].split("\n## ")[0]
+    missing = [name for name in Settings.model_fields if f"`{name}`" not in table]
+    assert missing == [], f"settings missing from README's Configuration table: {missing}"
 
 
 def test_help_lists_every_command(memman):
