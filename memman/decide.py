@@ -47,12 +47,16 @@ class Decider(Protocol):
 
 
 class OfflineDecider:
-    """No LLM: never deletes; updates only a memory the candidate strictly extends; else ADD.
+    """No LLM: never deletes; updates a memory the candidate strictly extends or negates; else ADD.
 
     "User likes coffee" -> "User likes coffee with oat milk" extends (every word of the old
-    fact is still there, same negations, no number dropped), so the memory is updated. A
-    contradiction or paraphrase cannot be told apart from a new fact without understanding,
-    so both are kept (ADD) and the reason says the decision was offline.
+    fact is still there, same negations, no number dropped), so the memory is updated.
+    "User is vegetarian" -> "User is not vegetarian" says the opposite with exactly the same
+    content words and numbers, one of the two negated: the newer statement is the current
+    truth, so it replaces the memory (the old text stays in its history), and the prompt
+    never gets both. Any other contradiction or a paraphrase cannot be told apart from a new
+    fact without understanding ("visited Paris in 2019" / "in 2022" are both true), so both
+    are kept (ADD) and the reason says the decision was offline.
     """
 
     name = "offline"
@@ -75,6 +79,24 @@ class OfflineDecider:
                 "offline: the candidate strictly extends this memory",
                 Tier.OFFLINE,
                 target=extended[0],
+                content=candidate.content,
+            )
+        negated = [
+            r.memory
+            for r in related
+            if new_tokens
+            and content_tokens(r.memory.content) == new_tokens
+            and numbers(r.memory.content) == numbers(candidate.content)
+            # One negated, the other not ("does not" and "never" are both negated: no flip).
+            and bool(negations(r.memory.content)) != bool(negations(candidate.content))
+        ]
+        if len(negated) == 1 and not extended:
+            return Decision(
+                Op.UPDATE,
+                "offline: the candidate negates this memory (same words, one negated);"
+                " the newer statement replaces it",
+                Tier.OFFLINE,
+                target=negated[0],
                 content=candidate.content,
             )
         if extended:

@@ -73,7 +73,7 @@ NEAR_COPIES = [
 def test_negated_or_renumbered_near_copy_is_never_noop_offline(mm, old, new):
     mm.update_memory(old, user_id="alice")
     r = mm.update_memory(new, user_id="alice")
-    assert r.op is Op.ADD
+    assert r.op is not Op.NOOP
     assert r.offline is True
     assert new in contents(mm)
 
@@ -121,14 +121,36 @@ def test_one_swapped_word_in_a_long_near_copy_is_never_a_noop(mm):
     assert sorted(contents(mm)) == sorted([lisbon, porto])
 
 
-def test_offline_contradiction_adds_and_never_deletes(mm):
-    mm.update_memory("User uses a standing desk at work", user_id="alice")
+def test_offline_a_negated_restatement_replaces_the_memory_and_never_deletes(mm):
+    desk = mm.update_memory("User uses a standing desk at work", user_id="alice")
     r = mm.update_memory("User no longer uses a standing desk at work", user_id="alice")
-    assert (r.op, r.tier, r.offline) == (Op.ADD, Tier.OFFLINE, True)
-    assert "offline" in r.reason
+    assert (r.op, r.tier, r.offline, r.memory_id) == (Op.UPDATE, Tier.OFFLINE, True, desk.memory_id)
+    assert "negates" in r.reason
+    assert contents(mm) == ["User no longer uses a standing desk at work"]  # never both
+    assert [e.content_before for e in mm.history(desk.memory_id)] == [
+        None,
+        "User uses a standing desk at work",
+    ]
+    back = mm.update_memory("User uses a standing desk at work", user_id="alice")
+    assert (back.op, back.memory_id) == (Op.UPDATE, desk.memory_id)  # the newest wins again
     retraction = mm.update_memory("Forget that the user uses a standing desk", user_id="alice")
     assert retraction.op is not Op.DELETE
     assert len(mm.list(user_id="alice", include_inactive=True)) == len(mm.list(user_id="alice"))
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("User does not eat pork", "User never eats pork"),  # both negated: no flip
+        ("User visited Paris in 2019", "User visited Paris in 2022"),  # both can be true
+        ("User's sister is vegetarian", "User is not vegetarian"),  # different subject
+    ],
+)
+def test_offline_keeps_both_unless_only_the_negation_differs(mm, old, new):
+    mm.update_memory(old, user_id="alice")
+    r = mm.update_memory(new, user_id="alice")
+    assert (r.op, r.offline) == (Op.ADD, True)
+    assert sorted(contents(mm)) == sorted([old, new])
 
 
 def test_identical_fact_of_another_user_is_add_not_noop(mm):
