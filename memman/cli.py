@@ -231,7 +231,8 @@ def context(
     """Print the memory block for a system prompt: relevant memories with their dates."""
     with _open(db) as mm:
         block = mm.context(query, user_id=user, agent_id=agent, max_tokens=max_tokens)
-        console.print(block.text, markup=False, highlight=False, end="")
+        # soft_wrap: the block goes into a prompt as is, never broken at the terminal width.
+        console.print(block.text, markup=False, highlight=False, soft_wrap=True, end="")
 
 
 @app.command()

@@ -267,3 +267,13 @@ def test_help_lists_every_command(memman):
     assert run.code == 0
     for name in commands():
         assert name in run.out
+
+
+def test_context_prints_the_block_unwrapped_for_a_prompt(memman, db, monkeypatch):
+    fact = "User is allergic to peanuts and carries an epinephrine auto-injector [always]"
+    with MemoryManager(db) as mm:
+        mm.update_memory(fact, user_id="u")
+    monkeypatch.setenv("COLUMNS", "40")  # a narrow terminal must not break lines
+    run = memman("context", "peanuts", "--db", db, "-u", "u")
+    assert run.code == 0
+    assert f"- {fact} (" in run.out  # one line, brackets kept (no rich markup)
