@@ -31,7 +31,8 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
-console = Console()
+# No markup: memories, ids and errors are user text, and "[/bold]" in a fact must print as is.
+console = Console(markup=False)
 errors = Console(stderr=True)
 
 DbOption = Annotated[
@@ -192,7 +193,7 @@ def ingest(
             except (ValueError, MemmanError) as error:  # json.JSONDecodeError is a ValueError
                 bad.append(f"line {number}: {error}")
     for message in bad:
-        errors.print(message, markup=False)
+        errors.print(message)
     summary = ", ".join(f"{op} {n}" for op, n in sorted(counts.items())) or "nothing"
     console.print(f"{sum(counts.values())} facts decided ({summary}); {len(bad)} bad lines skipped")
     if bad:
@@ -232,7 +233,7 @@ def context(
     with _open(db) as mm:
         block = mm.context(query, user_id=user, agent_id=agent, max_tokens=max_tokens)
         # soft_wrap: the block goes into a prompt as is, never broken at the terminal width.
-        console.print(block.text, markup=False, highlight=False, soft_wrap=True, end="")
+        console.print(block.text, highlight=False, soft_wrap=True, end="")
 
 
 @app.command()
@@ -354,7 +355,7 @@ def history(memory_id: str, db: DbOption = None) -> None:
     """Every decision that touched a memory (a full id or a unique prefix)."""
     with _open(db) as mm:
         memory = mm.get(_resolve(mm, memory_id))
-        console.print(f"{memory.id} [{memory.status.value}] {memory.content}", markup=False)
+        console.print(f"{memory.id} [{memory.status.value}] {memory.content}")
         console.print(_events_table(mm.history(memory.id), "History"))
 
 
@@ -397,7 +398,7 @@ def delete(memory_id: str, db: DbOption = None) -> None:
     """Soft-delete a memory (recoverable with restore)."""
     with _open(db) as mm:
         result = mm.delete(_resolve(mm, memory_id))
-        console.print(f"deleted {result.memory_id}: {result.content}", markup=False)
+        console.print(f"deleted {result.memory_id}: {result.content}")
 
 
 @app.command()
@@ -405,7 +406,7 @@ def restore(memory_id: str, db: DbOption = None) -> None:
     """Bring back a deleted or superseded memory."""
     with _open(db) as mm:
         result = mm.restore(_resolve(mm, memory_id))
-        console.print(f"restored {result.memory_id}: {result.content}", markup=False)
+        console.print(f"restored {result.memory_id}: {result.content}")
 
 
 @app.command()
@@ -440,7 +441,7 @@ def check(db: DbOption = None) -> None:
     table.add_row("pending facts", str(report.pending))
     table.add_row(f"stuck pending (>= {STUCK_ATTEMPTS} failures)", str(report.stuck_pending))
     table.add_row("orphan vectors", str(report.orphan_vectors))
-    console.print(table, markup=False)
+    console.print(table)
     if not report.ok:
         raise typer.Exit(1)
 
@@ -453,7 +454,7 @@ def backup(
     """Copy the store to PATH with SQLite's online backup (safe while others write)."""
     with _open(db) as mm:
         written = mm.backup(path)
-    console.print(f"backed up {mm.path} to {written}", markup=False)
+    console.print(f"backed up {mm.path} to {written}")
 
 
 @app.command()
@@ -474,7 +475,7 @@ def reindex(
         done = mm.reindex(
             batch=batch, progress=lambda n, total: bar.update(task, completed=n, total=total)
         )
-    console.print(f"embedded {done} memories", markup=False)
+    console.print(f"embedded {done} memories")
 
 
 @app.command()
@@ -508,12 +509,12 @@ def calibrate(
             f"{r.false_merge_rate:.3%}",
             f"{r.missed_rate:.3%}",
         )
-    console.print(table, markup=False)
+    console.print(table)
     calibration.histogram_png(plot, reports)
-    console.print(f"histogram written to {plot}", markup=False)
+    console.print(f"histogram written to {plot}")
     if write:
         written = calibration.write_thresholds(config_file, reports)
-        console.print(f"wrote {written} to {config_file}", markup=False)
+        console.print(f"wrote {written} to {config_file}")
 
 
 @app.command("eval")
@@ -551,7 +552,7 @@ def eval_cases(
         *(f"{sum(o.tokens for o in r.outcomes) / len(loaded):.0f}" for r in reports),
     )
     summary.add_row("prompt hash", *(", ".join(sorted(r.prompt_hashes)) or "-" for r in reports))
-    console.print(summary, markup=False)
+    console.print(summary)
     for report in reports:
         matrix = Table(title=f"confusion ({report.prompts_dir or 'shipped prompts'})")
         matrix.add_column("expected \\ decided")
@@ -559,7 +560,7 @@ def eval_cases(
             matrix.add_column(op)
         for expected, row in report.confusion().items():
             matrix.add_row(expected, *(str(row.get(op, 0)) for op in evaluate.OPS))
-        console.print(matrix, markup=False)
+        console.print(matrix)
 
 
 @app.command()
@@ -580,5 +581,5 @@ def main() -> None:
     try:
         app()
     except MemmanError as error:
-        errors.print(f"Error: {error}", markup=False, soft_wrap=True)  # one line, never wrapped
+        errors.print(f"Error: {error}", soft_wrap=True)  # one line, never wrapped
         sys.exit(1)

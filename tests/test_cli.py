@@ -277,3 +277,14 @@ def test_context_prints_the_block_unwrapped_for_a_prompt(memman, db, monkeypatch
     run = memman("context", "peanuts", "--db", db, "-u", "u")
     assert run.code == 0
     assert f"- {fact} (" in run.out  # one line, brackets kept (no rich markup)
+
+
+def test_text_that_looks_like_rich_markup_prints_as_is(memman, db):
+    fact = "User tags notes with [/bold] and [red]urgent[/red]"
+    added = memman("add", fact, "--db", db, "-u", "[/u]")
+    assert added.code == 0 and fact in added.out  # was a MarkupError traceback
+    for command in (["list"], ["search", "notes"], ["context", "notes"]):
+        run = memman(*command, "--db", db, "-u", "[/u]")
+        assert run.code == 0 and fact in run.out, command
+    bad = memman("list", "--db", db, "-u", "[/u]", "--limit", "-1")
+    assert bad.code == 1 and bad.err.startswith("Error: ")
