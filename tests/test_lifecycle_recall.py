@@ -9,6 +9,7 @@ import pytest
 from memman import MemoryManager
 from memman.errors import InvalidInputError
 from memman.recall import approx_tokens
+from tests.test_lifecycle_consolidate import loose_import
 
 
 def test_near_duplicates_that_slipped_in_collapse_to_one_hit(db, clock):
@@ -39,9 +40,8 @@ def test_a_full_limit_still_lists_what_folds_into_the_kept_hits(db, clock):
 
 
 def test_a_negated_near_duplicate_is_not_collapsed(db, clock):
-    with MemoryManager(db, clock=clock, novel_jaccard=0.99) as loose:
-        loose.update_memory("User eats meat on weekends", user_id="u")
-        loose.update_memory("User never eats meat on weekends", user_id="u")
+    # update_memory would let the newer statement replace the older; an import need not.
+    loose_import(db, clock, ["User eats meat on weekends", "User never eats meat on weekends"])
     with MemoryManager(db, clock=clock) as mm:
         hits = mm.search("meat weekends", user_id="u")
     assert len(hits) == 2

@@ -147,7 +147,7 @@ FACTS = [
     "Lives in Berlin since 2019",
     "Has two cats",
     "Has two cats named Miso and Tofu",
-    "Never loves shellfish",
+    "Never eats shellfish",
     "Likes green tea",
     "Enjoys green tea",
     "Drives a red car",
