@@ -78,6 +78,9 @@ class Settings(BaseModel):
     # Lifecycle (memman/observe.py, shortterm.py, consolidate.py).
     # observe() extracts a session's buffered messages once the oldest waited this long.
     extract_cooldown_s: float = Field(default=120.0, ge=0)
+    # One extraction call sees at most this many characters of messages (~6k tokens): a
+    # backlog is extracted in several calls instead of one prompt too long for the model.
+    extract_batch_chars: int = Field(default=24000, ge=1)
     # Short-term TTL in hours by category; "default" for any other category.
     short_term_ttl_hours: dict[str, float] = Field(
         default_factory=lambda: {"default": 24.0, "location": 6.0, "plan": 72.0}

@@ -174,61 +174,85 @@ def extract(
     settings: Settings,
     now: dt.datetime,
 ) -> ObserveResult:
-    """Extract every buffered message of the session; mark them only once written."""
-    waiting = _waiting(store, session_id)
+    """Extract every buffered message of the session; mark them only once written.
+
+    Messages go to the LLM in batches of at most `extract_batch_chars` characters, oldest
+    first: a backlog that piled up while the LLM was down must not become one prompt too long
+    for the model, failing on every flush. A failed batch stops the run; it and the later
+    ones stay buffered, the batches before are written and marked.
+    """
     results: list[UpdateResult] = []
     short_ids: list[int] = []
     rejected: list[str] = []
     skipped: list[str] = []
-    for scope, rows in _by_scope(waiting).items():
-        ids = [row.id for row in rows]
-        if client is None:
-            said = [row for row in rows if row.role == "user" and normalize(row.content)]
-            facts = [(row.content, f"extraction:{row.id}", None) for row in said if _states(row)]
-            skipped.extend(row.content for row in said if not _states(row))
-        else:
-            try:
-                answer, _ = client.structured_call(
-                    render(
-                        EXTRACT_TEMPLATE,
-                        {"messages": [{"role": r.role, "content": r.content} for r in rows]},
-                        directory=settings.prompts_dir,
-                    ),
-                    ExtractedFacts,
-                )
-            except DecisionError as error:
-                log.warning("extraction failed, messages stay buffered: %s", error)
-                return ObserveResult(
-                    buffered=waiting_count(store, session_id),
-                    results=results,
-                    short_term_ids=short_ids,
-                    error=str(error),
-                )
-            source = "extraction:" + ",".join(str(i) for i in ids)
-            facts = [(f.content, source, f) for f in answer.facts if normalize(f.content)]
-        for content, source, fact in facts:
-            try:
-                if fact is not None and fact.durability == "transient":
-                    short = remember(content, scope, source, fact.category, fact.importance)
-                    short_ids.append(short.id)
-                    continue
-                salience = (None, None) if fact is None else (fact.category, fact.importance)
-                results.append(write_fact(content, scope, source, *salience))
-            except InvalidInputError as error:
-                # One unusable candidate (a pasted 10 kB document, a NUL byte) must not block
-                # the session: every later flush would fail on it again.
-                log.warning("extracted fact refused (%s): %s", source, error)
-                rejected.append(f"{source}: {error}")
-        store.write(lambda conn, ids=ids: _mark_extracted(conn, ids, now))
+    extracted = 0
+    error: str | None = None
+    for scope, rows in _by_scope(_waiting(store, session_id)).items():
+        for batch in _batches(rows, settings.extract_batch_chars):
+            ids = [row.id for row in batch]
+            if client is None:
+                said = [row for row in batch if row.role == "user" and normalize(row.content)]
+                facts = [
+                    (row.content, f"extraction:{row.id}", None) for row in said if _states(row)
+                ]
+                skipped.extend(row.content for row in said if not _states(row))
+            else:
+                try:
+                    answer = _ask(client, batch, settings)
+                except DecisionError as failure:
+                    log.warning("extraction failed, messages stay buffered: %s", failure)
+                    error = str(failure)
+                    break
+                source = "extraction:" + ",".join(str(i) for i in ids)
+                facts = [(f.content, source, f) for f in answer.facts if normalize(f.content)]
+            for content, source, fact in facts:
+                try:
+                    if fact is not None and fact.durability == "transient":
+                        short = remember(content, scope, source, fact.category, fact.importance)
+                        short_ids.append(short.id)
+                        continue
+                    salience = (None, None) if fact is None else (fact.category, fact.importance)
+                    results.append(write_fact(content, scope, source, *salience))
+                except InvalidInputError as refused:
+                    # One unusable candidate (a pasted 10 kB document, a NUL byte) must not
+                    # block the session: every later flush would fail on it again.
+                    log.warning("extracted fact refused (%s): %s", source, refused)
+                    rejected.append(f"{source}: {refused}")
+            store.write(lambda conn, ids=ids: _mark_extracted(conn, ids, now))
+            extracted += len(ids)
+        if error is not None:
+            break
     return ObserveResult(
         buffered=waiting_count(store, session_id),
-        extracted_messages=len(waiting),
+        extracted_messages=extracted,
         results=results,
         short_term_ids=short_ids,
         offline=client is None,
+        error=error,
         rejected=rejected,
         skipped=skipped,
     )
+
+
+def _ask(client: LLMClient, rows: list[sa.Row], settings: Settings) -> ExtractedFacts:
+    """One structured extraction call over these messages (prompts/extract_facts.j2)."""
+    messages = [{"role": row.role, "content": row.content} for row in rows]
+    prompt = render(EXTRACT_TEMPLATE, {"messages": messages}, directory=settings.prompts_dir)
+    answer, _ = client.structured_call(prompt, ExtractedFacts)
+    return answer
+
+
+def _batches(rows: list[sa.Row], max_chars: int) -> list[list[sa.Row]]:
+    """Consecutive messages, each batch within max_chars (a longer message goes alone)."""
+    batches: list[list[sa.Row]] = []
+    size = 0
+    for row in rows:
+        if not batches or size + len(row.content) > max_chars:
+            batches.append([])
+            size = 0
+        batches[-1].append(row)
+        size += len(row.content)
+    return batches
 
 
 def _states(row: sa.Row) -> bool:

@@ -79,7 +79,7 @@ def extraction(*facts: tuple[str, str, int, str]) -> Reply:
     return Reply(body=chat_completion(tool_args=args, tool_name="ExtractedFacts"))
 
 
-def llm_manager(path: str, base_url: str, clock: Clock) -> MemoryManager:
+def llm_manager(path: str, base_url: str, clock: Clock, **settings: object) -> MemoryManager:
     return MemoryManager(
         path,
         clock=clock,
@@ -88,6 +88,7 @@ def llm_manager(path: str, base_url: str, clock: Clock) -> MemoryManager:
         llm_api_key="test",
         llm_max_retries=0,
         llm_timeout_s=2,
+        **settings,
     )
 
 
@@ -211,3 +212,35 @@ def test_offline_extraction_leaves_chatter_out_of_memory(tmp_path, clock):
         assert len(mm.list(user_id="u")) == 2
     with sqlite3.connect(db) as conn:  # the skipped words are kept with the conversation
         assert conn.execute("SELECT count(*) FROM message_buffer").fetchone() == (5,)
+
+
+def test_a_backlog_is_extracted_in_batches_and_a_failed_batch_stays_buffered(
+    tmp_path, clock, fake_openai
+):
+    db = str(tmp_path / "m.db")
+    said = [
+        "I moved to Porto last spring, near the river.",  # 40-47 characters: 2 per batch
+        "My sister Ana lives in Braga with her kids.",
+        "I teach chemistry at a secondary school.",
+        "I'm learning to surf on weekends in Matosinhos.",
+    ]
+    fake_openai.script(
+        extraction(("User lives in Porto", "location", 6, "durable")),
+        Reply(500, {"error": {"message": "boom"}}),
+    )
+    with llm_manager(db, fake_openai.base_url, clock, extract_batch_chars=100) as mm:
+        mm.observe([{"role": "user", "content": m} for m in said], user_id="u", session_id="s")
+        first = mm.flush("s")
+        assert (first.extracted_messages, first.buffered) == (2, 2) and "500" in first.error
+        assert [r.content for r in first.results] == ["User lives in Porto"]
+        prompts = [r["json"]["messages"][0]["content"] for r in fake_openai.requests]
+        assert said[1] in prompts[0] and said[2] not in prompts[0]  # two messages per call
+        assert said[2] in prompts[1] and said[1] not in prompts[1]
+        assert [content for _, content in buffered_rows(db)] == said[2:]
+        fake_openai.script(extraction(("User teaches chemistry", "work", 5, "durable")))
+        second = mm.flush("s")
+        assert (second.extracted_messages, second.buffered, second.error) == (2, 0, None)
+        assert sorted(m.content for m in mm.list(user_id="u")) == [
+            "User lives in Porto",
+            "User teaches chemistry",
+        ]
