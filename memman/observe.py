@@ -37,7 +37,12 @@ from memman.text import content_tokens, normalize
 
 log = logging.getLogger(__name__)
 
-ROLES = frozenset({"user", "assistant", "system", "tool"})
+# OpenAI's chat roles, old and new ("function" before tools, "developer" for system prompts
+# of reasoning models). Only "user" messages are the user's words; the rest are context.
+ROLES = frozenset({"user", "assistant", "system", "developer", "tool", "function"})
+# Content parts that carry text ("text" in Chat Completions, "input_text" in Responses);
+# images, audio and files are left out.
+TEXT_PARTS = frozenset({"text", "input_text"})
 # Acknowledgements, greetings and fillers, as content_tokens spells them (stemmed); stopwords
 # and negations ("no", "not") are never content words anyway.
 CHATTER = content_tokens(
@@ -99,18 +104,40 @@ def _stamp(moment: dt.datetime) -> str:
 
 
 def _check_messages(messages: Any) -> list[tuple[str, str]]:
+    """(role, text) of each message that has text, as an agent loop hands them over.
+
+    Content may be a string, a list of content parts (their text parts are joined) or None
+    (an assistant turn that only calls tools): a message without text is left out, so a
+    transcript can be passed as it is.
+    """
     if isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence):
         raise InvalidInputError("messages must be a list of {'role', 'content'} dicts")
     checked = []
     for index, message in enumerate(messages):
         role = message.get("role") if isinstance(message, dict) else None
         content = message.get("content") if isinstance(message, dict) else None
-        if role not in ROLES or not isinstance(content, str):
+        text = _text_of(content)
+        if role not in ROLES or text is None:
             raise InvalidInputError(
-                f"message #{index} needs a role ({', '.join(sorted(ROLES))}) and text content"
+                f"message #{index} needs a role ({', '.join(sorted(ROLES))}) and content:"
+                " a string, a list of content parts, or None"
             )
-        checked.append((role, content))
+        if text:
+            checked.append((role, text))
     return checked
+
+
+def _text_of(content: Any) -> str | None:
+    """The text of a message's content ("" if it has none), None if it is not content."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list) and all(isinstance(part, dict) for part in content):
+        texts = [part.get("text") for part in content if part.get("type") in TEXT_PARTS]
+        if all(isinstance(text, str) for text in texts):
+            return "\n".join(texts)
+    return None
 
 
 def buffer(store: Store, scope: Scope, session_id: str, messages: Any, now: dt.datetime) -> None:

@@ -69,6 +69,30 @@ def test_observe_refuses_bad_messages_and_buffers_nothing(tmp_path, clock):
     assert buffered_rows(db) == []
 
 
+def test_an_agent_transcript_is_taken_as_it_is(tmp_path, clock):
+    transcript = [
+        {"role": "developer", "content": "Be brief."},
+        {"role": "user", "content": [
+            {"type": "text", "text": "Here is my cat."},
+            {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}},
+            {"type": "text", "text": "Her name is Miso."},
+        ]},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "look", "arguments": "{}"}},
+        ]},
+        {"role": "tool", "tool_call_id": "c1", "content": "a grey cat"},
+        {"role": "assistant", "content": "What a lovely grey cat!"},
+    ]  # fmt: skip
+    db = str(tmp_path / "m.db")
+    with MemoryManager(db, clock=clock) as mm:
+        assert mm.observe(transcript, user_id="u", session_id="s").buffered == 4
+        done = mm.flush("s")
+        assert [r.content for r in done.results] == ["Here is my cat.\nHer name is Miso."]
+        for bad in ([{"type": "text", "text": 7}], {"text": "x"}, 42):
+            with pytest.raises(InvalidInputError, match="content"):
+                mm.observe([{"role": "user", "content": bad}], user_id="u", session_id="s")
+
+
 def extraction(*facts: tuple[str, str, int, str]) -> Reply:
     args = {
         "facts": [
