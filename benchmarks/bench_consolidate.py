@@ -31,9 +31,8 @@ from pathlib import Path
 from bench_semantic import msc_facts
 
 from memman import MemoryManager
-from memman.merge import wording
 from memman.store import Scope
-from memman.text import content_hash
+from memman.text import content_hash, wording
 
 SCOPE = Scope("bench")
 NOW = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)

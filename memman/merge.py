@@ -38,16 +38,7 @@ from memman.config import Settings
 from memman.llm import CallInfo, LLMClient
 from memman.prompts import render
 from memman.store import Scope
-from memman.text import NEGATIONS, jaccard, negations, numbers, token_spellings, words
-
-# Words whose presence never changes what a fact says: articles and fillers an import or a
-# re-phrasing adds ("Also, I really like the ..."). All are STOPWORDS, so two facts with the
-# same wording also have the same content tokens. Tense and person words are not here:
-# "I was a nurse" and "I am a nurse" are different facts.
-FILLER = frozenset({"a", "an", "the", "also"})
-# Intensifiers are fillers too, except after a negation: "I am not very tall" is not "I am
-# not tall" (MSC has both), while "I really don't like fast food" is "I don't like fast food".
-INTENSIFIERS = frozenset({"really", "very", "just"})
+from memman.text import jaccard, negations, numbers, token_spellings, wording
 
 # An ambiguous cluster is one LLM call; beyond this many memories it is rejected instead (a
 # lower merge_related_jaccard can chain whole topics together).
@@ -70,17 +61,6 @@ _POSTINGS_SQL = "SELECT rowid FROM long_term_fts WHERE long_term_fts MATCH ?"
 def is_protected(category: str | None, confidence: float, settings: Settings) -> bool:
     """Protected categories and sure memories are never merged or decayed automatically."""
     return category in settings.protected_categories or confidence >= settings.protected_confidence
-
-
-def wording(text: str) -> tuple[str, ...]:
-    """The words of a fact in order, without case, punctuation, articles and fillers."""
-    kept: list[str] = []
-    negated = False
-    for w in words(text):
-        negated = negated or w in NEGATIONS
-        if w not in FILLER and (negated or w not in INTENSIFIERS):
-            kept.append(w)
-    return tuple(kept)
 
 
 @dataclass(frozen=True)

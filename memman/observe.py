@@ -6,9 +6,9 @@ forces it). A message is marked extracted only after its facts were written, so 
 or an LLM failure in between leaves it buffered for the next attempt; re-extracting a
 message is harmless because the write path turns a repeated fact into a NOOP.
 
-Offline, the candidates are the user's own messages, verbatim, except chatter: a message with
-no content word beyond acknowledgements and greetings ("ok thanks!", "hmm", "hi") states
-nothing about the user and is listed in `ObserveResult.skipped` instead. With an LLM, one structured
+Offline, the candidates are the user's own messages, verbatim, except chatter: a message made
+only of acknowledgements and greetings ("ok thanks!", "hmm", "hi") states nothing about the
+user and is listed in `ObserveResult.skipped` instead. With an LLM, one structured
 call (`prompts/extract_facts.j2`) returns facts with a category, an importance and a
 durability: durable facts go through update_memory with their category and importance (into
 the memory's columns), transient ones to short-term memory.
@@ -33,7 +33,7 @@ from memman.models import UpdateResult
 from memman.prompts import render
 from memman.shortterm import ShortTermFact
 from memman.store import Scope, Store
-from memman.text import content_tokens, normalize
+from memman.text import normalize, words
 
 log = logging.getLogger(__name__)
 
@@ -43,12 +43,15 @@ ROLES = frozenset({"user", "assistant", "system", "developer", "tool", "function
 # Content parts that carry text ("text" in Chat Completions, "input_text" in Responses);
 # images, audio and files are left out.
 TEXT_PARTS = frozenset({"text", "input_text"})
-# Acknowledgements, greetings and fillers, as content_tokens spells them (stemmed); stopwords
-# and negations ("no", "not") are never content words anyway.
-CHATTER = content_tokens(
-    """ok okay k kk hmm hm mm uh um ah oh wow yes yeah yep yup nope sure fine cool great nice
-    good lol haha thanks thank thx ty please hi hello hey bye goodbye morning evening night
-    alright right awesome perfect got see sounds"""
+# Every word of a chatter message is one of these: acknowledgements, greetings and the few
+# words that glue them ("thank you so much", "ok sounds good to me"). Words about the user
+# ("I", "my", "am") are not here, so "I am sure of myself" and "I don't see him" are kept:
+# storing a content-poor fact is better than dropping one.
+CHATTER = frozenset(
+    """ok okay k kk hmm hm mm uh um ah oh wow yes yeah yep yup no nope not sure fine cool great
+    nice good lol haha thanks thank thx ty please hi hello hey bye goodbye morning evening
+    night alright right awesome perfect sounds welcome you your youre so much very really a
+    lot too for now then that thats it its is and all to me got see""".split()
 )
 EXTRACT_TEMPLATE = "extract_facts.j2"
 
@@ -283,8 +286,8 @@ def _batches(rows: list[sa.Row], max_chars: int) -> list[list[sa.Row]]:
 
 
 def _states(row: sa.Row) -> bool:
-    """False for chatter: no content word outside CHATTER."""
-    return bool(content_tokens(row.content) - CHATTER)
+    """False for chatter: every word in CHATTER (or no word at all, as in "👍")."""
+    return not set(words(row.content)) <= CHATTER
 
 
 def _by_scope(rows: list[sa.Row]) -> dict[Scope, list[sa.Row]]:

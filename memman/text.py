@@ -42,6 +42,25 @@ NEGATIONS = frozenset(
     """.split()
 )
 
+# Words whose presence never changes what a fact says: articles and fillers an import or a
+# re-phrasing adds ("Also, I really like the ..."). All are STOPWORDS, so two facts with the
+# same wording also have the same content tokens. Tense and person words are not here:
+# "I was a nurse" and "I am a nurse" are different facts.
+FILLER = frozenset({"a", "an", "the", "also"})
+# Intensifiers are fillers too, except after a negation: "I am not very tall" is not "I am
+# not tall" (MSC has both), while "I really don't like fast food" is "I don't like fast food".
+INTENSIFIERS = frozenset({"really", "very", "just"})
+
+# Negations written as one word, and the auxiliary they negate ("isn't" is "is" + "not").
+_NEGATED_AUXILIARIES = {
+    "isnt": "is", "arent": "are", "wasnt": "was", "werent": "were", "aint": "is",
+    "dont": "do", "doesnt": "does", "didnt": "did", "cant": "can", "cannot": "can",
+    "wont": "will", "wouldnt": "would", "shouldnt": "should", "couldnt": "could",
+    "hasnt": "has", "havent": "have", "hadnt": "had",
+}  # fmt: skip
+# "do" only carries a negation or an emphasis: "does not like" affirms "likes".
+_DO = frozenset({"do", "does", "did"})
+
 _NUMBER_WORDS = {
     "zero": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6",
     "seven": "7", "eight": "8", "nine": "9", "ten": "10", "eleven": "11", "twelve": "12",
@@ -144,3 +163,30 @@ def added_words(candidate: str, memory: str, *, paraphrase_aware: bool) -> froze
     if paraphrase_aware and not old <= new:
         return frozenset()
     return extra
+
+
+def wording(text: str) -> tuple[str, ...]:
+    """The words of a fact in order, without case, punctuation, articles and fillers."""
+    kept: list[str] = []
+    negated = False
+    for w in words(text):
+        negated = negated or w in NEGATIONS
+        if w not in FILLER and (negated or w not in INTENSIFIERS):
+            kept.append(w)
+    return tuple(kept)
+
+
+def affirmed(text: str) -> tuple[str, ...]:
+    """The words without negation, fillers or intensifiers, stemmed: what is or is not so.
+
+    "User does not like cilantro", "User doesn't like cilantro" and "User likes cilantro" all
+    give (user, like, cilantro); "I am in Japan" and "I am not from Japan" do not match.
+    """
+    kept = []
+    for w in words(text):
+        w = _NEGATED_AUXILIARIES.get(w, w)
+        # Intensifiers go too, negated or not: "I am not very upset" takes back "I am very
+        # upset" (wording keeps "very" after a negation, where it tells two facts apart).
+        if w not in NEGATIONS and w not in _DO and w not in FILLER and w not in INTENSIFIERS:
+            kept.append(_stem(w))
+    return tuple(kept)

@@ -222,20 +222,23 @@ def test_offline_extraction_leaves_chatter_out_of_memory(tmp_path, clock):
         {"role": "user", "content": "I'm training for a marathon in May."},
         {"role": "user", "content": "ok thanks, sounds good"},
         {"role": "user", "content": "Good morning, I got a puppy yesterday"},
+        {"role": "user", "content": "I am sure of myself."},  # few content words, still a fact
+        {"role": "user", "content": "👍"},
     ]
     with MemoryManager(db, clock=clock) as mm:
         waiting = mm.observe(chat, user_id="u", session_id="s1")
-        assert waiting.offline and waiting.buffered == 5  # says the mode before extracting
+        assert waiting.offline and waiting.buffered == 7  # says the mode before extracting
         done = mm.flush("s1")
-        assert done.offline and done.extracted_messages == 5
+        assert done.offline and done.extracted_messages == 7
         assert [r.content for r in done.results] == [
             "I'm training for a marathon in May.",
             "Good morning, I got a puppy yesterday",
+            "I am sure of myself.",
         ]
-        assert done.skipped == ["hi!", "ok thanks, sounds good"]
-        assert len(mm.list(user_id="u")) == 2
+        assert done.skipped == ["hi!", "ok thanks, sounds good", "👍"]
+        assert len(mm.list(user_id="u")) == 3
     with sqlite3.connect(db) as conn:  # the skipped words are kept with the conversation
-        assert conn.execute("SELECT count(*) FROM message_buffer").fetchone() == (5,)
+        assert conn.execute("SELECT count(*) FROM message_buffer").fetchone() == (7,)
 
 
 def test_a_backlog_is_extracted_in_batches_and_a_failed_batch_stays_buffered(

@@ -144,6 +144,11 @@ def test_offline_a_negated_restatement_replaces_the_memory_and_never_deletes(mm)
         ("User does not eat pork", "User never eats pork"),  # both negated: no flip
         ("User visited Paris in 2019", "User visited Paris in 2022"),  # both can be true
         ("User's sister is vegetarian", "User is not vegetarian"),  # different subject
+        ("I am in Japan.", "I am not from Japan."),  # a word differs besides the negation
+        # MSC persona facts whose words the newer one holds, but not as one run: distinct facts
+        ("I have a dog.", "Cats and dogs are my favorite animals."),
+        ("I like my job.", "I like reading suspense novels more than my job."),
+        ("I love fresh fruit.", "My wife loves fresh fruit."),
     ],
 )
 def test_offline_keeps_both_unless_only_the_negation_differs(mm, old, new):
@@ -436,3 +441,18 @@ def test_llm_update_onto_an_existing_text_supersedes_instead_of_duplicating(db, 
     assert [m.id for m in mm.list(user_id="alice")] == [lisbon.memory_id]
     assert mm.get(berlin.memory_id).status is Status.SUPERSEDED
     assert mm.get(lisbon.memory_id).repetition_count == 2
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("User likes cilantro", "User doesn't like cilantro"),
+        ("User isn't a morning person", "User is a morning person"),
+        ("User does not own a car", "User owns a car"),
+    ],
+)
+def test_offline_a_take_back_in_any_common_form_replaces_the_memory(mm, old, new):
+    first = mm.update_memory(old, user_id="alice")
+    r = mm.update_memory(new, user_id="alice")
+    assert (r.op, r.memory_id) == (Op.UPDATE, first.memory_id)
+    assert contents(mm) == [new]
