@@ -7,10 +7,10 @@ Metallica."). Session 1: the user states every persona fact, one message each, b
 assistant replies and chatter ("ok thanks!"). Later sessions: the user restates about 40 % of
 the facts with the surface edits people make when repeating themselves (an added "really", a
 lost or added full stop, "Also, ", capitals) plus chatter; in the last session the user also
-takes back about 10 % of the facts that have a simple verb ("I am vegan." -> "I am not
-vegan.", "I like X" -> "I do not like X"). Everything goes through mm.observe + mm.flush with
-no LLM configured (offline extraction: the user's messages verbatim), then one
-mm.consolidate().
+takes back about 10 % of the facts that have a simple verb ("I am vegan." -> "I'm not
+vegan.", "I like X" -> "I don't like X" / "I no longer like X"). Everything goes through
+mm.observe + mm.flush with no LLM configured (offline extraction: the user's messages
+verbatim), then one mm.consolidate().
 
 Compared with two baselines computed on the same messages: an append-only store (every user
 message is a memory, as a naive module keeps them) and append-only with an exact-text check
@@ -57,15 +57,19 @@ REPLIES = ["Good to know!", "Thanks for telling me.", "Noted.", "That sounds fun
 _NEGATABLE = re.compile(r"^I (am|like|love|enjoy|have|play|own|live|work|go|watch|drive) ")
 
 
-def negate(fact: str) -> str | None:
-    """The take-back of a plain positive statement ("I have never worked" has none)."""
+def negate(fact: str, rng: random.Random) -> str | None:
+    """The take-back of a plain positive statement ("I have never worked" has none).
+
+    Written out or contracted at random, as people do: "I am not" / "I'm not", "I do not" /
+    "I don't" / "I no longer".
+    """
     found = _NEGATABLE.match(fact)
     if found is None or negations(fact):
         return None
-    verb = found.group(1)
+    verb, rest = found.group(1), fact[found.end() :]
     if verb == "am":
-        return "I am not " + fact[len("I am ") :]
-    return f"I do not {verb} " + fact[found.end() :]
+        return rng.choice(["I am not ", "I'm not "]) + rest
+    return rng.choice(["I do not {} ", "I don't {} ", "I no longer {} "]).format(verb) + rest
 
 
 def personas(count: int) -> list[list[str]]:
@@ -99,7 +103,7 @@ def conversation(facts: list[str], sessions: int, rng: random.Random) -> tuple[l
             talk += turn(rng.choice(RESTATEMENTS)(fact))
         if index == sessions - 1:
             for fact in facts:
-                negated = negate(fact)
+                negated = negate(fact, rng)
                 if negated and rng.random() < 0.1:
                     taken_back[fact] = negated
                     talk += turn(negated)

@@ -60,6 +60,12 @@ _NEGATED_AUXILIARIES = {
 }  # fmt: skip
 # "do" only carries a negation or an emphasis: "does not like" affirms "likes".
 _DO = frozenset({"do", "does", "did"})
+# Contractions of a pronoun and a verb, spelled out: "I'm not vegan" takes back "I am vegan".
+_CONTRACTIONS = {
+    "im": ("i", "am"), "ive": ("i", "have"), "youre": ("you", "are"), "youve": ("you", "have"),
+    "hes": ("he", "is"), "shes": ("she", "is"), "thats": ("that", "is"),
+    "theyre": ("they", "are"), "theyve": ("they", "have"), "weve": ("we", "have"),
+}  # fmt: skip
 
 _NUMBER_WORDS = {
     "zero": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6",
@@ -180,13 +186,25 @@ def affirmed(text: str) -> tuple[str, ...]:
     """The words without negation, fillers or intensifiers, stemmed: what is or is not so.
 
     "User does not like cilantro", "User doesn't like cilantro" and "User likes cilantro" all
-    give (user, like, cilantro); "I am in Japan" and "I am not from Japan" do not match.
+    give (user, like, cilantro), "I'm not vegan" and "I am vegan" (i, am, vegan); "I am in
+    Japan" and "I am not from Japan" do not match.
     """
     kept = []
-    for w in words(text):
-        w = _NEGATED_AUXILIARIES.get(w, w)
-        # Intensifiers go too, negated or not: "I am not very upset" takes back "I am very
-        # upset" (wording keeps "very" after a negation, where it tells two facts apart).
-        if w not in NEGATIONS and w not in _DO and w not in FILLER and w not in INTENSIFIERS:
-            kept.append(_stem(w))
+    for word in words(text):
+        for w in _CONTRACTIONS.get(word, (_NEGATED_AUXILIARIES.get(word, word),)):
+            # Intensifiers go too, negated or not: "I am not very upset" takes back "I am very
+            # upset" (wording keeps "very" after a negation, where it tells two facts apart).
+            if w not in NEGATIONS and w not in _DO and w not in FILLER and w not in INTENSIFIERS:
+                kept.append(_verb_stem(w))
     return tuple(kept)
+
+
+def _verb_stem(word: str) -> str:
+    """_stem, plus the third-person forms do-support undoes: has, goes, watches, studies."""
+    if word in ("has", "goes"):
+        return {"has": "have", "goes": "go"}[word]
+    if len(word) > 4 and word.endswith(("ches", "shes", "sses", "xes")):
+        return word[:-2]
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    return _stem(word)

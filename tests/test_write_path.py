@@ -449,6 +449,11 @@ def test_llm_update_onto_an_existing_text_supersedes_instead_of_duplicating(db, 
         ("User likes cilantro", "User doesn't like cilantro"),
         ("User isn't a morning person", "User is a morning person"),
         ("User does not own a car", "User owns a car"),
+        ("I am vegan.", "I'm not vegan."),
+        ("User has a dog", "User doesn't have a dog"),
+        ("User watches anime every night", "User does not watch anime every night"),
+        ("User studies law", "User no longer studies law"),
+        ("User goes to the gym", "User doesn't go to the gym"),
     ],
 )
 def test_offline_a_take_back_in_any_common_form_replaces_the_memory(mm, old, new):
