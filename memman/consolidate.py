@@ -47,14 +47,16 @@ from memman.models import Op, Status, Tier, UpdateResult
 from memman.store import Scope, Store
 from memman.text import content_hash
 from memman.vectors import save_vector
+from memman.writepath import Also
 
 log = logging.getLogger(__name__)
 
 SOURCE = "consolidation"
 MERGE_BATCH = 500  # same-wording merges per write transaction
 
-# update_memory(fact, scope, source, category, importance) as MemoryManager provides it.
-Promote = Callable[[str, Scope, str, str | None, float], UpdateResult]
+# update_memory(fact, scope, source, category, importance) as MemoryManager provides it, with
+# `also` run in the transaction that applies or parks the fact.
+Promote = Callable[[str, Scope, str, str | None, float, Also], UpdateResult]
 
 Action = Literal["expire", "promote", "merge", "decay", "archive"]
 
@@ -238,9 +240,14 @@ def _expire_and_promote(
             seen, recalled = len(fact.sessions), fact.recall_count
             detail = f"seen in {seen} sessions, recalled on {recalled} occasions"
             if not dry_run:
-                result = promote(fact.content, scope, "promotion", fact.category, fact.importance)
-                store.write(
-                    lambda conn, fact=fact: shortterm.set_status(conn, fact.id, "promoted", now)
+                # Marked in the same transaction: a crash never leaves one done without the other.
+                result = promote(
+                    fact.content,
+                    scope,
+                    "promotion",
+                    fact.category,
+                    fact.importance,
+                    lambda conn, fact=fact: shortterm.set_status(conn, fact.id, "promoted", now),
                 )
                 detail += f": update_memory {result.op} {result.memory_id or ''}".rstrip()
             change = Change(

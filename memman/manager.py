@@ -28,7 +28,7 @@ from memman.recall import ContextBlock
 from memman.shortterm import ShortTermFact
 from memman.store import Scope, Store
 from memman.vectors import count_missing, make_vector_backend, missing_batch, save_vector
-from memman.writepath import WritePath, stamp
+from memman.writepath import Also, WritePath, stamp
 
 Clock = Callable[[], dt.datetime]
 
@@ -458,16 +458,15 @@ class MemoryManager:
         source: str,
         category: str | None,
         importance: float | None,
+        also: Also = None,
     ) -> UpdateResult:
-        """A fact extraction or promotion found: it goes through update_memory like any other."""
-        return self.update_memory(
-            fact,
-            user_id=scope.user_id,
-            agent_id=scope.agent_id,
-            source=source,
-            category=category,
-            importance=importance,
-        )
+        """A fact extraction or promotion found: validated and decided like update_memory's.
+
+        `also` runs in the transaction that applies or parks it (promotion marks its
+        short-term row there).
+        """
+        candidate = self._candidate(fact, scope, source, None, category, importance)
+        return self._writes.process(candidate, also=also)
 
     def flush(self, session_id: str) -> ObserveResult:
         """Extract a session's buffered messages now, whatever the cooldown."""

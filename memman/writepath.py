@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 import numpy as np
 import sqlalchemy as sa
@@ -36,6 +37,9 @@ MAX_STALE_RETRIES = 3
 # A candidate's embedding: None without an embedder; the EmbeddingError when embedding failed,
 # which parks the fact unless the hash tier settles it (see WritePath._settle).
 Embedded = np.ndarray | EmbeddingError | None
+# More work for the transaction that applies or parks a fact (see WritePath.process).
+Also = Callable[[sa.Connection], None] | None
+Outcome = TypeVar("Outcome", UpdateResult, UpdateResult | Route)
 
 
 def stamp(moment: dt.datetime) -> str:
@@ -218,19 +222,30 @@ class WritePath:
         candidate: Candidate,
         pending_id: int | None = None,
         vector: Embedded = None,
+        also: Also = None,
     ) -> UpdateResult:
         """Decide and apply one candidate; an undecidable one is parked, never dropped.
 
         An LLM decision is re-made (up to MAX_STALE_RETRIES times) when the memories it was
         about changed while the model answered. `vector` is the candidate's embedding when the
-        caller already has it; `pending_id` is the parked row a retry settles.
+        caller already has it; `pending_id` is the parked row a retry settles; `also` runs in
+        the transaction that applies or parks the fact (promotion marks its short-term row
+        there, so a crash can never leave one done without the other).
         """
+
+        def write(step: Callable[[sa.Connection], Outcome]) -> Outcome:
+            def both(conn: sa.Connection) -> Outcome:
+                outcome = step(conn)
+                if also is not None and isinstance(outcome, UpdateResult):
+                    also(conn)
+                return outcome
+
+            return self.store.write(both)
+
         if vector is None:
             (vector,) = self._embed([candidate.content])  # before the write transaction
         for _ in range(MAX_STALE_RETRIES):
-            outcome = self.store.write(
-                lambda conn: self._settle(conn, candidate, pending_id, vector)
-            )
+            outcome = write(lambda conn: self._settle(conn, candidate, pending_id, vector))
             if isinstance(outcome, UpdateResult):
                 return outcome
             scores = outcome.scores()
@@ -241,13 +256,13 @@ class WritePath:
                 update_vector = self._update_vector(candidate, decision)
             except DecisionError as error:  # EmbeddingError included
                 log.warning("no decision, parking the fact: %s", error)
-                return self.store.write(
+                return write(
                     lambda conn, error=error, scores=scores: self._park(
                         conn, candidate, error, pending_id, scores
                     )
                 )
             try:
-                return self.store.write(
+                return write(
                     lambda conn, decision=decision, scores=scores, new=update_vector: (
                         self._apply_decided(
                             conn, candidate, decision, scores, pending_id, vector, new
@@ -259,7 +274,7 @@ class WritePath:
         error = DecisionError(
             f"related memories kept changing during {MAX_STALE_RETRIES} decisions"
         )
-        return self.store.write(lambda conn: self._park(conn, candidate, error, pending_id))
+        return write(lambda conn: self._park(conn, candidate, error, pending_id))
 
     def _update_vector(self, candidate: Candidate, decision: Decision) -> np.ndarray | None:
         """An UPDATE's new text, embedded outside the transaction (raises EmbeddingError).

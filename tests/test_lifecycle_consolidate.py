@@ -213,6 +213,27 @@ def test_recurring_short_term_fact_is_promoted_through_update_memory(db, clock):
         assert mm.short_term(user_id="u") == []
 
 
+def test_promotion_and_its_mark_commit_together(db, clock, monkeypatch):
+    with MemoryManager(db, clock=clock) as mm:
+        for session in ("s1", "s2"):
+            mm.remember_short_term("User is training for a marathon", user_id="u",
+                                   session_id=session)  # fmt: skip
+
+        def crash(*args: object) -> None:
+            raise RuntimeError("killed between the memory write and the mark")
+
+        monkeypatch.setattr("memman.shortterm.set_status", crash)
+        with pytest.raises(RuntimeError):
+            mm.consolidate()
+        assert mm.list(user_id="u") == []  # the memory write rolled back with the mark
+        assert len(mm.short_term(user_id="u")) == 1
+        monkeypatch.undo()
+        [change] = mm.consolidate().changes
+        [memory] = mm.list(user_id="u")
+        assert change.action == "promote" and mm.short_term(user_id="u") == []
+        assert [e.op for e in mm.history(memory.id)] == [Op.ADD]  # promoted once
+
+
 def test_cli_consolidate_and_context(db, clock, memman):  # noqa: F811 (fixture)
     loose_import(db, clock, TWINS)
     dry = memman("consolidate", "--db", db, "--dry-run")
