@@ -1,6 +1,6 @@
 """Memory hygiene over simulated multi-session chats: store size, duplicates, stale facts.
 
-    python benchmarks/bench_hygiene.py [--users 500] [--sessions 4] [--seed 1]
+    python benchmarks/bench_hygiene.py [--users 500] [--sessions 4] [--seed 1] [--embedder local]
 
 Each user is one MSC persona (a speaker's facts in the train split, first person: "I like
 Metallica."). Session 1: the user states every persona fact, one message each, between
@@ -18,10 +18,10 @@ message is a memory, as a naive module keeps them) and append-only with an exact
 
 Reported: memories kept, against the personas' own facts (the ideal store) and how many of
 those (or their take-back) no active memory says in the same wording (lost); memories with
-the same wording as another active memory of the user (memman.merge.wording), i.e.
-duplicates a prompt would show twice; taken-back facts whose old statement is still active,
-and context() blocks (queried with the new statement) that show both the old and the new
-one; chatter stored; user messages per second through observe + flush.
+the same wording as another active memory of the user (memman.text.wording), i.e.
+duplicates a prompt would show twice; taken-back facts whose old statement is still active
+in any restated form, and context() blocks (queried with the new statement) that show both
+the old and the new one; chatter stored; user messages per second through observe + flush.
 
 What this does and does not show: the restatements and take-backs are synthetic edits of the
 kinds the deterministic tiers are built for, so this checks the offline pipeline end to end
@@ -116,6 +116,7 @@ def main() -> None:
     parser.add_argument("--users", type=int, default=500)
     parser.add_argument("--sessions", type=int, default=4)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--embedder", default="none", help="none or local (needs memman[local])")
     args = parser.parse_args()
     rng = random.Random(args.seed)
     facts = {f"user{i}": persona for i, persona in enumerate(personas(args.users))}
@@ -130,7 +131,10 @@ def main() -> None:
     ]
     said = [content for _, content in user_messages]
     hashed = {(user, content_hash(content)) for user, content in user_messages}
-    with tempfile.TemporaryDirectory() as tmp, MemoryManager(str(Path(tmp) / "h.db")) as mm:
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        MemoryManager(str(Path(tmp) / "h.db"), embedder=args.embedder) as mm,
+    ):
         started = time.perf_counter()
         for user, (talks, _) in users.items():
             for number, talk in enumerate(talks):
@@ -142,11 +146,10 @@ def main() -> None:
         kept = {user: mm.list(user_id=user) for user in users}
         stale = both_shown = lost = 0
         for user, (_, taken_back) in users.items():
-            active = {content_hash(m.content) for m in kept[user]}
             worded = {wording(m.content) for m in kept[user]}
             lost += sum(wording(taken_back.get(f, f)) not in worded for f in facts[user])
             for old, new in taken_back.items():
-                stale += content_hash(old) in active
+                stale += wording(old) in worded  # the old statement, in any restated form
                 block = mm.context(new, user_id=user).text
                 both_shown += old in block and new in block
         chatter_stored = sum(m.content in CHATTER for memories in kept.values() for m in memories)
@@ -159,7 +162,8 @@ def main() -> None:
 
     take_backs = sum(len(t) for _, t in users.values())
     memories = sum(len(m) for m in kept.values())
-    print(f"{len(users)} users, {args.sessions} sessions each, {len(said):,} user messages, "
+    print(f"{len(users)} users, {args.sessions} sessions each, embedder {args.embedder}, "
+          f"{len(said):,} user messages, "
           f"{take_backs} facts taken back")  # fmt: skip
     print(f"append-only store:            {len(said):,} memories")
     print(f"append-only + exact-text check: {len(hashed):,} memories")

@@ -60,9 +60,16 @@ def route(
 
     With an embedder (`cosine` thresholds given and cosines retrieved) the cosine decides,
     because it sees paraphrases; a memory whose cosine is missing (not yet reindexed) falls
-    back to its Jaccard.
+    back to its Jaccard. A lexical near-copy is a duplicate either way: "I really like
+    Metallica" has the same words as "I like Metallica." but MiniLM puts them below
+    noop_cosine, and without this check the embedder made such restatements ambiguous.
     """
     jaccard = Thresholds("Jaccard", noop_jaccard, novel_jaccard)
+    if cosine is not None:
+        copy = _lexical_copy(candidate, retrieved, noop_jaccard)
+        if copy is not None:
+            reason = f"near-identical to an existing memory (Jaccard {copy.jaccard:.2f})"
+            return Route(RouteKind.DUPLICATE, reason, [copy], jaccard.name)
 
     def measure(r: Retrieved) -> tuple[Thresholds, float]:
         if cosine is not None and r.cosine is not None:
@@ -107,3 +114,16 @@ def route(
             result = Route(RouteKind.AMBIGUOUS, why, related)
     log.debug("route %s: %s", result.kind, result.reason)
     return result
+
+
+def _lexical_copy(candidate: str, retrieved: list[Retrieved], noop: float) -> Retrieved | None:
+    """The memory the candidate repeats word for word (the router's Jaccard NOOP test), if any."""
+    best = max(retrieved, key=lambda r: r.jaccard, default=None)
+    if best is None or best.jaccard < noop:
+        return None
+    closest = best.memory.content
+    if polarity_or_number_differs(candidate, closest):
+        return None
+    if added_words(candidate, closest, paraphrase_aware=False):
+        return None
+    return best
