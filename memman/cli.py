@@ -93,7 +93,10 @@ def _events_table(events: list[Event], title: str) -> Table:
 
 def _mode_line(mm: MemoryManager) -> str:
     if mm.offline:
-        return "decider: offline (no LLM configured: ambiguous cases are kept, never deleted)"
+        return (
+            "decider: offline (no LLM configured: extensions and take-backs update a memory,"
+            " other ambiguous cases are kept; nothing is deleted)"
+        )
     return f"decider: LLM {mm.settings.llm_model} via {mm.settings.llm_base_url or 'OpenAI'}"
 
 
