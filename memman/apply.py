@@ -18,11 +18,37 @@ from memman.errors import DecisionError, EmbeddingError
 from memman.models import Memory, Op, Status, Tier, UpdateResult
 from memman.store import Store
 from memman.text import content_hash
+from memman.topic import about
 from memman.vectors import save_vector
 
 
 class StaleDecision(Exception):
     """The memory a decision acts on changed between deciding and applying."""
+
+
+def _older_news(candidate: Candidate, target: Memory, decision: Decision) -> Decision:
+    """An UPDATE or DELETE of a statement made before the memory's current one: a NOOP that
+    only records it in the memory's history. Importing old chat history, or retrying a fact
+    parked for a day, must not overwrite a value the user stated later."""
+    stated = target.observed_at
+    if decision.op not in (Op.UPDATE, Op.DELETE) or not stated or not candidate.observed_at:
+        return decision
+    if candidate.observed_at >= stated:
+        return decision
+    why = (
+        f"{decision.reason}; but it was stated at {candidate.observed_at[:16]}, before the"
+        f" memory's current text ({stated[:16]}): kept in its history, not applied"
+    )
+    return Decision(Op.NOOP, why, decision.tier, target=target, call=decision.call, reinforce=False)
+
+
+def _topic_columns(candidate: Candidate, text: str) -> dict[str, str | None]:
+    """subject and attribute for stored text: the candidate's topic when the text is the
+    candidate's (or says nothing the extractor reads), else what the new text is about."""
+    topic = candidate.topic if text == candidate.content else (about(text) or candidate.topic)
+    if topic is None:
+        return {"subject": None, "attribute": None}
+    return {"subject": topic.subject, "attribute": topic.attribute}
 
 
 def _current(store: Store, conn: sa.Connection, decided_on: Memory) -> Memory:
@@ -90,6 +116,8 @@ def apply_decision(
             confidence=candidate.confidence,
             category=candidate.category,
             importance=DEFAULT_IMPORTANCE if candidate.importance is None else candidate.importance,
+            observed_at=candidate.observed_at or now,
+            **_topic_columns(candidate, candidate.content),
         )
         after = candidate.content
         if embedder is not None:
@@ -100,9 +128,12 @@ def apply_decision(
     else:
         target = _current(store, conn, decision.target)
         memory_id, before = target.id, target.content
+        decision = _older_news(candidate, target, decision)
+        op, reason = decision.op, decision.reason
         if op is Op.NOOP:
-            store.reinforce(conn, target, now=now, source=candidate.source)
-            _carry_salience(store, conn, target, candidate)
+            if decision.reinforce:
+                store.reinforce(conn, target, now=now, source=candidate.source)
+                _carry_salience(store, conn, target, candidate)
             after = before
         elif op is Op.DELETE:
             store.set_status(conn, target.id, Status.DELETED, now)
@@ -127,6 +158,8 @@ def apply_decision(
                     content_hash=new_hash,
                     now=now,
                     source=candidate.source,
+                    observed_at=candidate.observed_at or now,
+                    **_topic_columns(candidate, decision.content),
                 )
                 _carry_salience(store, conn, target, candidate)
                 after = decision.content
@@ -188,6 +221,8 @@ def park(
             metadata=candidate.metadata,
             category=candidate.category,
             importance=candidate.importance,
+            observed_at=candidate.observed_at or now,
+            **_topic_columns(candidate, candidate.content),
             error=message,
             attempts=1,
             created_at=now,

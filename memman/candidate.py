@@ -14,6 +14,8 @@ from memman.config import DEFAULT_CONFIDENCE, Settings
 from memman.errors import InvalidInputError
 from memman.store import Scope
 from memman.text import content_hash, normalize
+from memman.timestamps import check_moment
+from memman.topic import USER, Topic, about, check_label
 
 MAX_SOURCE_CHARS = 1000
 MAX_CATEGORY_CHARS = 64
@@ -33,6 +35,9 @@ class Candidate:
     confidence: float = DEFAULT_CONFIDENCE  # stored on ADD
     category: str | None = None  # None: not given (a stored category is kept)
     importance: float | None = None  # None: not given (ADD stores DEFAULT_IMPORTANCE)
+    # When the user stated it (a stamp; None: as it is written). "Newest" means newest observed.
+    observed_at: str | None = None
+    topic: Topic | None = None  # what it is about (memman/topic.py); None: not recognised
 
 
 def _check_text(name: str, value: Any, max_chars: int) -> str:
@@ -112,6 +117,9 @@ def make_candidate(
     metadata: dict[str, Any] | None = None,
     category: str | None = None,
     importance: float | None = None,
+    observed_at: Any = None,
+    subject: Any = None,
+    attribute: Any = None,
 ) -> Candidate:
     content = _check_text("fact", fact, settings.max_fact_chars)
     if not normalize(content):
@@ -125,4 +133,27 @@ def make_candidate(
         confidence=settings.default_confidence,
         category=check_category(category),
         importance=check_importance(importance),
+        observed_at=None if observed_at is None else check_moment("observed_at", observed_at),
+        topic=check_topic(content, subject, attribute),
     )
+
+
+def check_topic(content: str, subject: Any, attribute: Any) -> Topic | None:
+    """The caller's subject and attribute where given, the extractor's otherwise.
+
+    A caller's attribute keeps the value and polarity the extractor reads from the text when
+    it reads the same attribute; otherwise the value is unknown, and a single-valued memory
+    of that attribute is replaced by any different text.
+    """
+    try:
+        subject, attribute = check_label("subject", subject), check_label("attribute", attribute)
+    except ValueError as error:
+        raise InvalidInputError(str(error)) from error
+    found = about(content)
+    if attribute is None:
+        if found is None or subject is None:
+            return found
+        return Topic(subject, found.attribute, found.value, found.retracted)
+    if found is not None and found.attribute == attribute:
+        return Topic(subject or found.subject, attribute, found.value, found.retracted)
+    return Topic(subject or USER, attribute)

@@ -46,6 +46,7 @@ from memman.merge import Progress, is_protected
 from memman.models import Op, Status, Tier, UpdateResult
 from memman.store import Scope, Store
 from memman.text import content_hash
+from memman.topic import about
 from memman.vectors import save_vector
 from memman.writepath import Also
 
@@ -511,9 +512,11 @@ def _apply_llm_merge(
     if twin is None:
         keeper = (rep.id, content)
         if content != rep.content:
+            topic = about(content)
             store.change_content(
                 conn, store.get(conn, rep.id), content=content,
                 content_hash=content_hash(content), now=stamp, source=SOURCE,
+                subject=topic and topic.subject, attribute=topic and topic.attribute,
             )  # fmt: skip
             if embedder is not None and vector is not None:
                 save_vector(conn, rep.id, embedder.name, vector)

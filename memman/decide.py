@@ -33,6 +33,7 @@ class Decision:
     target: Memory | None = None  # the memory an UPDATE/DELETE/NOOP acts on
     content: str | None = None  # the new content of an UPDATE
     call: CallInfo | None = None  # set when an LLM made the decision
+    reinforce: bool = True  # a NOOP that only records the candidate in history: False
 
 
 class Decider(Protocol):

@@ -19,6 +19,7 @@ from memman.manager import MemoryManager
 from memman.models import Op, Tier
 from memman.store import Scope
 from memman.text import content_hash
+from memman.topic import about
 
 EVAL_USER = "eval"
 STORED_AT = "2026-01-01T00:00:00.000+00:00"  # existing memories' timestamp
@@ -110,8 +111,10 @@ def run_case(case: Case, settings: Settings) -> tuple[Outcome, str | None]:
                     now=STORED_AT,
                     source="eval",
                     metadata={},
+                    subject=topic and topic.subject,
+                    attribute=topic and topic.attribute,
                 )
-                for text in case.existing
+                for text, topic in ((text, about(text)) for text in case.existing)
             ]
         )
         if mm.embedder is not None:

@@ -147,6 +147,10 @@ class MemoryManager:
         metadata: Any,
         category: Any = None,
         importance: Any = None,
+        *,
+        observed_at: Any = None,
+        subject: Any = None,
+        attribute: Any = None,
     ) -> Candidate:
         return make_candidate(
             fact,
@@ -156,6 +160,9 @@ class MemoryManager:
             metadata=metadata,
             category=category,
             importance=importance,
+            observed_at=observed_at,
+            subject=subject,
+            attribute=attribute,
         )
 
     # -- the write path ------------------------------------------------------------------------
@@ -170,6 +177,9 @@ class MemoryManager:
         metadata: dict[str, Any] | None = None,
         category: str | None = None,
         importance: float | None = None,
+        subject: str | None = None,
+        attribute: str | None = None,
+        observed_at: dt.datetime | str | None = None,
     ) -> UpdateResult:
         """Decide what one candidate fact does to long-term memory, apply it, record why.
 
@@ -178,11 +188,26 @@ class MemoryManager:
         given); a NOOP or UPDATE keeps the stored category unless there was none and raises the
         importance to the higher of the two (see apply._carry_salience).
 
+        `subject` ("user", or another person: "sister") and `attribute` ("residence",
+        "employer", "likes" ...) say what the fact is about; when not given, memman's extractor
+        reads them from the text (memman/topic.py). A different value of a single-valued
+        attribute (settings.single_valued_attributes) replaces the memory that held it.
+        `observed_at` is when the user said it (default: now): a statement older than a
+        memory's current one never overwrites it, it goes into that memory's history.
+
         Never drops the fact: if the decider fails the result is PENDING and the fact waits in
         `pending()` for `retry_pending()`.
         """
         candidate = self._candidate(
-            fact, Scope(user_id, agent_id), source, metadata, category, importance
+            fact,
+            Scope(user_id, agent_id),
+            source,
+            metadata,
+            category,
+            importance,
+            observed_at=observed_at,
+            subject=subject,
+            attribute=attribute,
         )
         return self._writes.process(candidate)
 
@@ -197,6 +222,7 @@ class MemoryManager:
         chunk_size: int | None = None,
         category: str | None = None,
         importance: float | None = None,
+        observed_at: dt.datetime | str | None = None,
     ) -> list[UpdateResult]:
         """update_memory for a batch of one scope, one transaction per chunk, results in order.
 
@@ -205,14 +231,17 @@ class MemoryManager:
         transaction (an LLM call never holds the write lock) before the next chunk starts.
         With an embedder, the next chunk is embedded while this one is written, and texts the
         scope already holds are not embedded at all (the hash tier settles them).
-        `category` and `importance`, like source and metadata, apply to every fact of the batch.
+        `category`, `importance` and `observed_at` (default: when written), like source and metadata,
+        apply to every fact of the batch; each fact's topic is read from its text.
         """
         scope = Scope(user_id, agent_id)
         candidates = []
         for index, fact in enumerate(facts):
             try:
                 candidates.append(
-                    self._candidate(fact, scope, source, metadata, category, importance)
+                    self._candidate(
+                        fact, scope, source, metadata, category, importance, observed_at=observed_at
+                    )
                 )
             except InvalidInputError as error:
                 raise InvalidInputError(f"fact #{index}: {error}") from error
@@ -241,6 +270,9 @@ class MemoryManager:
                 item.metadata,
                 item.category,
                 item.importance,
+                observed_at=item.observed_at or item.created_at,
+                subject=item.subject,
+                attribute=item.attribute,
             )
             results.append(self._writes.process(candidate, pending_id=item.id))
         return results

@@ -262,3 +262,30 @@ def m017_short_term_last_recalled_at(db: sqlite_utils.Database) -> None:
     # promote_recall_spacing_hours are one use (a conversation about the airport shows
     # "is at the airport" every turn; that does not make it a lasting fact).
     db.execute("ALTER TABLE short_term ADD COLUMN last_recalled_at TEXT")
+
+
+@migrations()
+def m018_topics_and_observed_at(db: sqlite_utils.Database) -> None:
+    # What a memory is about (subject, attribute: memman/topic.py), so a new fact finds the
+    # memory it supersedes by topic, not by shared words; and when its statement was made
+    # (observed_at), so an older statement imported or retried late never replaces a newer
+    # one. Existing memories were observed when their text was last written (updated_at),
+    # and get their topic from the extractor. A parked fact keeps what it came with.
+    from memman.topic import about
+
+    for table in ("long_term", "pending"):
+        for column in ("subject", "attribute", "observed_at"):
+            db.execute(f"ALTER TABLE {table} ADD COLUMN {column} TEXT")
+    db.execute("ALTER TABLE message_buffer ADD COLUMN observed_at TEXT")
+    db.execute("UPDATE long_term SET observed_at = updated_at")
+    db.execute("UPDATE pending SET observed_at = created_at")
+    topics = [
+        (topic.subject, topic.attribute, pk)
+        for pk, content in db.execute("SELECT pk, content FROM long_term").fetchall()
+        if (topic := about(content)) is not None
+    ]
+    db.conn.executemany("UPDATE long_term SET subject = ?, attribute = ? WHERE pk = ?", topics)
+    db.execute(
+        "CREATE INDEX long_term_topic ON long_term (user_id, agent_id, subject, attribute)"
+        " WHERE status = 'active'"
+    )

@@ -25,6 +25,7 @@ class Tier(StrEnum):
     NOVEL = "novel"  # nothing similar retrieved: plain ADD
     LEXICAL = "lexical"  # near-identical by token overlap: NOOP
     SEMANTIC = "semantic"  # near-identical by embedding cosine: NOOP
+    TOPIC = "topic"  # same subject and attribute: a new value replaces, retracts or adds
     LLM = "llm"  # the structured LLM decider
     OFFLINE = "offline"  # the deterministic decider used when no LLM is configured
     PENDING = "pending"  # the decider failed; the fact is parked
@@ -59,6 +60,11 @@ class Memory(BaseModel):
     status: Status = Status.ACTIVE
     sources: list[str] = Field(default_factory=list)
     metadata: dict[str, Any] = Field(default_factory=dict)
+    # What the fact is about (memman/topic.py): "user" or another person, and an attribute
+    # such as "residence" or "likes". None when it is not known.
+    subject: str | None = None
+    attribute: str | None = None
+    observed_at: str | None = None  # when the user stated the text it holds now
 
 
 class SearchHit(BaseModel):
@@ -120,6 +126,9 @@ class PendingFact(BaseModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
     category: str | None = None  # given with the fact; stored when it is decided
     importance: float | None = None
+    subject: str | None = None
+    attribute: str | None = None
+    observed_at: str | None = None
     error: str
     attempts: int
     created_at: str

@@ -162,6 +162,10 @@ class Store:
             )
             self._by_pk_sql = select_memory + " WHERE pk IN ({})"
             self._by_id_sql = select_memory + " WHERE id = ?"
+            self._by_topic_sql = (
+                select_memory + " WHERE user_id = ? AND agent_id = ? AND subject = ?"
+                " AND attribute = ? AND status = 'active' ORDER BY observed_at DESC LIMIT ?"
+            )
         except sa.exc.DatabaseError as error:  # not SQLite, unreadable schema, no such folder
             self.engine.dispose()
             reason = getattr(error, "orig", None) or error
@@ -258,6 +262,9 @@ class Store:
             status=Status(m["status"]),
             sources=json.loads(m["sources"]),
             metadata=json.loads(m["metadata"]),
+            subject=m["subject"],
+            attribute=m["attribute"],
+            observed_at=m["observed_at"],
         )
 
     def active_by_hash(self, conn: sa.Connection, scope: Scope, content_hash: str) -> Memory | None:
@@ -281,6 +288,16 @@ class Store:
                 ).scalars()
             )
         return found
+
+    def active_by_topic(
+        self, conn: sa.Connection, scope: Scope, subject: str, attribute: str, limit: int
+    ) -> list[Memory]:
+        """The scope's active memories about this subject and attribute, newest observed
+        first (the long_term_topic index: one seek, whatever the store's size)."""
+        rows = run_sql(
+            conn, self._by_topic_sql, (scope.user_id, scope.agent_key, subject, attribute, limit)
+        )
+        return [self._memory_from_values(row) for row in rows]
 
     def get(self, conn: sa.Connection, memory_id: str) -> Memory:
         row = run_sql(conn, self._by_id_sql, (memory_id,)).fetchone()
@@ -372,6 +389,9 @@ class Store:
         confidence: float = DEFAULT_CONFIDENCE,
         category: str | None = None,
         importance: float = 5.0,
+        subject: str | None = None,
+        attribute: str | None = None,
+        observed_at: str | None = None,
     ) -> str:
         memory_id = new_memory_id()
         _insert_returning_id(
@@ -389,6 +409,9 @@ class Store:
                 "updated_at": now,
                 "sources": json.dumps([source] if source else []),
                 "metadata": json.dumps(metadata),
+                "subject": subject,
+                "attribute": attribute,
+                "observed_at": observed_at or now,
             },
         )
         return memory_id
@@ -402,7 +425,12 @@ class Store:
         content_hash: str,
         now: str,
         source: str | None,
+        subject: str | None = None,
+        attribute: str | None = None,
+        observed_at: str | None = None,
     ) -> None:
+        """New text for a memory, with what it is about and when it was stated (each kept as
+        it was when None)."""
         lt = self.long_term
         conn.execute(
             lt.update()
@@ -412,6 +440,9 @@ class Store:
                 content_hash=content_hash,
                 updated_at=now,
                 sources=json.dumps(_with_source(memory.sources, source)),
+                subject=subject or memory.subject,
+                attribute=attribute or memory.attribute,
+                observed_at=observed_at or memory.observed_at,
             )
         )
 

@@ -24,9 +24,12 @@ from memman.decide import Decider, Decision, OfflineDecider
 from memman.embed import Embedder, Lookahead, cosine_thresholds
 from memman.errors import DecisionError, EmbeddingError
 from memman.models import Op, Tier, UpdateResult
-from memman.retrieval import hybrid_candidates, lexical_candidates
+from memman.retrieval import Retrieved, hybrid_candidates, lexical_candidates
 from memman.route import Route, RouteKind, Thresholds, route
 from memman.store import Scope, Store
+from memman.timestamps import stamp
+from memman.supersede import route_by_topic
+from memman.text import content_tokens, jaccard
 from memman.vectors import VectorSearch
 
 log = logging.getLogger(__name__)
@@ -40,11 +43,6 @@ Embedded = np.ndarray | EmbeddingError | None
 # More work for the transaction that applies or parks a fact (see WritePath.process).
 Also = Callable[[sa.Connection], None] | None
 Outcome = TypeVar("Outcome", UpdateResult, UpdateResult | Route)
-
-
-def stamp(moment: dt.datetime) -> str:
-    """The stored form of a moment: UTC ISO 8601 with milliseconds."""
-    return moment.astimezone(dt.UTC).isoformat(timespec="milliseconds")
 
 
 class WritePath:
@@ -155,32 +153,81 @@ class WritePath:
 
     def _retrieve(
         self, conn: sa.Connection, candidate: Candidate, vector: np.ndarray | None
-    ) -> Route:
-        """Candidate retrieval (hybrid with an embedder, else lexical) and routing."""
-        cosine = None
-        if self.embedder is not None and vector is not None:
-            retrieved = hybrid_candidates(
-                self.store,
-                conn,
-                candidate.scope,
-                candidate.content,
-                self.settings.top_k,
-                index=self.vectors,
-                model=self.embedder.name,
-                vector=vector,
-            )
-            cosine = Thresholds("cosine", *cosine_thresholds(self.settings, self.embedder.name))
-        else:
+    ) -> tuple[list[Retrieved], Thresholds | None]:
+        """Memories that share words (or meaning, with an embedder) with the candidate, and
+        the cosine thresholds when the embedder's cosines are to be used."""
+        if self.embedder is None or vector is None:
             retrieved = lexical_candidates(
                 self.store, conn, candidate.scope, candidate.content, self.settings.top_k
             )
-        return route(
+            return retrieved, None
+        retrieved = hybrid_candidates(
+            self.store,
+            conn,
+            candidate.scope,
             candidate.content,
-            retrieved,
+            self.settings.top_k,
+            index=self.vectors,
+            model=self.embedder.name,
+            vector=vector,
+        )
+        return retrieved, Thresholds("cosine", *cosine_thresholds(self.settings, self.embedder.name))
+
+    def _route(
+        self, conn: sa.Connection, candidate: Candidate, vector: np.ndarray | None
+    ) -> Route | tuple[Decision, dict]:
+        """Candidates by topic and by words, then routing: a decision settled by topic (with
+        the audit scores), or the Route of the word-based router.
+
+        The decider sees the union of the memories with the candidate's subject and attribute
+        and the retrieved ones, less those known to be about something else.
+        """
+        retrieved, cosine = self._retrieve(conn, candidate, vector)
+        topic = candidate.topic
+        same = (
+            self.store.active_by_topic(
+                conn, candidate.scope, topic.subject, topic.attribute, self.settings.top_k
+            )
+            if topic is not None
+            else []
+        )
+        topical = route_by_topic(
+            candidate,
+            same,
+            [r.memory for r in retrieved],
+            single_valued=frozenset(self.settings.single_valued_attributes),
+        )
+        if topical.decision is not None:
+            scores = {m.id: {"topic": 1.0} for m in topical.same_topic}
+            return topical.decision, scores | Route(RouteKind.NOVEL, "", retrieved).scores()
+        related = [r for r in retrieved if r.memory.id not in topical.other_topics]
+        shown = {r.memory.id for r in related}
+        tokens = content_tokens(candidate.content)
+        about_it = [
+            Retrieved(m, bm25=None, jaccard=jaccard(tokens, content_tokens(m.content)))
+            for m in topical.same_topic
+            if m.id not in shown
+        ]
+        routed = route(
+            candidate.content,
+            related + about_it,
             noop_jaccard=self.settings.noop_jaccard,
             novel_jaccard=self.settings.novel_jaccard,
             cosine=cosine,
         )
+        if routed.kind is RouteKind.NOVEL and topical.same_topic:
+            # Below the word thresholds, but about the same thing: the decider must see it.
+            same_ids = {m.id for m in topical.same_topic}
+            reason = f"{len(same_ids)} memories with the same subject and attribute"
+            return Route(
+                RouteKind.AMBIGUOUS,
+                reason,
+                [r for r in related + about_it if r.memory.id in same_ids],
+            )
+        if routed.kind is RouteKind.NOVEL and len(related) < len(retrieved):
+            reason = f"{routed.reason}; {len(retrieved) - len(related)} about other topics"
+            return Route(RouteKind.NOVEL, reason)
+        return routed
 
     def _settle(
         self,
@@ -204,7 +251,10 @@ class WritePath:
             return self._apply(conn, candidate, decision, None, pending_id, vector=None)
         if isinstance(vector, EmbeddingError):
             return self._park(conn, candidate, vector, pending_id)
-        routed = self._retrieve(conn, candidate, vector)
+        routed = self._route(conn, candidate, vector)
+        if isinstance(routed, tuple):
+            decision, scores = routed
+            return self._apply(conn, candidate, decision, scores, pending_id, vector)
         if routed.kind is RouteKind.NOVEL:
             decision = Decision(Op.ADD, routed.reason, Tier.NOVEL)
         elif routed.kind is RouteKind.DUPLICATE:

@@ -181,13 +181,8 @@ EXTRACTION_RECORDINGS: dict[str, tuple[Any, dict[str, Any], list[Reply]]] = {
         x.test_an_extracted_change_is_decided_against_the_stored_fact,
         {},
         [
+            # The topic tier settles the move: no decision call follows.
             extracted(("User lives in Lisbon now", "location", 7, "durable")),
-            reply(
-                op="UPDATE",
-                id=1,
-                content="User lives in Lisbon (moved from Berlin)",
-                reason="The user moved; Lisbon is the current city.",
-            ),
         ],
     ),
 }

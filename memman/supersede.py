@@ -1,0 +1,130 @@
+"""Routing by topic: the memory a new fact supersedes, found by what both are about.
+
+Runs after retrieval and before the word-based router (memman/route.py). For a candidate
+whose topic is known (memman/topic.py) it settles the clear cases with no LLM call, offline
+and online alike:
+
+- a single-valued attribute holds one current value: a different value replaces the newest
+  memory of that subject and attribute (UPDATE, the old text stays in its history), and a
+  retraction ("I don't live in Berlin anymore") replaces it too, clearing the value;
+- a multi-valued attribute holds several: a retraction replaces the memory with that value
+  ("I no longer have a cat" / "I have a cat"), and a new value is a fact of its own;
+- a value taken back that is not the current one ("I don't live in Paris anymore" while the
+  memory says Berlin) changes nothing and goes into the memory's history.
+
+"Newer" means observed later: apply.py keeps any UPDATE or DELETE of a statement older than
+the memory's current one out of the memory (into its history), whichever tier decided it.
+
+It also tells the router which retrieved memories are known to be about something else
+(another subject or attribute, or another value of a multi-valued attribute): they are not
+shown to the decider, which is what keeps "likes jazz" / "likes hiking" from costing an LLM
+call. Memories whose topic is not known are always shown.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from memman.candidate import Candidate
+from memman.decide import Decision
+from memman.models import Memory, Op, Tier
+from memman.topic import Topic, about, is_single_valued, same_value
+
+
+@dataclass(frozen=True)
+class TopicRouting:
+    decision: Decision | None = None  # settled by topic; None: the router and decider go on
+    other_topics: frozenset[str] = frozenset()  # ids of memories about something else
+    same_topic: list[Memory] = field(default_factory=list)  # must reach the decider
+
+
+def route_by_topic(
+    candidate: Candidate,
+    same_topic: list[Memory],
+    retrieved: list[Memory],
+    *,
+    single_valued: frozenset[str],
+) -> TopicRouting:
+    """Settle the candidate by topic if its topic makes the answer clear.
+
+    `same_topic` holds the scope's active memories with the candidate's subject and
+    attribute, newest observed first; `retrieved` what word (and vector) retrieval found.
+    """
+    topic = candidate.topic
+    if topic is None:
+        return TopicRouting()
+    other = frozenset(m.id for m in retrieved if _other_topic(topic, m, single_valued))
+    if not same_topic:
+        return TopicRouting(other_topics=other)
+    if is_single_valued(topic.attribute, single_valued):
+        decision = _single(candidate, topic, same_topic[0])
+    else:
+        decision = _multi(candidate, topic, same_topic)
+    return TopicRouting(decision, other, same_topic)
+
+
+def _other_topic(topic: Topic, memory: Memory, single_valued: frozenset[str]) -> bool:
+    """True when the memory is known to state another fact than any the candidate could touch."""
+    if memory.attribute is None or memory.subject is None:
+        return False
+    if (memory.subject, memory.attribute) != (topic.subject, topic.attribute):
+        return True
+    if is_single_valued(topic.attribute, single_valued) or topic.retracted:
+        return False
+    stated = about(memory.content)
+    return (
+        stated is not None
+        and stated.attribute == topic.attribute
+        and stated.value is not None
+        and topic.value is not None
+        and not same_value(stated.value, topic.value)
+    )
+
+
+def _stated(memory: Memory) -> Topic | None:
+    """What the memory's text says about its own attribute (None: its value is not known)."""
+    stated = about(memory.content)
+    return stated if stated is not None and stated.attribute == memory.attribute else None
+
+
+def _single(candidate: Candidate, topic: Topic, current: Memory) -> Decision | None:
+    stated = _stated(current)
+    if stated is not None and stated.retracted == topic.retracted:
+        if same_value(stated.value, topic.value) or (topic.retracted and topic.value is None):
+            return None  # the same value again: the router decides NOOP or refinement
+    if topic.retracted and topic.value is not None and stated is not None:
+        if not stated.retracted and not same_value(stated.value, topic.value):
+            why = (
+                f"{topic.attribute}: takes back {topic.value!r}, which is not the current value"
+                f" ({stated.value!r}); kept in this memory's history"
+            )
+            return Decision(Op.NOOP, why, Tier.TOPIC, target=current, reinforce=False)
+    if stated is None and topic.value is None and not topic.retracted:
+        if current.content.casefold() == candidate.content.casefold():
+            return None
+    return _replace(candidate, topic, current, stated)
+
+
+def _multi(candidate: Candidate, topic: Topic, same_topic: list[Memory]) -> Decision | None:
+    if not topic.retracted:
+        return None  # a new value adds; the same value is the router's to compare
+    for memory in same_topic:
+        stated = _stated(memory)
+        if stated is None or stated.retracted:
+            continue
+        if topic.value is None or same_value(stated.value, topic.value):
+            return _replace(candidate, topic, memory, stated)
+    return None
+
+
+def _replace(
+    candidate: Candidate, topic: Topic, current: Memory, stated: Topic | None
+) -> Decision:
+    """UPDATE to the candidate's text (apply keeps an older statement out: see apply.py)."""
+    was = repr(stated.value) if stated is not None and stated.value else "its old text"
+    if topic.retracted:
+        why = f"{topic.attribute}: takes back {was}; the newer statement replaces it"
+    else:
+        now = repr(topic.value) if topic.value else "a new value"
+        why = f"{topic.attribute} holds one value: {was} -> {now}, the newer statement wins"
+    return Decision(Op.UPDATE, why, Tier.TOPIC, target=current, content=candidate.content)

@@ -1,0 +1,379 @@
+"""What a fact is about: its subject, its attribute and the value it states.
+
+"I moved to Munich last month" and "I live in Berlin" share no content word, yet both state
+where the user lives. Word overlap cannot see that; a topic can: both are (user, residence),
+with the values "munich" and "berlin". The write path uses topics to find the memory a fact
+supersedes (same subject and attribute, whatever the words) and to settle the clear cases
+without an LLM: a single-valued attribute (where the user lives, works, their relationship
+status) holds one current value, so a different value replaces the old one; a multi-valued
+one (likes, pets, languages) holds several, so a different value is a fact of its own.
+
+`about(text)` is a deterministic extractor for the common attributes of chat memory, first
+person ("I live in Berlin") and the extracted style ("User lives in Berlin") alike, and for
+other people the user talks about ("My sister lives in Rome" is (sister, residence)). It
+returns None when it does not recognise the fact: such facts are routed by their words as
+before. Its coverage is listed in ATTRIBUTES and measured in benchmarks/bench_conflicts.py.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from memman.text import STOPWORDS, normalize, words
+
+USER = "user"
+
+# attribute -> what it holds. Single-valued: one current value, a newer one replaces it.
+SINGLE_VALUED = frozenset(
+    """residence hometown employer job relationship_status name age birthday diet smoking
+    children car school studies""".split()
+)
+# Multi-valued: several true at once ("likes jazz" and "likes hiking").
+MULTI_VALUED = frozenset("likes drinks pets plays speaks allergy hobby".split())
+# Favourites are single-valued per thing: "favorite:color", "favorite:band".
+FAVORITE = "favorite"
+ATTRIBUTES = SINGLE_VALUED | MULTI_VALUED | {f"{FAVORITE}:*"}
+
+
+def is_single_valued(attribute: str, single_valued: frozenset[str] = SINGLE_VALUED) -> bool:
+    return attribute in single_valued or attribute.startswith(FAVORITE + ":")
+
+
+@dataclass(frozen=True)
+class Topic:
+    """A fact's subject and attribute, and the value it states (None: not known).
+
+    `retracted` marks a fact that takes a value back ("I don't live in Berlin anymore", "I
+    quit caffeine"); its `value` is the value taken back, None when it names none ("I have
+    no pets").
+    """
+
+    subject: str
+    attribute: str
+    value: str | None = None
+    retracted: bool = False
+
+
+# People (and pets) the user talks about: "my sister lives in Rome" is the sister's residence.
+OTHERS = frozenset(
+    """sister brother mother mom mum father dad wife husband partner girlfriend boyfriend
+    fiance fiancee son daughter kid kids children child friend boss roommate grandmother
+    grandma grandfather grandpa aunt uncle cousin parents neighbor neighbour coworker
+    colleague dog cat""".split()
+)
+_FIRST_PERSON = {"i": (), "im": ("am",), "ive": ("have",), "id": ("would",), "ill": ("will",)}
+# Third-person verb forms ("User lives in", "User is") spelled as the first person says them.
+_VERB_FORMS = {
+    "is": "am", "are": "am", "was": "was", "were": "was", "has": "have", "does": "do",
+    "doesnt": "do not", "dont": "do not", "didnt": "did not", "isnt": "am not",
+    "arent": "am not", "wasnt": "was not", "hasnt": "have not", "havent": "have not",
+    "cant": "can not", "cannot": "can not", "wont": "will not", "aint": "am not",
+}  # fmt: skip
+# Words that say a value no longer holds, removed from the predicate before matching.
+_NEGATORS = ("do not ", "did not ", "not ", "no longer ", "never ")
+_NEGATION_WORDS = frozenset("no not longer never".split())
+_STILL_TRUE_FILLERS = frozenset(
+    "just recently finally also really currently now still actually officially".split()
+)
+# Verbs that take something back: "I quit smoking" is "I smoke", negated.
+_QUITTING = re.compile(r"^(?:quit|stopped|gave up|give up|have given up|have quit) (?P<rest>.+)$")
+_GERUNDS = {
+    "smoking": "smoke", "drinking": "drink", "working": "work", "eating": "eat",
+    "playing": "play", "living": "live", "dating": "date", "using": "use", "studying": "study",
+}  # fmt: skip
+# Where a value ends: "Berlin with my wife", "Munich last month", "jazz and blues".
+_VALUE_END = frozenset(
+    """in at for with since because and but so now currently last this every each when while
+    who which that especially from to as on after before during until anymore any more again
+    these days nowadays right too though ago""".split()
+)
+# "I like to go fishing" likes "fishing".
+_LEADING_VERB = re.compile(r"^(?:to go |to |going |go )")
+_ARTICLES = frozenset("a an the my our some any".split())
+_SERVICE = r"(?:a |an |the )?"
+
+OCCUPATIONS = frozenset(
+    """nurse teacher doctor physician engineer developer programmer coder designer lawyer
+    attorney accountant student chef cook waiter waitress bartender barista cashier manager
+    salesman saleswoman salesperson mechanic electrician plumber carpenter pilot driver
+    firefighter officer cop policeman soldier farmer writer author journalist artist painter
+    musician singer actor actress photographer dentist pharmacist vet veterinarian scientist
+    researcher professor lecturer librarian architect consultant analyst therapist
+    psychologist psychiatrist surgeon paramedic secretary receptionist clerk janitor
+    entrepreneur ceo cto founder freelancer tutor coach trainer nanny babysitter hairdresser
+    stylist model dancer athlete banker broker realtor translator editor producer director
+    intern technician miner builder welder butcher baker tailor gardener lifeguard
+    nutritionist dietitian economist mathematician physicist chemist biologist marketer
+    recruiter practitioner assistant administrator sysadmin housekeeper caregiver mailman
+    postman trucker contractor investor programer counselor counsellor midwife optician
+    astronaut comedian youtuber streamer blogger influencer""".split()
+)
+DIETS = frozenset(
+    "vegetarian vegan pescatarian pescetarian keto carnivore flexitarian omnivore paleo".split()
+)
+STATUSES = {
+    "single": "single", "married": "married", "engaged": "engaged", "divorced": "divorced",
+    "widowed": "widowed", "separated": "separated", "widow": "widowed", "widower": "widowed",
+}  # fmt: skip
+# A retraction of the class takes back each of its members: "I quit caffeine" takes back
+# "I drink coffee every morning".
+VALUE_CLASSES = {
+    "caffeine": frozenset("coffee espresso latte lattes cappuccino tea caffeine".split()),
+    "alcohol": frozenset("alcohol beer wine whiskey whisky vodka gin rum booze".split()),
+    "pets": frozenset("dog cat rabbit hamster bird fish parrot snake turtle pet".split()),
+}
+_DRINKABLE = VALUE_CLASSES["caffeine"] | VALUE_CLASSES["alcohol"]
+_PETS = VALUE_CLASSES["pets"] | {"puppy", "kitten", "horse", "lizard", "guinea", "ferret"}
+_NUMBER_WORDS = {
+    "a": "1", "an": "1", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5",
+    "six": "6", "seven": "7", "eight": "8", "nine": "9", "ten": "10", "no": "0",
+}  # fmt: skip
+
+_PARTNERS = "girlfriend|boyfriend|partner|wife|husband|fiance|fiancee"
+
+# (attribute, pattern over the predicate in first-person form). The named group v is the
+# value; a pattern without it states a fixed value (its `fixed`). Checked in order: the
+# more specific patterns first ("am a vegetarian" before "am a <job>").
+_V = r"(?P<v>.+)"
+_PATTERNS: list[tuple[str, re.Pattern[str], str | None]] = [
+    (attribute, re.compile(pattern), fixed)
+    for attribute, pattern, fixed in [
+        ("name", rf"^(?:my name am|name am|am called|go by|call me) {_V}$", None),
+        ("birthday", rf"^(?:my birthday am|birthday am|was born on) {_V}$", None),
+        ("age", r"^(?:am|turned|just turned) (?P<v>\d+)(?: years? old| yrs? old)?$", None),
+        ("hometown", rf"^(?:am originally from|am from|come from|grew up in|was born in) {_V}$", None),
+        ("residence", rf"^(?:live|am living|reside|am based|am located|have lived) in {_V}$", None),
+        ("residence", rf"^(?:moved|relocated|have moved|have relocated) (?:back )?to {_V}$", None),
+        ("residence", rf"^(?:my home am|home am) in {_V}$", None),
+        ("employer", rf"^(?:work|am working|have worked) (?:at|for) {_V}$", None),
+        ("employer", rf"^(?:am employed|am hired|got hired|was hired) (?:at|by) {_V}$", None),
+        (
+            "employer",
+            rf"^(?:joined|started at|started working at|started working for|got a job at"
+            rf"|took a job at|accepted a job at|accepted an offer from) (?!a |an |the |my ){_V}$",
+            None,
+        ),
+        ("employer", r"^(?:lost my job|got fired|got laid off|was laid off|was fired)$", "-"),
+        ("employer", r"^(?:am unemployed|am retired|retired|am out of work)$", "-"),
+        ("employer", rf"^(?:left) (?!a |an |the |my ){_V}$", "-"),
+        ("job", rf"^(?:work as|am working as|my job am|job am|became) {_SERVICE}{_V}$", None),
+        ("diet", rf"^am {_SERVICE}(?P<v>{'|'.join(sorted(DIETS))})$", None),
+        ("diet", rf"^(?:follow|am on|eat) {_SERVICE}(?P<v>\w+(?: \w+)?) diet$", None),
+        ("job", rf"^am {_SERVICE}{_V}$", "job?"),  # only when the head word is an occupation
+        ("relationship_status", r"^(?:am|got|just got|recently got) (?P<v>\w+)(?: .*)?$", "status?"),
+        ("relationship_status", r"^am in a relationship", "in a relationship"),
+        ("relationship_status", r"^(?:am dating|am seeing) .+$", "in a relationship"),
+        ("relationship_status", rf"^have {_SERVICE}(?:{_PARTNERS})$", "in a relationship"),
+        ("relationship_status", r"^(?:broke up|just broke up|split up)", "single"),
+        ("smoking", r"^(?:smoke|am a smoker|smoke cigarettes)$", "smokes"),
+        ("smoking", r"^(?:smoke|am a smoker)", "smokes"),
+        ("drinks", rf"^drink (?:a lot of |lots of |a cup of |a glass of )?{_V}$", "drink?"),
+        ("drinks", r"^drink$", "alcohol"),
+        ("drinks", rf"^(?P<v>{'|'.join(sorted(_DRINKABLE))})$", None),
+        ("children", r"^have (?P<v>\w+) (?:kids|children|sons|daughters|child|kid|son|daughter)$", "count"),
+        ("children", r"^have (?:any )?(?:kids|children)$", "count"),
+        ("pets", rf"^have (?:a |an |one |two |three |\d+ |any |no |pet )*(?:pet )?(?P<v>\w+)$", "pet?"),
+        ("car", rf"^(?:drive|my car am) {_SERVICE}{_V}$", None),
+        ("school", rf"^(?:go to|attend|am a student at|study at|am studying at) {_V}$", None),
+        ("studies", rf"^(?:study|am studying|major in|am majoring in) {_V}$", None),
+        ("allergy", rf"^am allergic to {_V}$", None),
+        ("allergy", rf"^have {_SERVICE}(?P<v>\w+) allergy$", None),
+        ("speaks", rf"^speak {_V}$", None),
+        ("plays", rf"^play {_SERVICE}{_V}$", None),
+        ("hobby", rf"^(?:my hobby am|my hobbies am|hobby am) {_V}$", None),
+        ("hobby", r"^(?:go|love going|like going) (?P<v>\w+ing)$", None),
+        (
+            "likes",
+            rf"^(?:like|love|enjoy|adore|am into|am a fan of|am a big fan of|am a huge fan of"
+            rf"|am passionate about|dislike|hate|can not stand) {_V}$",
+            None,
+        ),
+    ]
+]
+_FAVORITE = re.compile(r"^my (?:favorite|favourite) (?P<thing>\w+(?: \w+)?) am (?P<v>.+)$")
+_FAVORITE_AFTER = re.compile(r"^(?P<v>.+) am my (?:favorite|favourite) (?P<thing>\w+(?: \w+)?)$")
+_DISLIKE = ("dislike ", "hate ", "can not stand ")
+
+
+def about(text: str) -> Topic | None:
+    """The topic of a fact, or None when the extractor does not recognise it."""
+    favorite = _FAVORITE_AFTER.match(_first_person(words(text)))
+    if favorite:  # "Coffee is my favorite drink"
+        return Topic(USER, _favorite(favorite.group("thing")), _value(favorite.group("v")))
+    parsed = _subject_and_predicate(text)
+    if parsed is None:
+        return None
+    subject, predicate = parsed
+    predicate, negated = _strip_negation(predicate)
+    topic = _match(predicate)
+    if topic is None:
+        return None
+    attribute, value, retracted = topic
+    return Topic(subject, attribute, value, retracted or negated)
+
+
+def _subject_and_predicate(text: str) -> tuple[str, str] | None:
+    tokens = [t for t in words(text) if t]
+    if len(tokens) < 2:
+        return None
+    first = tokens[0]
+    written = text.strip().split()[0] if text.strip() else ""
+    if first in _FIRST_PERSON:
+        return USER, _first_person(list(_FIRST_PERSON[first]) + tokens[1:])
+    if first == "users":  # "User's sister ..."
+        return _possessive(tokens[1:])
+    if first == "user":
+        return USER, _first_person(tokens[1:])
+    if first == "my":
+        return _possessive(tokens[1:])
+    if written[:1].isupper() and first not in STOPWORDS and len(tokens) > 2:
+        # A named person: "Jon works at Apple", "Anna is vegan".
+        return first, _first_person(tokens[1:])
+    return None
+
+
+def _possessive(rest: list[str]) -> tuple[str, str] | None:
+    """After "my" / "User's": another person's fact, or the user's own ("my name is Ana")."""
+    if not rest:
+        return None
+    if rest[0] in OTHERS and len(rest) > 1:
+        return rest[0], _first_person(rest[1:])
+    if len(rest) > 2 and rest[0] in ("best", "older", "younger", "little", "big") and (
+        rest[1] in OTHERS
+    ):
+        return rest[1], _first_person(rest[2:])
+    return USER, "my " + _first_person(rest)
+
+
+def _first_person(tokens: list[str]) -> str:
+    """The predicate with its verb in the first person and leading fillers dropped.
+
+    The verb is the first word that is not a filler or a negation: "User no longer lives in
+    Berlin" -> "no longer live in berlin".
+    """
+    out: list[str] = []
+    verb_seen = False
+    for token in tokens:
+        if not out and token in _STILL_TRUE_FILLERS:
+            continue
+        form = _VERB_FORMS.get(token)
+        if not verb_seen and token not in _NEGATION_WORDS:
+            verb_seen = True
+            if form is None and len(token) > 3 and token.endswith("s") and token[-2] != "s":
+                form = token[:-2] if token.endswith(("ches", "shes", "sses")) else token[:-1]
+        out.append(form or token)
+    return " ".join(out)
+
+
+def _strip_negation(predicate: str) -> tuple[str, bool]:
+    negated = False
+    for negator in _NEGATORS:
+        if negator in predicate + " " and (
+            predicate.startswith(negator) or f" {negator}" in f" {predicate} "
+        ):
+            predicate = (" " + predicate + " ").replace(" " + negator, " ").strip()
+            negated = True
+    for tail in (" anymore", " any more", " any longer"):
+        if predicate.endswith(tail):
+            predicate, negated = predicate[: -len(tail)], True
+    quitting = _QUITTING.match(predicate)
+    if quitting:
+        rest = quitting.group("rest").split()
+        rest[0] = _GERUNDS.get(rest[0], rest[0])
+        predicate, negated = " ".join(rest), True
+        if predicate in ("my job", "work", "job"):
+            predicate = "lost my job"
+    return predicate.replace("have got ", "have ").strip(), negated
+
+
+def _match(predicate: str) -> tuple[str, str | None, bool] | None:
+    favorite = _FAVORITE.match(predicate) or _FAVORITE_AFTER.match(predicate)
+    if favorite:
+        return _favorite(favorite.group("thing")), _value(favorite.group("v")), False
+    for attribute, pattern, fixed in _PATTERNS:
+        found = pattern.match(predicate)
+        if not found:
+            continue
+        raw = found.groupdict().get("v")
+        value = _value(raw) if raw else None
+        if fixed is None:
+            if not value:
+                continue
+            retracted = attribute == "likes" and predicate.startswith(_DISLIKE)
+            return attribute, value, retracted
+        checked = _checked(attribute, fixed, raw, value)
+        if checked is not None:
+            return checked
+    return None
+
+
+def _favorite(thing: str) -> str:
+    return f"{FAVORITE}:{thing.replace(' ', '_')}"
+
+
+def _checked(
+    attribute: str, fixed: str, raw: str | None, value: str | None
+) -> tuple[str, str | None, bool] | None:
+    """The patterns whose match alone is not enough: the value must be of the right kind."""
+    if fixed == "-":  # a retraction naming the value it takes back, or none
+        return attribute, value, True
+    if fixed == "job?":
+        return (attribute, value, False) if value and value.split()[-1] in OCCUPATIONS else None
+    if fixed == "status?":
+        status = STATUSES.get(value or "")
+        return (attribute, status, False) if status else None
+    if fixed == "drink?":
+        head = (value or "").split()[-1:] or [""]
+        return (attribute, value, False) if head[0] in _DRINKABLE else None
+    if fixed == "count":
+        count = _NUMBER_WORDS.get(value or "any", value if (value or "").isdigit() else None)
+        if value is None or value == "any":
+            return attribute, None, True  # "I don't have any kids" (negated by the caller)
+        return (attribute, count, False) if count is not None else None
+    if fixed == "pet?":
+        pet = (value or "").rstrip("s")
+        if value == "pets" or pet == "pet":
+            return attribute, None, True  # "I have no pets" / "I don't have any pets"
+        return (attribute, pet, False) if pet in _PETS else None
+    return attribute, fixed, False
+
+
+def _value(raw: str) -> str | None:
+    """The value's words up to where it ends, without articles: "the Berlin office" ->
+    "berlin office", "Munich last month" -> "munich"."""
+    kept: list[str] = []
+    for word in _LEADING_VERB.sub("", raw).split():
+        if kept and (word in _VALUE_END or (word.endswith("ly") and len(word) > 4)):
+            break
+        if word in _ARTICLES and not kept:
+            continue
+        kept.append(word)
+    value = " ".join(kept)
+    return value or None
+
+
+def same_value(a: str | None, b: str | None) -> bool:
+    """Two values that name the same thing: equal, one a member of the other's class
+    ("coffee" and "caffeine"), or equal but for a plural."""
+    if a is None or b is None:
+        return False
+    if a == b or a.rstrip("s") == b.rstrip("s"):
+        return True
+    return any(
+        (a == name and b in members) or (b == name and a in members)
+        for name, members in VALUE_CLASSES.items()
+    )
+
+
+def check_label(name: str, value: object) -> str | None:
+    """A caller's subject or attribute, normalised ("Relationship Status" ->
+    "relationship_status"); None stays None. Raises ValueError for anything else."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not normalize(value):
+        raise ValueError(f"{name} must be a non-empty string")
+    label = re.sub(r"[^\w:]+", "_", normalize(value)).strip("_")
+    if not label or len(label) > 64:
+        raise ValueError(f"{name} must be 1 to 64 letters, digits, '_' or ':'")
+    return label
