@@ -231,8 +231,8 @@ class MemoryManager:
         transaction (an LLM call never holds the write lock) before the next chunk starts.
         With an embedder, the next chunk is embedded while this one is written, and texts the
         scope already holds are not embedded at all (the hash tier settles them).
-        `category`, `importance` and `observed_at` (default: when written), like source and metadata,
-        apply to every fact of the batch; each fact's topic is read from its text.
+        `category`, `importance` and `observed_at` (default: when written), like source and
+        metadata, apply to every fact of the batch; each fact's topic is read from its text.
         """
         scope = Scope(user_id, agent_id)
         candidates = []

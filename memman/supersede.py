@@ -53,14 +53,15 @@ def route_by_topic(
     topic = candidate.topic
     if topic is None:
         return TopicRouting()
-    other = frozenset(m.id for m in retrieved if _other_topic(topic, m, single_valued))
+    seen = [*retrieved, *same_topic]
+    other = frozenset(m.id for m in seen if _other_topic(topic, m, single_valued))
     if not same_topic:
         return TopicRouting(other_topics=other)
     if is_single_valued(topic.attribute, single_valued):
         decision = _single(candidate, topic, same_topic[0])
     else:
         decision = _multi(candidate, topic, same_topic)
-    return TopicRouting(decision, other, same_topic)
+    return TopicRouting(decision, other, [m for m in same_topic if m.id not in other])
 
 
 def _other_topic(topic: Topic, memory: Memory, single_valued: frozenset[str]) -> bool:
@@ -89,19 +90,26 @@ def _stated(memory: Memory) -> Topic | None:
 
 def _single(candidate: Candidate, topic: Topic, current: Memory) -> Decision | None:
     stated = _stated(current)
-    if stated is not None and stated.retracted == topic.retracted:
-        if same_value(stated.value, topic.value) or (topic.retracted and topic.value is None):
-            return None  # the same value again: the router decides NOOP or refinement
-    if topic.retracted and topic.value is not None and stated is not None:
-        if not stated.retracted and not same_value(stated.value, topic.value):
-            why = (
-                f"{topic.attribute}: takes back {topic.value!r}, which is not the current value"
-                f" ({stated.value!r}); kept in this memory's history"
-            )
-            return Decision(Op.NOOP, why, Tier.TOPIC, target=current, reinforce=False)
-    if stated is None and topic.value is None and not topic.retracted:
-        if current.content.casefold() == candidate.content.casefold():
+    if stated is None:
+        if topic.value is None and current.content.casefold() == candidate.content.casefold():
             return None
+        return _replace(candidate, topic, current, stated)
+    same_polarity = stated.retracted == topic.retracted
+    if same_polarity and (
+        same_value(stated.value, topic.value) or (topic.retracted and topic.value is None)
+    ):
+        return None  # the same value again: the router decides NOOP or refinement
+    if (
+        topic.retracted
+        and topic.value is not None
+        and not stated.retracted
+        and not same_value(stated.value, topic.value)
+    ):
+        why = (
+            f"{topic.attribute}: takes back {topic.value!r}, which is not the current value"
+            f" ({stated.value!r}); kept in this memory's history"
+        )
+        return Decision(Op.NOOP, why, Tier.TOPIC, target=current, reinforce=False)
     return _replace(candidate, topic, current, stated)
 
 

@@ -27,9 +27,9 @@ from memman.models import Op, Tier, UpdateResult
 from memman.retrieval import Retrieved, hybrid_candidates, lexical_candidates
 from memman.route import Route, RouteKind, Thresholds, route
 from memman.store import Scope, Store
-from memman.timestamps import stamp
 from memman.supersede import route_by_topic
 from memman.text import content_tokens, jaccard
+from memman.timestamps import stamp
 from memman.vectors import VectorSearch
 
 log = logging.getLogger(__name__)
@@ -171,7 +171,8 @@ class WritePath:
             model=self.embedder.name,
             vector=vector,
         )
-        return retrieved, Thresholds("cosine", *cosine_thresholds(self.settings, self.embedder.name))
+        cosine = cosine_thresholds(self.settings, self.embedder.name)
+        return retrieved, Thresholds("cosine", *cosine)
 
     def _route(
         self, conn: sa.Connection, candidate: Candidate, vector: np.ndarray | None

@@ -166,3 +166,37 @@ def test_older_file_upgrades_in_place(path):
         assert mm.update_memory("User lives in Lisbon", user_id="alice").op is Op.ADD
     assert applied(path) == registered()
     assert set(sqlite_utils.Database(path)["pending"].columns_dict) >= PENDING_COLUMNS
+
+
+def test_a_file_before_topics_gets_them_backfilled(path):
+    db = sqlite_utils.Database(path)
+    migrations.apply(db, stop_before="m018_topics_and_observed_at")
+    for pk, text in enumerate(["I live in Berlin", "User likes red bicycles", "Blue sky"], 1):
+        db["long_term"].insert(
+            {
+                "id": f"old-{pk}",
+                "user_id": "alice",
+                "content": text,
+                "content_hash": content_hash(text),
+                "created_at": "2025-01-01T00:00:00.000+00:00",
+                "updated_at": f"2025-02-0{pk}T00:00:00.000+00:00",
+            }
+        )
+    db.close()
+
+    with MemoryManager(str(path)) as mm:
+        memories = mm.list(user_id="alice")
+        found = {m.id: (m.subject, m.attribute, m.observed_at[:10]) for m in memories}
+        assert found == {
+            "old-1": ("user", "residence", "2025-02-01"),
+            "old-2": ("user", "likes", "2025-02-02"),
+            "old-3": (None, None, "2025-02-03"),
+        }
+        # The backfilled topic is what a new fact is matched by: a move replaces the old home.
+        moved = mm.update_memory("I moved to Munich", user_id="alice")
+        assert (moved.op, moved.memory_id) == (Op.UPDATE, "old-1")
+    db = sqlite_utils.Database(path)
+    index = db.execute("select sql from sqlite_master where name = 'long_term_topic'").fetchone()
+    assert "subject, attribute" in index[0]
+    assert {"subject", "attribute", "observed_at"} <= set(db["pending"].columns_dict)
+    assert "observed_at" in db["message_buffer"].columns_dict
