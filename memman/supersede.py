@@ -28,7 +28,16 @@ from dataclasses import dataclass, field
 from memman.candidate import Candidate
 from memman.decide import Decision
 from memman.models import Memory, Op, Tier
-from memman.topic import Topic, about, is_single_valued, same_value
+from memman.topic import (
+    EXCLUSIVE_VERBS,
+    VERB,
+    Topic,
+    about,
+    is_single_valued,
+    is_verb_topic,
+    object_words,
+    same_value,
+)
 
 
 @dataclass(frozen=True)
@@ -44,18 +53,23 @@ def route_by_topic(
     retrieved: list[Memory],
     *,
     single_valued: frozenset[str],
+    by_meaning: bool = False,
 ) -> TopicRouting:
     """Settle the candidate by topic if its topic makes the answer clear.
 
     `same_topic` holds the scope's active memories with the candidate's subject and
     attribute, newest observed first; `retrieved` what word (and vector) retrieval found.
+    `by_meaning`: an embedder compares the texts, so values of one attribute are never told
+    apart by their words alone.
     """
     topic = candidate.topic
     if topic is None:
         return TopicRouting()
     seen = [*retrieved, *same_topic]
-    other = frozenset(m.id for m in seen if _other_topic(topic, m, single_valued))
-    if not same_topic:
+    other = frozenset(m.id for m in seen if _other_topic(topic, m, single_valued, by_meaning))
+    if not same_topic or is_verb_topic(topic.attribute):
+        # A fallback topic only tells other facts apart; what a verb's object changes is the
+        # router's and the decider's to judge.
         return TopicRouting(other_topics=other)
     if is_single_valued(topic.attribute, single_valued):
         decision = _single(candidate, topic, same_topic[0])
@@ -64,21 +78,31 @@ def route_by_topic(
     return TopicRouting(decision, other, [m for m in same_topic if m.id not in other])
 
 
-def _other_topic(topic: Topic, memory: Memory, single_valued: frozenset[str]) -> bool:
-    """True when the memory is known to state another fact than any the candidate could touch."""
+def _other_topic(
+    topic: Topic, memory: Memory, single_valued: frozenset[str], by_meaning: bool
+) -> bool:
+    """True when the memory is known to state another fact than any the candidate could touch:
+    it is about another person, or another recognised attribute, or another value of the same
+    multi-valued one. Two different verbs prove nothing ("uses a standing desk" / "switched
+    back to a sitting desk"), so a fallback verb topic is told apart only from the same verb."""
     if memory.attribute is None or memory.subject is None:
         return False
-    if (memory.subject, memory.attribute) != (topic.subject, topic.attribute):
+    if memory.subject != topic.subject:
         return True
-    if is_single_valued(topic.attribute, single_valued) or topic.retracted:
-        return False
+    if memory.attribute != topic.attribute:
+        return not is_verb_topic(memory.attribute) and not is_verb_topic(topic.attribute)
+    if is_single_valued(topic.attribute, single_valued) or by_meaning:
+        return False  # by_meaning: "enjoys prawns" may say "loves shellfish"; the cosine judges
     stated = about(memory.content)
-    return (
-        stated is not None
-        and stated.attribute == topic.attribute
-        and stated.value is not None
-        and topic.value is not None
-        and not same_value(stated.value, topic.value)
+    if stated is None or stated.attribute != topic.attribute:
+        return False
+    if stated.value is None or topic.value is None:
+        return False
+    if topic.attribute.removeprefix(VERB + ":") in EXCLUSIVE_VERBS:
+        return False
+    # Another value only when no word is shared: "jazz music" may refine "jazz".
+    return not same_value(stated.value, topic.value) and not (
+        object_words(stated.value) & object_words(topic.value)
     )
 
 

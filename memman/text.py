@@ -195,11 +195,11 @@ def affirmed(text: str) -> tuple[str, ...]:
             # Intensifiers go too, negated or not: "I am not very upset" takes back "I am very
             # upset" (wording keeps "very" after a negation, where it tells two facts apart).
             if w not in NEGATIONS and w not in _DO and w not in FILLER and w not in INTENSIFIERS:
-                kept.append(_verb_stem(w))
+                kept.append(verb_stem(w))
     return tuple(kept)
 
 
-def _verb_stem(word: str) -> str:
+def verb_stem(word: str) -> str:
     """_stem, plus the third-person forms do-support undoes: has, goes, watches, studies."""
     if word in ("has", "goes"):
         return {"has": "have", "goes": "go"}[word]

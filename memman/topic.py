@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from memman.text import STOPWORDS, normalize, words
+from memman.text import NEGATIONS, STOPWORDS, content_tokens, normalize, verb_stem, words
 
 USER = "user"
 
@@ -33,7 +33,23 @@ SINGLE_VALUED = frozenset(
 MULTI_VALUED = frozenset("likes drinks pets plays speaks allergy hobby".split())
 # Favourites are single-valued per thing: "favorite:color", "favorite:band".
 FAVORITE = "favorite"
-ATTRIBUTES = SINGLE_VALUED | MULTI_VALUED | {f"{FAVORITE}:*"}
+# The fallback: "verb:collect" for "I collect antique dolls" (see _verb_and_object).
+VERB = "verb"
+ATTRIBUTES = SINGLE_VALUED | MULTI_VALUED | {f"{FAVORITE}:*", f"{VERB}:*"}
+# Verbs whose objects usually exclude each other: the decider compares them, whatever words.
+EXCLUSIVE_VERBS = frozenset("work live drive sleep earn weigh rent date commute stay".split())
+_SHARED_OBJECT_WORDS = frozenset(
+    """named called name one two three four five six seven eight nine ten many much lot lots
+    little bit time times day days year years thing things kind sort""".split()
+)
+_MODALS = frozenset("would can could will should might must".split())
+# A fact written without its subject ("Lives in Berlin", "Also enjoys video games") is the
+# user's when it starts with one of these verbs.
+_SUBJECTLESS_VERBS = frozenset(
+    """is has was does likes loves lives works enjoys plays drinks drives speaks owns prefers
+    hates dislikes eats reads watches studies moved joined quit got goes takes uses wants
+    visited visits collects cooks runs teaches volunteers attends""".split()
+)
 
 
 def is_single_valued(attribute: str, single_valued: frozenset[str] = SINGLE_VALUED) -> bool:
@@ -123,6 +139,7 @@ VALUE_CLASSES = {
     "alcohol": frozenset("alcohol beer wine whiskey whisky vodka gin rum booze".split()),
     "pets": frozenset("dog cat rabbit hamster bird fish parrot snake turtle pet".split()),
 }
+_SCHOOLS = frozenset("school college university uni academy institute highschool".split())
 _DRINKABLE = VALUE_CLASSES["caffeine"] | VALUE_CLASSES["alcohol"]
 _PETS = VALUE_CLASSES["pets"] | {"puppy", "kitten", "horse", "lizard", "guinea", "ferret"}
 _NUMBER_WORDS = {
@@ -191,7 +208,7 @@ _PATTERNS: list[tuple[str, re.Pattern[str], str | None]] = [
             "pet?",
         ),
         ("car", rf"^(?:drive|my car am) {_SERVICE}{_V}$", None),
-        ("school", rf"^(?:go to|attend|am a student at|study at|am studying at) {_V}$", None),
+        ("school", rf"^(?:go to|attend|am a student at|study at|am studying at) {_V}$", "school?"),
         ("studies", rf"^(?:study|am studying|major in|am majoring in) {_V}$", None),
         ("allergy", rf"^am allergic to {_V}$", None),
         ("allergy", rf"^have {_SERVICE}(?P<v>\w+) allergy$", None),
@@ -222,7 +239,7 @@ def about(text: str) -> Topic | None:
         return None
     subject, predicate = parsed
     predicate, negated = _strip_negation(predicate)
-    topic = _match(predicate)
+    topic = _match(predicate) or _verb_and_object(predicate, subject)
     if topic is None:
         return None
     attribute, value, retracted = topic
@@ -243,7 +260,11 @@ def _subject_and_predicate(text: str) -> tuple[str, str] | None:
         return USER, _first_person(tokens[1:])
     if first == "my":
         return _possessive(tokens[1:])
-    if written[:1].isupper() and first not in STOPWORDS and len(tokens) > 2:
+    verb = tokens[1] if first in _STILL_TRUE_FILLERS | _NEGATION_WORDS else first
+    if verb in _SUBJECTLESS_VERBS:  # "Lives in Berlin", "Never eats pork"
+        return USER, _first_person(tokens)
+    named = written[:1].isupper() and first not in STOPWORDS | NEGATIONS | _STILL_TRUE_FILLERS
+    if named and tokens[1] in _SUBJECTLESS_VERBS:
         # A named person: "Jon works at Apple", "Anna is vegan".
         return first, _first_person(tokens[1:])
     return None
@@ -276,8 +297,8 @@ def _first_person(tokens: list[str]) -> str:
         form = _VERB_FORMS.get(token)
         if not verb_seen and token not in _NEGATION_WORDS:
             verb_seen = True
-            if form is None and len(token) > 3 and token.endswith("s") and token[-2] != "s":
-                form = token[:-2] if token.endswith(("ches", "shes", "sses")) else token[:-1]
+            if form is None and token.endswith("s") and token[-2:] != "ss":
+                form = verb_stem(token)
         out.append(form or token)
     return " ".join(out)
 
@@ -324,6 +345,41 @@ def _match(predicate: str) -> tuple[str, str | None, bool] | None:
     return None
 
 
+def _verb_and_object(predicate: str, subject: str) -> tuple[str, str | None, bool] | None:
+    """The fallback for facts no pattern reads: "verb:<verb>" and the verb's whole object.
+
+    "I collect antique dolls" is (verb:collect, "antique dolls"). Such a topic is multi-valued
+    (a user collects, watches, reads many things), and two of them are told apart only when
+    their objects share no content word: "I collect crystals" is another fact, "I take photos
+    of weddings" may refine "I take photos" and still reaches the decider. Objects of the
+    verbs in EXCLUSIVE_VERBS ("I work in X", "I drive X") are never told apart by words.
+    """
+    verb, _, rest = predicate.partition(" ")
+    if verb in _MODALS and rest:  # "would like to be an artist": verb:would_like
+        second, _, rest = rest.partition(" ")
+        verb = f"{verb}_{second}"
+    elif rest.startswith("to "):  # "want to open a store": verb:want, "open a store"
+        rest = rest[3:]
+    if not verb.replace("_", "").isalpha() or verb in STOPWORDS - {"am", "have"}:
+        return None
+    if subject == USER and not rest:
+        return None
+    return f"{VERB}:{'be' if verb == 'am' else verb}", rest or None, False
+
+
+def is_verb_topic(attribute: str) -> bool:
+    return attribute.startswith(VERB + ":")
+
+
+def object_words(value: str) -> frozenset[str]:
+    """The content words of a verb topic's object that tell one thing from another: not
+    numbers or words like "named" that any two objects may share ("a dog named George" and "a
+    cat named Matter")."""
+    return frozenset(
+        w for w in content_tokens(value) if w not in _SHARED_OBJECT_WORDS and not w.isdigit()
+    )
+
+
 def _favorite(thing: str) -> str:
     return f"{FAVORITE}:{thing.replace(' ', '_')}"
 
@@ -339,6 +395,9 @@ def _checked(
     if fixed == "status?":
         status = STATUSES.get(value or "")
         return (attribute, status, False) if status else None
+    if fixed == "school?":
+        school = value is not None and any(w in value.split() for w in _SCHOOLS)
+        return (attribute, value, False) if school else None
     if fixed == "drink?":
         head = (value or "").split()[-1:] or [""]
         return (attribute, value, False) if head[0] in _DRINKABLE else None

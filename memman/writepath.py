@@ -197,6 +197,7 @@ class WritePath:
             same,
             [r.memory for r in retrieved],
             single_valued=frozenset(self.settings.single_valued_attributes),
+            by_meaning=cosine is not None,
         )
         if topical.decision is not None:
             scores = {m.id: {"topic": 1.0} for m in topical.same_topic}

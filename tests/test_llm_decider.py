@@ -68,7 +68,7 @@ def test_contradiction_updates_to_the_current_truth(llm, vcr):
 def test_refinement_updates(llm, vcr):
     mm = llm()
     old = mm.update_memory("User likes coffee", user_id="alice")
-    result = mm.update_memory("User likes oat-milk flat whites", user_id="alice")
+    result = mm.update_memory("User likes coffee made with oat milk", user_id="alice")
     assert (result.op, result.memory_id, result.previous_content) == (
         Op.UPDATE,
         old.memory_id,

@@ -111,7 +111,8 @@ def test_negation_near_identical_goes_to_the_decider(tmp_path, fake_embedder):
     with MemoryManager(str(tmp_path / "m.db"), embedder="fake", noop_cosine=0.5) as mm:
         mm.update_memory("Loves shellfish", user_id="u")
         result = mm.update_memory("Never loves shellfish", user_id="u")
-    assert result.tier is Tier.OFFLINE  # not settled as a duplicate by the cosine
+    # Not settled as a duplicate by the cosine: the take-back replaces the memory (by topic).
+    assert (result.op, result.tier) == (Op.UPDATE, Tier.TOPIC)
 
 
 def test_batch_embeds_each_chunk_in_one_call(tmp_path, fake_embedder):
