@@ -1,7 +1,8 @@
 """A small local OpenAI-compatible server for fault tests (no network beyond 127.0.0.1).
 
 Each request to /v1/chat/completions pops the next scripted `Reply`; when the script is
-empty the server answers 500. /v1/embeddings pops the next scripted `embedding_replies`
+empty the server answers `default_reply` if one is set (a benchmark answering an unbounded
+number of requests alike), else 500. /v1/embeddings pops the next scripted `embedding_replies`
 entry and otherwise embeds the input itself (`embedding_body`), with rows in reverse order
 as a server may send them (each carries its `index`). No key is required. Requests, with
 their headers, are recorded so tests can assert what was sent.
@@ -90,6 +91,7 @@ class FakeOpenAI:
     replies: deque[Reply] = field(default_factory=deque)
     embedding_replies: deque[Reply] = field(default_factory=deque)
     embedding_dim: int = 16
+    default_reply: Reply | None = None  # answers chat requests once the script is empty
     requests: list[dict] = field(default_factory=list)
     server: ThreadingHTTPServer | None = None
 
@@ -132,6 +134,8 @@ class FakeOpenAI:
                     reply = fake._embedding_reply(sent)
                 elif fake.replies:
                     reply = fake.replies.popleft()
+                elif fake.default_reply is not None:
+                    reply = fake.default_reply
                 else:
                     reply = Reply(500, {"error": {"message": "no script"}})
                 if reply.delay_s:
