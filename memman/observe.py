@@ -6,9 +6,10 @@ forces it). A message is marked extracted only after its facts were written, so 
 or an LLM failure in between leaves it buffered for the next attempt; re-extracting a
 message is harmless because the write path turns a repeated fact into a NOOP.
 
-Offline, the candidates are the user's own messages, verbatim, except chatter: a message made
-only of acknowledgements and greetings ("ok thanks!", "hmm", "hi") states nothing about the
-user and is listed in `ObserveResult.skipped` instead. With an LLM, one structured
+Offline, the candidates are the user's own messages, verbatim, except those that state nothing
+about the user (memman/utterance.py): chatter ("ok thanks!", "hmm", "hi"), questions ("What's
+17 * 23?") and requests ("Tell me a joke") to the assistant are listed, with why, in
+`ObserveResult.skips` (their texts in `skipped`) instead. With an LLM, one structured
 call (`prompts/extract_facts.j2`) returns facts with a category, an importance and a
 durability: durable facts go through update_memory with their category and importance (into
 the memory's columns), transient ones to short-term memory.
@@ -33,7 +34,8 @@ from memman.models import UpdateResult
 from memman.prompts import render
 from memman.shortterm import ShortTermFact
 from memman.store import Scope, Store
-from memman.text import normalize, words
+from memman.text import normalize
+from memman.utterance import Why, skip_reason
 
 log = logging.getLogger(__name__)
 
@@ -43,16 +45,6 @@ ROLES = frozenset({"user", "assistant", "system", "developer", "tool", "function
 # Content parts that carry text ("text" in Chat Completions, "input_text" in Responses);
 # images, audio and files are left out.
 TEXT_PARTS = frozenset({"text", "input_text"})
-# Every word of a chatter message is one of these: acknowledgements, greetings and the few
-# words that glue them ("thank you so much", "ok sounds good to me"). Words about the user
-# ("I", "my", "am") are not here, so "I am sure of myself" and "I don't see him" are kept:
-# storing a content-poor fact is better than dropping one.
-CHATTER = frozenset(
-    """ok okay k kk hmm hm mm uh um ah oh wow yes yeah yep yup no nope not sure fine cool great
-    nice good lol haha thanks thank thx ty please hi hello hey bye goodbye morning evening
-    night alright right awesome perfect sounds welcome you your youre so much very really a
-    lot too for now then that thats it its is and all to me got see""".split()
-)
 EXTRACT_TEMPLATE = "extract_facts.j2"
 
 # update_memory(fact, scope, source, category, importance) as MemoryManager provides it.
@@ -83,6 +75,15 @@ class ExtractedFacts(BaseModel):
     facts: list[ExtractedFact]
 
 
+class Skip(BaseModel):
+    """A user message offline extraction did not store, and why."""
+
+    model_config = ConfigDict(frozen=True)
+
+    text: str
+    why: Why  # "chatter", "question to the assistant" or "request to the assistant"
+
+
 class ObserveResult(BaseModel):
     """What observe() / flush() did with a session's messages."""
 
@@ -97,9 +98,11 @@ class ObserveResult(BaseModel):
     # Candidates the write path refused (too long, invalid text): reported, not retried. The
     # messages they came from stay in message_buffer, so the user's words are not lost.
     rejected: list[str] = Field(default_factory=list)
-    # Offline only: user messages that were chatter, not facts (see CHATTER). Not stored as
-    # memories; they stay in message_buffer.
+    # Offline only: user messages that state nothing about the user (chatter, questions and
+    # requests to the assistant; memman/utterance.py). Not stored as memories; they stay in
+    # message_buffer. `skipped` lists their texts, `skips` the same messages with why.
     skipped: list[str] = Field(default_factory=list)
+    skips: list[Skip] = Field(default_factory=list)
 
 
 def _stamp(moment: dt.datetime) -> str:
@@ -214,18 +217,15 @@ def extract(
     results: list[UpdateResult] = []
     short_ids: list[int] = []
     rejected: list[str] = []
-    skipped: list[str] = []
+    skips: list[Skip] = []
     extracted = 0
     error: str | None = None
     for scope, rows in _by_scope(_waiting(store, session_id)).items():
         for batch in _batches(rows, settings.extract_batch_chars):
             ids = [row.id for row in batch]
             if client is None:
-                said = [row for row in batch if row.role == "user" and normalize(row.content)]
-                facts = [
-                    (row.content, f"extraction:{row.id}", None) for row in said if _states(row)
-                ]
-                skipped.extend(row.content for row in said if not _states(row))
+                facts, skipped = _offline_candidates(batch)
+                skips += skipped
             else:
                 try:
                     answer = _ask(client, batch, settings)
@@ -260,7 +260,8 @@ def extract(
         offline=client is None,
         error=error,
         rejected=rejected,
-        skipped=skipped,
+        skipped=[skip.text for skip in skips],
+        skips=skips,
     )
 
 
@@ -285,9 +286,21 @@ def _batches(rows: list[sa.Row], max_chars: int) -> list[list[sa.Row]]:
     return batches
 
 
-def _states(row: sa.Row) -> bool:
-    """False for chatter: every word in CHATTER (or no word at all, as in "👍")."""
-    return not set(words(row.content)) <= CHATTER
+def _offline_candidates(
+    rows: list[sa.Row],
+) -> tuple[list[tuple[str, str, ExtractedFact | None]], list[Skip]]:
+    """The user's messages that may state something about the user, verbatim; the others."""
+    facts: list[tuple[str, str, ExtractedFact | None]] = []
+    skips: list[Skip] = []
+    for row in rows:
+        if row.role != "user" or not normalize(row.content):
+            continue
+        why = skip_reason(row.content)
+        if why is None:
+            facts.append((row.content, f"extraction:{row.id}", None))
+        else:
+            skips.append(Skip(text=row.content, why=why))
+    return facts, skips
 
 
 def _by_scope(rows: list[sa.Row]) -> dict[Scope, list[sa.Row]]:
