@@ -173,19 +173,23 @@ def buffer(store: Store, scope: Scope, session_id: str, messages: Any, now: dt.d
         )
 
 
-def _waiting(store: Store, session_id: str) -> list[sa.Row]:
+def _waiting(store: Store, session_id: str, scope: Scope | None = None) -> list[sa.Row]:
+    """The session's buffered messages, oldest first (only the scope's, if given)."""
+    where, params = _in_scope(scope)
+    sql = "SELECT * FROM message_buffer WHERE session_id = :s AND extracted_at IS NULL"
     with store.read() as conn:
-        return conn.execute(
-            sa.text(
-                "SELECT * FROM message_buffer WHERE session_id = :s AND extracted_at IS NULL"
-                " ORDER BY id"
-            ),
-            {"s": session_id},
-        ).all()
+        return conn.execute(sa.text(f"{sql}{where} ORDER BY id"), {**params, "s": session_id}).all()
 
 
-def waiting_count(store: Store, session_id: str) -> int:
-    return len(_waiting(store, session_id))
+def _in_scope(scope: Scope | None) -> tuple[str, dict[str, str]]:
+    """The message_buffer condition (and its parameters) for one scope, or none for all."""
+    if scope is None:
+        return "", {}
+    return " AND user_id = :u AND agent_id = :a", {"u": scope.user_id, "a": scope.agent_key}
+
+
+def waiting_count(store: Store, session_id: str, scope: Scope | None = None) -> int:
+    return len(_waiting(store, session_id, scope))
 
 
 def due(store: Store, session_id: str, *, now: dt.datetime, cooldown_s: float) -> bool:
@@ -197,6 +201,87 @@ def due(store: Store, session_id: str, *, now: dt.datetime, cooldown_s: float) -
     return (now - oldest).total_seconds() >= cooldown_s
 
 
+class IdleSession(BaseModel):
+    """A session (of one scope) whose newest buffered message has waited the cooldown."""
+
+    model_config = ConfigDict(frozen=True)
+
+    session_id: str
+    user_id: str
+    agent_id: str | None = None
+    waiting: int  # buffered messages found
+    newest_at: str  # when its newest buffered message was observed
+
+    @property
+    def scope(self) -> Scope:
+        return Scope(self.user_id, self.agent_id)
+
+
+class SessionExtraction(BaseModel):
+    """An idle session extracted (flush_idle, consolidate), or found by a dry run."""
+
+    model_config = ConfigDict(frozen=True)
+
+    session: IdleSession
+    result: ObserveResult | None = None  # None: a dry run, nothing extracted
+
+
+# Sessions nobody flushes: the user left, so observe() is never called again for them.
+_IDLE_SQL = (
+    "SELECT session_id, user_id, agent_id, count(*) AS waiting, max(created_at) AS newest_at"
+    " FROM message_buffer WHERE extracted_at IS NULL{scope}"
+    " GROUP BY session_id, user_id, agent_id HAVING max(created_at) <= :cutoff ORDER BY min(id)"
+)
+
+
+def idle_sessions(
+    store: Store, scope: Scope | None, *, now: dt.datetime, cooldown_s: float
+) -> list[IdleSession]:
+    """Sessions of the scope (all scopes if None) whose newest buffered message has waited
+    cooldown_s, oldest first; a session shared by two scopes is listed once for each."""
+    where, params = _in_scope(scope)
+    cutoff = _stamp(now - dt.timedelta(seconds=cooldown_s))
+    with store.read() as conn:
+        rows = conn.execute(
+            sa.text(_IDLE_SQL.format(scope=where)), {**params, "cutoff": cutoff}
+        ).all()
+    return [
+        IdleSession(
+            session_id=row.session_id,
+            user_id=row.user_id,
+            agent_id=row.agent_id or None,
+            waiting=row.waiting,
+            newest_at=row.newest_at,
+        )
+        for row in rows
+    ]
+
+
+def extract_idle(
+    store: Store,
+    scope: Scope | None,
+    *,
+    now: dt.datetime,
+    cooldown_s: float,
+    extract: Callable[[str, Scope], ObserveResult] | None,
+    take: Callable[[], bool] = lambda: True,
+) -> list[SessionExtraction]:
+    """extract(session_id, scope) each idle session of the scope (all if None), oldest first.
+
+    extract None: a dry run, the sessions are only listed. take() is asked before each
+    session; False stops (consolidate's max_ops). A failed extraction is in its result.
+    """
+    done = []
+    for session in idle_sessions(store, scope, now=now, cooldown_s=cooldown_s):
+        if not take():
+            break
+        result = None if extract is None else extract(session.session_id, session.scope)
+        if result is not None and result.error is not None:
+            log.warning("idle session %s not extracted: %s", session.session_id, result.error)
+        done.append(SessionExtraction(session=session, result=result))
+    return done
+
+
 def extract(
     store: Store,
     session_id: str,
@@ -206,8 +291,10 @@ def extract(
     client: LLMClient | None,
     settings: Settings,
     now: dt.datetime,
+    only: Scope | None = None,
 ) -> ObserveResult:
-    """Extract every buffered message of the session; mark them only once written.
+    """Extract every buffered message of the session (of that scope `only`, if given); mark
+    them only once written.
 
     Messages go to the LLM in batches of at most `extract_batch_chars` characters, oldest
     first: a backlog that piled up while the LLM was down must not become one prompt too long
@@ -220,7 +307,7 @@ def extract(
     skips: list[Skip] = []
     extracted = 0
     error: str | None = None
-    for scope, rows in _by_scope(_waiting(store, session_id)).items():
+    for scope, rows in _by_scope(_waiting(store, session_id, only)).items():
         for batch in _batches(rows, settings.extract_batch_chars):
             ids = [row.id for row in batch]
             if client is None:
@@ -253,7 +340,7 @@ def extract(
         if error is not None:
             break
     return ObserveResult(
-        buffered=waiting_count(store, session_id),
+        buffered=waiting_count(store, session_id, only),
         extracted_messages=extracted,
         results=results,
         short_term_ids=short_ids,
