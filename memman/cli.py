@@ -302,6 +302,54 @@ def consolidate(
 
 
 @app.command()
+def flush(
+    session: Annotated[
+        str | None, typer.Argument(help="The session whose buffered messages to extract.")
+    ] = None,
+    idle: Annotated[
+        bool,
+        typer.Option(
+            "--idle", help="Every session whose newest message waited extract_cooldown_s."
+        ),
+    ] = False,
+    user: Annotated[
+        str | None, typer.Option("--user", "-u", help="With --idle: only this user.")
+    ] = None,
+    agent: AgentOption = None,
+    db: DbOption = None,
+) -> None:
+    """Extract facts from buffered chat messages now: one session, or every idle one."""
+    if (session is None) == (not idle):
+        raise InvalidInputError("give a SESSION or --idle (not both)")
+    if user is not None and not idle:
+        raise InvalidInputError("--user goes with --idle (a SESSION is flushed whole)")
+    if agent is not None and user is None:
+        raise InvalidInputError("--agent needs --user")
+    with _open(db) as mm:
+        if session is not None:
+            done = [(session, "", mm.flush(session))]
+        else:
+            found = mm.flush_idle(user_id=user, agent_id=agent)
+            done = [(e.session.session_id, e.session.user_id, e.result) for e in found if e.result]
+    table = Table(title=f"{len(done)} sessions flushed")
+    for column in ("session", "user", "messages", "facts", "skipped", "still buffered"):
+        table.add_column(column, overflow="fold")
+    for session_id, user_id, result in done:
+        facts = len(result.results) + len(result.short_term_ids)
+        waiting = f"{result.buffered}" + (f" ({result.error})" if result.error else "")
+        row = (session_id, user_id, result.extracted_messages, facts, len(result.skips), waiting)
+        table.add_row(*(str(cell) for cell in row))
+    console.print(table)
+    for _, _, result in done:
+        for skip in result.skips:
+            console.print(f"skipped ({skip.why}): {skip.text}", soft_wrap=True)
+    failed = sum(1 for _, _, result in done if result.error)
+    if failed:
+        errors.print(f"{failed} extractions failed; their messages stay buffered")
+        raise typer.Exit(2)
+
+
+@app.command()
 def export(
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write here instead of stdout.")

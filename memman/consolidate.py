@@ -1,5 +1,12 @@
-"""consolidate(): expire, promote, merge near-duplicates, decay. One run, bounded by max_ops.
+"""consolidate(): extract idle sessions, expire, promote, merge near-duplicates, decay. One
+run, bounded by max_ops.
 
+0. Sessions whose newest buffered message has waited extract_cooldown_s are extracted
+   (observe.idle_sessions; one op each): a user who leaves never calls observe() again, so
+   without this their last messages would wait in the buffer for ever. Extraction goes
+   through the same path as flush(); a failed one leaves its messages buffered and is
+   reported. It runs first, so the later phases see the facts it wrote. A dry run only
+   lists the sessions.
 1. Short-term facts past their expiry become 'expired' (the row stays; an audit event says so).
 2. Short-term facts seen in >= promote_min_sessions sessions, or put into context blocks on
    at least promote_min_recalls occasions (promote_recall_spacing_hours apart), are promoted
@@ -35,15 +42,16 @@ from typing import Literal
 
 import numpy as np
 import sqlalchemy as sa
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, computed_field
 
-from memman import merge, shortterm
+from memman import merge, observe, shortterm
 from memman.config import Settings
 from memman.embed import Embedder
 from memman.errors import DecisionError
 from memman.llm import CallInfo, LLMClient
 from memman.merge import Progress, is_protected
 from memman.models import Op, Status, Tier, UpdateResult
+from memman.observe import ObserveResult, SessionExtraction
 from memman.store import Scope, Store
 from memman.text import content_hash
 from memman.topic import about
@@ -58,6 +66,8 @@ MERGE_BATCH = 500  # same-wording merges per write transaction
 # update_memory(fact, scope, source, category, importance) as MemoryManager provides it, with
 # `also` run in the transaction that applies or parks the fact.
 Promote = Callable[[str, Scope, str, str | None, float, Also], UpdateResult]
+# flush(session_id) for that scope's messages only, as MemoryManager provides it.
+Extract = Callable[[str, Scope], ObserveResult]
 
 Action = Literal["expire", "promote", "merge", "decay", "archive"]
 
@@ -104,9 +114,26 @@ class ConsolidationReport(BaseModel):
     rejected_clusters: list[list[str]] = Field(default_factory=list)  # not mutually similar
     ambiguous_clusters: list[AmbiguousCluster] = Field(default_factory=list)
     truncated: bool = False  # max_ops reached before everything was planned
+    # Idle sessions extracted first (in a dry run: found, not extracted; result None).
+    extractions: list[SessionExtraction] = Field(default_factory=list)
 
     def count(self, action: Action) -> int:
         return sum(1 for c in self.changes if c.action == action)
+
+    @computed_field
+    @property
+    def extracted_sessions(self) -> int:
+        """Idle sessions whose messages were extracted (a dry run: would be)."""
+        return sum(1 for e in self.extractions if e.result is None or e.result.extracted_messages)
+
+    @computed_field
+    @property
+    def extracted_messages(self) -> int:
+        """Buffered messages extracted from them (a dry run: waiting to be)."""
+        return sum(
+            e.session.waiting if e.result is None else e.result.extracted_messages
+            for e in self.extractions
+        )
 
 
 def _stamp(moment: dt.datetime) -> str:
@@ -154,6 +181,7 @@ def consolidate(
     dry_run: bool,
     max_ops: int,
     promote: Promote,
+    extract: Extract,
     client: LLMClient | None = None,
     embedder: Embedder | None = None,
     progress: Progress | None = None,
@@ -165,6 +193,15 @@ def consolidate(
     changes: list[Change] = []
     rejected: list[list[str]] = []
     ambiguous: list[AmbiguousCluster] = []
+    # Before the scopes are listed: extraction may write a new user's first memories.
+    extractions = observe.extract_idle(
+        store,
+        scope,
+        now=now,
+        cooldown_s=settings.extract_cooldown_s,
+        extract=None if dry_run else extract,
+        take=budget.take,
+    )
     with store.read() as conn:
         scopes = _scopes(conn, scope)
     for each in scopes:
@@ -182,6 +219,7 @@ def consolidate(
         rejected_clusters=rejected,
         ambiguous_clusters=ambiguous,
         truncated=budget.truncated,
+        extractions=extractions,
     )
 
 

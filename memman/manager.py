@@ -23,7 +23,7 @@ from memman.errors import ConfigError, EmbeddingError, InvalidInputError
 from memman.llm import LLMClient
 from memman.maintenance import CheckReport
 from memman.models import Event, Memory, Op, PendingFact, SearchHit, Status, Tier, UpdateResult
-from memman.observe import ObserveResult
+from memman.observe import ObserveResult, SessionExtraction
 from memman.recall import ContextBlock
 from memman.shortterm import ShortTermFact
 from memman.store import Scope, Store
@@ -502,6 +502,28 @@ class MemoryManager:
 
     def flush(self, session_id: str) -> ObserveResult:
         """Extract a session's buffered messages now, whatever the cooldown."""
+        return self._flush(session_id, None)
+
+    def flush_idle(
+        self, *, user_id: str | None = None, agent_id: str | None = None
+    ) -> list[SessionExtraction]:
+        """Extract every session whose newest buffered message waited extract_cooldown_s.
+
+        For a chat that ended: nobody observes that session again, so its cooldown would
+        never be checked. One scope (all scopes if user_id is None); each session's messages
+        of other scopes are left alone. A failed extraction (`result.error`) leaves its
+        messages buffered, as flush() does. consolidate() does this first, too.
+        """
+        return observe.extract_idle(
+            self.store,
+            Scope(user_id, agent_id) if user_id is not None else None,
+            now=self.clock(),
+            cooldown_s=self.settings.extract_cooldown_s,
+            extract=self._flush,
+        )
+
+    def _flush(self, session_id: str, only: Scope | None) -> ObserveResult:
+        """Extract the session's buffered messages (of the scope `only`, if given)."""
         return observe.extract(
             self.store,
             session_id,
@@ -518,6 +540,7 @@ class MemoryManager:
             client=self._llm_client,
             settings=self.settings,
             now=self.clock(),
+            only=only,
         )
 
     def remember_short_term(
@@ -570,7 +593,12 @@ class MemoryManager:
         max_ops: int = 200,
         progress: Callable[[str, int, int], None] | None = None,
     ) -> ConsolidationReport:
-        """Expire, promote, merge near-duplicates and decay; see memman/consolidate.py.
+        """Extract idle sessions, expire, promote, merge near-duplicates and decay; see
+        memman/consolidate.py.
+
+        Sessions idle for extract_cooldown_s are extracted first, one op each (see
+        flush_idle); `report.extracted_sessions` / `extracted_messages` count them (a dry run
+        lists them in `report.extractions` without extracting).
 
         With an LLM configured, ambiguous near-duplicate clusters get one merge call each
         (counted in max_ops); a dry run never calls it. `progress(phase, done, total)` is
@@ -585,6 +613,7 @@ class MemoryManager:
             dry_run=dry_run,
             max_ops=max_ops,
             promote=self._write_found_fact,
+            extract=self._flush,
             client=self._llm_client,
             embedder=self.embedder,
             progress=progress,

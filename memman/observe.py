@@ -6,9 +6,10 @@ forces it). A message is marked extracted only after its facts were written, so 
 or an LLM failure in between leaves it buffered for the next attempt; re-extracting a
 message is harmless because the write path turns a repeated fact into a NOOP.
 
-Offline, the candidates are the user's own messages, verbatim, except chatter: a message made
-only of acknowledgements and greetings ("ok thanks!", "hmm", "hi") states nothing about the
-user and is listed in `ObserveResult.skipped` instead. With an LLM, one structured
+Offline, the candidates are the user's own messages, verbatim, except those that state nothing
+about the user (memman/utterance.py): chatter ("ok thanks!", "hmm", "hi"), questions ("What's
+17 * 23?") and requests ("Tell me a joke") to the assistant are listed, with why, in
+`ObserveResult.skips` (their texts in `skipped`) instead. With an LLM, one structured
 call (`prompts/extract_facts.j2`) returns facts with a category, an importance and a
 durability: durable facts go through update_memory with their category and importance (into
 the memory's columns), transient ones to short-term memory.
@@ -33,7 +34,8 @@ from memman.models import UpdateResult
 from memman.prompts import render
 from memman.shortterm import ShortTermFact
 from memman.store import Scope, Store
-from memman.text import normalize, words
+from memman.text import normalize
+from memman.utterance import Why, skip_reason
 
 log = logging.getLogger(__name__)
 
@@ -43,16 +45,6 @@ ROLES = frozenset({"user", "assistant", "system", "developer", "tool", "function
 # Content parts that carry text ("text" in Chat Completions, "input_text" in Responses);
 # images, audio and files are left out.
 TEXT_PARTS = frozenset({"text", "input_text"})
-# Every word of a chatter message is one of these: acknowledgements, greetings and the few
-# words that glue them ("thank you so much", "ok sounds good to me"). Words about the user
-# ("I", "my", "am") are not here, so "I am sure of myself" and "I don't see him" are kept:
-# storing a content-poor fact is better than dropping one.
-CHATTER = frozenset(
-    """ok okay k kk hmm hm mm uh um ah oh wow yes yeah yep yup no nope not sure fine cool great
-    nice good lol haha thanks thank thx ty please hi hello hey bye goodbye morning evening
-    night alright right awesome perfect sounds welcome you your youre so much very really a
-    lot too for now then that thats it its is and all to me got see""".split()
-)
 EXTRACT_TEMPLATE = "extract_facts.j2"
 
 # update_memory(fact, scope, source, category, importance) as MemoryManager provides it.
@@ -83,6 +75,15 @@ class ExtractedFacts(BaseModel):
     facts: list[ExtractedFact]
 
 
+class Skip(BaseModel):
+    """A user message offline extraction did not store, and why."""
+
+    model_config = ConfigDict(frozen=True)
+
+    text: str
+    why: Why  # "chatter", "question to the assistant" or "request to the assistant"
+
+
 class ObserveResult(BaseModel):
     """What observe() / flush() did with a session's messages."""
 
@@ -97,9 +98,11 @@ class ObserveResult(BaseModel):
     # Candidates the write path refused (too long, invalid text): reported, not retried. The
     # messages they came from stay in message_buffer, so the user's words are not lost.
     rejected: list[str] = Field(default_factory=list)
-    # Offline only: user messages that were chatter, not facts (see CHATTER). Not stored as
-    # memories; they stay in message_buffer.
+    # Offline only: user messages that state nothing about the user (chatter, questions and
+    # requests to the assistant; memman/utterance.py). Not stored as memories; they stay in
+    # message_buffer. `skipped` lists their texts, `skips` the same messages with why.
     skipped: list[str] = Field(default_factory=list)
+    skips: list[Skip] = Field(default_factory=list)
 
 
 def _stamp(moment: dt.datetime) -> str:
@@ -170,19 +173,23 @@ def buffer(store: Store, scope: Scope, session_id: str, messages: Any, now: dt.d
         )
 
 
-def _waiting(store: Store, session_id: str) -> list[sa.Row]:
+def _waiting(store: Store, session_id: str, scope: Scope | None = None) -> list[sa.Row]:
+    """The session's buffered messages, oldest first (only the scope's, if given)."""
+    where, params = _in_scope(scope)
+    sql = "SELECT * FROM message_buffer WHERE session_id = :s AND extracted_at IS NULL"
     with store.read() as conn:
-        return conn.execute(
-            sa.text(
-                "SELECT * FROM message_buffer WHERE session_id = :s AND extracted_at IS NULL"
-                " ORDER BY id"
-            ),
-            {"s": session_id},
-        ).all()
+        return conn.execute(sa.text(f"{sql}{where} ORDER BY id"), {**params, "s": session_id}).all()
 
 
-def waiting_count(store: Store, session_id: str) -> int:
-    return len(_waiting(store, session_id))
+def _in_scope(scope: Scope | None) -> tuple[str, dict[str, str]]:
+    """The message_buffer condition (and its parameters) for one scope, or none for all."""
+    if scope is None:
+        return "", {}
+    return " AND user_id = :u AND agent_id = :a", {"u": scope.user_id, "a": scope.agent_key}
+
+
+def waiting_count(store: Store, session_id: str, scope: Scope | None = None) -> int:
+    return len(_waiting(store, session_id, scope))
 
 
 def due(store: Store, session_id: str, *, now: dt.datetime, cooldown_s: float) -> bool:
@@ -194,6 +201,87 @@ def due(store: Store, session_id: str, *, now: dt.datetime, cooldown_s: float) -
     return (now - oldest).total_seconds() >= cooldown_s
 
 
+class IdleSession(BaseModel):
+    """A session (of one scope) whose newest buffered message has waited the cooldown."""
+
+    model_config = ConfigDict(frozen=True)
+
+    session_id: str
+    user_id: str
+    agent_id: str | None = None
+    waiting: int  # buffered messages found
+    newest_at: str  # when its newest buffered message was observed
+
+    @property
+    def scope(self) -> Scope:
+        return Scope(self.user_id, self.agent_id)
+
+
+class SessionExtraction(BaseModel):
+    """An idle session extracted (flush_idle, consolidate), or found by a dry run."""
+
+    model_config = ConfigDict(frozen=True)
+
+    session: IdleSession
+    result: ObserveResult | None = None  # None: a dry run, nothing extracted
+
+
+# Sessions nobody flushes: the user left, so observe() is never called again for them.
+_IDLE_SQL = (
+    "SELECT session_id, user_id, agent_id, count(*) AS waiting, max(created_at) AS newest_at"
+    " FROM message_buffer WHERE extracted_at IS NULL{scope}"
+    " GROUP BY session_id, user_id, agent_id HAVING max(created_at) <= :cutoff ORDER BY min(id)"
+)
+
+
+def idle_sessions(
+    store: Store, scope: Scope | None, *, now: dt.datetime, cooldown_s: float
+) -> list[IdleSession]:
+    """Sessions of the scope (all scopes if None) whose newest buffered message has waited
+    cooldown_s, oldest first; a session shared by two scopes is listed once for each."""
+    where, params = _in_scope(scope)
+    cutoff = _stamp(now - dt.timedelta(seconds=cooldown_s))
+    with store.read() as conn:
+        rows = conn.execute(
+            sa.text(_IDLE_SQL.format(scope=where)), {**params, "cutoff": cutoff}
+        ).all()
+    return [
+        IdleSession(
+            session_id=row.session_id,
+            user_id=row.user_id,
+            agent_id=row.agent_id or None,
+            waiting=row.waiting,
+            newest_at=row.newest_at,
+        )
+        for row in rows
+    ]
+
+
+def extract_idle(
+    store: Store,
+    scope: Scope | None,
+    *,
+    now: dt.datetime,
+    cooldown_s: float,
+    extract: Callable[[str, Scope], ObserveResult] | None,
+    take: Callable[[], bool] = lambda: True,
+) -> list[SessionExtraction]:
+    """extract(session_id, scope) each idle session of the scope (all if None), oldest first.
+
+    extract None: a dry run, the sessions are only listed. take() is asked before each
+    session; False stops (consolidate's max_ops). A failed extraction is in its result.
+    """
+    done = []
+    for session in idle_sessions(store, scope, now=now, cooldown_s=cooldown_s):
+        if not take():
+            break
+        result = None if extract is None else extract(session.session_id, session.scope)
+        if result is not None and result.error is not None:
+            log.warning("idle session %s not extracted: %s", session.session_id, result.error)
+        done.append(SessionExtraction(session=session, result=result))
+    return done
+
+
 def extract(
     store: Store,
     session_id: str,
@@ -203,8 +291,10 @@ def extract(
     client: LLMClient | None,
     settings: Settings,
     now: dt.datetime,
+    only: Scope | None = None,
 ) -> ObserveResult:
-    """Extract every buffered message of the session; mark them only once written.
+    """Extract every buffered message of the session (of that scope `only`, if given); mark
+    them only once written.
 
     Messages go to the LLM in batches of at most `extract_batch_chars` characters, oldest
     first: a backlog that piled up while the LLM was down must not become one prompt too long
@@ -214,18 +304,15 @@ def extract(
     results: list[UpdateResult] = []
     short_ids: list[int] = []
     rejected: list[str] = []
-    skipped: list[str] = []
+    skips: list[Skip] = []
     extracted = 0
     error: str | None = None
-    for scope, rows in _by_scope(_waiting(store, session_id)).items():
+    for scope, rows in _by_scope(_waiting(store, session_id, only)).items():
         for batch in _batches(rows, settings.extract_batch_chars):
             ids = [row.id for row in batch]
             if client is None:
-                said = [row for row in batch if row.role == "user" and normalize(row.content)]
-                facts = [
-                    (row.content, f"extraction:{row.id}", None) for row in said if _states(row)
-                ]
-                skipped.extend(row.content for row in said if not _states(row))
+                facts, skipped = _offline_candidates(batch)
+                skips += skipped
             else:
                 try:
                     answer = _ask(client, batch, settings)
@@ -253,14 +340,15 @@ def extract(
         if error is not None:
             break
     return ObserveResult(
-        buffered=waiting_count(store, session_id),
+        buffered=waiting_count(store, session_id, only),
         extracted_messages=extracted,
         results=results,
         short_term_ids=short_ids,
         offline=client is None,
         error=error,
         rejected=rejected,
-        skipped=skipped,
+        skipped=[skip.text for skip in skips],
+        skips=skips,
     )
 
 
@@ -285,9 +373,21 @@ def _batches(rows: list[sa.Row], max_chars: int) -> list[list[sa.Row]]:
     return batches
 
 
-def _states(row: sa.Row) -> bool:
-    """False for chatter: every word in CHATTER (or no word at all, as in "👍")."""
-    return not set(words(row.content)) <= CHATTER
+def _offline_candidates(
+    rows: list[sa.Row],
+) -> tuple[list[tuple[str, str, ExtractedFact | None]], list[Skip]]:
+    """The user's messages that may state something about the user, verbatim; the others."""
+    facts: list[tuple[str, str, ExtractedFact | None]] = []
+    skips: list[Skip] = []
+    for row in rows:
+        if row.role != "user" or not normalize(row.content):
+            continue
+        why = skip_reason(row.content)
+        if why is None:
+            facts.append((row.content, f"extraction:{row.id}", None))
+        else:
+            skips.append(Skip(text=row.content, why=why))
+    return facts, skips
 
 
 def _by_scope(rows: list[sa.Row]) -> dict[Scope, list[sa.Row]]:
