@@ -59,6 +59,11 @@ class Memory(BaseModel):
     status: Status = Status.ACTIVE
     sources: list[str] = Field(default_factory=list)
     metadata: dict[str, Any] = Field(default_factory=dict)
+    # The memory's topic: whom it is about ("user", "sister", ...) and a normalised key
+    # ("residence", "job", ...); observed_at is when the user said it (UTC ISO-8601).
+    subject: str | None = None
+    attribute: str | None = None
+    observed_at: str | None = None
 
 
 class SearchHit(BaseModel):
