@@ -2,9 +2,11 @@
 
 search() retrieves a pool larger than asked (by BM25, or with an embedder by hybrid BM25 +
 cosine retrieval), ranks it by a blend of relevance, recency and importance, collapses
-near-duplicate hits onto one representative and reinforces what it returns. context() renders
-the chosen memories with their dates through `prompts/recall.j2` within a token budget, after a
-"right now" part holding the active short-term facts that share a word with the query.
+near-duplicate hits onto one representative and reinforces what it returns. context() renders,
+through `prompts/recall.j2` within a token budget, a "right now" part (the active short-term
+facts that share a word with the query), a core part shown whatever the query (protected
+categories, pinned memories, the user's single-valued profile) and the hits, grouped by topic
+and dated when the user said each fact.
 
 Relevance is BM25 normalised *within the retrieved pool* (as a fraction of the best hit):
 raw BM25 has no meaning across scopes (near-zero IDF on a small per-user corpus), but its
