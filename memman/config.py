@@ -79,6 +79,11 @@ class Settings(BaseModel):
     # search() ranks a lexical pool this many times larger than the limit asked for.
     recall_pool_factor: int = Field(default=4, ge=1, le=50)
 
+    # context() starts with a core block (safety and constraint facts, pinned memories, the
+    # user's profile) shown whatever the query, in at most this share of max_tokens; the rest
+    # (and whatever the core leaves unused) goes to the query's hits.
+    context_core_share: float = Field(default=0.3, ge=0, le=1)
+
     # Lifecycle (memman/observe.py, shortterm.py, consolidate.py).
     # observe() extracts a session's buffered messages once the oldest waited this long.
     extract_cooldown_s: float = Field(default=120.0, ge=0)

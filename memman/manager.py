@@ -347,10 +347,16 @@ class MemoryManager:
         max_tokens: int = 500,
         limit: int = 20,
     ) -> ContextBlock:
-        """A memory block for a system prompt: the best hits that fit max_tokens, with dates.
+        """A memory block for a system prompt: what to always keep in mind, then the best hits.
 
         Unexpired short-term facts that share a word with the query come first, as a "right
         now" part (`block.short_term`); each one shown counts a recall towards promotion.
+        The core part (`block.core`) is shown whatever the query, within context_core_share of
+        max_tokens: memories of the protected categories (safety, constraint), pinned ones
+        (metadata {"pinned": true}) and the user's single-valued profile (name, residence,
+        job...). Then the hits the core does not already show. Memories are grouped by topic,
+        newest first, each dated when the user said it; `block.left_out` counts what did not
+        fit the budget.
         """
         _check_count("max_tokens", max_tokens, minimum=1)
         hits = self.search(query, user_id=user_id, agent_id=agent_id, limit=limit)

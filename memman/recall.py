@@ -2,9 +2,11 @@
 
 search() retrieves a pool larger than asked (by BM25, or with an embedder by hybrid BM25 +
 cosine retrieval), ranks it by a blend of relevance, recency and importance, collapses
-near-duplicate hits onto one representative and reinforces what it returns. context() renders
-the chosen memories with their dates through `prompts/recall.j2` within a token budget, after a
-"right now" part holding the active short-term facts that share a word with the query.
+near-duplicate hits onto one representative and reinforces what it returns. context() renders,
+through `prompts/recall.j2` within a token budget, a "right now" part (the active short-term
+facts that share a word with the query), a core part shown whatever the query (protected
+categories, pinned memories, the user's single-valued profile) and the hits, grouped by topic
+and dated when the user said each fact.
 
 Relevance is BM25 normalised *within the retrieved pool* (as a fraction of the best hit):
 raw BM25 has no meaning across scopes (near-zero IDF on a small per-user corpus), but its
@@ -16,8 +18,11 @@ prawns" for "shellfish") still scores its cosine / 2 instead of nothing.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import sqlalchemy as sa
@@ -26,7 +31,7 @@ from memman import shortterm
 from memman.config import Settings
 from memman.embed import Embedder
 from memman.errors import EmbeddingError
-from memman.models import SearchHit
+from memman.models import Memory, SearchHit
 from memman.prompts import render
 from memman.retrieval import Retrieved, hybrid_candidates, lexical_candidates
 from memman.shortterm import ShortTermFact
@@ -45,6 +50,10 @@ RECALL_TEMPLATE = "recall.j2"
 # The pool grows with the limit only up to here: ranking more lexical hits than this costs
 # time and does not change which ones come first.
 MAX_POOL = 1000
+
+# context() reads at most this many core memories: more than the core share of any sensible
+# budget shows (0.3 x 4,000 tokens at ~15 tokens a fact is 80), and a bound on the read.
+CORE_LIMIT = 100
 
 
 def approx_tokens(text: str) -> int:
@@ -199,6 +208,8 @@ class ContextBlock:
     hits: list[SearchHit]
     approx_tokens: int
     short_term: list[ShortTermFact] = field(default_factory=list)  # the "right now" part
+    core: list[Memory] = field(default_factory=list)  # shown whatever the query
+    left_out: int = 0  # memories and short-term facts that did not fit max_tokens
 
 
 def context(
@@ -211,16 +222,30 @@ def context(
     settings: Settings,
     now: dt.datetime,
 ) -> ContextBlock:
-    """The block for `hits` plus the scope's unexpired short-term facts relevant to the query.
+    """The core memories, the scope's unexpired short-term facts relevant to the query, `hits`.
 
+    The core (protected categories, pinned memories, the user's single-valued profile) is
+    read with one bounded query, so "hi" still gets the user's name and allergies.
     Each short-term fact that made it into the block counts one recall, unless its last
     counted recall is under promote_recall_spacing_hours ago: recalled on enough occasions
     (promote_min_recalls), consolidate promotes it to long-term memory.
     """
     with store.read() as conn:
         current = shortterm.relevant(conn, scope, query, now=now)
+        core = store.core_memories(
+            conn,
+            scope,
+            categories=settings.protected_categories,
+            attributes=frozenset(settings.single_valued_attributes),
+            limit=CORE_LIMIT,
+        )
     block = render_context(
-        hits, max_tokens=max_tokens, prompts_dir=settings.prompts_dir, short_term=current
+        hits,
+        max_tokens=max_tokens,
+        prompts_dir=settings.prompts_dir,
+        short_term=current,
+        core=core,
+        core_share=settings.context_core_share,
     )
     if block.short_term:
         ids = [f.id for f in block.short_term]
@@ -234,41 +259,131 @@ def render_context(
     *,
     max_tokens: int,
     prompts_dir: str | None,
-    short_term: list[ShortTermFact] | None = None,
+    short_term: list[ShortTermFact],
+    core: list[Memory],
+    core_share: float,
 ) -> ContextBlock:
-    """The short-term facts, then the best hits, that fit max_tokens (approx. chars/4).
+    """The core memories within core_share of max_tokens, then short-term facts and hits.
 
-    Short-term facts go first: they are few, and about the conversation going on now. The
-    block grows with every item, so the longest prefix that fits is found by bisection: one
-    render when everything fits (the usual case), about log2(n) otherwise.
+    Short-term facts go before the hits: they are few, and about the conversation going on
+    now. A hit the core already shows is not repeated. Each part is the longest prefix that
+    fits, and what did not fit is counted in the block: a budget too small for any memory
+    says so rather than claiming nothing is known.
     """
-    items: list[ShortTermFact | SearchHit] = [*(short_term or []), *hits]
 
+    def core_tokens(n: int) -> int:
+        return approx_tokens(_render(core[:n], [], [], 0, prompts_dir))
+
+    shown_core = core[: _longest_prefix(len(core), core_tokens, int(max_tokens * core_share))]
+    shown = {m.id for m in shown_core}
+    rest: list[ShortTermFact | SearchHit] = [
+        *short_term,
+        *(h for h in hits if h.id not in shown),
+    ]
+    offered = len(short_term) + len({m.id for m in core} | {h.id for h in hits})
+
+    @functools.cache
     def block(n: int) -> ContextBlock:
-        current = [i for i in items[:n] if isinstance(i, ShortTermFact)]
-        chosen = [i for i in items[:n] if isinstance(i, SearchHit)]
-        text = _render(current, chosen, prompts_dir)
-        return ContextBlock(text, chosen, approx_tokens(text), current)
+        current = [i for i in rest[:n] if isinstance(i, ShortTermFact)]
+        chosen = [i for i in rest[:n] if isinstance(i, SearchHit)]
+        left_out = offered - len(shown_core) - n
+        text = _render(shown_core, current, chosen, left_out, prompts_dir)
+        return ContextBlock(text, chosen, approx_tokens(text), current, shown_core, left_out)
 
-    best = block(len(items))
-    if best.approx_tokens <= max_tokens:
-        return best
-    fits, too_long = 0, len(items)  # block(fits) fits (or is empty); block(too_long) does not
-    best = block(0)
+    return block(_longest_prefix(len(rest), lambda n: block(n).approx_tokens, max_tokens))
+
+
+def _longest_prefix(count: int, tokens: Callable[[int], int], budget: int) -> int:
+    """The largest n <= count whose first n items render within budget (0 if none does).
+
+    A block grows with every item, so bisection finds it: one render when everything fits
+    (the usual case), about log2(count) otherwise.
+    """
+    if tokens(count) <= budget:
+        return count
+    fits, too_long = 0, count
     while too_long - fits > 1:
         middle = (fits + too_long) // 2
-        attempt = block(middle)
-        if attempt.approx_tokens <= max_tokens:
-            fits, best = middle, attempt
+        if tokens(middle) <= budget:
+            fits = middle
         else:
             too_long = middle
-    return best
+    return fits
 
 
-def _render(short_term: list[ShortTermFact], hits: list[SearchHit], prompts_dir: str | None) -> str:
-    memories = [{"content": h.memory.content, "date": h.memory.updated_at[:10]} for h in hits]
+def _render(
+    core: list[Memory],
+    short_term: list[ShortTermFact],
+    hits: list[SearchHit],
+    left_out: int,
+    prompts_dir: str | None,
+) -> str:
     right_now = [
         {"content": f.content, "until": f.expires_at[:16].replace("T", " ")} for f in short_term
     ]
-    variables = {"memories": memories, "right_now": right_now}
+    variables = {
+        "right_now": right_now,
+        "core": _groups(core),
+        "memories": _groups([h.memory for h in hits]),
+        "left_out": left_out,
+    }
     return render(RECALL_TEMPLATE, variables, directory=prompts_dir).text
+
+
+def _observed(memory: Memory) -> dt.datetime:
+    """When the user said it; a memory from before topics were recorded has its last write."""
+    return dt.datetime.fromisoformat(memory.observed_at or memory.updated_at)
+
+
+def _topic(memory: Memory) -> tuple[str, ...]:
+    if memory.attribute:
+        return ("topic", memory.subject or "user", memory.attribute)
+    if memory.category:
+        return ("category", memory.category)
+    return ("memory", memory.id)
+
+
+def _label(topic: tuple[str, ...]) -> str:
+    """'residence' for the user's own topic, "sister's job" for another's, or the category."""
+    if topic[0] != "topic":
+        return topic[1]
+    subject, attribute = topic[1], topic[2].replace("_", " ")
+    return attribute if subject == "user" else f"{subject}'s {attribute}"
+
+
+def _groups(memories: list[Memory]) -> list[dict[str, Any]]:
+    """Memories by topic, groups in the order of their best-ranked member, newest first inside.
+
+    A group of one is a plain line; a larger one gets a label, so the model reads the newest
+    statement about a topic first and the older ones as what it replaced or added to.
+    """
+    groups: dict[tuple[str, ...], list[Memory]] = {}
+    for memory in memories:
+        groups.setdefault(_topic(memory), []).append(memory)
+    return [
+        {
+            "label": _label(topic) if len(members) > 1 else None,
+            "facts": [
+                {"content": m.content, "date": spoken_date(_observed(m))}
+                for m in sorted(members, key=_observed, reverse=True)
+            ],
+        }
+        for topic, members in groups.items()
+    ]
+
+
+MONTHS = (
+    "January", "February", "March", "April", "May", "June",
+    "July", "August", "September", "October", "November", "December",
+)  # fmt: skip
+
+
+def spoken_date(moment: dt.datetime) -> str:
+    """'3 May 2026', in UTC.
+
+    Day-precise, so two statements of one month still read in order; the month spelled out,
+    so 03/05 is never taken for 5 March; English names from this table, not strftime's %B,
+    which follows the process locale.
+    """
+    moment = moment.astimezone(dt.UTC)
+    return f"{moment.day} {MONTHS[moment.month - 1]} {moment.year}"

