@@ -25,6 +25,7 @@ import logging
 import math
 import threading
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 from urllib.parse import urlparse
@@ -51,6 +52,17 @@ NO_TOOL_CALL = "no tool call"  # instructor's error when the answer carries no t
 # Tokens per character of restated text, rounded up: English averages ~4 characters a token;
 # 3 leaves room for other languages and JSON escapes.
 CHARS_PER_TOKEN = 3
+
+
+FELL_BACK = "llm_mode auto fell back"  # marks the fallback note in audit reasons
+
+
+def last_fallback(reasons: Iterable[str | None]) -> str | None:
+    """The fallback note in the first of these audit reasons that has one (newest first)."""
+    for reason in reasons:
+        if reason and FELL_BACK in reason:
+            return reason[reason.index(FELL_BACK) :].rstrip("]")
+    return None
 
 
 def resolve_mode(settings: Settings) -> str:
@@ -201,7 +213,7 @@ class LLMClient:
             if self.mode == mode:  # another thread may have switched already
                 target = FALLBACK[mode]
                 self.fallback = (
-                    f"llm_mode auto fell back from {mode} to {target}: the server refused"
+                    f"{FELL_BACK} from {mode} to {target}: the server refused"
                     f" {mode} ({str(error)[:200]})"
                 )
                 log.warning("%s", self.fallback)

@@ -233,6 +233,7 @@ def extract(
     skipped: list[str] = []
     extracted = 0
     error: str | None = None
+    stop = False  # a batch failed or backs off: later ones wait, in order
     for scope, rows in _by_scope(_waiting(store, session_id)).items():
         failures = _failures(store, scope) if client is not None else {}
         alone = _singled_out(failures, settings)
@@ -247,15 +248,16 @@ def extract(
             else:
                 waiting = _backing_off(batch, failures, settings, now)
                 if waiting is not None:
+                    error = error or waiting
                     if batch[0].id in alone:
                         continue  # reported in stats; must not hold the session's other messages
-                    error = waiting
+                    stop = True
                     break
                 try:
                     answer = _ask(client, batch, settings)
                 except DecisionError as failure:
                     log.warning("extraction failed, messages stay buffered: %s", failure)
-                    error = str(failure)
+                    error, stop = str(failure), True
                     store.write(
                         lambda conn, s=scope, b=batch, f=failure: _note_failure(
                             conn, store, s, b, f, client, now
@@ -279,7 +281,7 @@ def extract(
                     rejected.append(f"{source}: {refused}")
             store.write(lambda conn, ids=ids: _mark_extracted(conn, ids, now))
             extracted += len(ids)
-        if error is not None:
+        if stop:
             break
     return ObserveResult(
         buffered=waiting_count(store, session_id),

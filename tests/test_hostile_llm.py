@@ -135,9 +135,10 @@ def check_change(mm, reply, result, shown, alice_before, bob_before) -> None:
         reply.body["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"]
     )
     chosen = answered["decision"]
-    target = shown[chosen["id"]] if result.memory_id else None
-    if chosen["op"] == "UPDATE" and normalize(chosen["content"]) == normalize(target.content):
-        assert result.op is Op.NOOP and "applied as NOOP" in result.reason  # nothing changes
+    repeats = chosen["op"] == "UPDATE" and result.op is Op.NOOP
+    if repeats:  # an UPDATE with the memory's own text changes nothing: a NOOP
+        assert normalize(chosen["content"]) == normalize(shown[chosen["id"]].content)
+        assert "applied as NOOP" in result.reason
     else:
         assert result.op.value == chosen["op"]
     changed = {
@@ -148,6 +149,7 @@ def check_change(mm, reply, result, shown, alice_before, bob_before) -> None:
     if result.op is Op.ADD:
         assert [alice_after[i] for i in changed] == [(CANDIDATE, "active")]
         return
+    target = shown[chosen["id"]] if result.memory_id else None
     if target is not None:
         assert result.memory_id == target.id  # only a memory that was shown to the model
     if result.op is Op.NOOP:
