@@ -21,8 +21,8 @@ from memman import MemoryManager, Op, Tier
 from memman.config import Settings
 from memman.llm import resolve_mode
 from tests.decisions import answer, llm_manager
-from tests.test_cli import memman  # noqa: F401 (fixture)
 from tests.fake_openai import Reply, chat_completion
+from tests.test_cli import memman  # noqa: F401 (fixture)
 from tests.test_lifecycle_observe import extraction
 
 OLD = "User uses a standing desk"
@@ -162,7 +162,10 @@ def test_an_explicit_mode_is_never_switched(primed, fake_openai):
 
 
 def test_config_shows_the_mode_in_use_and_the_recorded_fallback(
-    primed, fake_openai, memman, monkeypatch
+    primed,
+    fake_openai,
+    memman,  # noqa: F811 (the fixture)
+    monkeypatch,
 ):
     mm = primed(llm_max_retries=0)
     fake_openai.script(Reply(400, {"error": {"message": "unsupported response_format"}}))
