@@ -38,6 +38,8 @@ errors = Console(stderr=True)
 DbOption = Annotated[
     str | None, typer.Option("--db", envvar="MEMMAN_DB", help="SQLite file (default memman.db).")
 ]
+# `memman config` looks for the last recorded llm_mode fallback among this many newest events.
+FALLBACK_LOOKBACK = 1000
 UserOption = Annotated[str, typer.Option("--user", "-u", help="The user whose memories these are.")]
 AgentOption = Annotated[str | None, typer.Option("--agent", help="Optional agent scope.")]
 
@@ -476,6 +478,7 @@ def stats(
             for tier, n in sorted(tiers.items()):
                 table.add_row(f"decisions {op} by {tier}", str(n))
         table.add_row("pending", str(data["pending"]))
+        table.add_row("messages failing extraction", str(data["extraction_stuck"]))
         console.print(table)
 
 
@@ -617,12 +620,20 @@ def eval_cases(
 @app.command()
 def config(db: DbOption = None) -> None:
     """Show the effective configuration (API key masked)."""
+    from memman.llm import last_fallback, resolve_mode
+
     settings = load_settings(db=db)
     table = Table(title="memman configuration")
     table.add_column("setting")
     table.add_column("value", overflow="fold")
     for key, value in settings.redacted().items():
         table.add_row(key, "" if value is None else str(value))
+    if settings.llm_configured:
+        table.add_row("llm mode in use", resolve_mode(settings))
+        if Path(settings.db).exists():
+            with _open(settings.db) as mm:
+                note = last_fallback(e.reason for e in mm.events(limit=FALLBACK_LOOKBACK))
+            table.add_row("last llm_mode fallback", note or "none recorded")
     console.print(table)
 
 

@@ -32,11 +32,23 @@ class Settings(BaseModel):
     llm_base_url: str | None = None
     llm_api_key: str | None = None
     # instructor mode: "tools" for OpenAI-style function calling, "json_schema" for servers
-    # with response_format json_schema (vLLM, llama.cpp), "json" / "md_json" for models
-    # that only manage to write JSON in text (many small local models).
-    llm_mode: str = "tools"
+    # with response_format json_schema (vLLM, llama.cpp, Ollama), "json" / "md_json" for
+    # models that only manage to write JSON in text. "auto": tools for OpenAI's own API (no
+    # base URL, or api.openai.com), json_schema for any other server, and one fallback if the
+    # server refuses that mode (memman/llm.py); an explicit mode is used as set.
+    llm_mode: str = "auto"
     llm_max_retries: int = Field(default=2, ge=0, le=10)  # re-asks after invalid output
     llm_timeout_s: float = Field(default=30.0, gt=0)
+    # max_tokens for the fixed part of every answer (op, id, reason); each call adds room for
+    # the text it may restate (an UPDATE or MERGE text) or extract (extract_max_facts facts).
+    # Without it a local server generates until the timeout when the grammar does not close.
+    llm_max_tokens: int = Field(default=256, ge=16)
+    extract_max_facts: int = Field(default=20, ge=1)  # maxItems of one extraction answer
+    # A failed extraction batch waits extract_retry_backoff_s, doubling with each failure
+    # (at most an hour), and after extract_max_tries failures is split in halves; a single
+    # message that still fails is reported (stats) and retried only at the slowest pace.
+    extract_max_tries: int = Field(default=3, ge=1)
+    extract_retry_backoff_s: float = Field(default=60.0, ge=0)
     decider: str = "auto"  # auto | offline | llm
 
     # Routing (see README "How decisions are routed" for the data behind these defaults).
@@ -139,6 +151,7 @@ ENVIRONMENT = {
     "MEMMAN_LLM_MODE": "llm_mode",
     "MEMMAN_LLM_MAX_RETRIES": "llm_max_retries",
     "MEMMAN_LLM_TIMEOUT": "llm_timeout_s",
+    "MEMMAN_LLM_MAX_TOKENS": "llm_max_tokens",
     "MEMMAN_DECIDER": "decider",
     "MEMMAN_PROMPTS_DIR": "prompts_dir",
     "MEMMAN_EMBEDDER": "embedder",

@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field, model_validator
 from memman.candidate import Candidate
 from memman.config import Settings
 from memman.errors import ConfigError
-from memman.llm import CallInfo, LLMClient
+from memman.llm import CallInfo, LLMClient, answer_budget
 from memman.models import Memory, Op, Tier
 from memman.prompts import render
 from memman.retrieval import Retrieved
@@ -193,8 +193,12 @@ class MemoryDecision(BaseModel):
                     f"UPDATE content is too long; keep it under {self.max_chars} characters."
                 )
             if normalize(content) == normalize(self.shown[d.id]):
-                raise ValueError(
-                    f"UPDATE content repeats memory {d.id} unchanged; if nothing changes, NOOP."
+                # Not invalid: the model says memory d.id stays as it is, which is a NOOP.
+                # Re-asking does not converge (small models repeat the same UPDATE).
+                self.decision = NoopOp(
+                    op="NOOP",
+                    id=d.id,
+                    reason=f"UPDATE with the memory's own text, applied as NOOP: {d.reason}",
                 )
         return self
 
@@ -233,12 +237,16 @@ class LLMDecider:
         model = MemoryDecision.for_shown(
             {i: m.content for i, m in by_short_id.items()}, self.settings.max_fact_chars
         )
-        answer, call = self.client.structured_call(prompt, model)
+        # An UPDATE restates the memory with the candidate's news: room for both texts.
+        longest = max((len(m.content) for m in by_short_id.values()), default=0)
+        budget = answer_budget(self.settings, len(candidate.content) + longest)
+        answer, call = self.client.structured_call(prompt, model, max_tokens=budget)
         d = answer.decision
         short_id = getattr(d, "id", None)  # ADD has no id field
         target = by_short_id.get(short_id) if short_id is not None else None
         content = d.content.strip() if isinstance(d, UpdateOp) else None
-        return Decision(Op(d.op), d.reason, Tier.LLM, target=target, content=content, call=call)
+        reason = d.reason if call.fallback is None else f"{d.reason} [{call.fallback}]"
+        return Decision(Op(d.op), reason, Tier.LLM, target=target, content=content, call=call)
 
 
 DECIDERS: dict[str, Callable[[Settings], Decider]] = {

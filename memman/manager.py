@@ -413,11 +413,14 @@ class MemoryManager:
 
     def stats(self, *, user_id: str | None = None, agent_id: str | None = None) -> dict[str, Any]:
         scope = Scope(user_id, agent_id) if user_id is not None else None
+        # Buffered messages whose extraction failed extract_max_tries times.
+        stuck = observe.stuck_messages(self.store, self.settings, scope)
         with self.store.read() as conn:
             return {
                 "memories": self.store.count_by_status(conn, scope),
                 "decisions": self.store.event_counts(conn, scope),
                 "pending": len(self.store.list_pending(conn, scope)),
+                "extraction_stuck": stuck,
             }
 
     # -- operations ------------------------------------------------------------------------------

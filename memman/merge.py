@@ -35,7 +35,7 @@ import sqlalchemy as sa
 from pydantic import BaseModel, Field, model_validator
 
 from memman.config import Settings
-from memman.llm import CallInfo, LLMClient
+from memman.llm import CallInfo, LLMClient, answer_budget
 from memman.prompts import render
 from memman.store import Scope
 from memman.text import jaccard, negations, numbers, token_spellings, wording
@@ -294,5 +294,8 @@ def ask_llm(
     # A merge restates the cluster once: never longer than all its texts together.
     limit = min(settings.max_fact_chars, sum(len(r.content) for r in rows))
     model = MergeDecision.for_cluster([r.content for r in rows], limit)
-    answer, call = client.structured_call(prompt, model)
-    return answer.decision, call
+    answer, call = client.structured_call(prompt, model, max_tokens=answer_budget(settings, limit))
+    decision = answer.decision
+    if call.fallback is not None:  # the audit reason records the one mode fallback
+        decision = decision.model_copy(update={"reason": f"{decision.reason} [{call.fallback}]"})
+    return decision, call

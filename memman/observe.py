@@ -21,10 +21,11 @@ from __future__ import annotations
 import datetime as dt
 import logging
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import sqlalchemy as sa
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 
 from memman.candidate import check_category
 from memman.config import Settings
@@ -46,6 +47,10 @@ ROLES = frozenset({"user", "assistant", "system", "developer", "tool", "function
 # images, audio and files are left out.
 TEXT_PARTS = frozenset({"text", "input_text"})
 EXTRACT_TEMPLATE = "extract_facts.j2"
+# max_tokens per extracted fact: its JSON keys (~25 tokens) and a sentence of ~100 characters.
+FACT_TOKENS = 64
+# The slowest retry pace of a failing extraction: backoff doubles per failure up to this.
+MAX_BACKOFF_S = 3600.0
 
 # update_memory(fact, scope, source, category, importance) as MemoryManager provides it.
 WriteFact = Callable[[str, Scope, str, str | None, float | None], UpdateResult]
@@ -73,6 +78,17 @@ class ExtractedFacts(BaseModel):
     """Facts about the user stated in the conversation (empty if none)."""
 
     facts: list[ExtractedFact]
+
+    @classmethod
+    def at_most(cls, count: int) -> type[ExtractedFacts]:
+        """This model with maxItems on facts: a grammar-bound small model that repeats one
+        fact is stopped by the schema, not by the timeout."""
+        return create_model(
+            cls.__name__,
+            __base__=cls,
+            __doc__=cls.__doc__,
+            facts=(list[ExtractedFact], Field(max_length=count)),
+        )
 
 
 class Skip(BaseModel):
@@ -307,18 +323,33 @@ def extract(
     skips: list[Skip] = []
     extracted = 0
     error: str | None = None
+    stop = False  # a batch failed or backs off: later ones wait, in order
     for scope, rows in _by_scope(_waiting(store, session_id, only)).items():
-        for batch in _batches(rows, settings.extract_batch_chars):
+        failures = _failures(store, scope) if client is not None else {}
+        alone = _singled_out(failures, settings)
+        for batch in _batches(rows, settings.extract_batch_chars, alone):
             ids = [row.id for row in batch]
             if client is None:
                 facts, skipped = _offline_candidates(batch)
                 skips += skipped
             else:
+                waiting = _backing_off(batch, failures, settings, now)
+                if waiting is not None:
+                    error = error or waiting
+                    if batch[0].id in alone:
+                        continue  # reported in stats; must not hold the session's other messages
+                    stop = True
+                    break
                 try:
                     answer = _ask(client, batch, settings)
                 except DecisionError as failure:
                     log.warning("extraction failed, messages stay buffered: %s", failure)
-                    error = str(failure)
+                    error, stop = str(failure), True
+                    store.write(
+                        lambda conn, s=scope, b=batch, f=failure: _note_failure(
+                            conn, store, s, b, f, client, now
+                        )
+                    )
                     break
                 source = "extraction:" + ",".join(str(i) for i in ids)
                 facts = [(f.content, source, f) for f in answer.facts if normalize(f.content)]
@@ -337,7 +368,7 @@ def extract(
                     rejected.append(f"{source}: {refused}")
             store.write(lambda conn, ids=ids: _mark_extracted(conn, ids, now))
             extracted += len(ids)
-        if error is not None:
+        if stop:
             break
     return ObserveResult(
         buffered=waiting_count(store, session_id, only),
@@ -356,16 +387,132 @@ def _ask(client: LLMClient, rows: list[sa.Row], settings: Settings) -> Extracted
     """One structured extraction call over these messages (prompts/extract_facts.j2)."""
     messages = [{"role": row.role, "content": row.content} for row in rows]
     prompt = render(EXTRACT_TEMPLATE, {"messages": messages}, directory=settings.prompts_dir)
-    answer, _ = client.structured_call(prompt, ExtractedFacts)
+    count = settings.extract_max_facts
+    answer, _ = client.structured_call(
+        prompt,
+        ExtractedFacts.at_most(count),
+        max_tokens=settings.llm_max_tokens + count * FACT_TOKENS,
+    )
     return answer
 
 
-def _batches(rows: list[sa.Row], max_chars: int) -> list[list[sa.Row]]:
-    """Consecutive messages, each batch within max_chars (a longer message goes alone)."""
+# -- failed extraction batches ------------------------------------------------------------
+# A failed batch leaves an audit event (op PENDING, no candidate, prompt extract_facts.j2,
+# source "extraction:<message ids>"): the events table is where the tries are counted, so a
+# restart does not forget them. A message's failures are the failed batches it was in.
+
+
+@dataclass(frozen=True)
+class Failures:
+    count: int
+    last: dt.datetime
+
+
+def _failures(store: Store, scope: Scope) -> dict[int, Failures]:
+    """Message id -> its failed extraction tries in this scope (only messages that failed)."""
+    with store.read() as conn:
+        rows = conn.execute(
+            sa.text(
+                "SELECT source, created_at FROM events WHERE user_id = :u AND agent_id = :a"
+                " AND op = 'PENDING' AND prompt_template = :t AND candidate IS NULL"
+            ),
+            {"u": scope.user_id, "a": scope.agent_key, "t": EXTRACT_TEMPLATE},
+        ).all()
+    found: dict[int, Failures] = {}
+    for source, created_at in rows:
+        at = dt.datetime.fromisoformat(created_at)
+        for text in source.removeprefix("extraction:").split(","):
+            before = found.get(int(text))
+            found[int(text)] = Failures(
+                (before.count if before else 0) + 1, max(at, before.last) if before else at
+            )
+    return found
+
+
+def _singled_out(failures: dict[int, Failures], settings: Settings) -> set[int]:
+    """Messages in extract_max_tries failed batches: each goes alone, its failure its own."""
+    return {i for i, f in failures.items() if f.count >= settings.extract_max_tries}
+
+
+def _backing_off(
+    batch: list[sa.Row], failures: dict[int, Failures], settings: Settings, now: dt.datetime
+) -> str | None:
+    """Why the batch is not sent yet (it failed too recently), or None to send it."""
+    seen = [failures[r.id] for r in batch if r.id in failures]
+    if not seen:
+        return None
+    count = max(f.count for f in seen)
+    last = max(f.last for f in seen)
+    wait = min(settings.extract_retry_backoff_s * 2 ** (count - 1), MAX_BACKOFF_S)
+    ready = last + dt.timedelta(seconds=wait)
+    if now >= ready:
+        return None
+    return (
+        f"extraction of messages {batch[0].id}-{batch[-1].id} failed {count} times;"
+        f" backing off until {_stamp(ready)}"
+    )
+
+
+def _note_failure(
+    conn: sa.Connection,
+    store: Store,
+    scope: Scope,
+    batch: list[sa.Row],
+    failure: DecisionError,
+    client: LLMClient,
+    now: dt.datetime,
+) -> None:
+    ids = ",".join(str(row.id) for row in batch)
+    store.insert_event(
+        conn,
+        scope,
+        memory_id=None,
+        op="PENDING",
+        tier="pending",
+        candidate=None,
+        reason=f"extraction failed, messages {ids} stay buffered: {failure}",
+        model=client.model,
+        prompt_template=EXTRACT_TEMPLATE,
+        attempts=failure.attempts,
+        tokens=failure.usage.get("total_tokens"),
+        error=str(failure),
+        source=f"extraction:{ids}",
+        created_at=_stamp(now),
+    )
+
+
+def stuck_messages(store: Store, settings: Settings, scope: Scope | None = None) -> int:
+    """Buffered messages that failed extraction extract_max_tries times (memman stats)."""
+    with store.read() as conn:
+        rows = conn.execute(
+            sa.text("SELECT id, user_id, agent_id FROM message_buffer WHERE extracted_at IS NULL")
+        ).all()
+    by_scope = _by_scope(rows)
+    if scope is not None:
+        by_scope = {scope: by_scope.get(scope, [])}
+    stuck = 0
+    for where, waiting in by_scope.items():
+        alone = _singled_out(_failures(store, where), settings)
+        stuck += sum(1 for row in waiting if row.id in alone)
+    return stuck
+
+
+def _batches(rows: list[sa.Row], max_chars: int, alone: set[int]) -> list[list[sa.Row]]:
+    """Consecutive messages, each batch within max_chars (a longer message goes alone).
+
+    Messages in `alone` (failed extraction extract_max_tries times) go alone too: the
+    batches around one are not held back by it, and its own prompt is as small as it can be.
+    """
     batches: list[list[sa.Row]] = []
     size = 0
     for row in rows:
-        if not batches or size + len(row.content) > max_chars:
+        single = row.id in alone
+        if (
+            not batches
+            or single
+            or batches[-1][-1].id in alone
+            or (size + len(row.content) > max_chars)
+        ):
             batches.append([])
             size = 0
         batches[-1].append(row)

@@ -1,8 +1,9 @@
 """A small local OpenAI-compatible server for fault tests (no network beyond 127.0.0.1).
 
-Each request to /v1/chat/completions pops the next scripted `Reply`; when the script is
-empty the server answers `default_reply` if one is set (a benchmark answering an unbounded
-number of requests alike), else 500. /v1/embeddings pops the next scripted `embedding_replies`
+Each request to /v1/chat/completions pops the next scripted `Reply` (a tool-call answer is
+sent as text when the request has no tools: `as_asked`); when the script is empty the
+server answers `default_reply` if one is set (a benchmark answering an unbounded number of
+requests alike), else 500. /v1/embeddings pops the next scripted `embedding_replies`
 entry and otherwise embeds the input itself (`embedding_body`), with rows in reverse order
 as a server may send them (each carries its `index`). No key is required. Requests, with
 their headers, are recorded so tests can assert what was sent.
@@ -61,6 +62,22 @@ def chat_completion(
             "total_tokens": prompt_tokens + completion_tokens,
         },
     }
+
+
+def as_asked(body: Any, sent: Any) -> Any:
+    """A scripted tool-call answer as the request asked for it: a request without tools
+    (json_schema / json / md_json modes, llm_mode auto against a local server) gets the tool
+    call's arguments as the message text, as a server constraining the output would send."""
+    if not isinstance(body, dict) or not isinstance(sent, dict) or "tools" in sent:
+        return body
+    choices = body.get("choices") or [{}]
+    message = choices[0].get("message") or {}
+    calls = message.get("tool_calls")
+    if not calls:
+        return body
+    text = calls[0]["function"]["arguments"]
+    changed = {**message, "content": text, "tool_calls": None}
+    return {**body, "choices": [{**choices[0], "message": changed, "finish_reason": "stop"}]}
 
 
 def fake_vector(text: str, dim: int) -> list[float]:
@@ -140,7 +157,7 @@ class FakeOpenAI:
                     reply = Reply(500, {"error": {"message": "no script"}})
                 if reply.delay_s:
                     time.sleep(reply.delay_s)
-                body = reply.body
+                body = as_asked(reply.body, sent)
                 payload = (
                     json.dumps(body).encode()
                     if isinstance(body, dict | list)

@@ -145,6 +145,10 @@ def test_llm_extraction_failure_keeps_messages_buffered(tmp_path, clock, fake_op
         failed = mm.flush("s1")
         assert failed.error and failed.buffered == 3
         assert mm.list(user_id="u") == []
+        # The failed batch is not sent again before its backoff (60 s at first) has passed.
+        waiting = mm.flush("s1")
+        assert "backing off" in waiting.error and len(fake_openai.requests) == 1
+        clock.advance(seconds=60)
         fake_openai.script(extraction(("User lives in Porto", "location", 7, "durable")))
         assert mm.flush("s1").results[0].op is Op.ADD
     assert buffered_rows(db) == []
@@ -264,6 +268,7 @@ def test_a_backlog_is_extracted_in_batches_and_a_failed_batch_stays_buffered(
         assert said[1] in prompts[0] and said[2] not in prompts[0]  # two messages per call
         assert said[2] in prompts[1] and said[1] not in prompts[1]
         assert [content for _, content in buffered_rows(db)] == said[2:]
+        clock.advance(seconds=60)  # the failed batch's backoff
         fake_openai.script(extraction(("User teaches chemistry", "work", 5, "durable")))
         second = mm.flush("s")
         assert (second.extracted_messages, second.buffered, second.error) == (2, 0, None)

@@ -33,11 +33,6 @@ FAULTS = [
     pytest.param([tool_reply({"answer": "UPDATE it"})], "Field required", id="wrong-schema"),
     pytest.param([tool_reply(decision("MERGE", id=1))], "MERGE", id="unknown-op"),
     pytest.param([tool_reply(decision("UPDATE", id=1, content="  "))], "empty", id="empty-update"),
-    pytest.param(
-        [tool_reply(decision("UPDATE", id=1, content="user uses a standing desk."))],
-        "unchanged",
-        id="update-repeats-old-text",
-    ),
     pytest.param([tool_reply(decision("DELETE", id=9))], "not one of the memories", id="bad-id"),
     pytest.param(
         [Reply(body=chat_completion(content="I think ADD"))], "No tool calls", id="no-tool-call"
@@ -48,8 +43,12 @@ FAULTS = [
 @pytest.fixture
 def primed(tmp_path, fake_openai):
     """A store holding OLD, whose next related fact goes to the fake server."""
-    mm = llm_manager(
-        str(tmp_path / "memory.db"), fake_openai.base_url, llm_max_retries=0, llm_timeout_s=0.5
+    mm = llm_manager(  # tools, as set: the faults below are tool-call faults, never switched
+        str(tmp_path / "memory.db"),
+        fake_openai.base_url,
+        llm_max_retries=0,
+        llm_timeout_s=0.5,
+        llm_mode="tools",
     )
     mm.update_memory(OLD, user_id="alice")  # novel: no LLM call
     assert fake_openai.requests == []

@@ -256,6 +256,8 @@ def record(name: str, fake: FakeOpenAI) -> None:
     with tempfile.TemporaryDirectory() as folder:
 
         def llm(**settings: Any) -> t.MemoryManager:
+            # The replay has no base URL (OpenAI): llm_mode auto means tools there.
+            settings.setdefault("llm_mode", "tools")
             return t.MemoryManager(
                 str(Path(folder) / "memory.db"),
                 llm_model=t.MODEL,
