@@ -67,15 +67,16 @@ def route_by_topic(
         return TopicRouting()
     seen = [*retrieved, *same_topic]
     other = frozenset(m.id for m in seen if _other_topic(topic, m, single_valued, by_meaning))
+    related = [m for m in same_topic if m.id not in other]
     if not same_topic or is_verb_topic(topic.attribute):
         # A fallback topic only tells other facts apart; what a verb's object changes is the
-        # router's and the decider's to judge.
-        return TopicRouting(other_topics=other)
+        # router's and the decider's to judge (they see the memories of the same verb).
+        return TopicRouting(other_topics=other, same_topic=related)
     if is_single_valued(topic.attribute, single_valued):
         decision = _single(candidate, topic, same_topic[0])
     else:
         decision = _multi(candidate, topic, same_topic)
-    return TopicRouting(decision, other, [m for m in same_topic if m.id not in other])
+    return TopicRouting(decision, other, related)
 
 
 def _other_topic(

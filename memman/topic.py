@@ -26,8 +26,8 @@ USER = "user"
 
 # attribute -> what it holds. Single-valued: one current value, a newer one replaces it.
 SINGLE_VALUED = frozenset(
-    """residence hometown employer job relationship_status name age birthday diet smoking
-    children car school studies""".split()
+    """residence hometown employer job relationship_status name last_name native_language age
+    birthday diet smoking children car school studies""".split()
 )
 # Multi-valued: several true at once ("likes jazz" and "likes hiking").
 MULTI_VALUED = frozenset("likes drinks pets plays speaks allergy hobby".split())
@@ -94,6 +94,7 @@ _STILL_TRUE_FILLERS = frozenset(
 )
 # Verbs that take something back: "I quit smoking" is "I smoke", negated.
 _QUITTING = re.compile(r"^(?:quit|stopped|gave up|give up|have given up|have quit) (?P<rest>.+)$")
+_SMOKES = frozenset("smoke cigarettes cigars cigar tobacco vaping vape".split())
 _GERUNDS = {
     "smoking": "smoke", "drinking": "drink", "working": "work", "eating": "eat",
     "playing": "play", "living": "live", "dating": "date", "using": "use", "studying": "study",
@@ -131,6 +132,7 @@ DIETS = frozenset(
 STATUSES = {
     "single": "single", "married": "married", "engaged": "engaged", "divorced": "divorced",
     "widowed": "widowed", "separated": "separated", "widow": "widowed", "widower": "widowed",
+    "unattached": "single", "unmarried": "single",
 }  # fmt: skip
 # A retraction of the class takes back each of its members: "I quit caffeine" takes back
 # "I drink coffee every morning".
@@ -139,7 +141,9 @@ VALUE_CLASSES = {
     "alcohol": frozenset("alcohol beer wine whiskey whisky vodka gin rum booze".split()),
     "pets": frozenset("dog cat rabbit hamster bird fish parrot snake turtle pet".split()),
 }
-_SCHOOLS = frozenset("school college university uni academy institute highschool".split())
+_SCHOOLS = frozenset(
+    "school college university uni academy institute highschool elementary kindergarten".split()
+)
 _DRINKABLE = VALUE_CLASSES["caffeine"] | VALUE_CLASSES["alcohol"]
 _PETS = VALUE_CLASSES["pets"] | {"puppy", "kitten", "horse", "lizard", "guinea", "ferret"}
 _NUMBER_WORDS = {
@@ -156,18 +160,32 @@ _V = r"(?P<v>.+)"
 _PATTERNS: list[tuple[str, re.Pattern[str], str | None]] = [
     (attribute, re.compile(pattern), fixed)
     for attribute, pattern, fixed in [
-        ("name", rf"^(?:my name am|name am|am called|go by|call me) {_V}$", None),
+        (
+            "name",
+            rf"^(?:my (?:first |full |preferred )?name am|name am|am called|go by) {_V}$",
+            None,
+        ),
+        ("last_name", rf"^my (?:last|family) name am {_V}$", None),
+        ("native_language", rf"^my (?:native|first|mother) (?:language|tongue) am {_V}$", None),
         ("birthday", rf"^(?:my birthday am|birthday am|was born on) {_V}$", None),
-        ("age", r"^(?:am|turned|just turned) (?P<v>\d+)(?: years? old| yrs? old)?$", None),
+        ("age", r"^(?:am|turned|just turned) (?P<v>\d+)(?: years? old| yrs? old)?(?: .*)?$", None),
         (
             "hometown",
-            rf"^(?:am originally from|am from|come from|grew up in|was born in) {_V}$",
+            rf"^(?:am originally from|am from|come from|grew up in|was born in"
+            rf"|spent (?:my|their) childhood in) {_V}$",
             None,
         ),
         ("residence", rf"^(?:live|am living|reside|am based|am located|have lived) in {_V}$", None),
         ("residence", rf"^(?:moved|relocated|have moved|have relocated) (?:back )?to {_V}$", None),
         ("residence", rf"^(?:my home am|home am) in {_V}$", None),
-        ("employer", rf"^(?:work|am working|have worked) (?:at|for) {_V}$", None),
+        ("residence", r"^moved out(?: of (?P<v>.+))?$", "-"),
+        ("employer", rf"^(?:work|am working|have worked)(?: \w+){{0,2}} (?:at|for) {_V}$", None),
+        (
+            "employer",
+            rf"^(?:started|took|got|accepted|began) (?:a |an )?(?:new )?(?:job|position|role)"
+            rf" (?:at|with) {_V}$",
+            None,
+        ),
         ("employer", rf"^(?:am employed|am hired|got hired|was hired) (?:at|by) {_V}$", None),
         (
             "employer",
@@ -178,13 +196,15 @@ _PATTERNS: list[tuple[str, re.Pattern[str], str | None]] = [
         ("employer", r"^(?:lost my job|got fired|got laid off|was laid off|was fired)$", "-"),
         ("employer", r"^(?:am unemployed|am retired|retired|am out of work)$", "-"),
         ("employer", rf"^(?:left) (?!a |an |the |my ){_V}$", "-"),
-        ("job", rf"^(?:work as|am working as|my job am|job am|became) {_SERVICE}{_V}$", None),
+        ("job", rf"^(?:work|am working)(?: \w+){{0,3}} as {_SERVICE}{_V}$", None),
+        ("job", rf"^(?:my job am|job am|became|got promoted to) {_SERVICE}{_V}$", None),
         ("diet", rf"^am {_SERVICE}(?P<v>{'|'.join(sorted(DIETS))})$", None),
-        ("diet", rf"^(?:follow|am on|eat) {_SERVICE}(?P<v>\w+(?: \w+)?) diet$", None),
+        ("diet", rf"^(?:follow|am on|eat) {_SERVICE}(?P<v>\w+(?: \w+)?) diet(?: .*)?$", None),
+        ("diet", r"^eat meat(?: .*)?$", "omnivore"),
         ("job", rf"^am {_SERVICE}{_V}$", "job?"),  # only when the head word is an occupation
         (
             "relationship_status",
-            r"^(?:am|got|just got|recently got) (?P<v>\w+)(?: .*)?$",
+            r"^(?:am|got|just got|recently got) (?:\w+ly )?(?P<v>\w+)(?: .*)?$",
             "status?",
         ),
         ("relationship_status", r"^am in a relationship", "in a relationship"),
@@ -196,25 +216,25 @@ _PATTERNS: list[tuple[str, re.Pattern[str], str | None]] = [
         ("drinks", rf"^drink (?:a lot of |lots of |a cup of |a glass of )?{_V}$", "drink?"),
         ("drinks", r"^drink$", "alcohol"),
         ("drinks", rf"^(?P<v>{'|'.join(sorted(_DRINKABLE))})$", None),
+        ("allergy", rf"^am allergic to {_V}$", None),
+        ("allergy", rf"^have {_SERVICE}(?P<v>\w+) allergy$", None),
         (
             "children",
-            r"^have (?P<v>\w+) (?:kids|children|sons|daughters|child|kid|son|daughter)$",
+            r"^have (?P<v>\w+) (?:kids|children|sons|daughters|child|kid|son|daughter)(?: .*)?$",
             "count",
         ),
         ("children", r"^have (?:any )?(?:kids|children)$", "count"),
         (
             "pets",
-            r"^have (?:a |an |one |two |three |\d+ |any |no |pet )*(?:pet )?(?P<v>\w+)$",
+            r"^have (?:a |an |one |two |three |\d+ |any |no |pet )*(?:pet )?(?P<v>\w+)(?: .*)?$",
             "pet?",
         ),
         ("car", rf"^(?:drive|my car am) {_SERVICE}{_V}$", None),
         ("school", rf"^(?:go to|attend|am a student at|study at|am studying at) {_V}$", "school?"),
         ("studies", rf"^(?:study|am studying|major in|am majoring in) {_V}$", None),
-        ("allergy", rf"^am allergic to {_V}$", None),
-        ("allergy", rf"^have {_SERVICE}(?P<v>\w+) allergy$", None),
         ("speaks", rf"^speak {_V}$", None),
         ("plays", rf"^play {_SERVICE}{_V}$", None),
-        ("hobby", rf"^(?:my hobby am|my hobbies am|hobby am) {_V}$", None),
+        ("hobby", rf"^(?:my (?:main |favorite )?(?:hobby|hobbies) am|hobby am) {_V}$", None),
         ("hobby", r"^(?:go|love going|like going) (?P<v>\w+ing)$", None),
         (
             "likes",
@@ -291,8 +311,8 @@ def _first_person(tokens: list[str]) -> str:
     """
     out: list[str] = []
     verb_seen = False
-    for token in tokens:
-        if not out and token in _STILL_TRUE_FILLERS:
+    for index, token in enumerate(tokens):
+        if index < 3 and token in _STILL_TRUE_FILLERS:
             continue
         form = _VERB_FORMS.get(token)
         if not verb_seen and token not in _NEGATION_WORDS:
@@ -321,6 +341,8 @@ def _strip_negation(predicate: str) -> tuple[str, bool]:
         predicate, negated = " ".join(rest), True
         if predicate in ("my job", "work", "job"):
             predicate = "lost my job"
+        elif rest[-1] in _SMOKES:
+            predicate = "smoke"
     return predicate.replace("have got ", "have ").strip(), negated
 
 
@@ -355,6 +377,10 @@ def _verb_and_object(predicate: str, subject: str) -> tuple[str, str | None, boo
     verbs in EXCLUSIVE_VERBS ("I work in X", "I drive X") are never told apart by words.
     """
     verb, _, rest = predicate.partition(" ")
+    if verb == "am" and rest.split(" ", 1)[0].endswith("ing"):  # "am learning German"
+        verb, _, rest = rest.partition(" ")
+    if verb.endswith("ing") and len(verb) > 5:
+        verb = _GERUNDS.get(verb, verb[:-3])
     if verb in _MODALS and rest:  # "would like to be an artist": verb:would_like
         second, _, rest = rest.partition(" ")
         verb = f"{verb}_{second}"
@@ -399,8 +425,8 @@ def _checked(
         school = value is not None and any(w in value.split() for w in _SCHOOLS)
         return (attribute, value, False) if school else None
     if fixed == "drink?":
-        head = (value or "").split()[-1:] or [""]
-        return (attribute, value, False) if head[0] in _DRINKABLE else None
+        drinks = [w.rstrip("s") for w in (value or "").split() if w.rstrip("s") in _DRINKABLE]
+        return (attribute, drinks[0], False) if drinks else None
     if fixed == "count":
         count = _NUMBER_WORDS.get(value or "any", value if (value or "").isdigit() else None)
         if value is None or value == "any":
