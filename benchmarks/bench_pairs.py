@@ -1,6 +1,6 @@
-"""What the write path's cheap tiers do to labelled sentence pairs: false merges, caught paraphrases.
+"""What the write path's cheap tiers do to labelled pairs: false merges, caught paraphrases.
 
-    python benchmarks/bench_pairs.py [--modes offline,local] [--sample 1500] [--seed 7] [--json out.json]
+    python benchmarks/bench_pairs.py [--modes offline,local] [--sample 1500] [--json out.json]
 
 For each pair (A, B) of a data set, A is stored for a fresh user (one SQLite file, one user id
 per pair, offline decider: no LLM), then B is written through update_memory, and the op and
