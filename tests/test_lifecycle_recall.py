@@ -132,10 +132,11 @@ def test_context_refuses_a_bad_budget(db, clock):
 
 
 def test_a_near_duplicate_with_a_detail_of_its_own_is_not_folded_away(db, clock):
+    # Stored shorter first: written after the longer one, the router takes it as said already.
     with MemoryManager(db, clock=clock, novel_jaccard=0.99) as loose:
+        # More important, so the shorter one ranks first and the longer is checked against it.
+        loose.update_memory("User likes to go fishing on the lake", user_id="u", importance=10)
         loose.update_memory("User likes to go fishing on the lake and the ocean", user_id="u")
-        clock.advance(days=400)  # the shorter one is newer, so it ranks first
-        loose.update_memory("User likes to go fishing on the lake", user_id="u")
     with MemoryManager(db, clock=clock) as mm:
         hits = mm.search("fishing lake", user_id="u")
     assert sorted(h.content for h in hits) == [
