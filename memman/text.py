@@ -166,10 +166,11 @@ PARTICLES = frozenset(
     through to top toward under until up with within
     """.split()
 )
-# Spellings of the same direction: "gets into the car" is "gets in the car".
-_SAME_PARTICLE = {
+# Spellings of the same role: "gets into the car" is "gets in the car", "every Sunday" is
+# "each Sunday".
+_SAME_ROLE = {
     "into": "in", "inside": "in", "onto": "on", "upon": "on", "towards": "toward",
-    "beneath": "under", "underneath": "under",
+    "beneath": "under", "underneath": "under", "every": "each",
 }  # fmt: skip
 _COMPOUND_PREPOSITIONS = {"front": "in", "top": "on", "next": "to"}
 # Quantifiers are stopwords too, but "all", "few" or "only" changes what is said ("some" and
@@ -191,7 +192,7 @@ def _role_words(text: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str,
     A compound preposition counts as its noun alone: "in front of" is "front", so it differs
     from "in" ("standing in front of a hut" / "in a hut").
     """
-    found = [_SAME_PARTICLE.get(w, w) for w in words(text)]
+    found = [_SAME_ROLE.get(w, w) for w in words(text)]
     particles = [w for w in found if w in PARTICLES]
     for noun, opener in _COMPOUND_PREPOSITIONS.items():
         if noun in particles and opener in particles:
@@ -217,7 +218,7 @@ def _role_order(text: str, shared: frozenset[str]) -> list[str]:
     """The shared content tokens and particles in the order the text first says them."""
     order: list[str] = []
     for w in words(text):
-        token = _SAME_PARTICLE.get(w, w) if w in PARTICLES or w in _SAME_PARTICLE else _stem(w)
+        token = _SAME_ROLE.get(w, w) if w in PARTICLES or w in _SAME_ROLE else _stem(w)
         if token in shared and token not in order:
             order.append(token)
     return order
@@ -388,9 +389,9 @@ def _opens_compound(word: str) -> bool:
 
 
 # Words that follow a noun without making a compound of it and that no list above holds:
-# "Plays tennis every week", "Lives in Berlin since 2019", "Has a cat like mine".
+# "Plays tennis once again", "Lives in Berlin since 2019", "Has a cat like mine".
 _NOT_NOUNS = frozenset(
-    "ago again although every instead last like still though together well whenever yet".split()
+    "ago again although instead last like still though together well whenever yet".split()
 )
 
 
