@@ -166,16 +166,16 @@ PARTICLES = frozenset(
     through to top toward under until up with within
     """.split()
 )
-# Spellings of the same role: "gets into the car" is "gets in the car", "every Sunday" is
-# "each Sunday".
+# Spellings of the same direction: "gets into the car" is "gets in the car".
 _SAME_ROLE = {
     "into": "in", "inside": "in", "onto": "on", "upon": "on", "towards": "toward",
-    "beneath": "under", "underneath": "under", "every": "each",
+    "beneath": "under", "underneath": "under",
 }  # fmt: skip
 _COMPOUND_PREPOSITIONS = {"front": "in", "top": "on", "next": "to"}
-# Quantifiers are stopwords too, but "all", "few" or "only" changes what is said ("some" and
-# "any" do not: "some people are singing" is "people are singing").
-QUANTIFIERS = frozenset("all both each few many more most only several".split())
+# Quantifiers are stopwords too, but "all", "few" or "only" changes what is said ("some",
+# "any", "each" and "every" do not: "some people are singing" is "people are singing", "runs
+# every Sunday" is "runs each Sunday" is "runs on Sundays").
+QUANTIFIERS = frozenset("all both few many more most only several".split())
 # Pronouns tell who does what to whom ("he helps her" / "she helps him"); a fact that names
 # nobody ("Favourite colour is green") is not contradicted by one that says "my" (_conflict).
 PRONOUNS = frozenset(
@@ -391,7 +391,7 @@ def _opens_compound(word: str) -> bool:
 # Words that follow a noun without making a compound of it and that no list above holds:
 # "Plays tennis once again", "Lives in Berlin since 2019", "Has a cat like mine".
 _NOT_NOUNS = frozenset(
-    "ago again although instead last like still though together well whenever yet".split()
+    "ago again although every instead last like still though together well whenever yet".split()
 )
 
 
