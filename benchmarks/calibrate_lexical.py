@@ -18,11 +18,16 @@ Paraphrase = STS score >= 4 or MRPC label 1; non-paraphrase = STS score <= 2 or 
 from __future__ import annotations
 
 import csv
+import os
 from pathlib import Path
 
 from memman.text import content_tokens, jaccard, polarity_or_number_differs
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+# The shared data sit beside the repository; MEMMAN_DATA points elsewhere (a git worktree
+# or a copy of the repository is not beside them).
+DATA = Path(
+    os.environ.get("MEMMAN_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data"
+)
 THRESHOLDS = [round(0.05 * i, 2) for i in range(1, 20)]
 
 Pair = tuple[str, str]

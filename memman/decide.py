@@ -22,7 +22,7 @@ from memman.llm import CallInfo, LLMClient, answer_budget
 from memman.models import Memory, Op, Tier
 from memman.prompts import render
 from memman.retrieval import Retrieved
-from memman.text import affirmed, negations, normalize, numbers, wording
+from memman.text import affirmed, extends, negations, normalize, numbers
 
 
 @dataclass(frozen=True)
@@ -51,8 +51,9 @@ class OfflineDecider:
     """No LLM: never deletes; updates a memory the candidate strictly extends or negates; else ADD.
 
     "User likes coffee" -> "User likes coffee with oat milk" extends the memory (see
-    _extends), so the memory is updated. "User is vegetarian" -> "User is not vegetarian"
-    says the opposite of it (see _negates): the newer statement is the current truth, so it
+    text.extends; "has a dog" -> "has a dog allergy" does not), so the memory is updated.
+    "User is vegetarian" -> "User is not vegetarian" says the opposite of it (see _negates):
+    the newer statement is the current truth, so it
     replaces the memory (the old text stays in its history), and the prompt never gets both.
     Any other contradiction or a paraphrase cannot be told apart from a new fact without
     understanding ("visited Paris in 2019" / "in 2022" are both true), so both are kept (ADD)
@@ -65,7 +66,7 @@ class OfflineDecider:
         self.settings = settings
 
     def decide(self, candidate: Candidate, related: list[Retrieved], *, today: dt.date) -> Decision:
-        extended = [r.memory for r in related if _extends(candidate.content, r.memory.content)]
+        extended = [r.memory for r in related if extends(candidate.content, r.memory.content)]
         negated = [r.memory for r in related if _negates(candidate.content, r.memory.content)]
         if len(extended) == 1 and not negated:
             why = "offline: the candidate strictly extends this memory"
@@ -90,23 +91,6 @@ class OfflineDecider:
         else:
             why = "offline: no related memory"
         return Decision(Op.ADD, why, Tier.OFFLINE)
-
-
-def _extends(candidate: str, memory: str) -> bool:
-    """The memory's wording, in order and unbroken, inside a longer candidate.
-
-    Same negations, no number dropped. Sharing the words in another order or with others in
-    between is not enough: on MSC persona facts that looser test let "I like reading suspense
-    novels more than my job" replace "I like my job", and "Cats and dogs are my favorite
-    animals" replace "I have a dog" (benchmarks/bench_hygiene.py).
-    """
-    old, new = wording(memory), wording(candidate)
-    return (
-        0 < len(old) < len(new)
-        and any(new[i : i + len(old)] == old for i in range(len(new) - len(old) + 1))
-        and negations(memory) == negations(candidate)
-        and numbers(memory) <= numbers(candidate)
-    )
 
 
 def _negates(candidate: str, memory: str) -> bool:

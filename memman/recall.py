@@ -36,7 +36,7 @@ from memman.prompts import render
 from memman.retrieval import Retrieved, hybrid_candidates, lexical_candidates
 from memman.shortterm import ShortTermFact
 from memman.store import Scope, Store
-from memman.text import content_tokens, jaccard, polarity_or_number_differs
+from memman.text import content_tokens, jaccard, meaning_difference
 from memman.vectors import VectorSearch
 
 log = logging.getLogger(__name__)
@@ -114,7 +114,7 @@ def collapse(
     """Load-time dedup: a hit near-identical to a better-ranked one folds into it.
 
     Same test as the router's lexical DUPLICATE tier (Jaccard >= noop_jaccard, no word the
-    representative lacks, no negation or number difference), so recall and the write path
+    representative lacks, no text.meaning_difference), so recall and the write path
     agree on what "the same fact" means.
     Once `limit` hits are kept, the rest of the pool is only checked against them (to list
     what folds in), never against each other: O(pool x limit) instead of O(pool^2).
@@ -126,7 +126,7 @@ def collapse(
             if (
                 jaccard(tokens, rep_tokens) >= noop_jaccard
                 and not tokens - rep_tokens  # a hit with a word of its own is not folded away
-                and not polarity_or_number_differs(r.memory.content, rep.memory.content)
+                and not meaning_difference(r.memory.content, rep.memory.content)
             ):
                 collapsed.append(r.memory.id)
                 break

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from memman.retrieval import Retrieved
-from memman.text import added_words, polarity_or_number_differs
+from memman.text import added_words, extends, meaning_difference
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +63,8 @@ def route(
     back to its Jaccard. A lexical near-copy is a duplicate either way: "I really like
     Metallica" has the same words as "I like Metallica." but MiniLM puts them below
     noop_cosine, and without this check the embedder made such restatements ambiguous.
+    A candidate an active memory already says word for word, and more, is a duplicate of it
+    too (_container), whatever the similarity.
     """
     jaccard = Thresholds("Jaccard", noop_jaccard, novel_jaccard)
     if cosine is not None:
@@ -70,6 +72,10 @@ def route(
         if copy is not None:
             reason = f"near-identical to an existing memory (Jaccard {copy.jaccard:.2f})"
             return Route(RouteKind.DUPLICATE, reason, [copy], jaccard.name)
+    container = _container(candidate, retrieved)
+    if container is not None:
+        reason = "an existing memory already says this word for word, and more"
+        return Route(RouteKind.DUPLICATE, reason, [container], jaccard.name)
 
     def measure(r: Retrieved) -> tuple[Thresholds, float]:
         if cosine is not None and r.cosine is not None:
@@ -95,10 +101,11 @@ def route(
         closest = related[0].memory.content
         near = value >= kind.noop
         added = added_words(candidate, closest, paraphrase_aware=kind is cosine) if near else None
+        differs = meaning_difference(candidate, closest) if near else None
         if not near:
             why = f"{len(related)} related memories (best {kind.name} {value:.2f})"
-        elif polarity_or_number_differs(candidate, closest):
-            why = "a negation or number differs from a near-identical memory"
+        elif differs:
+            why = f"near-identical to a memory, but {differs}"
         elif added:
             why = f"near-identical, but the candidate adds {', '.join(sorted(added))}"
         else:
@@ -122,8 +129,18 @@ def _lexical_copy(candidate: str, retrieved: list[Retrieved], noop: float) -> Re
     if best is None or best.jaccard < noop:
         return None
     closest = best.memory.content
-    if polarity_or_number_differs(candidate, closest):
+    if meaning_difference(candidate, closest):
         return None
     if added_words(candidate, closest, paraphrase_aware=False):
         return None
     return best
+
+
+def _container(candidate: str, retrieved: list[Retrieved]) -> Retrieved | None:
+    """The most similar memory that holds the candidate's wording and more (text.extends).
+
+    After "likes jazz" -> "likes jazz and blues" was an UPDATE, "likes jazz" said again is
+    known, not a new row beside the memory that extended it.
+    """
+    holders = [r for r in retrieved if extends(r.memory.content, candidate)]
+    return max(holders, key=lambda r: r.jaccard, default=None)

@@ -154,6 +154,125 @@ def polarity_or_number_differs(a: str, b: str) -> bool:
     return negations(a) != negations(b) or numbers(a) != numbers(b)
 
 
+# Words that give the content words their roles. STOPWORDS drops them for Jaccard, yet "gets
+# into" / "out of the car", "goes up" / "down the hill", "behind" / "in front of the crowd"
+# and "lots of" / "few people" say different things (SICK's NEUTRAL pairs are full of them).
+# "front", "top" and "next" carry the compound prepositions ("in front of", "on top of",
+# "next to"); "of" and "as" carry no direction and are left out.
+PARTICLES = frozenset(
+    """
+    about above across after against along around at away back before behind below beside
+    between beyond by down for from front in near next off on out outside over past since
+    through to top toward under until up with within
+    """.split()
+)
+# Spellings of the same direction: "gets into the car" is "gets in the car".
+_SAME_ROLE = {
+    "into": "in", "inside": "in", "onto": "on", "upon": "on", "towards": "toward",
+    "beneath": "under", "underneath": "under",
+}  # fmt: skip
+_COMPOUND_PREPOSITIONS = {"front": "in", "top": "on", "next": "to"}
+# Quantifiers are stopwords too, but "all", "few" or "only" changes what is said ("some",
+# "any", "each" and "every" do not: "some people are singing" is "people are singing", "runs
+# every Sunday" is "runs each Sunday" is "runs on Sundays").
+QUANTIFIERS = frozenset("all both few many more most only several".split())
+# Pronouns tell who does what to whom ("he helps her" / "she helps him"); a fact that names
+# nobody ("Favourite colour is green") is not contradicted by one that says "my" (_conflict).
+PRONOUNS = frozenset(
+    """
+    i me my mine myself we us our ours he him his himself she her hers herself it its they
+    them their theirs you your yours
+    """.split()
+)
+
+
+def _role_words(text: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """(particles, quantifiers, pronouns) of a text, each sorted, with their repeats.
+
+    A compound preposition counts as its noun alone: "in front of" is "front", so it differs
+    from "in" ("standing in front of a hut" / "in a hut").
+    """
+    found = [_SAME_ROLE.get(w, w) for w in words(text)]
+    particles = [w for w in found if w in PARTICLES]
+    for noun, opener in _COMPOUND_PREPOSITIONS.items():
+        if noun in particles and opener in particles:
+            particles.remove(opener)
+    return (
+        tuple(sorted(particles)),
+        tuple(sorted(w for w in found if w in QUANTIFIERS)),
+        tuple(sorted(w for w in found if w in PRONOUNS)),
+    )
+
+
+def _conflict(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
+    """Each side has a word the other lacks: "into" / "out", "on" / "off".
+
+    One side's extra word alone is allowed: "climbs a rope" / "climbs up a rope", "likes
+    green tea in the morning" / "every morning" say the same (bench_pairs: STS-B and SICK
+    paraphrases differ that way far more often than their distinct pairs do).
+    """
+    return bool(set(a) - set(b)) and bool(set(b) - set(a))
+
+
+def _role_order(text: str, shared: frozenset[str]) -> list[str]:
+    """The shared content tokens and particles in the order the text first says them."""
+    order: list[str] = []
+    for w in words(text):
+        token = _SAME_ROLE.get(w, w) if w in PARTICLES or w in _SAME_ROLE else _stem(w)
+        if token in shared and token not in order:
+            order.append(token)
+    return order
+
+
+def _same_order(a: list[str], b: list[str]) -> bool:
+    """Equal, or equal but for two neighbours swapped or two clauses trading places.
+
+    "drinks coffee black" / "drinks black coffee" swap neighbours; "a man plays guitar and a
+    woman sings" / "a woman sings and a man plays guitar" trade two runs of two words or more.
+    Neither moves a word from subject to object: that takes a verb or a preposition between
+    them ("the turtle follows the fish", "the cat is on the mat"), which no such move gets
+    past; a single word moved further ("a straw hat" / "a straw cigarette") is refused.
+    """
+    if a == b:
+        return True
+    # Both list the same shared words once each: they differ from `first` up to `last`.
+    first = next(i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y)
+    last = len(a) - next(i for i, (x, y) in enumerate(zip(a[::-1], b[::-1], strict=True)) if x != y)
+    span_a, span_b = a[first:last], b[first:last]
+    if len(span_a) == 2:
+        return True  # two neighbours swapped
+    return any(span_b == span_a[cut:] + span_a[:cut] for cut in range(2, len(span_a) - 1))
+
+
+def meaning_difference(a: str, b: str) -> str | None:
+    """Why two texts with (nearly) the same words may still say different things, or None.
+
+    The one test every cheap NOOP passes (the router's Jaccard and cosine duplicates, recall's
+    fold): a negation or a number differs (polarity_or_number_differs), the shared content
+    words come in another order ("the turtle follows the fish" / "the fish follows the
+    turtle"), or a preposition, particle, quantifier or pronoun differs ("into" / "out of",
+    "on" / "off", "behind" / "in front of", "he helps her" / "she helps him").
+    """
+    if negations(a) != negations(b):
+        return "a negation differs"
+    if numbers(a) != numbers(b):
+        return "a number differs"
+    (particles_a, quantifiers_a, pronouns_a), (particles_b, quantifiers_b, pronouns_b) = (
+        _role_words(a),
+        _role_words(b),
+    )
+    shared = content_tokens(a) & content_tokens(b) | (set(particles_a) & set(particles_b))
+    if not _same_order(_role_order(a, shared), _role_order(b, shared)):
+        return "the shared words come in another order"
+    if _conflict(particles_a, particles_b):
+        return "a preposition or particle differs"
+    if quantifiers_a != quantifiers_b:
+        return "a quantifier differs"
+    if _conflict(pronouns_a, pronouns_b):
+        return "a pronoun differs"
+    return None
+
+
 def added_words(candidate: str, memory: str, *, paraphrase_aware: bool) -> frozenset[str]:
     """Content words of the candidate that a near-identical memory would lose if NOOPed.
 
@@ -173,13 +292,113 @@ def added_words(candidate: str, memory: str, *, paraphrase_aware: bool) -> froze
 
 def wording(text: str) -> tuple[str, ...]:
     """The words of a fact in order, without case, punctuation, articles and fillers."""
-    kept: list[str] = []
+    return tuple(w for _, w in _worded(text))
+
+
+def _worded(text: str) -> list[tuple[int, str]]:
+    """wording's words with their positions in words(text)."""
+    kept: list[tuple[int, str]] = []
     negated = False
-    for w in words(text):
+    for position, w in enumerate(words(text)):
         negated = negated or w in NEGATIONS
         if w not in FILLER and (negated or w not in INTENSIFIERS):
-            kept.append(w)
-    return tuple(kept)
+            kept.append((position, w))
+    return kept
+
+
+def extends(longer: str, shorter: str) -> bool:
+    """The shorter fact's wording, in order and unbroken, inside the longer one's, and more.
+
+    Same negations, no number of the shorter dropped. The offline decider updates a memory a
+    candidate extends ("likes jazz" -> "likes jazz and blues"), and the router takes a
+    candidate an active memory extends as said already. Sharing the words in another order or
+    with others in between is not enough: on MSC persona facts that looser test let "I like
+    reading suspense novels more than my job" replace "I like my job"
+    (benchmarks/bench_hygiene.py). Nor is a run that a word right next to it turns into
+    another thing: "has a dog allergy" is not "has a dog" (_opens_compound), "My brother likes
+    jazz" is not "likes jazz" (_names_another).
+    """
+    old = wording(shorter)
+    kept = _worded(longer)
+    new = tuple(w for _, w in kept)
+    if not (
+        0 < len(old) < len(new)
+        and negations(shorter) == negations(longer)
+        and numbers(shorter) <= numbers(longer)
+    ):
+        return False
+    written = _cased_words(longer)
+    # A fact without a subject opens with its verb ("Likes jazz", "Is vegan"): a word before
+    # it names someone else ("My brother likes jazz"). Before a noun ("A white dog is chasing
+    # cows") it describes that noun.
+    first = words(shorter)[0]
+    subject_free = first in _THIRD_PERSON_AUXILIARIES or (
+        first not in STOPWORDS and first.endswith("s") and not first.endswith("ss")
+    )
+    for i in range(len(new) - len(old) + 1):
+        if new[i : i + len(old)] == old:
+            start, end = kept[i][0], kept[i + len(old) - 1][0]
+            before = written[start - 1] if start > 0 else None
+            after = written[end + 1] if end + 1 < len(written) else None
+            named = subject_free and before is not None and _names_another(before)
+            if not named and not (after and _opens_compound(after)):
+                return True
+    return False
+
+
+_THIRD_PERSON_AUXILIARIES = frozenset({"is", "was", "has", "does"})
+
+
+def _cased_words(text: str) -> list[str]:
+    """words(text) as written, case kept; all lowercase when the text is written in capitals
+    (then case tells nothing) or when casefolding changed how the text splits into words."""
+    folded = words(text)
+    cased = [
+        w.replace("'", "").replace("’", "")
+        for w in _WORD.findall(unicodedata.normalize("NFKC", text))
+    ]
+    if len(cased) != len(folded) or not any(c.islower() for c in text):
+        return folded
+    return cased
+
+
+def _role_free(word: str) -> bool:
+    w = word.casefold()
+    return not (
+        w in STOPWORDS or w in NEGATIONS or w in PARTICLES or w in QUANTIFIERS or w in PRONOUNS
+    )
+
+
+def _opens_compound(word: str) -> bool:
+    """A word that, written right after a noun, makes it part of another thing.
+
+    "has a dog allergy", "likes coffee ice cream": a lowercase noun. A capitalised name
+    ("Lives in Berlin Kreuzberg"), a number ("Plays tennis twice a week"), an -ly adverb
+    ("Speaks German fluently"), a participle ("Has a dog named Bruno") or a function word
+    ("likes jazz and blues", "is playing a guitar") refines the fact instead.
+    """
+    w = word.casefold()
+    return (
+        _role_free(word)
+        and w not in _NOT_NOUNS
+        and not word[:1].isupper()
+        and w not in _NUMBER_WORDS
+        and not any(c.isdigit() for c in w)
+        and not w.endswith(("ly", "ed"))
+    )
+
+
+# Words that follow a noun without making a compound of it and that no list above holds:
+# "Plays tennis once again", "Lives in Berlin since 2019", "Has a cat like mine".
+_NOT_NOUNS = frozenset(
+    "ago again although every instead last like still though together well whenever yet".split()
+)
+
+
+def _names_another(word: str) -> bool:
+    """A content word right before the run: it names another subject ("My brother likes
+    jazz", "Anna likes jazz") or frames the statement ("She said I like jazz")."""
+    return _role_free(word) and not word.casefold().endswith("ly")
 
 
 def affirmed(text: str) -> tuple[str, ...]:

@@ -14,8 +14,10 @@ import datetime as dt
 import json
 import random
 import sqlite3
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from memman import MemoryManager
 from memman.config import Settings
@@ -196,9 +198,19 @@ def seed_near_duplicates(path: str, clock: Callable[[], dt.datetime], pairs: int
     return ids
 
 
-def consolidate_writer(path: str, when: str, ack_path: str) -> None:
-    """Run one consolidation (a month after seeding, so decay and archiving run too)."""
+def consolidate_writer(path: str, when: str, ack_path: str, midway: Any = None) -> None:
+    """Run one consolidation (a month after seeding, so decay and archiving run too).
+
+    With `midway` (a multiprocessing Event) it sets the event at the first progress report,
+    after the first scope's merges are committed and before the rest, and waits there to be
+    killed: a kill that lands mid-consolidation for certain, whatever the machine's load.
+    """
     moment = dt.datetime.fromisoformat(when)
+
+    def hold(phase: str, done: int, total: int) -> None:
+        midway.set()
+        threading.Event().wait()  # never set: the parent kills the process here
+
     with (
         open(ack_path, "w", buffering=1) as out,
         MemoryManager(
@@ -206,7 +218,7 @@ def consolidate_writer(path: str, when: str, ack_path: str) -> None:
         ) as mm,
     ):
         out.write(json.dumps({"opened": True}) + "\n")
-        report = mm.consolidate(max_ops=100_000)
+        report = mm.consolidate(max_ops=100_000, progress=hold if midway is not None else None)
         out.write(json.dumps({"merged": report.count("merge")}) + "\n")
 
 

@@ -109,10 +109,20 @@ def test_killed_consolidation_loses_no_memory_and_can_finish(tmp_path):
         path = tmp_path / f"consolidate-{trial}.db"
         ack_path = tmp_path / f"consolidate-{trial}.jsonl"
         shutil.copy(seeded, path)
-        writer = FORK.Process(
-            target=consolidate_writer, args=(str(path), month_later, str(ack_path))
-        )
-        kill_process_after(writer, rng.uniform(0.0, 0.4))
+        if trial % 3 == 0:  # killed mid-consolidation for certain (after one scope's merges)
+            midway = FORK.Event()
+            writer = FORK.Process(
+                target=consolidate_writer, args=(str(path), month_later, str(ack_path), midway)
+            )
+            writer.start()
+            assert midway.wait(timeout=600), "the writer never reached its first progress report"
+            writer.kill()
+            writer.join()
+        else:  # killed wherever a random moment lands: before, during or after
+            writer = FORK.Process(
+                target=consolidate_writer, args=(str(path), month_later, str(ack_path))
+            )
+            kill_process_after(writer, rng.uniform(0.0, 0.4))
         interrupted += '"merged"' not in ack_path.read_text() if ack_path.exists() else 1
         assert integrity_problems(str(path)) == []
         assert lost_by_consolidation(str(path), ids) == []

@@ -9,7 +9,7 @@ import pytest
 from memman import MemoryManager
 from memman.errors import InvalidInputError
 from memman.recall import approx_tokens
-from tests.test_lifecycle_consolidate import loose_import
+from tests.test_lifecycle_consolidate import loose_import, set_columns
 
 
 def test_near_duplicates_that_slipped_in_collapse_to_one_hit(db, clock):
@@ -132,10 +132,17 @@ def test_context_refuses_a_bad_budget(db, clock):
 
 
 def test_a_near_duplicate_with_a_detail_of_its_own_is_not_folded_away(db, clock):
-    with MemoryManager(db, clock=clock, novel_jaccard=0.99) as loose:
-        loose.update_memory("User likes to go fishing on the lake and the ocean", user_id="u")
-        clock.advance(days=400)  # the shorter one is newer, so it ranks first
-        loose.update_memory("User likes to go fishing on the lake", user_id="u")
+    # Both stored as a loose import would (the write path would make them one memory); the
+    # shorter one more important, so it ranks first and the longer is checked against it.
+    shorter, _ = loose_import(
+        db,
+        clock,
+        [
+            "User likes to go fishing on the lake",
+            "User likes to go fishing on the lake and the ocean",
+        ],
+    )
+    set_columns(db, [shorter], importance=10)
     with MemoryManager(db, clock=clock) as mm:
         hits = mm.search("fishing lake", user_id="u")
     assert sorted(h.content for h in hits) == [

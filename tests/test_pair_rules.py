@@ -1,0 +1,137 @@
+"""The cheap tiers respect meaning: word order, prepositions, compounds, containment.
+
+SICK-style pairs ("the turtle follows the fish" / "the fish follows the turtle") share every
+content word, so a bag of words calls them duplicates; benchmarks/bench_pairs.py measures
+the same rules on the public pair sets.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from memman import MemoryManager, Op, Tier
+from memman.embed import register_embedder
+from tests.decisions import answer, llm_manager
+from tests.test_semantic_retrieval import FakeEmbedder
+
+# (stored, candidate): the same content words, different facts.
+SAME_WORDS_OTHER_MEANING = [
+    ("The turtle follows the fish", "The fish follows the turtle"),
+    ("A man gets into the car", "A man gets out of the car"),
+    ("Turns the light on", "Turns the light off"),
+    ("The cat sleeps in front of the door", "The cat sleeps behind the door"),
+]
+
+
+@pytest.fixture
+def bag_of_words():
+    """The semantic tests' fake embedder: these pairs score like paraphrases."""
+    register_embedder("fake", lambda settings: FakeEmbedder("fake-1"))
+
+
+def active(mm: MemoryManager, user_id: str = "u") -> list[str]:
+    return sorted(m.content for m in mm.list(user_id=user_id))
+
+
+@pytest.mark.parametrize(("stored", "candidate"), SAME_WORDS_OTHER_MEANING)
+def test_same_words_in_other_roles_are_not_a_lexical_noop(tmp_path, stored, candidate):
+    with MemoryManager(str(tmp_path / "m.db"), noop_jaccard=0.6) as mm:
+        mm.update_memory(stored, user_id="u")
+        result = mm.update_memory(candidate, user_id="u")
+        assert result.op is Op.ADD
+        assert active(mm) == sorted([stored, candidate])
+
+
+@pytest.mark.parametrize(("stored", "candidate"), SAME_WORDS_OTHER_MEANING)
+def test_same_words_in_other_roles_are_not_a_cosine_noop(tmp_path, bag_of_words, stored, candidate):
+    with MemoryManager(str(tmp_path / "m.db"), embedder="fake", noop_cosine=0.6) as mm:
+        mm.update_memory(stored, user_id="u")
+        result = mm.update_memory(candidate, user_id="u")
+        assert result.op is Op.ADD
+        assert active(mm) == sorted([stored, candidate])
+
+
+def test_neighbours_swapped_are_still_the_same_fact(tmp_path):
+    with MemoryManager(str(tmp_path / "m.db")) as mm:
+        first = mm.update_memory("Drinks coffee black", user_id="u")
+        again = mm.update_memory("Drinks black coffee", user_id="u")
+    assert (again.op, again.tier, again.memory_id) == (Op.NOOP, Tier.LEXICAL, first.memory_id)
+
+
+def test_recall_does_not_fold_a_fact_into_its_role_swap(tmp_path):
+    with MemoryManager(str(tmp_path / "m.db")) as mm:
+        mm.update_memory("The turtle follows the fish", user_id="u")
+        mm.update_memory("The fish follows the turtle", user_id="u")
+        hits = mm.search("turtle fish", user_id="u")
+    assert sorted(h.memory.content for h in hits) == [
+        "The fish follows the turtle",
+        "The turtle follows the fish",
+    ]
+    assert all(h.collapsed_ids == [] for h in hits)
+
+
+@pytest.mark.parametrize(
+    ("stored", "candidate"),
+    [("Has a dog", "Has a dog allergy"), ("Likes coffee", "Likes coffee ice cream")],
+)
+def test_a_compound_noun_is_not_an_extension(tmp_path, stored, candidate):
+    with MemoryManager(str(tmp_path / "m.db")) as mm:
+        mm.update_memory(stored, user_id="u")
+        result = mm.update_memory(candidate, user_id="u")
+        assert result.op is Op.ADD
+        assert active(mm) == sorted([stored, candidate])
+
+
+def test_another_subject_is_not_an_extension(tmp_path):
+    with MemoryManager(str(tmp_path / "m.db")) as mm:
+        mm.update_memory("Likes jazz", user_id="u")
+        result = mm.update_memory("My brother likes jazz", user_id="u")
+        assert result.op is Op.ADD
+        assert active(mm) == ["Likes jazz", "My brother likes jazz"]
+
+
+@pytest.mark.parametrize(
+    ("stored", "candidate"),
+    [
+        ("Lives in Berlin", "Lives in Berlin Kreuzberg since 2019"),
+        ("Plays tennis", "Plays tennis twice a week at the club"),
+        ("Speaks German", "Speaks German fluently and some Italian"),
+        ("Has a dog", "Has a dog named Bruno"),
+        ("Has a guitar", "Has a guitar and a piano"),
+    ],
+)
+def test_refinements_still_extend_the_memory(tmp_path, stored, candidate):
+    with MemoryManager(str(tmp_path / "m.db")) as mm:
+        first = mm.update_memory(stored, user_id="u")
+        result = mm.update_memory(candidate, user_id="u")
+        assert (result.op, result.memory_id) == (Op.UPDATE, first.memory_id)
+        assert active(mm) == [candidate]
+
+
+def test_a_fact_an_update_extended_comes_back_as_a_noop(tmp_path):
+    with MemoryManager(str(tmp_path / "m.db")) as mm:
+        first = mm.update_memory("Likes jazz", user_id="u")
+        mm.update_memory("Likes jazz and blues", user_id="u")
+        again = mm.update_memory("likes jazz.", user_id="u")
+        assert (again.op, again.tier, again.memory_id) == (Op.NOOP, Tier.LEXICAL, first.memory_id)
+        assert "word for word" in again.reason
+        assert active(mm) == ["Likes jazz and blues"]
+
+
+def test_containment_is_settled_before_the_llm(tmp_path, fake_openai):
+    fake_openai.script(answer("UPDATE", id=1, content="Likes jazz and blues"))
+    mm = llm_manager(str(tmp_path / "m.db"), fake_openai.base_url)
+    first = mm.update_memory("Likes jazz", user_id="u")
+    assert mm.update_memory("Likes jazz and blues", user_id="u").op is Op.UPDATE
+    again = mm.update_memory("Likes jazz", user_id="u")  # a second call would answer 500
+    assert (again.op, again.tier, again.memory_id) == (Op.NOOP, Tier.LEXICAL, first.memory_id)
+    assert len(fake_openai.requests) == 1
+    assert active(mm) == ["Likes jazz and blues"]
+
+
+def test_the_head_of_a_compound_is_not_contained(tmp_path):
+    with MemoryManager(str(tmp_path / "m.db")) as mm:
+        mm.update_memory("Has a dog allergy", user_id="u")
+        result = mm.update_memory("Has a dog", user_id="u")
+        assert result.op is Op.ADD
+        assert active(mm) == ["Has a dog", "Has a dog allergy"]
