@@ -54,6 +54,7 @@ from memman.models import Op, Status, Tier, UpdateResult
 from memman.observe import ObserveResult, SessionExtraction
 from memman.store import Scope, Store
 from memman.text import content_hash
+from memman.timestamps import stamp as to_stamp
 from memman.topic import about
 from memman.vectors import save_vector
 from memman.writepath import Also
@@ -135,9 +136,6 @@ class ConsolidationReport(BaseModel):
             for e in self.extractions
         )
 
-
-def _stamp(moment: dt.datetime) -> str:
-    return moment.astimezone(dt.UTC).isoformat(timespec="milliseconds")
 
 
 def _scopes(conn: sa.Connection, scope: Scope | None) -> list[Scope]:
@@ -239,7 +237,7 @@ def _expire_and_promote(
     changes = []
     with store.read() as conn:
         facts = shortterm.active(conn, scope)
-    stamp = _stamp(now)
+    stamp = to_stamp(now)
     for fact in facts:
         expired = dt.datetime.fromisoformat(fact.expires_at) <= now
         recurring = len(fact.sessions) >= settings.promote_min_sessions
@@ -321,7 +319,7 @@ def _merge(
     with store.read() as conn:
         found = merge.find_clusters(conn, scope, settings, tools.progress)
         decided = _kept_separate(conn, scope) if tools.client is not None else set()
-    stamp = _stamp(now)
+    stamp = to_stamp(now)
     changes: list[Change] = []
     planned: list[tuple[merge.Row, list[merge.Row]]] = []
     for group in found.same_wording:
@@ -630,7 +628,7 @@ def _decay(
             )
         )
     if not dry_run and changes:
-        store.write(lambda conn: _apply_decay(conn, store, scope, changes, _stamp(now)))
+        store.write(lambda conn: _apply_decay(conn, store, scope, changes, to_stamp(now)))
     return changes
 
 

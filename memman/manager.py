@@ -27,8 +27,9 @@ from memman.observe import ObserveResult, SessionExtraction
 from memman.recall import ContextBlock
 from memman.shortterm import ShortTermFact
 from memman.store import Scope, Store
+from memman.timestamps import stamp
 from memman.vectors import count_missing, make_vector_backend, missing_batch, save_vector
-from memman.writepath import Also, WritePath, stamp
+from memman.writepath import Also, WritePath
 
 Clock = Callable[[], dt.datetime]
 

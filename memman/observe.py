@@ -36,6 +36,7 @@ from memman.prompts import render
 from memman.shortterm import ShortTermFact
 from memman.store import Scope, Store
 from memman.text import normalize
+from memman.timestamps import stamp
 from memman.utterance import Why, skip_reason
 
 log = logging.getLogger(__name__)
@@ -121,9 +122,6 @@ class ObserveResult(BaseModel):
     skips: list[Skip] = Field(default_factory=list)
 
 
-def _stamp(moment: dt.datetime) -> str:
-    return moment.astimezone(dt.UTC).isoformat(timespec="milliseconds")
-
 
 def _check_messages(messages: Any) -> list[tuple[str, str]]:
     """(role, text) of each message that has text, as an agent loop hands them over.
@@ -173,7 +171,7 @@ def buffer(store: Store, scope: Scope, session_id: str, messages: Any, now: dt.d
             "s": session_id,
             "r": role,
             "c": content,
-            "t": _stamp(now),
+            "t": stamp(now),
         }
         for role, content in _check_messages(messages)
     ]
@@ -256,7 +254,7 @@ def idle_sessions(
     """Sessions of the scope (all scopes if None) whose newest buffered message has waited
     cooldown_s, oldest first; a session shared by two scopes is listed once for each."""
     where, params = _in_scope(scope)
-    cutoff = _stamp(now - dt.timedelta(seconds=cooldown_s))
+    cutoff = stamp(now - dt.timedelta(seconds=cooldown_s))
     with store.read() as conn:
         rows = conn.execute(
             sa.text(_IDLE_SQL.format(scope=where)), {**params, "cutoff": cutoff}
@@ -449,7 +447,7 @@ def _backing_off(
         return None
     return (
         f"extraction of messages {batch[0].id}-{batch[-1].id} failed {count} times;"
-        f" backing off until {_stamp(ready)}"
+        f" backing off until {stamp(ready)}"
     )
 
 
@@ -477,7 +475,7 @@ def _note_failure(
         tokens=failure.usage.get("total_tokens"),
         error=str(failure),
         source=f"extraction:{ids}",
-        created_at=_stamp(now),
+        created_at=stamp(now),
     )
 
 
@@ -549,5 +547,5 @@ def _mark_extracted(conn: sa.Connection, ids: list[int], now: dt.datetime) -> No
         sa.text("UPDATE message_buffer SET extracted_at = :t WHERE id IN :ids").bindparams(
             sa.bindparam("ids", expanding=True)
         ),
-        {"t": _stamp(now), "ids": ids},
+        {"t": stamp(now), "ids": ids},
     )

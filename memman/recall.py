@@ -37,6 +37,7 @@ from memman.retrieval import Retrieved, hybrid_candidates, lexical_candidates
 from memman.shortterm import ShortTermFact
 from memman.store import Scope, Store
 from memman.text import content_tokens, jaccard, meaning_difference
+from memman.timestamps import stamp
 from memman.vectors import VectorSearch
 
 log = logging.getLogger(__name__)
@@ -185,8 +186,8 @@ def search(
     ranked = rank(pool, settings=settings, now=now, semantic=vector is not None)
     hits = collapse(ranked, noop_jaccard=settings.noop_jaccard, limit=limit)
     if hits:
-        stamp = now.astimezone(dt.UTC).isoformat(timespec="milliseconds")
-        store.write(lambda conn: _reinforce(store, conn, [h.id for h in hits], stamp))
+        when = stamp(now)
+        store.write(lambda conn: _reinforce(store, conn, [h.id for h in hits], when))
     return hits
 
 

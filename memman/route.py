@@ -31,7 +31,12 @@ class Route:
 
     def scores(self) -> dict[str, dict[str, float]]:
         """Similarity of each related memory, for the audit trail."""
-        return {r.memory.id: _scores(r) for r in self.related}
+        return similarity_scores(self.related)
+
+
+def similarity_scores(retrieved: list[Retrieved]) -> dict[str, dict[str, float]]:
+    """Each memory's similarity to the candidate, by id: what the audit trail records."""
+    return {r.memory.id: _scores(r) for r in retrieved}
 
 
 def _scores(r: Retrieved) -> dict[str, float]:

@@ -19,6 +19,7 @@ import sqlalchemy as sa
 from memman.config import Settings
 from memman.store import Scope
 from memman.text import content_hash, content_tokens
+from memman.timestamps import stamp
 
 # At most this many short-term facts go into one context block: the prompt needs the user's
 # current situation, not a log of it.
@@ -40,9 +41,6 @@ class ShortTermFact:
     recall_count: int = 0  # occasions context() put it into a prompt (see note_recalled)
     last_recalled_at: str | None = None  # when the last counted recall was
 
-
-def _stamp(moment: dt.datetime) -> str:
-    return moment.astimezone(dt.UTC).isoformat(timespec="milliseconds")
 
 
 def ttl(settings: Settings, category: str | None) -> dt.timedelta:
@@ -82,7 +80,7 @@ def remember(
 ) -> ShortTermFact:
     """Store a transient fact, or refresh the same active one (its sessions and expiry)."""
     digest = content_hash(content)
-    expires = _stamp(now + ttl(settings, category))
+    expires = stamp(now + ttl(settings, category))
     row = conn.execute(
         sa.text(
             "SELECT * FROM short_term WHERE user_id = :u AND agent_id = :a"
@@ -106,7 +104,7 @@ def remember(
                 "imp": importance,
                 "s": json.dumps([session_id]),
                 "src": source,
-                "now": _stamp(now),
+                "now": stamp(now),
                 "exp": expires,
             },
         )
@@ -119,7 +117,7 @@ def remember(
                 "UPDATE short_term SET sessions = :s, updated_at = :now, expires_at = :exp"
                 " WHERE id = :id"
             ),
-            {"s": json.dumps(sessions), "now": _stamp(now), "exp": expires, "id": row.id},
+            {"s": json.dumps(sessions), "now": stamp(now), "exp": expires, "id": row.id},
         )
     fresh = conn.execute(
         sa.text(
@@ -144,7 +142,7 @@ def active(conn: sa.Connection, scope: Scope | None) -> list[ShortTermFact]:
 def set_status(conn: sa.Connection, fact_id: int, status: str, now: dt.datetime) -> None:
     conn.execute(
         sa.text("UPDATE short_term SET status = :s, updated_at = :now WHERE id = :id"),
-        {"s": status, "now": _stamp(now), "id": fact_id},
+        {"s": status, "now": stamp(now), "id": fact_id},
     )
 
 
@@ -162,7 +160,7 @@ def relevant(
             "SELECT * FROM short_term WHERE user_id = :u AND agent_id = :a"
             " AND status = 'active' AND expires_at > :now ORDER BY updated_at DESC, id DESC"
         ),
-        {"u": scope.user_id, "a": scope.agent_key, "now": _stamp(now)},
+        {"u": scope.user_id, "a": scope.agent_key, "now": stamp(now)},
     ).all()
     wanted = content_tokens(query)
     shared = [(len(wanted & content_tokens(row.content)), row) for row in rows]
@@ -183,5 +181,5 @@ def note_recalled(
             "UPDATE short_term SET recall_count = recall_count + 1, last_recalled_at = :now"
             " WHERE id IN :ids AND (last_recalled_at IS NULL OR last_recalled_at <= :spaced)"
         ).bindparams(sa.bindparam("ids", expanding=True)),
-        {"ids": fact_ids, "now": _stamp(now), "spaced": _stamp(now - spacing)},
+        {"ids": fact_ids, "now": stamp(now), "spaced": stamp(now - spacing)},
     )

@@ -25,7 +25,7 @@ from memman.embed import Embedder, Lookahead, cosine_thresholds
 from memman.errors import DecisionError, EmbeddingError
 from memman.models import Op, Tier, UpdateResult
 from memman.retrieval import Retrieved, hybrid_candidates, lexical_candidates
-from memman.route import Route, RouteKind, Thresholds, route
+from memman.route import Route, RouteKind, Thresholds, route, similarity_scores
 from memman.store import Scope, Store
 from memman.supersede import route_by_topic
 from memman.text import content_tokens, jaccard
@@ -201,7 +201,7 @@ class WritePath:
         )
         if topical.decision is not None:
             scores = {m.id: {"topic": 1.0} for m in topical.same_topic}
-            return topical.decision, scores | Route(RouteKind.NOVEL, "", retrieved).scores()
+            return topical.decision, scores | similarity_scores(retrieved)
         related = [r for r in retrieved if r.memory.id not in topical.other_topics]
         shown = {r.memory.id for r in related}
         tokens = content_tokens(candidate.content)

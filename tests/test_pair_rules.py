@@ -33,22 +33,23 @@ def active(mm: MemoryManager, user_id: str = "u") -> list[str]:
     return sorted(m.content for m in mm.list(user_id=user_id))
 
 
+def assert_both_kept(mm: MemoryManager, stored: str, candidate: str) -> None:
+    """The candidate is written as a fact of its own, the stored one untouched."""
+    mm.update_memory(stored, user_id="u")
+    assert mm.update_memory(candidate, user_id="u").op is Op.ADD
+    assert active(mm) == sorted([stored, candidate])
+
+
 @pytest.mark.parametrize(("stored", "candidate"), SAME_WORDS_OTHER_MEANING)
 def test_same_words_in_other_roles_are_not_a_lexical_noop(tmp_path, stored, candidate):
     with MemoryManager(str(tmp_path / "m.db"), noop_jaccard=0.6) as mm:
-        mm.update_memory(stored, user_id="u")
-        result = mm.update_memory(candidate, user_id="u")
-        assert result.op is Op.ADD
-        assert active(mm) == sorted([stored, candidate])
+        assert_both_kept(mm, stored, candidate)
 
 
 @pytest.mark.parametrize(("stored", "candidate"), SAME_WORDS_OTHER_MEANING)
 def test_same_words_in_other_roles_are_not_a_cosine_noop(tmp_path, bag_of_words, stored, candidate):
     with MemoryManager(str(tmp_path / "m.db"), embedder="fake", noop_cosine=0.6) as mm:
-        mm.update_memory(stored, user_id="u")
-        result = mm.update_memory(candidate, user_id="u")
-        assert result.op is Op.ADD
-        assert active(mm) == sorted([stored, candidate])
+        assert_both_kept(mm, stored, candidate)
 
 
 def test_neighbours_swapped_are_still_the_same_fact(tmp_path):
@@ -76,10 +77,7 @@ def test_recall_does_not_fold_a_fact_into_its_role_swap(tmp_path):
 )
 def test_a_compound_noun_is_not_an_extension(tmp_path, stored, candidate):
     with MemoryManager(str(tmp_path / "m.db")) as mm:
-        mm.update_memory(stored, user_id="u")
-        result = mm.update_memory(candidate, user_id="u")
-        assert result.op is Op.ADD
-        assert active(mm) == sorted([stored, candidate])
+        assert_both_kept(mm, stored, candidate)
 
 
 def test_another_subject_is_not_an_extension(tmp_path):
