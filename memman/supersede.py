@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from memman.candidate import Candidate
 from memman.decide import Decision
 from memman.models import Memory, Op, Tier
+from memman.text import numbers
 from memman.topic import (
     EXCLUSIVE_VERBS,
     VERB,
@@ -140,13 +141,30 @@ def _single(candidate: Candidate, topic: Topic, current: Memory) -> Decision | N
 
 def _multi(candidate: Candidate, topic: Topic, same_topic: list[Memory]) -> Decision | None:
     if not topic.retracted:
-        return None  # a new value adds; the same value is the router's to compare
+        return _recounted(candidate, topic, same_topic)
     for memory in same_topic:
         stated = _stated(memory)
         if stated is None or stated.retracted:
             continue
         if topic.value is None or same_value(stated.value, topic.value):
             return _replace(candidate, topic, memory, stated)
+    return None
+
+
+def _recounted(candidate: Candidate, topic: Topic, same_topic: list[Memory]) -> Decision | None:
+    """The same value with another count ("I have two cats" -> "I have three cats now"): the
+    count changed, so the newer statement replaces the memory. Anything else about the same
+    value (a refinement, a paraphrase) is the router's to compare."""
+    said = numbers(candidate.content)
+    for memory in same_topic:
+        stated = _stated(memory)
+        if stated is None or stated.retracted or not same_value(stated.value, topic.value):
+            continue
+        had = numbers(memory.content)
+        if said and had and said != had:
+            counts = f"{', '.join(sorted(had))} -> {', '.join(sorted(said))}"
+            why = f"{topic.attribute}: {stated.value!r} {counts}, the newer count wins"
+            return Decision(Op.UPDATE, why, Tier.TOPIC, target=memory, content=candidate.content)
     return None
 
 

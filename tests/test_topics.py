@@ -188,3 +188,13 @@ def test_a_multi_valued_repeat_in_other_words_is_still_compared_not_added_blindl
     assert (r.op, r.memory_id) == (Op.NOOP, first.memory_id)
     assert len(fake_openai.requests) == 1
     assert mm.get(first.memory_id).status is Status.ACTIVE
+
+
+def test_a_new_count_of_the_same_value_replaces_the_old_with_no_llm_call(db, fake_openai):
+    mm = llm_manager(db, fake_openai.base_url)
+    dog = mm.update_memory("I have a dog", user_id="ana")
+    cats = mm.update_memory("I have two cats", user_id="ana")
+    r = mm.update_memory("I have three cats since we adopted a kitten", user_id="ana")
+    assert (r.op, r.tier, r.memory_id) == (Op.UPDATE, Tier.TOPIC, cats.memory_id)
+    assert fake_openai.requests == []
+    assert mm.get(dog.memory_id).content == "I have a dog"
