@@ -50,6 +50,9 @@ class Settings(BaseModel):
     extract_max_tries: int = Field(default=3, ge=1)
     extract_retry_backoff_s: float = Field(default=60.0, ge=0)
     decider: str = "auto"  # auto | offline | llm
+    # update_many and extraction decide up to this many independent ambiguous facts in one
+    # LLM call (prompts/update_memory_batch.j2), each checked on its own.
+    llm_batch_size: int = Field(default=10, ge=1, le=50)
 
     # Routing (see README "How decisions are routed" for the data behind these defaults).
     top_k: int = Field(default=8, ge=1, le=100)

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Annotated, ClassVar, Literal, Protocol
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, Field, ValidationError, create_model, model_validator
 
 from memman.candidate import Candidate
 from memman.config import Settings
-from memman.errors import ConfigError
+from memman.errors import ConfigError, DecisionError
 from memman.llm import CallInfo, LLMClient, answer_budget
 from memman.models import Memory, Op, Tier
 from memman.prompts import render
@@ -193,11 +193,37 @@ class MemoryDecision(BaseModel):
         )
 
 
+class BatchItem(BaseModel):
+    """The decision for candidate `number` of the batch."""
+
+    number: int = Field(description="The number of the candidate this decision is for.")
+    decision: Annotated[AddOp | UpdateOp | DeleteOp | NoopOp, Field(discriminator="op")]
+
+
+class BatchDecisions(BaseModel):
+    """One decision per candidate of the batch."""
+
+    decisions: list[BatchItem]
+
+    @classmethod
+    def at_most(cls, count: int) -> type[BatchDecisions]:
+        """The model for a batch of `count` candidates: the list holds at most that many."""
+        field = Field(max_length=count, description="One decision per candidate.")
+        return create_model(
+            cls.__name__, __base__=cls, __doc__=cls.__doc__, decisions=(list[BatchItem], field)
+        )
+
+
+# What decide_many returns per candidate: a decision, or why none could be had (the fact parks).
+Decided = Decision | DecisionError
+
+
 class LLMDecider:
-    """One structured-output call per ambiguous candidate."""
+    """One structured-output call per ambiguous candidate, or one for a batch of them."""
 
     name = "llm"
     template = "update_memory.j2"
+    batch_template = "update_memory_batch.j2"
 
     def __init__(self, settings: Settings, client: LLMClient | None = None):
         self.settings = settings
@@ -233,6 +259,94 @@ class LLMDecider:
         return Decision(Op(d.op), reason, Tier.LLM, target=target, content=content, call=call)
 
 
+    def decide_many(
+        self, items: list[tuple[Candidate, list[Retrieved]]], *, today: dt.date
+    ) -> list[Decided]:
+        """Decide several candidates in one call, each against its own related memories.
+
+        The answer's structure is validated as a whole (instructor re-asks a malformed one);
+        each candidate's decision is then checked on its own against the ids shown for it, so
+        one invalid or missing decision parks that fact alone. The call's tokens are shared
+        among the candidates in the audit trail.
+        """
+        if len(items) == 1:
+            candidate, related = items[0]
+            try:
+                return [self.decide(candidate, related, today=today)]
+            except DecisionError as error:
+                return [error]
+        short_ids: dict[str, int] = {}  # memory id -> the one short id it has in this prompt
+        memories: dict[int, Memory] = {}
+        shown: list[dict[int, str]] = []
+        for _, related in items:
+            for r in related:
+                short = short_ids.setdefault(r.memory.id, len(short_ids) + 1)
+                memories[short] = r.memory
+            shown.append({short_ids[r.memory.id]: r.memory.content for r in related})
+        prompt = render(
+            self.batch_template,
+            {
+                "items": [
+                    {
+                        "number": number,
+                        "candidate": candidate.content,
+                        "memories": [
+                            {"id": i, "content": text, "date": memories[i].updated_at[:10]}
+                            for i, text in texts.items()
+                        ],
+                    }
+                    for number, ((candidate, _), texts) in enumerate(
+                        zip(items, shown, strict=True), 1
+                    )
+                ],
+                "today": today.isoformat(),
+            },
+            directory=self.settings.prompts_dir,
+        )
+        restated = sum(
+            len(c.content) + max((len(m.memory.content) for m in related), default=0)
+            for c, related in items
+        )
+        budget = answer_budget(self.settings, restated) * 2 + 32 * len(items)
+        try:
+            answer, call = self.client.structured_call(
+                prompt, BatchDecisions.at_most(len(items)), max_tokens=budget
+            )
+        except DecisionError as error:
+            return [error] * len(items)
+        share = None if call.tokens is None else call.tokens // len(items)
+        call = replace(call, tokens=share)
+        given = {}
+        for item in answer.decisions:
+            given.setdefault(item.number, item.decision)
+        return [
+            self._checked(given.get(number), texts, memories, call)
+            for number, texts in enumerate(shown, 1)
+        ]
+
+    def _checked(
+        self,
+        answered: AddOp | UpdateOp | DeleteOp | NoopOp | None,
+        shown: dict[int, str],
+        memories: dict[int, Memory],
+        call: CallInfo,
+    ) -> Decided:
+        """One candidate's answer, checked against the ids shown for it."""
+        if answered is None:
+            return DecisionError("the batch answer had no decision for this fact", attempts=1)
+        model = MemoryDecision.for_shown(shown, self.settings.max_fact_chars)
+        try:
+            d = model.model_validate({"decision": answered.model_dump()}).decision
+        except ValidationError as error:
+            problem = "; ".join(e["msg"] for e in error.errors())
+            return DecisionError(f"invalid decision in the batch answer: {problem}", attempts=1)
+        short_id = getattr(d, "id", None)
+        target = memories.get(short_id) if short_id is not None else None
+        content = d.content.strip() if isinstance(d, UpdateOp) else None
+        reason = d.reason if call.fallback is None else f"{d.reason} [{call.fallback}]"
+        return Decision(Op(d.op), reason, Tier.LLM, target=target, content=content, call=call)
+
+
 DECIDERS: dict[str, Callable[[Settings], Decider]] = {
     "offline": OfflineDecider,
     "llm": LLMDecider,
@@ -246,3 +360,19 @@ def make_decider(settings: Settings) -> Decider:
     if name not in DECIDERS:
         raise ConfigError(f"decider must be auto or one of {', '.join(DECIDERS)}, not {name!r}")
     return DECIDERS[name](settings)
+
+
+def decide_all(
+    decider: Decider, items: list[tuple[Candidate, list[Retrieved]]], *, today: dt.date
+) -> list[Decided]:
+    """Each candidate's decision, in one call where the decider can batch (`decide_many`)."""
+    many = getattr(decider, "decide_many", None)
+    if many is not None:
+        return many(items, today=today)
+    decided: list[Decided] = []
+    for candidate, related in items:
+        try:
+            decided.append(decider.decide(candidate, related, today=today))
+        except DecisionError as error:
+            decided.append(error)
+    return decided

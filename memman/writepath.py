@@ -20,7 +20,7 @@ import sqlalchemy as sa
 from memman.apply import StaleDecision, apply_decision, park
 from memman.candidate import Candidate
 from memman.config import Settings
-from memman.decide import Decider, Decision, OfflineDecider
+from memman.decide import Decided, Decider, Decision, OfflineDecider, decide_all
 from memman.embed import Embedder, Lookahead, cosine_thresholds
 from memman.errors import DecisionError, EmbeddingError
 from memman.models import Op, Tier, UpdateResult
@@ -84,34 +84,73 @@ class WritePath:
                 start = len(results)
                 chunk = candidates[start : start + size]
                 vectors = ahead.take(start, start + len(chunk))
-                settled = self.store.write(
-                    lambda conn, chunk=chunk, vectors=vectors: self._settle_until_llm(
+                walked = self.store.write(
+                    lambda conn, chunk=chunk, vectors=vectors: self._settle_independent(
                         conn, chunk, vectors
                     )
                 )
-                results.extend(settled)
-                if len(settled) < len(chunk):  # it needs the LLM (or a vector): decide it now
-                    stopped = len(settled)
-                    results.append(self.process(chunk[stopped], vector=vectors[stopped]))
+                if not walked:  # the first fact needs a vector it was not given: decide it now
+                    results.append(self.process(chunk[0], vector=vectors[0]))
+                    continue
+                results.extend(self._decide_walked(chunk, vectors, walked))
         return results
 
-    def _settle_until_llm(
+    def _settle_independent(
         self, conn: sa.Connection, chunk: list[Candidate], vectors: list[Embedded]
-    ) -> list[UpdateResult]:
-        """Settle candidates in order until one needs the LLM or a vector it was not given.
+    ) -> list[UpdateResult | Route]:
+        """Settle candidates in order; an ambiguous one is kept as its Route for the decider.
 
-        Later facts must not be settled before an earlier ambiguous one is applied: "uses a
-        standing desk" after "switched to a sitting desk" would be a NOOP on stale text.
+        The walk goes past an ambiguous fact only while the later facts are independent of
+        every ambiguous one so far (see _Claims), up to llm_batch_size of them: "uses a
+        standing desk" after "switched to a sitting desk" must not be settled on the text
+        the pending decision is about to change. It stops before a fact that needs a vector
+        it was not given.
         """
-        settled: list[UpdateResult] = []
+        walked: list[UpdateResult | Route] = []
+        claims = _Claims(self.cosine_novel())
         for candidate, vector in zip(chunk, vectors, strict=True):
             if vector is None and self._needs_vector(conn, candidate):
                 break
-            outcome = self._settle(conn, candidate, vector=vector)
-            if not isinstance(outcome, UpdateResult):
+            if claims.touched_by(candidate, vector):
                 break
-            settled.append(outcome)
-        return settled
+            outcome = self._settle(conn, candidate, vector=vector)
+            walked.append(outcome)
+            if isinstance(outcome, Route):
+                claims.add(candidate, vector, outcome.related)
+                if claims.count >= self.settings.llm_batch_size:
+                    break
+        return walked
+
+    def _decide_walked(
+        self, chunk: list[Candidate], vectors: list[Embedded], walked: list[UpdateResult | Route]
+    ) -> list[UpdateResult]:
+        """The walk's results in order, its ambiguous facts decided together (one LLM call)."""
+        routes = {i: o for i, o in enumerate(walked) if isinstance(o, Route)}
+        items = [(chunk[i], route.related) for i, route in routes.items()]
+        decided = dict(
+            zip(routes, decide_all(self.decider, items, today=self.clock().date()), strict=True)
+        )
+        results = []
+        for i, outcome in enumerate(walked):
+            if isinstance(outcome, UpdateResult):
+                results.append(outcome)
+                continue
+            try:
+                results.append(
+                    self._apply_or_park(
+                        chunk[i], outcome, decided[i], vectors[i], None, self.store.write
+                    )
+                )
+            except StaleDecision as stale:  # changed since: decided again on its own
+                log.info("memory %s changed while the LLM decided; deciding again", stale)
+                results.append(self.process(chunk[i], vector=vectors[i]))
+        return results
+
+    def cosine_novel(self) -> float | None:
+        """The embedder's novel_cosine (None without an embedder)."""
+        if self.embedder is None:
+            return None
+        return cosine_thresholds(self.settings, self.embedder.name)[1]
 
     def _needs_vector(self, conn: sa.Connection, candidate: Candidate) -> bool:
         """A fact _embed_new skipped as a repeat whose stored text has changed since."""
@@ -300,33 +339,45 @@ class WritePath:
             outcome = write(lambda conn: self._settle(conn, candidate, pending_id, vector))
             if isinstance(outcome, UpdateResult):
                 return outcome
-            scores = outcome.scores()
+            (decided,) = decide_all(
+                self.decider, [(candidate, outcome.related)], today=self.clock().date()
+            )
             try:
-                decision = self.decider.decide(
-                    candidate, outcome.related, today=self.clock().date()
-                )
-                update_vector = self._update_vector(candidate, decision)
-            except DecisionError as error:  # EmbeddingError included
-                log.warning("no decision, parking the fact: %s", error)
-                return write(
-                    lambda conn, error=error, scores=scores: self._park(
-                        conn, candidate, error, pending_id, scores
-                    )
-                )
-            try:
-                return write(
-                    lambda conn, decision=decision, scores=scores, new=update_vector: (
-                        self._apply_decided(
-                            conn, candidate, decision, scores, pending_id, vector, new
-                        )
-                    )
-                )
+                return self._apply_or_park(candidate, outcome, decided, vector, pending_id, write)
             except StaleDecision as stale:
                 log.info("memory %s changed while the LLM decided; deciding again", stale)
         error = DecisionError(
             f"related memories kept changing during {MAX_STALE_RETRIES} decisions"
         )
         return write(lambda conn: self._park(conn, candidate, error, pending_id))
+
+    def _apply_or_park(
+        self,
+        candidate: Candidate,
+        route: Route,
+        decided: Decided,
+        vector: Embedded,
+        pending_id: int | None,
+        write: Callable[[Callable[[sa.Connection], UpdateResult]], UpdateResult],
+    ) -> UpdateResult:
+        """Apply a decision made outside any transaction, or park the fact when there is none
+        (or its new text cannot be embedded). Raises StaleDecision when the memories it is
+        about changed meanwhile."""
+        scores = route.scores()
+        try:
+            if isinstance(decided, DecisionError):
+                raise decided
+            update_vector = self._update_vector(candidate, decided)
+        except DecisionError as error:  # EmbeddingError included
+            log.warning("no decision, parking the fact: %s", error)
+            return write(
+                lambda conn, error=error: self._park(conn, candidate, error, pending_id, scores)
+            )
+        return write(
+            lambda conn: self._apply_decided(
+                conn, candidate, decided, scores, pending_id, vector, update_vector
+            )
+        )
 
     def _update_vector(self, candidate: Candidate, decision: Decision) -> np.ndarray | None:
         """An UPDATE's new text, embedded outside the transaction (raises EmbeddingError).
@@ -403,3 +454,44 @@ class WritePath:
             vector=vector,
             update_vector=update_vector,
         )
+
+
+class _Claims:
+    """What the ambiguous facts of a walk may still change: a later fact touching any of it
+    waits until they are applied.
+
+    A fact is independent of them when it shares no content word with them or with the
+    memories they were compared with, no topic (subject and attribute), and, with an
+    embedder, is not as close to one of them as a related memory would be (novel_cosine).
+    """
+
+    def __init__(self, novel_cosine: float | None):
+        self.novel_cosine = novel_cosine
+        self.words: set[str] = set()
+        self.topics: set[tuple[str, str]] = set()
+        self.vectors: list[np.ndarray] = []
+        self.count = 0
+
+    def add(self, candidate: Candidate, vector: Embedded, related: list[Retrieved]) -> None:
+        self.count += 1
+        self.words |= content_tokens(candidate.content)
+        if candidate.topic is not None:
+            self.topics.add((candidate.topic.subject, candidate.topic.attribute))
+        for r in related:
+            self.words |= content_tokens(r.memory.content)
+            if r.memory.subject and r.memory.attribute:
+                self.topics.add((r.memory.subject, r.memory.attribute))
+        if isinstance(vector, np.ndarray):
+            self.vectors.append(vector)
+
+    def touched_by(self, candidate: Candidate, vector: Embedded) -> bool:
+        if not self.count:
+            return False
+        if content_tokens(candidate.content) & self.words:
+            return True
+        topic = candidate.topic
+        if topic is not None and (topic.subject, topic.attribute) in self.topics:
+            return True
+        if self.novel_cosine is None or not isinstance(vector, np.ndarray):
+            return False
+        return any(float(vector @ claimed) >= self.novel_cosine for claimed in self.vectors)

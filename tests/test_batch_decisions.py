@@ -1,0 +1,94 @@
+"""Ambiguous facts of one update_many chunk (or one extraction) are decided in one LLM call."""
+
+from __future__ import annotations
+
+import json
+
+from memman import MemoryManager, Op, Tier
+from tests.decisions import answer, llm_manager
+from tests.fake_openai import Reply, chat_completion
+
+STORED = ["User uses a standing desk", "User plans a trip to Lisbon", "User reads sci-fi novels"]
+NEWS = [
+    "User switched back to a sitting desk",
+    "User moved the trip to Porto",
+    "User now reads sci-fi novels on a Kindle",
+]
+
+
+def batch_answer(*decisions: dict) -> Reply:
+    """One BatchDecisions tool call, as a model would send it."""
+    body = chat_completion(tool_args={"decisions": list(decisions)}, tool_name="BatchDecisions")
+    return Reply(body=body)
+
+
+def item(number: int, op: str, **fields) -> dict:
+    return {"number": number, "decision": {"op": op, "reason": "because", **fields}}
+
+
+def prompt_of(request: dict) -> str:
+    return "\n".join(m["content"] for m in request["json"]["messages"])
+
+
+def seeded(db: str, base_url: str) -> tuple[MemoryManager, list[str]]:
+    mm = llm_manager(db, base_url, llm_mode="tools")
+    ids = [mm.update_memory(fact, user_id="u").memory_id for fact in STORED]  # all novel
+    return mm, ids
+
+
+def test_independent_ambiguous_facts_share_one_call(db, fake_openai):
+    mm, ids = seeded(db, fake_openai.base_url)
+    fake_openai.script(
+        batch_answer(
+            item(3, "UPDATE", id=3, content="User reads sci-fi novels on a Kindle"),
+            item(1, "UPDATE", id=1, content="User uses a sitting desk"),
+            item(2, "ADD"),
+        )
+    )
+    results = mm.update_many(NEWS, user_id="u")
+    assert len(fake_openai.requests) == 1
+    prompt = prompt_of(fake_openai.requests[0])
+    assert all(json.dumps(fact) in prompt for fact in NEWS + STORED)
+    assert [(r.op, r.tier) for r in results] == [
+        (Op.UPDATE, Tier.LLM),
+        (Op.ADD, Tier.LLM),
+        (Op.UPDATE, Tier.LLM),
+    ]
+    assert (results[0].memory_id, results[2].memory_id) == (ids[0], ids[2])
+    assert mm.get(ids[0]).content == "User uses a sitting desk"
+    # The call's tokens are shared among its facts in the audit trail (120 / 3).
+    assert {e.tokens for e in mm.events(user_id="u", limit=3)} == {40}
+
+
+def test_an_invalid_or_missing_item_parks_only_its_fact(db, fake_openai):
+    mm, _ = seeded(db, fake_openai.base_url)
+    fake_openai.script(
+        batch_answer(
+            item(1, "UPDATE", id=2, content="User uses a sitting desk"),  # id 2 is not its own
+            item(3, "NOOP", id=3),
+        )  # nothing for fact 2
+    )
+    results = mm.update_many(NEWS, user_id="u")
+    assert [r.op for r in results] == [Op.PENDING, Op.PENDING, Op.NOOP]
+    assert len(fake_openai.requests) == 1
+    parked = {p.content: p.error for p in mm.pending(user_id="u")}
+    assert "not one of the memories shown" in parked[NEWS[0]]
+    assert "no decision" in parked[NEWS[1]]
+    assert [m.content for m in mm.list(user_id="u")] == STORED
+
+
+def test_a_later_fact_touching_a_pending_decision_waits_for_it(db, fake_openai):
+    mm, ids = seeded(db, fake_openai.base_url)
+    fake_openai.script(
+        answer("UPDATE", id=1, content="User uses a sitting desk"),
+        answer("UPDATE", id=1, content="User uses a standing desk again"),
+    )
+    # The second fact is the memory's old text: settled in the same walk it would be a hash
+    # NOOP on text the first decision is about to change. It waits for that decision and is
+    # then compared with the new text, in a call of its own.
+    results = mm.update_many(
+        ["User switched back to a sitting desk", "User uses a standing desk"], user_id="u"
+    )
+    assert [(r.op, r.memory_id) for r in results] == [(Op.UPDATE, ids[0]), (Op.UPDATE, ids[0])]
+    assert len(fake_openai.requests) == 2
+    assert mm.get(ids[0]).content == "User uses a standing desk again"
