@@ -269,6 +269,8 @@ class LLMDecider:
         one invalid or missing decision parks that fact alone. The call's tokens are shared
         among the candidates in the audit trail.
         """
+        if not items:
+            return []
         if len(items) == 1:
             candidate, related = items[0]
             try:

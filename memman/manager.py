@@ -510,6 +510,35 @@ class MemoryManager:
         candidate = self._candidate(fact, scope, source, None, category, importance)
         return self._writes.process(candidate, also=also)
 
+    def _write_found_facts(
+        self, scope: Scope, found: list[observe.Found]
+    ) -> list[UpdateResult | InvalidInputError]:
+        """Facts one extraction batch found, through update_many's path (so their ambiguous
+        ones share one decision call); a fact refused as input is returned as its error."""
+        refused: list[InvalidInputError | None] = []  # None: a candidate, decided below
+        candidates: list[Candidate] = []
+        for fact in found:
+            try:
+                candidates.append(
+                    self._candidate(
+                        fact.content,
+                        scope,
+                        fact.source,
+                        None,
+                        fact.category,
+                        fact.importance,
+                        observed_at=fact.observed_at,
+                        subject=fact.subject,
+                        attribute=fact.attribute,
+                    )
+                )
+            except InvalidInputError as error:
+                refused.append(error)
+                continue
+            refused.append(None)
+        decided = iter(self._writes.batch(scope, candidates, self.settings.batch_chunk_size))
+        return [next(decided) if error is None else error for error in refused]
+
     def flush(self, session_id: str) -> ObserveResult:
         """Extract a session's buffered messages now, whatever the cooldown."""
         return self._flush(session_id, None)
@@ -537,7 +566,7 @@ class MemoryManager:
         return observe.extract(
             self.store,
             session_id,
-            write_fact=self._write_found_fact,
+            write_facts=self._write_found_facts,
             remember=lambda fact, scope, source, category, importance: self.remember_short_term(
                 fact,
                 user_id=scope.user_id,

@@ -22,7 +22,7 @@ import datetime as dt
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import sqlalchemy as sa
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
@@ -36,7 +36,8 @@ from memman.prompts import render
 from memman.shortterm import ShortTermFact
 from memman.store import Scope, Store
 from memman.text import normalize
-from memman.timestamps import stamp
+from memman.timestamps import check_moment, stamp
+from memman.topic import check_label
 from memman.utterance import Why, skip_reason
 
 log = logging.getLogger(__name__)
@@ -53,8 +54,20 @@ FACT_TOKENS = 64
 # The slowest retry pace of a failing extraction: backoff doubles per failure up to this.
 MAX_BACKOFF_S = 3600.0
 
-# update_memory(fact, scope, source, category, importance) as MemoryManager provides it.
-WriteFact = Callable[[str, Scope, str, str | None, float | None], UpdateResult]
+# update_many for one scope's found facts, results in order (a refused fact: its error).
+WriteFacts = Callable[[Scope, list["Found"]], list[UpdateResult | InvalidInputError]]
+
+
+class Found(NamedTuple):
+    """A durable fact extraction found, with what it came with."""
+
+    content: str
+    source: str
+    category: str | None = None
+    importance: float | None = None
+    observed_at: str | None = None  # when the user said it (the message's time)
+    subject: str | None = None  # what it is about, when the LLM said so
+    attribute: str | None = None
 # remember_short_term(fact, scope, source, category, importance) for the session extracted.
 RememberFact = Callable[[str, Scope, str, str | None, float], ShortTermFact]
 
@@ -64,6 +77,23 @@ class ExtractedFact(BaseModel):
     category: str = Field(description="One lowercase word")
     importance: int = Field(ge=1, le=10)
     durability: Literal["durable", "transient"]
+    subject: str | None = Field(
+        default=None, description='Whom the fact is about: "user", or a person ("sister")'
+    )
+    attribute: str | None = Field(
+        default=None,
+        description="What it states, one key: residence, employer, job, relationship_status,"
+        " name, age, diet, pets, likes, hobby ...",
+    )
+
+    @field_validator("subject", "attribute")
+    @classmethod
+    def _label(cls, value: str | None) -> str | None:
+        """A usable label, or none: an odd label never costs the fact (the text is read)."""
+        try:
+            return check_label("topic", value)
+        except ValueError:
+            return None
 
     @field_validator("category")
     @classmethod
@@ -123,12 +153,13 @@ class ObserveResult(BaseModel):
 
 
 
-def _check_messages(messages: Any) -> list[tuple[str, str]]:
-    """(role, text) of each message that has text, as an agent loop hands them over.
+def _check_messages(messages: Any) -> list[tuple[str, str, str | None]]:
+    """(role, text, when) of each message that has text, as an agent loop hands them over.
 
     Content may be a string, a list of content parts (their text parts are joined) or None
     (an assistant turn that only calls tools): a message without text is left out, so a
-    transcript can be passed as it is.
+    transcript can be passed as it is. `when` is the message's "timestamp" (or
+    "created_at"), when given: the moment its facts were true, not the moment they arrive.
     """
     if isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence):
         raise InvalidInputError("messages must be a list of {'role', 'content'} dicts")
@@ -142,8 +173,9 @@ def _check_messages(messages: Any) -> list[tuple[str, str]]:
                 f"message #{index} needs a role ({', '.join(sorted(ROLES))}) and content:"
                 " a string, a list of content parts, or None"
             )
+        when = message.get("timestamp", message.get("created_at"))
         if text:
-            checked.append((role, text))
+            checked.append((role, text, None if when is None else check_moment("timestamp", when)))
     return checked
 
 
@@ -172,15 +204,16 @@ def buffer(store: Store, scope: Scope, session_id: str, messages: Any, now: dt.d
             "r": role,
             "c": content,
             "t": stamp(now),
+            "o": when,
         }
-        for role, content in _check_messages(messages)
+        for role, content, when in _check_messages(messages)
     ]
     if rows:
         store.write(
             lambda conn: conn.execute(
                 sa.text(
                     "INSERT INTO message_buffer (user_id, agent_id, session_id, role, content,"
-                    " created_at) VALUES (:u, :a, :s, :r, :c, :t)"
+                    " created_at, observed_at) VALUES (:u, :a, :s, :r, :c, :t, :o)"
                 ),
                 rows,
             )
@@ -300,7 +333,7 @@ def extract(
     store: Store,
     session_id: str,
     *,
-    write_fact: WriteFact,
+    write_facts: WriteFacts,
     remember: RememberFact,
     client: LLMClient | None,
     settings: Settings,
@@ -349,21 +382,27 @@ def extract(
                         )
                     )
                     break
-                source = "extraction:" + ",".join(str(i) for i in ids)
-                facts = [(f.content, source, f) for f in answer.facts if normalize(f.content)]
-            for content, source, fact in facts:
+                facts = _extracted(answer, batch)
+            durable: list[Found] = []
+            for found, durability in facts:
+                if durability != "transient":
+                    durable.append(found)
+                    continue
                 try:
-                    if fact is not None and fact.durability == "transient":
-                        short = remember(content, scope, source, fact.category, fact.importance)
-                        short_ids.append(short.id)
-                        continue
-                    salience = (None, None) if fact is None else (fact.category, fact.importance)
-                    results.append(write_fact(content, scope, source, *salience))
+                    short = remember(
+                        found.content, scope, found.source, found.category, found.importance
+                    )
+                    short_ids.append(short.id)
                 except InvalidInputError as refused:
+                    rejected.append(_refused(found, refused))
+            # One update_many: the ambiguous facts of the batch share one decision call.
+            for found, outcome in zip(durable, write_facts(scope, durable), strict=True):
+                if isinstance(outcome, InvalidInputError):
                     # One unusable candidate (a pasted 10 kB document, a NUL byte) must not
                     # block the session: every later flush would fail on it again.
-                    log.warning("extracted fact refused (%s): %s", source, refused)
-                    rejected.append(f"{source}: {refused}")
+                    rejected.append(_refused(found, outcome))
+                else:
+                    results.append(outcome)
             store.write(lambda conn, ids=ids: _mark_extracted(conn, ids, now))
             extracted += len(ids)
         if stop:
@@ -518,21 +557,47 @@ def _batches(rows: list[sa.Row], max_chars: int, alone: set[int]) -> list[list[s
     return batches
 
 
-def _offline_candidates(
-    rows: list[sa.Row],
-) -> tuple[list[tuple[str, str, ExtractedFact | None]], list[Skip]]:
-    """The user's messages that may state something about the user, verbatim; the others."""
-    facts: list[tuple[str, str, ExtractedFact | None]] = []
+def _offline_candidates(rows: list[sa.Row]) -> tuple[list[tuple[Found, str]], list[Skip]]:
+    """The user's messages that may state something about the user, verbatim (durable, as
+    of the message's time); the others."""
+    facts: list[tuple[Found, str]] = []
     skips: list[Skip] = []
     for row in rows:
         if row.role != "user" or not normalize(row.content):
             continue
         why = skip_reason(row.content)
         if why is None:
-            facts.append((row.content, f"extraction:{row.id}", None))
+            source = f"extraction:{row.id}"
+            facts.append((Found(row.content, source, observed_at=_said_at(row)), "durable"))
         else:
             skips.append(Skip(text=row.content, why=why))
     return facts, skips
+
+
+def _extracted(answer: ExtractedFacts, rows: list[sa.Row]) -> list[tuple[Found, str]]:
+    """The LLM's facts, each as of the newest message of the batch it came from."""
+    source = "extraction:" + ",".join(str(row.id) for row in rows)
+    said = max(_said_at(row) for row in rows)
+    return [
+        (
+            Found(
+                f.content, source, f.category, f.importance, said, f.subject, f.attribute
+            ),
+            f.durability,
+        )
+        for f in answer.facts
+        if normalize(f.content)
+    ]
+
+
+def _said_at(row: sa.Row) -> str:
+    """When a buffered message was said: its own timestamp if it came with one."""
+    return row.observed_at or row.created_at
+
+
+def _refused(found: Found, error: InvalidInputError) -> str:
+    log.warning("extracted fact refused (%s): %s", found.source, error)
+    return f"{found.source}: {error}"
 
 
 def _by_scope(rows: list[sa.Row]) -> dict[Scope, list[sa.Row]]:

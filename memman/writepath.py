@@ -126,6 +126,8 @@ class WritePath:
     ) -> list[UpdateResult]:
         """The walk's results in order, its ambiguous facts decided together (one LLM call)."""
         routes = {i: o for i, o in enumerate(walked) if isinstance(o, Route)}
+        if not routes:  # all settled by the cheap tiers
+            return [o for o in walked if isinstance(o, UpdateResult)]
         items = [(chunk[i], route.related) for i, route in routes.items()]
         decided = dict(
             zip(routes, decide_all(self.decider, items, today=self.clock().date()), strict=True)

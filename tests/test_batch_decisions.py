@@ -92,3 +92,22 @@ def test_a_later_fact_touching_a_pending_decision_waits_for_it(db, fake_openai):
     assert [(r.op, r.memory_id) for r in results] == [(Op.UPDATE, ids[0]), (Op.UPDATE, ids[0])]
     assert len(fake_openai.requests) == 2
     assert mm.get(ids[0]).content == "User uses a standing desk again"
+
+
+def test_an_extraction_decides_its_ambiguous_facts_in_one_call(tmp_path, clock, fake_openai):
+    db = str(tmp_path / "m.db")
+    mm = llm_manager(db, fake_openai.base_url, llm_mode="tools")
+    ids = [mm.update_memory(fact, user_id="u").memory_id for fact in STORED]
+    facts = [
+        {"content": text, "category": "other", "importance": 5, "durability": "durable"}
+        for text in NEWS
+    ]
+    fake_openai.script(
+        Reply(body=chat_completion(tool_args={"facts": facts}, tool_name="ExtractedFacts")),
+        batch_answer(item(1, "ADD"), item(2, "ADD"), item(3, "NOOP", id=3)),
+    )
+    mm.observe([{"role": "user", "content": "lots of news"}], user_id="u", session_id="s")
+    result = mm.flush("s")
+    assert [r.op for r in result.results] == [Op.ADD, Op.ADD, Op.NOOP]
+    assert result.results[2].memory_id == ids[2]
+    assert len(fake_openai.requests) == 2  # one extraction call, one decision call
