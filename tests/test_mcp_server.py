@@ -18,8 +18,8 @@ from memman import MemoryManager, Op
 
 pytest.importorskip("mcp.server.mcpserver", reason="the mcp extra (the MCP SDK 2.x) is missing")
 
-from mcp import Client  # noqa: E402
-from mcp.client.stdio import StdioServerParameters  # noqa: E402
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
 
 REPO = Path(__file__).resolve().parents[1]
 TOOLS = {
