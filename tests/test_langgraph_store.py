@@ -9,6 +9,7 @@ recall with scores, the deciding path, the audit trail, a reopened file, and the
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 import pytest
 
@@ -213,3 +214,38 @@ def test_async_twins_agree_with_in_memory_store(stores):
 
     reference, memman = stores
     assert asyncio.run(run(memman)) == asyncio.run(run(reference))
+
+
+def test_the_readme_example_runs():
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## LangGraph store")[1].split("\n## ")[0]
+    code = section.split("```python\n")[1].split("```")[0]
+    exec(compile(code, "README.md", "exec"), {})  # cwd is tmp_path: memory.db lands there
+    with MemoryManager("memory.db") as mm:
+        [memory] = mm.list(user_id="memories.alice")
+        assert memory.content == "Prefers flat white with oat milk"
+
+
+def test_a_langgraph_graph_uses_the_store(mm):
+    """A compiled graph hands MemmanStore to its nodes, as it would any BaseStore."""
+    from typing import TypedDict
+
+    from langgraph.graph import END, START, StateGraph
+    from langgraph.store.base import BaseStore
+
+    class State(TypedDict):
+        message: str
+        recalled: list[str]
+
+    def node(state: State, *, store: BaseStore) -> dict:
+        store.put(("chat", "alice"), "last", {"text": state["message"]})
+        return {"recalled": [h.value["text"] for h in store.search(("chat",), query="Lisbon")]}
+
+    builder = StateGraph(State)
+    builder.add_node("remember", node)
+    builder.add_edge(START, "remember")
+    builder.add_edge("remember", END)
+    graph = builder.compile(store=MemmanStore(mm))
+    out = graph.invoke({"message": "I moved to Lisbon", "recalled": []})
+    assert out["recalled"] == ["I moved to Lisbon"]
+    assert [m.content for m in mm.list(user_id="chat.alice")] == ["I moved to Lisbon"]

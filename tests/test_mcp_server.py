@@ -7,6 +7,7 @@ file with MemoryManager to check that the tools wrote through the one write path
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -188,3 +189,12 @@ def test_reference_memory_server_tool_names(db):
             "Lives in Lisbon",
             "Acme makes rockets",
         }
+
+
+def test_the_readme_client_config_starts_this_server():
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## MCP server")[1].split("\n## ")[0]
+    config = json.loads(section.split("```json\n")[1].split("```")[0])
+    server = config["mcpServers"]["memory"]
+    assert server["command"] == "memman" and server["args"][0] == "mcp"
+    assert {"--db", "--user"} <= set(server["args"])
