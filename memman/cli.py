@@ -618,6 +618,20 @@ def eval_cases(
 
 
 @app.command()
+def mcp(
+    user: Annotated[
+        str, typer.Option("--user", "-u", help="The user a tool call without user_id acts on.")
+    ] = "default",
+    agent: AgentOption = None,
+    db: DbOption = None,
+) -> None:
+    """Serve the memory to an MCP client over stdio (needs the mcp extra)."""
+    from memman.mcp_server import serve
+
+    serve(db, user_id=user, agent_id=agent)
+
+
+@app.command()
 def config(db: DbOption = None) -> None:
     """Show the effective configuration (API key masked)."""
     from memman.llm import last_fallback, resolve_mode

@@ -1,0 +1,200 @@
+"""`memman mcp` end to end: the official SDK's client spawns `python -m memman mcp` over stdio.
+
+Each test drives one real server process on a SQLite file under tmp_path, then opens the same
+file with MemoryManager to check that the tools wrote through the one write path.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memman import MemoryManager, Op
+
+pytest.importorskip("mcp.server.mcpserver", reason="the mcp extra (the MCP SDK 2.x) is missing")
+
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+REPO = Path(__file__).resolve().parents[1]
+TOOLS = {
+    "remember",
+    "recall",
+    "memory_context",
+    "list_memories",
+    "memory_history",
+    "forget",
+    "add_observations",
+    "search_nodes",
+    "read_graph",
+    "delete_observations",
+}
+
+Session = Callable[[Client], Awaitable[None]]
+
+
+def run_server(db: str, session: Session, *args: str) -> None:
+    """Spawn the server as an MCP client configuration would, and run `session` against it."""
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "memman", "mcp", "--db", db, *args],
+        env={"PYTHONPATH": str(REPO)},  # this checkout's memman, whatever is installed
+    )
+
+    async def main() -> None:
+        async with Client(params) as client:
+            await session(client)
+
+    asyncio.run(main())
+
+
+async def call(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
+    result = await client.call_tool(tool, arguments)
+    assert not result.is_error, result.content
+    return result.structured_content
+
+
+async def refused(client: Client, tool: str, **arguments: Any) -> str:
+    result = await client.call_tool(tool, arguments)
+    assert result.is_error
+    return result.content[0].text
+
+
+def test_remember_recall_context_history_forget_over_stdio(db):
+    seen: dict[str, Any] = {}
+
+    async def session(client: Client) -> None:
+        assert {t.name for t in (await client.list_tools()).tools} >= TOOLS
+
+        added = await call(client, "remember", fact="User prefers flat white")
+        assert (added["op"], added["reason"]) == ("ADD", "no similar memory")
+        repeat = await call(client, "remember", fact="user prefers  FLAT white.")
+        assert (repeat["op"], repeat["tier"], repeat["memory_id"]) == (
+            "NOOP",
+            "hash",
+            added["memory_id"],
+        )
+        extended = await call(client, "remember", fact="User prefers flat white with oat milk")
+        assert extended["op"] == "UPDATE"
+        assert extended["previous_content"] == "User prefers flat white"
+        await call(client, "remember", fact="User is allergic to peanuts", category="safety")
+        await call(client, "remember", fact="Bob prefers espresso", user_id="bob")
+
+        hits = (await call(client, "recall", query="flat white"))["memories"]
+        assert [h["content"] for h in hits] == ["User prefers flat white with oat milk"]
+        assert hits[0]["score"] > 0
+        block = await call(client, "memory_context", query="flat white?")
+        assert "oat milk" in block["text"] and "peanuts" in block["text"]
+        assert "espresso" not in block["text"]
+
+        history = await call(client, "memory_history", memory_id=added["memory_id"][:8])
+        assert [e["op"] for e in history["events"]] == ["ADD", "NOOP", "UPDATE"]
+        assert history["events"][-1]["after"] == "User prefers flat white with oat milk"
+
+        # Scoped by user: bob sees his memory only, and alice's ids mean nothing to him.
+        bobs = (await call(client, "list_memories", user_id="bob"))["memories"]
+        assert [m["content"] for m in bobs] == ["Bob prefers espresso"]
+        assert (await call(client, "recall", query="flat white", user_id="bob"))["memories"] == []
+        assert "no memory" in await refused(
+            client, "memory_history", memory_id=added["memory_id"], user_id="bob"
+        )
+        assert "no memory" in await refused(
+            client, "forget", memory_id=added["memory_id"], user_id="bob"
+        )
+
+        one = await call(client, "forget", memory_id=added["memory_id"])
+        assert [f["op"] for f in one["forgotten"]] == ["DELETE"]
+        assert "give memory_id" in await refused(client, "forget")
+        rest = await call(client, "forget", everything=True)
+        assert [f["content"] for f in rest["forgotten"]] == ["User is allergic to peanuts"]
+        assert (await call(client, "list_memories"))["memories"] == []
+        seen["id"] = added["memory_id"]
+
+    run_server(db, session, "--user", "alice")
+
+    with MemoryManager(db) as mm:
+        assert [m.content for m in mm.list(user_id="bob")] == ["Bob prefers espresso"]
+        assert mm.list(user_id="alice") == []
+        ops = [e.op for e in mm.history(seen["id"])]
+        assert ops == [Op.ADD, Op.NOOP, Op.UPDATE, Op.DELETE]  # deleted, history kept
+
+
+def test_bad_input_is_a_readable_tool_error_and_nothing_is_stored(db):
+    async def session(client: Client) -> None:
+        message = await refused(client, "remember", fact="   ")
+        assert message.startswith("Error executing tool remember: ")
+        assert "empty" in message
+        assert "limit" in await refused(client, "recall", query="x", limit=0)
+
+    run_server(db, session)
+    with MemoryManager(db) as mm:
+        assert mm.list(user_id="default") == []
+
+
+def test_reference_memory_server_tool_names(db):
+    async def session(client: Client) -> None:
+        added = await call(
+            client,
+            "add_observations",
+            observations=[
+                {"entityName": "default_user", "contents": ["Lives in Lisbon", "Has a dog"]},
+                {"entityName": "Acme", "contents": ["Acme makes rockets"]},
+            ],
+        )
+        assert [r["addedObservations"] for r in added["results"]] == [
+            ["Lives in Lisbon", "Has a dog"],
+            ["Acme makes rockets"],
+        ]
+        again = await call(
+            client,
+            "add_observations",
+            observations=[{"entityName": "default_user", "contents": ["lives in lisbon"]}],
+        )
+        assert again["results"][0]["addedObservations"] == []  # a NOOP: already known
+        assert again["results"][0]["decisions"][0]["op"] == "NOOP"
+
+        graph = await call(client, "read_graph")
+        assert graph["relations"] == []
+        assert {e["name"]: e["observations"] for e in graph["entities"]} == {
+            "default_user": ["Lives in Lisbon", "Has a dog"],
+            "Acme": ["Acme makes rockets"],
+        }
+        found = await call(client, "search_nodes", query="rockets")
+        assert [(e["name"], e["observations"]) for e in found["entities"]] == [
+            ("Acme", ["Acme makes rockets"])
+        ]
+
+        gone = await call(
+            client,
+            "delete_observations",
+            deletions=[{"entityName": "default_user", "observations": ["Has a dog."]}],
+        )
+        assert gone["success"] and "1" in gone["message"]
+        names = await call(client, "read_graph")
+        assert {e["name"]: e["observations"] for e in names["entities"]}["default_user"] == [
+            "Lives in Lisbon"
+        ]
+        other = await call(client, "read_graph", user_id="someone-else")
+        assert other == {"entities": [], "relations": []}
+
+    run_server(db, session, "--user", "u1")
+    with MemoryManager(db) as mm:
+        assert {m.content for m in mm.list(user_id="u1")} == {
+            "Lives in Lisbon",
+            "Acme makes rockets",
+        }
+
+
+def test_the_readme_client_config_starts_this_server():
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## MCP server")[1].split("\n## ")[0]
+    config = json.loads(section.split("```json\n")[1].split("```")[0])
+    server = config["mcpServers"]["memory"]
+    assert server["command"] == "memman" and server["args"][0] == "mcp"
+    assert {"--db", "--user"} <= set(server["args"])
