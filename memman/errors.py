@@ -41,6 +41,11 @@ class StoreBusyError(MemmanError):
     """The database stayed locked by other writers longer than the configured patience."""
 
 
+class LeaseLostError(MemmanError):
+    """Another worker settled the parked fact this one was deciding (its lease had lapsed):
+    the change is rolled back, so the fact is applied once."""
+
+
 class EmbeddingError(DecisionError):
     """The embedding backend failed (server down, timeout, malformed answer, model error).
 

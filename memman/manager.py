@@ -7,6 +7,7 @@ The manager validates input at the API boundary and hands candidates to the one 
 from __future__ import annotations
 
 import datetime as dt
+import logging
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -19,18 +20,19 @@ from memman.config import Settings, load_settings
 from memman.consolidate import ConsolidationReport
 from memman.decide import Decider, LLMDecider, make_decider
 from memman.embed import Embedder, make_embedder
-from memman.errors import ConfigError, EmbeddingError, InvalidInputError
+from memman.errors import ConfigError, EmbeddingError, InvalidInputError, LeaseLostError
 from memman.llm import LLMClient
 from memman.maintenance import CheckReport
 from memman.models import Event, Memory, Op, PendingFact, SearchHit, Status, Tier, UpdateResult
 from memman.observe import ObserveResult, SessionExtraction
 from memman.recall import ContextBlock
 from memman.shortterm import ShortTermFact
-from memman.store import Scope, Store
+from memman.store import Leases, Scope, Store
 from memman.timestamps import stamp
 from memman.vectors import count_missing, make_vector_backend, missing_batch, save_vector
 from memman.writepath import Also, WritePath
 
+log = logging.getLogger(__name__)
 Clock = Callable[[], dt.datetime]
 
 # Any larger limit or offset overflows SQLite's integer binding (OverflowError, not our error).
@@ -99,6 +101,7 @@ class MemoryManager:
         )
         self.vectors = backend.index
         self.clock = clock
+        self._leases = Leases(self.store, clock, self.settings.lease_s)
         self._writes = WritePath(
             self.store,
             self.settings,
@@ -261,9 +264,16 @@ class MemoryManager:
     def retry_pending(
         self, *, user_id: str | None = None, agent_id: str | None = None
     ) -> list[UpdateResult]:
-        """Decide parked facts again; each leaves `pending` only when its decision is applied."""
+        """Decide parked facts again; each leaves `pending` only when its decision is applied.
+
+        Safe to run from several processes at once: each fact is claimed (a lease of lease_s)
+        before it is decided, and a fact another worker holds or settled is skipped, so none
+        is decided twice. A worker that crashed holds its facts until their leases lapse.
+        """
         results = []
         for item in self.pending(user_id=user_id, agent_id=agent_id):
+            if not self._leases.claim("pending", [item.id]):
+                continue
             candidate = self._candidate(
                 item.content,
                 Scope(item.user_id, item.agent_id),
@@ -275,7 +285,12 @@ class MemoryManager:
                 subject=item.subject,
                 attribute=item.attribute,
             )
-            results.append(self._writes.process(candidate, pending_id=item.id))
+            try:
+                results.append(self._writes.process(candidate, pending_id=item.id))
+            except LeaseLostError as lost:  # this worker's lease lapsed and another settled it
+                log.info("%s", lost)
+            finally:
+                self._leases.release("pending", [item.id])
         return results
 
     # -- reads ---------------------------------------------------------------------------
@@ -550,6 +565,7 @@ class MemoryManager:
             client=self._llm_client,
             settings=self.settings,
             now=self.clock(),
+            leases=self._leases,
             only=only,
         )
 

@@ -34,7 +34,7 @@ from memman.llm import LLMClient
 from memman.models import UpdateResult
 from memman.prompts import render
 from memman.shortterm import ShortTermFact
-from memman.store import Scope, Store
+from memman.store import Leases, Scope, Store
 from memman.text import normalize
 from memman.timestamps import stamp
 from memman.utterance import Why, skip_reason
@@ -305,6 +305,7 @@ def extract(
     client: LLMClient | None,
     settings: Settings,
     now: dt.datetime,
+    leases: Leases,
     only: Scope | None = None,
 ) -> ObserveResult:
     """Extract every buffered message of the session (of that scope `only`, if given); mark
@@ -313,7 +314,8 @@ def extract(
     Messages go to the LLM in batches of at most `extract_batch_chars` characters, oldest
     first: a backlog that piled up while the LLM was down must not become one prompt too long
     for the model, failing on every flush. A failed batch stops the run; it and the later
-    ones stay buffered, the batches before are written and marked.
+    ones stay buffered, the batches before are written and marked. Messages another worker
+    has claimed (`leases`) are left to it.
     """
     results: list[UpdateResult] = []
     short_ids: list[int] = []
@@ -322,7 +324,11 @@ def extract(
     extracted = 0
     error: str | None = None
     stop = False  # a batch failed or backs off: later ones wait, in order
-    for scope, rows in _by_scope(_waiting(store, session_id, only)).items():
+    # Claimed first: a flush running in another process extracts none of the same messages.
+    # A claim that is not given back (this process died) lapses after lease_s.
+    buffered = _waiting(store, session_id, only)
+    claimed = leases.claim("message_buffer", [row.id for row in buffered])
+    for scope, rows in _by_scope([row for row in buffered if row.id in claimed]).items():
         failures = _failures(store, scope) if client is not None else {}
         alone = _singled_out(failures, settings)
         for batch in _batches(rows, settings.extract_batch_chars, alone):
@@ -368,6 +374,7 @@ def extract(
             extracted += len(ids)
         if stop:
             break
+    leases.release("message_buffer", sorted(claimed))  # those not extracted: the next try's
     return ObserveResult(
         buffered=waiting_count(store, session_id, only),
         extracted_messages=extracted,
@@ -544,8 +551,9 @@ def _by_scope(rows: list[sa.Row]) -> dict[Scope, list[sa.Row]]:
 
 def _mark_extracted(conn: sa.Connection, ids: list[int], now: dt.datetime) -> None:
     conn.execute(
-        sa.text("UPDATE message_buffer SET extracted_at = :t WHERE id IN :ids").bindparams(
-            sa.bindparam("ids", expanding=True)
-        ),
+        sa.text(
+            "UPDATE message_buffer SET extracted_at = :t, lease_owner = NULL,"
+            " lease_expires = NULL WHERE id IN :ids"
+        ).bindparams(sa.bindparam("ids", expanding=True)),
         {"t": stamp(now), "ids": ids},
     )
