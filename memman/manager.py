@@ -63,7 +63,7 @@ class MemoryManager:
         path: str | None = None,
         *,
         settings: Settings | None = None,
-        decider: Decider | None = None,
+        decider: str | Decider | None = None,
         embedder: str | Embedder | None = None,
         clock: Clock = utc_now,
         **overrides: Any,
@@ -74,10 +74,15 @@ class MemoryManager:
         ("none", "local", "openai") or your own object with `name`, `dim` and
         `embed(texts) -> unit float32 rows` (memman.embed.Embedder); vectors are stored under
         its name, and its cosine thresholds are noop_cosine/novel_cosine (conservative
-        defaults for a name memman has not calibrated). `decider` likewise replaces the
-        configured decider.
+        defaults for a name memman has not calibrated). `decider` likewise is a setting's name
+        ("auto", "offline", "llm") or your own object, checked here rather than at the first
+        ambiguous fact.
         """
         custom_embedder: Embedder | None = None
+        if isinstance(decider, str):  # a registry name, like the decider setting
+            overrides["decider"], decider = decider, None
+        elif decider is not None and not callable(getattr(decider, "decide", None)):
+            raise ConfigError("decider must be a name (auto, offline, llm) or a Decider object")
         if isinstance(embedder, str):
             overrides["embedder"] = embedder
         elif embedder is not None:
@@ -89,6 +94,7 @@ class MemoryManager:
             custom_embedder = embedder
         self.settings = settings or load_settings(db=path, **overrides)
         self.path = path or self.settings.db
+        decider = decider or make_decider(self.settings)  # an unknown name fails before opening
         backend = make_vector_backend(
             self.settings.vector_search, cache_mb=self.settings.vector_cache_mb
         )
@@ -105,7 +111,7 @@ class MemoryManager:
         self._writes = WritePath(
             self.store,
             self.settings,
-            decider=decider or make_decider(self.settings),
+            decider=decider,
             embedder=custom_embedder or make_embedder(self.settings),
             vectors=self.vectors,
             clock=clock,
