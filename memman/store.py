@@ -34,6 +34,8 @@ from memman.errors import (
     NotFoundError,
     StoreBusyError,
     StoreError,
+    StoreFullError,
+    StoreReadOnlyError,
 )
 from memman.migrations import migrations
 from memman.models import Event, Memory, PendingFact, Status
@@ -98,9 +100,37 @@ def new_memory_id() -> str:
     return uuid.uuid4().hex
 
 
-def _is_busy(error: sa.exc.OperationalError) -> bool:
-    message = str(error.orig).lower()
+def _is_busy(error: Exception) -> bool:
+    message = str(getattr(error, "orig", error)).lower()
     return "locked" in message or "busy" in message
+
+
+def _typed(error: Exception, path: str) -> StoreError | None:
+    """The typed error for a write SQLite refused for lack of space or of write access."""
+    message = str(getattr(error, "orig", error)).lower()
+    if "full" in message:  # SQLITE_FULL: disk full, or max_page_count reached
+        return StoreFullError(f"the disk or the file's size limit is full, nothing written: {path}")
+    if "readonly" in message or "read-only" in message:
+        return StoreReadOnlyError(f"{path} is read-only: reads work, writes do not")
+    return None
+
+
+# Every migration memman knows, oldest first: a file that recorded another name was written
+# by a newer memman, whose columns this one would not know.
+KNOWN_MIGRATIONS = [m.name for m in migrations.pending(sqlite_utils.Database(memory=True))]
+
+
+def _sqlite_url(path: str, read_only: bool) -> str:
+    """SQLAlchemy's URL for a file path or a `file:` URI (read_only adds mode=ro)."""
+    if path.startswith("file:"):
+        uri = path
+    elif read_only:
+        uri = f"file:{path}"
+    else:
+        return f"sqlite:///{path}"
+    if read_only and "mode=ro" not in uri and "immutable=1" not in uri:
+        uri += ("&" if "?" in uri else "?") + "mode=ro"
+    return f"sqlite:///{uri}{'&' if '?' in uri else '?'}uri=true"
 
 
 class Store:
@@ -120,6 +150,7 @@ class Store:
         self.path = path
         self.busy_patience_s = busy_patience_s
         self.dbapi = dbapi
+        self.read_only = False
         in_memory = path == ":memory:"
         if in_memory:
             # One shared connection, or every checkout would see a different empty database.
@@ -130,8 +161,14 @@ class Store:
                 connect_args={"check_same_thread": False},
             )
         else:
+            # A file this process cannot write (or a mode=ro URI) is served read-only.
+            self.read_only = (
+                "mode=ro" in path
+                or "immutable=1" in path
+                or (os.path.exists(path) and not os.access(path, os.W_OK))
+            )
             self.engine = sa.create_engine(
-                f"sqlite:///{path}",
+                _sqlite_url(path, self.read_only),
                 module=dbapi,
                 connect_args={"check_same_thread": False, "timeout": busy_timeout_s},
             )
@@ -147,7 +184,7 @@ class Store:
                 prepare(dbapi_connection)
             dbapi_connection.isolation_level = None  # transactions are begun explicitly below
             cursor = dbapi_connection.cursor()
-            if not in_memory:
+            if not in_memory and not self.read_only:
                 cursor.execute("PRAGMA journal_mode=WAL")
             cursor.execute(f"PRAGMA busy_timeout={timeout_ms}")
             cursor.execute("PRAGMA synchronous=NORMAL")  # durable at checkpoints; safe with WAL
@@ -177,6 +214,9 @@ class Store:
                 select_memory + " WHERE user_id = ? AND agent_id = ? AND subject = ?"
                 " AND attribute = ? AND status = 'active' ORDER BY observed_at DESC LIMIT ?"
             )
+        except StoreError:
+            self.engine.dispose()
+            raise
         except sa.exc.DatabaseError as error:  # not SQLite, unreadable schema, no such folder
             self.engine.dispose()
             reason = getattr(error, "orig", None) or error
@@ -185,10 +225,33 @@ class Store:
     def _migrate(self) -> None:
         """Apply pending migrations, all of them in one write transaction.
 
-        The outer BEGIN IMMEDIATE makes two processes opening a new file queue instead of both
-        creating the tables; sqlite-utils nests each migration in a savepoint inside it. A crash
-        midway leaves the file at the previous schema, never half-migrated.
+        Which are due is read first, in a read transaction: an up-to-date file opens without
+        the write lock, so opening never waits for another process's long write. A file
+        that recorded a migration this memman does not know is refused (a newer memman wrote
+        it). The outer BEGIN IMMEDIATE makes two processes opening a new file queue instead of
+        both creating the tables; sqlite-utils nests each migration in a savepoint inside it. A
+        crash midway leaves the file at the previous schema, never half-migrated.
         """
+
+        def applied() -> list[str]:
+            with self.read() as connection:
+                db = sqlite_utils.Database(connection.connection.dbapi_connection)
+                return [m.name for m in migrations.applied(db)]
+
+        done = self._with_busy_retry(applied)
+        newer = [name for name in done if name not in KNOWN_MIGRATIONS]
+        if newer:
+            raise StoreError(
+                f"{self.path} was written by a newer memman (schema {newer[-1]}); this memman"
+                f" knows schemas up to {KNOWN_MIGRATIONS[-1]}: upgrade memman to open it"
+            )
+        if len(done) == len(KNOWN_MIGRATIONS):
+            return
+        if self.read_only:
+            raise StoreReadOnlyError(
+                f"{self.path} is read-only and at an older schema ({done[-1] if done else 'none'})"
+                f" than this memman's ({KNOWN_MIGRATIONS[-1]}): open a writable copy once"
+            )
 
         def attempt() -> None:
             with self._write_lock, self.engine.connect() as connection:
@@ -221,6 +284,9 @@ class Store:
         outside the connection.
         """
 
+        if self.read_only:
+            raise StoreReadOnlyError(f"{self.path} is open read-only: reads work, writes do not")
+
         def attempt() -> T:
             with self._write_lock, self.engine.connect() as connection:
                 connection = connection.execution_options(memman_write=True)
@@ -229,13 +295,26 @@ class Store:
 
         return self._with_busy_retry(attempt)
 
+    def try_write(self, fn: Callable[[sa.Connection], T], what: str) -> T | None:
+        """write(fn) for bookkeeping a read does (access counts): on a full disk or a
+        read-only store it is skipped with a log line, so the read still answers."""
+        try:
+            return self.write(fn)
+        except (StoreFullError, StoreReadOnlyError) as error:
+            log.warning("%s skipped: %s", what, error)
+            return None
+
     def _with_busy_retry(self, attempt: Callable[[], T]) -> T:
         deadline = time.monotonic() + self.busy_patience_s
         delay = 0.01
         while True:
             try:
                 return attempt()
-            except sa.exc.OperationalError as error:
+            # The driver's own error too: migrations run on the raw connection.
+            except (sa.exc.OperationalError, self.dbapi.OperationalError) as error:
+                typed = _typed(error, self.path)
+                if typed is not None:
+                    raise typed from error
                 if not _is_busy(error) or time.monotonic() > deadline:
                     if _is_busy(error):
                         raise StoreBusyError(
