@@ -369,8 +369,13 @@ def export(
     """Write memories (or the audit trail) as JSON lines; `memman ingest` reads them back."""
     if agent is not None and user is None:
         raise InvalidInputError("--agent needs --user")
+    # Written beside the output and renamed once complete: an export killed half way leaves
+    # no truncated file that looks whole, and the next run is not refused because it exists.
+    partial = output.with_name(f".{output.name}.partial") if output else None
     try:
-        sink = output.open("x", encoding="utf-8") if output else sys.stdout
+        if output and output.exists():
+            raise FileExistsError("the file exists")
+        sink = partial.open("w", encoding="utf-8") if partial else sys.stdout
     except OSError as error:
         raise InvalidInputError(f"cannot write {output}: {error}") from error
     count = 0
@@ -383,7 +388,8 @@ def export(
         for record in records:
             sink.write(record.model_dump_json() + "\n")
             count += 1
-    if output:
+    if output and partial:
+        partial.replace(output)
         console.print(f"{count} {'events' if events else 'memories'} written to {output}")
 
 
