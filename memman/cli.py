@@ -472,7 +472,7 @@ def restore(memory_id: str, db: DbOption = None) -> None:
 def stats(
     user: Annotated[str | None, typer.Option("--user", "-u")] = None, db: DbOption = None
 ) -> None:
-    """Counts of memories by status and of decisions by op and tier."""
+    """Counts of memories by status and of decisions by op and tier; file, WAL and table sizes."""
     with _open(db) as mm:
         data = mm.stats(user_id=user)
         table = Table(title=f"memman stats ({mm.path})")
@@ -485,6 +485,12 @@ def stats(
                 table.add_row(f"decisions {op} by {tier}", str(n))
         table.add_row("pending", str(data["pending"]))
         table.add_row("messages failing extraction", str(data["extraction_stuck"]))
+        storage = data["storage"]
+        if storage:
+            table.add_row("file bytes", str(storage["file_bytes"]))
+            table.add_row("wal bytes", str(storage["wal_bytes"]))
+            for name, n in storage["rows"].items():
+                table.add_row(f"rows in {name}", str(n))
         console.print(table)
 
 

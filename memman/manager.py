@@ -102,6 +102,7 @@ class MemoryManager:
             self.path,
             busy_timeout_s=self.settings.busy_timeout_s,
             busy_patience_s=self.settings.busy_patience_s,
+            journal_size_limit_mb=self.settings.journal_size_limit_mb,
             dbapi=backend.dbapi,
             prepare=backend.prepare,
         )
@@ -443,6 +444,8 @@ class MemoryManager:
                 "decisions": self.store.event_counts(conn, scope),
                 "pending": len(self.store.list_pending(conn, scope)),
                 "extraction_stuck": stuck,
+                # The whole file's, whatever the scope: file and -wal bytes, rows per table.
+                "storage": self.store.sizes() if self.path != ":memory:" else {},
             }
 
     # -- operations ------------------------------------------------------------------------------
@@ -504,7 +507,14 @@ class MemoryManager:
         agent_id: str | None = None,
     ) -> ObserveResult:
         """Buffer chat messages durably; extract facts once the session's cooldown passed."""
-        observe.buffer(self.store, Scope(user_id, agent_id), session_id, messages, self.clock())
+        observe.buffer(
+            self.store,
+            Scope(user_id, agent_id),
+            session_id,
+            messages,
+            self.clock(),
+            max_chars=self.settings.max_message_chars,
+        )
         if not observe.due(
             self.store, session_id, now=self.clock(), cooldown_s=self.settings.extract_cooldown_s
         ):

@@ -160,10 +160,26 @@ def _text_of(content: Any) -> str | None:
     return None
 
 
-def buffer(store: Store, scope: Scope, session_id: str, messages: Any, now: dt.datetime) -> None:
-    """Write the messages to the buffer in one transaction (validated first)."""
+def buffer(
+    store: Store,
+    scope: Scope,
+    session_id: str,
+    messages: Any,
+    now: dt.datetime,
+    *,
+    max_chars: int,
+) -> None:
+    """Write the messages to the buffer in one transaction (validated first; a message over
+    max_chars is refused, like a fact over max_fact_chars, before any is written)."""
     if not isinstance(session_id, str) or not session_id.strip():
         raise InvalidInputError("session_id must be a non-empty string")
+    checked = _check_messages(messages)
+    for index, (_, content) in enumerate(checked):
+        if len(content) > max_chars:
+            raise InvalidInputError(
+                f"message #{index} has {len(content)} characters; at most {max_chars}"
+                " (max_message_chars)"
+            )
     rows = [
         {
             "u": scope.user_id,
@@ -173,7 +189,7 @@ def buffer(store: Store, scope: Scope, session_id: str, messages: Any, now: dt.d
             "c": content,
             "t": stamp(now),
         }
-        for role, content in _check_messages(messages)
+        for role, content in checked
     ]
     if rows:
         store.write(
@@ -375,6 +391,9 @@ def extract(
         if stop:
             break
     leases.release("message_buffer", sorted(claimed))  # those not extracted: the next try's
+    if extracted:
+        kept = now - dt.timedelta(days=settings.message_retention_days)
+        store.write(lambda conn: _prune_extracted(conn, kept))
     return ObserveResult(
         buffered=waiting_count(store, session_id, only),
         extracted_messages=extracted,
@@ -556,4 +575,12 @@ def _mark_extracted(conn: sa.Connection, ids: list[int], now: dt.datetime) -> No
             " lease_expires = NULL WHERE id IN :ids"
         ).bindparams(sa.bindparam("ids", expanding=True)),
         {"t": stamp(now), "ids": ids},
+    )
+
+
+def _prune_extracted(conn: sa.Connection, before: dt.datetime) -> None:
+    """Delete messages extracted before `before` (message_retention_days): their facts are
+    in memory, and the buffer must not grow with every message ever observed."""
+    conn.execute(
+        sa.text("DELETE FROM message_buffer WHERE extracted_at < :t"), {"t": stamp(before)}
     )

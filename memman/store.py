@@ -45,6 +45,16 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 MAX_SCOPE_ID_CHARS = 256
+# The tables that grow with use, counted by memman stats.
+GROWING_TABLES = (
+    "long_term",
+    "events",
+    "pending",
+    "short_term",
+    "message_buffer",
+    "memory_vectors",
+    "vector_log",
+)
 # The tables whose rows workers claim before working on them (Store.claim).
 LEASED_TABLES = frozenset({"pending", "message_buffer"})
 # SQLite binds at most 32,766 variables per statement (SQLITE_MAX_VARIABLE_NUMBER since 3.32).
@@ -142,6 +152,7 @@ class Store:
         *,
         busy_timeout_s: float = 5.0,
         busy_patience_s: float = 60.0,
+        journal_size_limit_mb: float = 64.0,
         dbapi: ModuleType = sqlite3,
         prepare: Callable[[Any], None] | None = None,
     ):
@@ -177,6 +188,7 @@ class Store:
         self._write_lock = threading.RLock()
         self._read_lock = self._write_lock if in_memory else nullcontext()
         timeout_ms = int(busy_timeout_s * 1000)
+        journal_limit = int(journal_size_limit_mb * 1024 * 1024)
 
         @sa.event.listens_for(self.engine, "connect")
         def _on_connect(dbapi_connection: sqlite3.Connection, _record: Any) -> None:
@@ -187,6 +199,9 @@ class Store:
             if not in_memory and not self.read_only:
                 cursor.execute("PRAGMA journal_mode=WAL")
             cursor.execute(f"PRAGMA busy_timeout={timeout_ms}")
+            # The WAL shrinks back to this after a checkpoint instead of keeping its peak size
+            # (235 MB behind one long-running reader) for good.
+            cursor.execute(f"PRAGMA journal_size_limit={journal_limit}")
             cursor.execute("PRAGMA synchronous=NORMAL")  # durable at checkpoints; safe with WAL
             cursor.close()
 
@@ -268,6 +283,20 @@ class Store:
 
     def close(self) -> None:
         self.engine.dispose()
+
+    def sizes(self) -> dict[str, Any]:
+        """Bytes of the file and its -wal, and rows per table (memman stats)."""
+        files = {"file_bytes": self.path, "wal_bytes": f"{self.path}-wal"}
+        found: dict[str, Any] = {
+            name: os.path.getsize(file) if os.path.exists(file) else 0
+            for name, file in files.items()
+        }
+        with self.read() as conn:
+            found["rows"] = {
+                table: conn.exec_driver_sql(f"SELECT count(*) FROM {table}").scalar()
+                for table in GROWING_TABLES
+            }
+        return found
 
     # -- transactions -------------------------------------------------------------------
 
@@ -591,7 +620,29 @@ class Store:
     # -- audit events -----------------------------------------------------------------------
 
     def insert_event(self, conn: sa.Connection, scope: Scope, **values: Any) -> int:
+        """Record an audit event and return its id.
+
+        A NOOP that repeats the memory's previous event (same candidate, tier and reason) is
+        folded into that row (repeat_count, last_at) instead: a fact said 50,000 times is one
+        row, its first time in created_at and its last in last_at; the memory's `sources`
+        keeps where the repeats came from.
+        """
         values["scores"] = json.dumps(values.get("scores") or {})
+        if values.get("op") == "NOOP" and values.get("memory_id"):
+            previous = run_sql(
+                conn,
+                "SELECT id, op, candidate, tier, reason FROM events WHERE memory_id = ?"
+                " ORDER BY id DESC LIMIT 1",
+                (values["memory_id"],),
+            ).fetchone()
+            same = ("NOOP", values.get("candidate"), values.get("tier"), values.get("reason"))
+            if previous is not None and tuple(previous[1:]) == same:
+                run_sql(
+                    conn,
+                    "UPDATE events SET repeat_count = repeat_count + 1, last_at = ? WHERE id = ?",
+                    (values.get("created_at"), previous[0]),
+                )
+                return int(previous[0])
         return _insert_returning_id(conn, "events", scope, values)
 
     def events_for_memory(self, conn: sa.Connection, memory_id: str) -> list[Event]:
@@ -608,7 +659,10 @@ class Store:
 
     def event_counts(self, conn: sa.Connection, scope: Scope | None) -> dict[str, dict[str, int]]:
         ev = self.events
-        query = sa.select(ev.c.op, ev.c.tier, sa.func.count()).group_by(ev.c.op, ev.c.tier)
+        # A folded NOOP row counts every repeat it stands for.
+        query = sa.select(ev.c.op, ev.c.tier, sa.func.sum(ev.c.repeat_count)).group_by(
+            ev.c.op, ev.c.tier
+        )
         if scope is not None:
             query = query.where(_scope_where(ev, scope))
         counts: dict[str, dict[str, int]] = {}
