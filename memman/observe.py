@@ -53,8 +53,9 @@ FACT_TOKENS = 64
 # The slowest retry pace of a failing extraction: backoff doubles per failure up to this.
 MAX_BACKOFF_S = 3600.0
 
-# update_memory(fact, scope, source, category, importance) as MemoryManager provides it.
-WriteFact = Callable[[str, Scope, str, str | None, float | None], UpdateResult]
+# update_memory(fact, scope, source, category, importance, also=...) as MemoryManager provides
+# it; `also` runs in the transaction that writes the fact.
+WriteFact = Callable[..., UpdateResult]
 # remember_short_term(fact, scope, source, category, importance) for the session extracted.
 RememberFact = Callable[[str, Scope, str, str | None, float], ShortTermFact]
 
@@ -373,14 +374,24 @@ def extract(
                     break
                 source = "extraction:" + ",".join(str(i) for i in ids)
                 facts = [(f.content, source, f) for f in answer.facts if normalize(f.content)]
-            for content, source, fact in facts:
+            for position, (content, source, fact) in enumerate(facts):
+                # The messages a fact comes from are marked in the transaction that writes it
+                # (offline: its message and those before it; from the LLM: the batch, with its
+                # last fact), so a worker killed between the two cannot have them extracted
+                # again. The mark after the loop covers what no durable fact marked.
+                upto = (
+                    ids[: ids.index(int(source.removeprefix("extraction:"))) + 1]
+                    if fact is None
+                    else ids if position == len(facts) - 1 else []
+                )
+                mark = (lambda conn, u=upto: _mark_extracted(conn, u, now)) if upto else None
                 try:
                     if fact is not None and fact.durability == "transient":
                         short = remember(content, scope, source, fact.category, fact.importance)
                         short_ids.append(short.id)
                         continue
                     salience = (None, None) if fact is None else (fact.category, fact.importance)
-                    results.append(write_fact(content, scope, source, *salience))
+                    results.append(write_fact(content, scope, source, *salience, also=mark))
                 except InvalidInputError as refused:
                     # One unusable candidate (a pasted 10 kB document, a NUL byte) must not
                     # block the session: every later flush would fail on it again.

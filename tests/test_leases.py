@@ -129,3 +129,29 @@ def test_a_killed_workers_claim_lapses_and_its_fact_is_decided_once(tmp_path):
         clock.advance(seconds=mm.settings.lease_s)
         assert [r.op for r in mm.retry_pending()] == [Op.ADD]
     assert rows(path, "SELECT count(*) FROM events WHERE op = 'ADD'") == [(1,)]
+
+
+def held_flush(path: str, reports, go) -> None:
+    """Claims the session's messages, reports, and waits for a kill that comes before `go`."""
+    with manager(path, GatedVectors(reports, go)) as mm:
+        mm.flush("s1")
+
+
+def test_a_killed_flushs_messages_wait_for_its_lease_then_are_extracted_once(tmp_path):
+    path = str(tmp_path / "m.db")
+    with manager(path) as mm:
+        mm.observe([{"role": "user", "content": FACTS[0]}], user_id="u", session_id="s1")
+    reports, go = FORK.Queue(), FORK.Event()
+    worker = FORK.Process(target=held_flush, args=(path, reports, go))
+    worker.start()
+    assert reports.get(timeout=120) == "embedding"
+    worker.kill()
+    worker.join()
+
+    clock = Clock()
+    with manager(path, clock=clock) as mm:
+        assert mm.flush("s1").extracted_messages == 0  # still the dead worker's
+        clock.advance(seconds=mm.settings.lease_s)
+        assert mm.flush("s1").extracted_messages == 1
+        assert mm.flush("s1").extracted_messages == 0
+    assert rows(path, "SELECT op FROM events") == [("ADD",)]
