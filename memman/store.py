@@ -286,10 +286,11 @@ class Store:
 
     def sizes(self) -> dict[str, Any]:
         """Bytes of the file and its -wal, and rows per table (memman stats)."""
-        files = {"file_bytes": self.path, "wal_bytes": f"{self.path}-wal"}
+        file = self.path.removeprefix("file:").split("?")[0]  # a mode=ro URI's file
+        files = {"file_bytes": file, "wal_bytes": f"{file}-wal"}
         found: dict[str, Any] = {
-            name: os.path.getsize(file) if os.path.exists(file) else 0
-            for name, file in files.items()
+            name: os.path.getsize(path) if os.path.exists(path) else 0
+            for name, path in files.items()
         }
         with self.read() as conn:
             found["rows"] = {

@@ -108,6 +108,7 @@ def test_a_read_only_store_serves_reads_and_refuses_writes(tmp_path):
         ]
         assert [m.access_count for m in mm.list(user_id="u")] == [0]  # reinforcement skipped
         assert len(list(mm.export(user_id="u"))) == 1
+        assert mm.stats()["storage"]["file_bytes"] == path.stat().st_size
         with pytest.raises(StoreReadOnlyError):
             mm.update_memory("User likes coffee", user_id="u")
     with MemoryManager(str(path)) as mm:
