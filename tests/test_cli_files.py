@@ -8,7 +8,10 @@ from tests.test_cli import db, memman  # noqa: F401 (fixtures)
 
 
 def test_an_export_that_fails_half_way_leaves_no_file_and_a_rerun_works(
-    memman, db, tmp_path, monkeypatch  # noqa: F811
+    memman,  # noqa: F811
+    db,  # noqa: F811
+    tmp_path,
+    monkeypatch,
 ):
     with MemoryManager(db) as mm:
         for fact in ("User likes tea", "User owns a bike", "User lives in Oslo"):
