@@ -2,11 +2,14 @@
 
     python -m benchmarks.stress [--writers 8] [--writes 500] [--crash-trials 100]
                                 [--lifecycle-trials 25] [--fuzz 2000]
+                                [--parallel-workers 4] [--parallel-rounds 10] [--only NAME]
 
 Prints writes attempted / acknowledged / present / duplicated under concurrent writers,
 errors that reached a caller, throughput, SIGKILL crash trials (writes, batches, opens,
 consolidation, LLM extraction) and the failures found, and fuzz cases run with the store
-corruptions found (target 0 for every failure count).
+corruptions found (target 0 for every failure count). Issue 12: retry_pending() and
+flush() run by several processes at once, some SIGKILLed mid-run (facts decided twice,
+messages extracted twice, facts lost: target 0).
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ from tests.reliability import (
     read_acks,
     seed_near_duplicates,
 )
+from tests.test_embed_custom import WordVectors
 
 
 def timed_writer(path: str, seed: int, n: int) -> tuple[list[Ack], Counter, float, float]:
@@ -265,6 +269,90 @@ def llm_fuzz(workdir: Path, cases: int) -> None:
     print(f"  store corruptions    {len(integrity_problems(str(workdir / 'llm.db')))}")
 
 
+def _lease_worker(path: str, job: str, sessions: list[str]) -> None:
+    """retry_pending() or flush() every session, as one of several processes."""
+    with MemoryManager(path, embedder=WordVectors()) as mm:
+        if job == "retry":
+            mm.retry_pending()
+        else:
+            for session in sessions:
+                mm.flush(session)
+
+
+def _later(seconds: float):
+    """A clock past every lease a killed worker could hold."""
+    return lambda: dt.datetime.now(dt.UTC) + dt.timedelta(seconds=seconds)
+
+
+def _decisions_by(path: str, column: str, where: str) -> Counter:
+    """Decisions (folded repeats counted) per candidate or per message source."""
+    with sqlite3.connect(path) as conn:
+        rows = conn.execute(
+            f"SELECT {column}, sum(repeat_count) FROM events WHERE {where} GROUP BY {column}"
+        ).fetchall()
+    return Counter(dict(rows))
+
+
+def parallel_leases(workdir: Path, workers: int, rounds: int) -> None:
+    """Issue 12: several processes retry the same parked facts and flush the same sessions,
+    one of them SIGKILLed at a random moment each round; a last pass after the leases lapse
+    settles what the killed ones held."""
+    fork = multiprocessing.get_context("fork")
+    rng = random.Random("stress-leases")
+    twice = {"retry": 0, "flush": 0}
+    lost = {"retry": 0, "flush": 0}
+    total = {"retry": 0, "flush": 0}
+    kills = 0
+    for trial in range(rounds):
+        for job in ("retry", "flush"):
+            path = str(workdir / f"lease-{job}-{trial}.db")
+            facts = [f"I have visited city number {n} on trip {trial}" for n in range(100)]
+            sessions = [f"s{n}" for n in range(10)]
+            model = WordVectors()
+            model.failing = True
+            with MemoryManager(path, embedder=model) as mm:
+                if job == "retry":
+                    for fact in facts:
+                        mm.update_memory(fact, user_id="u")
+                else:
+                    for n, fact in enumerate(facts):
+                        message = [{"role": "user", "content": fact}]
+                        mm.observe(message, user_id="u", session_id=sessions[n % 10])
+            total[job] += len(facts)
+            procs = [
+                fork.Process(target=_lease_worker, args=(path, job, rng.sample(sessions, 10)))
+                for _ in range(workers)
+            ]
+            for proc in procs:
+                proc.start()
+            time.sleep(rng.uniform(0.0, 0.3))
+            procs[0].kill()
+            for proc in procs:
+                proc.join()
+            kills += procs[0].exitcode == -9
+            with MemoryManager(path, embedder=WordVectors(), clock=_later(301)) as mm:
+                if job == "retry":
+                    mm.retry_pending()
+                else:
+                    for session in sessions:
+                        mm.flush(session)
+                active = {m.content for m in mm.list(user_id="u", limit=len(facts) + 1)}
+            column = "candidate" if job == "retry" else "source"
+            decided = _decisions_by(path, column, "op != 'PENDING'")
+            twice[job] += sum(1 for n in decided.values() if n > 1)
+            lost[job] += len(set(facts) - active)
+    print(f"parallel leases: {rounds} rounds x {workers} processes, one SIGKILLed per round")
+    print(f"  kills that landed before the worker finished  {kills} of {2 * rounds}")
+    print(
+        f"  retry_pending: parked {total['retry']}, decided twice {twice['retry']},"
+        f" lost {lost['retry']}"
+    )
+    print(
+        f"  flush: messages {total['flush']}, extracted twice {twice['flush']},"
+        f" lost {lost['flush']}"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--writers", type=int, default=8)
@@ -272,10 +360,16 @@ def main() -> None:
     parser.add_argument("--crash-trials", type=int, default=120)
     parser.add_argument("--lifecycle-trials", type=int, default=25)
     parser.add_argument("--fuzz", type=int, default=2000)
+    parser.add_argument("--parallel-workers", type=int, default=4)
+    parser.add_argument("--parallel-rounds", type=int, default=10)
+    parser.add_argument("--only", choices=["leases"], help="Run this section alone.")
     args = parser.parse_args()
     logging.disable(logging.CRITICAL)  # instructor logs every failed call; the counts say it
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
+        parallel_leases(workdir, args.parallel_workers, args.parallel_rounds)
+        if args.only == "leases":
+            return
         concurrency(workdir, args.writers, args.writes)
         crashes(workdir, args.crash_trials)
         lifecycle_crashes(workdir, args.lifecycle_trials)

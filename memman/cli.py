@@ -369,8 +369,13 @@ def export(
     """Write memories (or the audit trail) as JSON lines; `memman ingest` reads them back."""
     if agent is not None and user is None:
         raise InvalidInputError("--agent needs --user")
+    # Written beside the output and renamed once complete: an export killed half way leaves
+    # no truncated file that looks whole, and the next run is not refused because it exists.
+    partial = output.with_name(f".{output.name}.partial") if output else None
     try:
-        sink = output.open("x", encoding="utf-8") if output else sys.stdout
+        if output and output.exists():
+            raise FileExistsError("the file exists")
+        sink = partial.open("w", encoding="utf-8") if partial else sys.stdout
     except OSError as error:
         raise InvalidInputError(f"cannot write {output}: {error}") from error
     count = 0
@@ -383,7 +388,8 @@ def export(
         for record in records:
             sink.write(record.model_dump_json() + "\n")
             count += 1
-    if output:
+    if output and partial:
+        partial.replace(output)
         console.print(f"{count} {'events' if events else 'memories'} written to {output}")
 
 
@@ -466,7 +472,7 @@ def restore(memory_id: str, db: DbOption = None) -> None:
 def stats(
     user: Annotated[str | None, typer.Option("--user", "-u")] = None, db: DbOption = None
 ) -> None:
-    """Counts of memories by status and of decisions by op and tier."""
+    """Counts of memories by status and of decisions by op and tier; file, WAL and table sizes."""
     with _open(db) as mm:
         data = mm.stats(user_id=user)
         table = Table(title=f"memman stats ({mm.path})")
@@ -479,6 +485,12 @@ def stats(
                 table.add_row(f"decisions {op} by {tier}", str(n))
         table.add_row("pending", str(data["pending"]))
         table.add_row("messages failing extraction", str(data["extraction_stuck"]))
+        storage = data["storage"]
+        if storage:
+            table.add_row("file bytes", str(storage["file_bytes"]))
+            table.add_row("wal bytes", str(storage["wal_bytes"]))
+            for name, n in storage["rows"].items():
+                table.add_row(f"rows in {name}", str(n))
         console.print(table)
 
 

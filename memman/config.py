@@ -132,6 +132,16 @@ class Settings(BaseModel):
     batch_chunk_size: int = Field(default=500, ge=1)
     busy_timeout_s: float = Field(default=5.0, gt=0)
     busy_patience_s: float = Field(default=60.0, gt=0)
+    # retry_pending and flush claim a row for this long before working on it; a worker that
+    # crashed holds it no longer (then another process takes the row). Longer than one LLM
+    # decision or extraction, or a slow worker's row could be taken from it.
+    lease_s: float = Field(default=300.0, gt=0)
+    # Bounded growth: extracted chat messages are deleted after this many days (consolidate);
+    # a chat message longer than max_message_chars is refused like a fact over max_fact_chars;
+    # the WAL file is truncated back to journal_size_limit_mb after a checkpoint.
+    message_retention_days: float = Field(default=30.0, ge=0)
+    max_message_chars: int = Field(default=100_000, ge=1)
+    journal_size_limit_mb: float = Field(default=64.0, ge=0)
 
     @property
     def llm_configured(self) -> bool:

@@ -37,8 +37,22 @@ class StoreError(MemmanError):
     """The file cannot be opened as a memman store (not SQLite, damaged schema, no access)."""
 
 
+class StoreFullError(StoreError):
+    """A write failed because the disk (or the file's size limit) is full; nothing of it was
+    stored. Reads keep working; free space and write again."""
+
+
+class StoreReadOnlyError(StoreError):
+    """A write to a store opened read-only (a read-only file or medium, or a mode=ro URI)."""
+
+
 class StoreBusyError(MemmanError):
     """The database stayed locked by other writers longer than the configured patience."""
+
+
+class LeaseLostError(MemmanError):
+    """Another worker settled the parked fact this one was deciding (its lease had lapsed):
+    the change is rolled back, so the fact is applied once."""
 
 
 class EmbeddingError(DecisionError):

@@ -7,6 +7,7 @@ The manager validates input at the API boundary and hands candidates to the one 
 from __future__ import annotations
 
 import datetime as dt
+import logging
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -19,18 +20,19 @@ from memman.config import Settings, load_settings
 from memman.consolidate import ConsolidationReport
 from memman.decide import Decider, LLMDecider, make_decider
 from memman.embed import Embedder, make_embedder
-from memman.errors import ConfigError, EmbeddingError, InvalidInputError
+from memman.errors import ConfigError, EmbeddingError, InvalidInputError, LeaseLostError
 from memman.llm import LLMClient
 from memman.maintenance import CheckReport
 from memman.models import Event, Memory, Op, PendingFact, SearchHit, Status, Tier, UpdateResult
 from memman.observe import ObserveResult, SessionExtraction
 from memman.recall import ContextBlock
 from memman.shortterm import ShortTermFact
-from memman.store import Scope, Store
+from memman.store import Leases, Scope, Store
 from memman.timestamps import stamp
 from memman.vectors import count_missing, make_vector_backend, missing_batch, save_vector
 from memman.writepath import Also, WritePath
 
+log = logging.getLogger(__name__)
 Clock = Callable[[], dt.datetime]
 
 # Any larger limit or offset overflows SQLite's integer binding (OverflowError, not our error).
@@ -61,7 +63,7 @@ class MemoryManager:
         path: str | None = None,
         *,
         settings: Settings | None = None,
-        decider: Decider | None = None,
+        decider: str | Decider | None = None,
         embedder: str | Embedder | None = None,
         clock: Clock = utc_now,
         **overrides: Any,
@@ -72,10 +74,15 @@ class MemoryManager:
         ("none", "local", "openai") or your own object with `name`, `dim` and
         `embed(texts) -> unit float32 rows` (memman.embed.Embedder); vectors are stored under
         its name, and its cosine thresholds are noop_cosine/novel_cosine (conservative
-        defaults for a name memman has not calibrated). `decider` likewise replaces the
-        configured decider.
+        defaults for a name memman has not calibrated). `decider` likewise is a setting's name
+        ("auto", "offline", "llm") or your own object, checked here rather than at the first
+        ambiguous fact.
         """
         custom_embedder: Embedder | None = None
+        if isinstance(decider, str):  # a registry name, like the decider setting
+            overrides["decider"], decider = decider, None
+        elif decider is not None and not callable(getattr(decider, "decide", None)):
+            raise ConfigError("decider must be a name (auto, offline, llm) or a Decider object")
         if isinstance(embedder, str):
             overrides["embedder"] = embedder
         elif embedder is not None:
@@ -87,6 +94,7 @@ class MemoryManager:
             custom_embedder = embedder
         self.settings = settings or load_settings(db=path, **overrides)
         self.path = path or self.settings.db
+        decider = decider or make_decider(self.settings)  # an unknown name fails before opening
         backend = make_vector_backend(
             self.settings.vector_search, cache_mb=self.settings.vector_cache_mb
         )
@@ -94,15 +102,17 @@ class MemoryManager:
             self.path,
             busy_timeout_s=self.settings.busy_timeout_s,
             busy_patience_s=self.settings.busy_patience_s,
+            journal_size_limit_mb=self.settings.journal_size_limit_mb,
             dbapi=backend.dbapi,
             prepare=backend.prepare,
         )
         self.vectors = backend.index
         self.clock = clock
+        self._leases = Leases(self.store, clock, self.settings.lease_s)
         self._writes = WritePath(
             self.store,
             self.settings,
-            decider=decider or make_decider(self.settings),
+            decider=decider,
             embedder=custom_embedder or make_embedder(self.settings),
             vectors=self.vectors,
             clock=clock,
@@ -261,9 +271,16 @@ class MemoryManager:
     def retry_pending(
         self, *, user_id: str | None = None, agent_id: str | None = None
     ) -> list[UpdateResult]:
-        """Decide parked facts again; each leaves `pending` only when its decision is applied."""
+        """Decide parked facts again; each leaves `pending` only when its decision is applied.
+
+        Safe to run from several processes at once: each fact is claimed (a lease of lease_s)
+        before it is decided, and a fact another worker holds or settled is skipped, so none
+        is decided twice. A worker that crashed holds its facts until their leases lapse.
+        """
         results = []
         for item in self.pending(user_id=user_id, agent_id=agent_id):
+            if not self._leases.claim("pending", [item.id]):
+                continue
             candidate = self._candidate(
                 item.content,
                 Scope(item.user_id, item.agent_id),
@@ -275,7 +292,12 @@ class MemoryManager:
                 subject=item.subject,
                 attribute=item.attribute,
             )
-            results.append(self._writes.process(candidate, pending_id=item.id))
+            try:
+                results.append(self._writes.process(candidate, pending_id=item.id))
+            except LeaseLostError as lost:  # this worker's lease lapsed and another settled it
+                log.info("%s", lost)
+            finally:
+                self._leases.release("pending", [item.id])
         return results
 
     # -- reads ---------------------------------------------------------------------------
@@ -422,6 +444,8 @@ class MemoryManager:
                 "decisions": self.store.event_counts(conn, scope),
                 "pending": len(self.store.list_pending(conn, scope)),
                 "extraction_stuck": stuck,
+                # The whole file's, whatever the scope: file and -wal bytes, rows per table.
+                "storage": self.store.sizes() if self.path != ":memory:" else {},
             }
 
     # -- operations ------------------------------------------------------------------------------
@@ -483,7 +507,14 @@ class MemoryManager:
         agent_id: str | None = None,
     ) -> ObserveResult:
         """Buffer chat messages durably; extract facts once the session's cooldown passed."""
-        observe.buffer(self.store, Scope(user_id, agent_id), session_id, messages, self.clock())
+        observe.buffer(
+            self.store,
+            Scope(user_id, agent_id),
+            session_id,
+            messages,
+            self.clock(),
+            max_chars=self.settings.max_message_chars,
+        )
         if not observe.due(
             self.store, session_id, now=self.clock(), cooldown_s=self.settings.extract_cooldown_s
         ):
@@ -511,13 +542,15 @@ class MemoryManager:
         return self._writes.process(candidate, also=also)
 
     def _write_found_facts(
-        self, scope: Scope, found: list[observe.Found]
+        self, scope: Scope, found: list[observe.Found], marks: list[observe.Mark]
     ) -> list[UpdateResult | InvalidInputError]:
         """Facts one extraction batch found, through update_many's path (so their ambiguous
-        ones share one decision call); a fact refused as input is returned as its error."""
+        ones share one decision call); a fact refused as input is returned as its error.
+        Each fact's mark runs in the transaction that writes it."""
         refused: list[InvalidInputError | None] = []  # None: a candidate, decided below
         candidates: list[Candidate] = []
-        for fact in found:
+        alsos: dict[int, Also] = {}
+        for fact, mark in zip(found, marks, strict=True):
             try:
                 candidates.append(
                     self._candidate(
@@ -535,8 +568,11 @@ class MemoryManager:
             except InvalidInputError as error:
                 refused.append(error)
                 continue
+            if mark is not None:
+                alsos[len(candidates) - 1] = mark
             refused.append(None)
-        decided = iter(self._writes.batch(scope, candidates, self.settings.batch_chunk_size))
+        size = self.settings.batch_chunk_size
+        decided = iter(self._writes.batch(scope, candidates, size, alsos=alsos))
         return [next(decided) if error is None else error for error in refused]
 
     def flush(self, session_id: str) -> ObserveResult:
@@ -579,6 +615,7 @@ class MemoryManager:
             client=self._llm_client,
             settings=self.settings,
             now=self.clock(),
+            leases=self._leases,
             only=only,
         )
 

@@ -289,3 +289,18 @@ def m018_topics_and_observed_at(db: sqlite_utils.Database) -> None:
         "CREATE INDEX long_term_topic ON long_term (user_id, agent_id, subject, attribute)"
         " WHERE status = 'active'"
     )
+
+
+@migrations()
+def m019_leases_and_growth(db: sqlite_utils.Database) -> None:
+    # A worker claims a parked fact or a buffered message before deciding or extracting it
+    # (lease_owner, until lease_expires): two processes running retry_pending or flush never
+    # work on the same row, and a crashed worker's claim lapses. An event that repeats the
+    # previous NOOP of the same memory is folded into it: repeat_count and last_at.
+    for table in ("pending", "message_buffer"):
+        db.execute(f"ALTER TABLE {table} ADD COLUMN lease_owner TEXT")
+        db.execute(f"ALTER TABLE {table} ADD COLUMN lease_expires TEXT")
+    db.execute("ALTER TABLE events ADD COLUMN repeat_count INTEGER NOT NULL DEFAULT 1")
+    db.execute("ALTER TABLE events ADD COLUMN last_at TEXT")
+    # Extracted messages are pruned by age: find them without scanning the buffer.
+    db.execute("CREATE INDEX message_buffer_extracted ON message_buffer (extracted_at)")

@@ -111,6 +111,9 @@ class Event(BaseModel):
     error: str | None = None
     source: str | None = None
     created_at: str
+    # A NOOP repeated with nothing else in between is one row: how many times, and the last.
+    repeat_count: int = 1
+    last_at: str | None = None
 
 
 class PendingFact(BaseModel):

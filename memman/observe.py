@@ -34,7 +34,7 @@ from memman.llm import LLMClient
 from memman.models import UpdateResult
 from memman.prompts import render
 from memman.shortterm import ShortTermFact
-from memman.store import Scope, Store
+from memman.store import Leases, Scope, Store
 from memman.text import normalize
 from memman.timestamps import check_moment, stamp
 from memman.topic import check_label
@@ -54,8 +54,10 @@ FACT_TOKENS = 64
 # The slowest retry pace of a failing extraction: backoff doubles per failure up to this.
 MAX_BACKOFF_S = 3600.0
 
-# update_many for one scope's found facts, results in order (a refused fact: its error).
-WriteFacts = Callable[[Scope, list["Found"]], list[UpdateResult | InvalidInputError]]
+# update_many for one scope's found facts, results in order (a refused fact: its error); each
+# fact's mark (or None) runs in the transaction that writes that fact.
+Mark = Callable[[sa.Connection], None] | None
+WriteFacts = Callable[[Scope, list["Found"], list[Mark]], list[UpdateResult | InvalidInputError]]
 
 
 class Found(NamedTuple):
@@ -192,10 +194,26 @@ def _text_of(content: Any) -> str | None:
     return None
 
 
-def buffer(store: Store, scope: Scope, session_id: str, messages: Any, now: dt.datetime) -> None:
-    """Write the messages to the buffer in one transaction (validated first)."""
+def buffer(
+    store: Store,
+    scope: Scope,
+    session_id: str,
+    messages: Any,
+    now: dt.datetime,
+    *,
+    max_chars: int,
+) -> None:
+    """Write the messages to the buffer in one transaction (validated first; a message over
+    max_chars is refused, like a fact over max_fact_chars, before any is written)."""
     if not isinstance(session_id, str) or not session_id.strip():
         raise InvalidInputError("session_id must be a non-empty string")
+    checked = _check_messages(messages)
+    for index, (_, content, _) in enumerate(checked):
+        if len(content) > max_chars:
+            raise InvalidInputError(
+                f"message #{index} has {len(content)} characters; at most {max_chars}"
+                " (max_message_chars)"
+            )
     rows = [
         {
             "u": scope.user_id,
@@ -206,7 +224,7 @@ def buffer(store: Store, scope: Scope, session_id: str, messages: Any, now: dt.d
             "t": stamp(now),
             "o": when,
         }
-        for role, content, when in _check_messages(messages)
+        for role, content, when in checked
     ]
     if rows:
         store.write(
@@ -338,6 +356,7 @@ def extract(
     client: LLMClient | None,
     settings: Settings,
     now: dt.datetime,
+    leases: Leases,
     only: Scope | None = None,
 ) -> ObserveResult:
     """Extract every buffered message of the session (of that scope `only`, if given); mark
@@ -346,7 +365,8 @@ def extract(
     Messages go to the LLM in batches of at most `extract_batch_chars` characters, oldest
     first: a backlog that piled up while the LLM was down must not become one prompt too long
     for the model, failing on every flush. A failed batch stops the run; it and the later
-    ones stay buffered, the batches before are written and marked.
+    ones stay buffered, the batches before are written and marked. Messages another worker
+    has claimed (`leases`) are left to it.
     """
     results: list[UpdateResult] = []
     short_ids: list[int] = []
@@ -355,7 +375,11 @@ def extract(
     extracted = 0
     error: str | None = None
     stop = False  # a batch failed or backs off: later ones wait, in order
-    for scope, rows in _by_scope(_waiting(store, session_id, only)).items():
+    # Claimed first: a flush running in another process extracts none of the same messages.
+    # A claim that is not given back (this process died) lapses after lease_s.
+    buffered = _waiting(store, session_id, only)
+    claimed = leases.claim("message_buffer", [row.id for row in buffered])
+    for scope, rows in _by_scope([row for row in buffered if row.id in claimed]).items():
         failures = _failures(store, scope) if client is not None else {}
         alone = _singled_out(failures, settings)
         for batch in _batches(rows, settings.extract_batch_chars, alone):
@@ -384,19 +408,31 @@ def extract(
                     break
                 facts = _extracted(answer, batch)
             durable: list[Found] = []
-            for found, durability in facts:
-                if durability != "transient":
-                    durable.append(found)
+            marks: list[Mark] = []
+            last = max((i for i, (_, d) in enumerate(facts) if d != "transient"), default=-1)
+            for position, (found, durability) in enumerate(facts):
+                if durability == "transient":
+                    try:
+                        short = remember(
+                            found.content, scope, found.source, found.category, found.importance
+                        )
+                        short_ids.append(short.id)
+                    except InvalidInputError as refused:
+                        rejected.append(_refused(found, refused))
                     continue
-                try:
-                    short = remember(
-                        found.content, scope, found.source, found.category, found.importance
-                    )
-                    short_ids.append(short.id)
-                except InvalidInputError as refused:
-                    rejected.append(_refused(found, refused))
+                # The messages a fact comes from are marked in the transaction that writes it
+                # (offline: its message and those before it; from the LLM: the batch, with its
+                # last durable fact), so a worker killed between the two cannot have them
+                # extracted again. The mark after the loop covers what no fact marked.
+                upto = ids[: ids.index(_message_id(found)) + 1] if client is None else ids
+                durable.append(found)
+                marks.append(
+                    (lambda conn, u=upto: _mark_extracted(conn, u, now))
+                    if client is None or position == last
+                    else None
+                )
             # One update_many: the ambiguous facts of the batch share one decision call.
-            for found, outcome in zip(durable, write_facts(scope, durable), strict=True):
+            for found, outcome in zip(durable, write_facts(scope, durable, marks), strict=True):
                 if isinstance(outcome, InvalidInputError):
                     # One unusable candidate (a pasted 10 kB document, a NUL byte) must not
                     # block the session: every later flush would fail on it again.
@@ -407,6 +443,10 @@ def extract(
             extracted += len(ids)
         if stop:
             break
+    leases.release("message_buffer", sorted(claimed))  # those not extracted: the next try's
+    if extracted:
+        kept = now - dt.timedelta(days=settings.message_retention_days)
+        store.write(lambda conn: _prune_extracted(conn, kept))
     return ObserveResult(
         buffered=waiting_count(store, session_id, only),
         extracted_messages=extracted,
@@ -590,6 +630,11 @@ def _extracted(answer: ExtractedFacts, rows: list[sa.Row]) -> list[tuple[Found, 
     ]
 
 
+def _message_id(found: Found) -> int:
+    """The buffered message an offline fact is (its source is "extraction:<id>")."""
+    return int(found.source.removeprefix("extraction:"))
+
+
 def _said_at(row: sa.Row) -> str:
     """When a buffered message was said: its own timestamp if it came with one."""
     return row.observed_at or row.created_at
@@ -609,8 +654,17 @@ def _by_scope(rows: list[sa.Row]) -> dict[Scope, list[sa.Row]]:
 
 def _mark_extracted(conn: sa.Connection, ids: list[int], now: dt.datetime) -> None:
     conn.execute(
-        sa.text("UPDATE message_buffer SET extracted_at = :t WHERE id IN :ids").bindparams(
-            sa.bindparam("ids", expanding=True)
-        ),
+        sa.text(
+            "UPDATE message_buffer SET extracted_at = :t, lease_owner = NULL,"
+            " lease_expires = NULL WHERE id IN :ids"
+        ).bindparams(sa.bindparam("ids", expanding=True)),
         {"t": stamp(now), "ids": ids},
+    )
+
+
+def _prune_extracted(conn: sa.Connection, before: dt.datetime) -> None:
+    """Delete messages extracted before `before` (message_retention_days): their facts are
+    in memory, and the buffer must not grow with every message ever observed."""
+    conn.execute(
+        sa.text("DELETE FROM message_buffer WHERE extracted_at < :t"), {"t": stamp(before)}
     )

@@ -187,7 +187,8 @@ def search(
     hits = collapse(ranked, noop_jaccard=settings.noop_jaccard, limit=limit)
     if hits:
         when = stamp(now)
-        store.write(lambda conn: _reinforce(store, conn, [h.id for h in hits], when))
+        ids = [h.id for h in hits]
+        store.try_write(lambda conn: _reinforce(store, conn, ids, when), "reinforcing recalls")
     return hits
 
 
@@ -251,7 +252,10 @@ def context(
     if block.short_term:
         ids = [f.id for f in block.short_term]
         spacing = dt.timedelta(hours=settings.promote_recall_spacing_hours)
-        store.write(lambda conn: shortterm.note_recalled(conn, ids, now=now, spacing=spacing))
+        store.try_write(
+            lambda conn: shortterm.note_recalled(conn, ids, now=now, spacing=spacing),
+            "counting short-term recalls",
+        )
     return block
 
 

@@ -8,8 +8,10 @@ never reaches a caller unless the configured patience runs out (then `StoreBusyE
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import logging
+import os
 import random
 import sqlite3
 import threading
@@ -17,7 +19,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any, TypeVar
 
@@ -26,14 +28,35 @@ import sqlite_utils
 from sqlalchemy.pool import StaticPool
 
 from memman.config import DEFAULT_CONFIDENCE
-from memman.errors import InvalidInputError, NotFoundError, StoreBusyError, StoreError
+from memman.errors import (
+    InvalidInputError,
+    LeaseLostError,
+    NotFoundError,
+    StoreBusyError,
+    StoreError,
+    StoreFullError,
+    StoreReadOnlyError,
+)
 from memman.migrations import migrations
 from memman.models import Event, Memory, PendingFact, Status
+from memman.timestamps import stamp
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 MAX_SCOPE_ID_CHARS = 256
+# The tables that grow with use, counted by memman stats.
+GROWING_TABLES = (
+    "long_term",
+    "events",
+    "pending",
+    "short_term",
+    "message_buffer",
+    "memory_vectors",
+    "vector_log",
+)
+# The tables whose rows workers claim before working on them (Store.claim).
+LEASED_TABLES = frozenset({"pending", "message_buffer"})
 # SQLite binds at most 32,766 variables per statement (SQLITE_MAX_VARIABLE_NUMBER since 3.32).
 PKS_PER_STATEMENT = 30_000
 
@@ -87,9 +110,37 @@ def new_memory_id() -> str:
     return uuid.uuid4().hex
 
 
-def _is_busy(error: sa.exc.OperationalError) -> bool:
-    message = str(error.orig).lower()
+def _is_busy(error: Exception) -> bool:
+    message = str(getattr(error, "orig", error)).lower()
     return "locked" in message or "busy" in message
+
+
+def _typed(error: Exception, path: str) -> StoreError | None:
+    """The typed error for a write SQLite refused for lack of space or of write access."""
+    message = str(getattr(error, "orig", error)).lower()
+    if "full" in message:  # SQLITE_FULL: disk full, or max_page_count reached
+        return StoreFullError(f"the disk or the file's size limit is full, nothing written: {path}")
+    if "readonly" in message or "read-only" in message:
+        return StoreReadOnlyError(f"{path} is read-only: reads work, writes do not")
+    return None
+
+
+# Every migration memman knows, oldest first: a file that recorded another name was written
+# by a newer memman, whose columns this one would not know.
+KNOWN_MIGRATIONS = [m.name for m in migrations.pending(sqlite_utils.Database(memory=True))]
+
+
+def _sqlite_url(path: str, read_only: bool) -> str:
+    """SQLAlchemy's URL for a file path or a `file:` URI (read_only adds mode=ro)."""
+    if path.startswith("file:"):
+        uri = path
+    elif read_only:
+        uri = f"file:{path}"
+    else:
+        return f"sqlite:///{path}"
+    if read_only and "mode=ro" not in uri and "immutable=1" not in uri:
+        uri += ("&" if "?" in uri else "?") + "mode=ro"
+    return f"sqlite:///{uri}{'&' if '?' in uri else '?'}uri=true"
 
 
 class Store:
@@ -101,6 +152,7 @@ class Store:
         *,
         busy_timeout_s: float = 5.0,
         busy_patience_s: float = 60.0,
+        journal_size_limit_mb: float = 64.0,
         dbapi: ModuleType = sqlite3,
         prepare: Callable[[Any], None] | None = None,
     ):
@@ -109,6 +161,7 @@ class Store:
         self.path = path
         self.busy_patience_s = busy_patience_s
         self.dbapi = dbapi
+        self.read_only = False
         in_memory = path == ":memory:"
         if in_memory:
             # One shared connection, or every checkout would see a different empty database.
@@ -119,8 +172,14 @@ class Store:
                 connect_args={"check_same_thread": False},
             )
         else:
+            # A file this process cannot write (or a mode=ro URI) is served read-only.
+            self.read_only = (
+                "mode=ro" in path
+                or "immutable=1" in path
+                or (os.path.exists(path) and not os.access(path, os.W_OK))
+            )
             self.engine = sa.create_engine(
-                f"sqlite:///{path}",
+                _sqlite_url(path, self.read_only),
                 module=dbapi,
                 connect_args={"check_same_thread": False, "timeout": busy_timeout_s},
             )
@@ -129,6 +188,7 @@ class Store:
         self._write_lock = threading.RLock()
         self._read_lock = self._write_lock if in_memory else nullcontext()
         timeout_ms = int(busy_timeout_s * 1000)
+        journal_limit = int(journal_size_limit_mb * 1024 * 1024)
 
         @sa.event.listens_for(self.engine, "connect")
         def _on_connect(dbapi_connection: sqlite3.Connection, _record: Any) -> None:
@@ -136,9 +196,12 @@ class Store:
                 prepare(dbapi_connection)
             dbapi_connection.isolation_level = None  # transactions are begun explicitly below
             cursor = dbapi_connection.cursor()
-            if not in_memory:
+            if not in_memory and not self.read_only:
                 cursor.execute("PRAGMA journal_mode=WAL")
             cursor.execute(f"PRAGMA busy_timeout={timeout_ms}")
+            # The WAL shrinks back to this after a checkpoint instead of keeping its peak size
+            # (235 MB behind one long-running reader) for good.
+            cursor.execute(f"PRAGMA journal_size_limit={journal_limit}")
             cursor.execute("PRAGMA synchronous=NORMAL")  # durable at checkpoints; safe with WAL
             cursor.close()
 
@@ -166,6 +229,9 @@ class Store:
                 select_memory + " WHERE user_id = ? AND agent_id = ? AND subject = ?"
                 " AND attribute = ? AND status = 'active' ORDER BY observed_at DESC LIMIT ?"
             )
+        except StoreError:
+            self.engine.dispose()
+            raise
         except sa.exc.DatabaseError as error:  # not SQLite, unreadable schema, no such folder
             self.engine.dispose()
             reason = getattr(error, "orig", None) or error
@@ -174,10 +240,33 @@ class Store:
     def _migrate(self) -> None:
         """Apply pending migrations, all of them in one write transaction.
 
-        The outer BEGIN IMMEDIATE makes two processes opening a new file queue instead of both
-        creating the tables; sqlite-utils nests each migration in a savepoint inside it. A crash
-        midway leaves the file at the previous schema, never half-migrated.
+        Which are due is read first, in a read transaction: an up-to-date file opens without
+        the write lock, so opening never waits for another process's long write. A file
+        that recorded a migration this memman does not know is refused (a newer memman wrote
+        it). The outer BEGIN IMMEDIATE makes two processes opening a new file queue instead of
+        both creating the tables; sqlite-utils nests each migration in a savepoint inside it. A
+        crash midway leaves the file at the previous schema, never half-migrated.
         """
+
+        def applied() -> list[str]:
+            with self.read() as connection:
+                db = sqlite_utils.Database(connection.connection.dbapi_connection)
+                return [m.name for m in migrations.applied(db)]
+
+        done = self._with_busy_retry(applied)
+        newer = [name for name in done if name not in KNOWN_MIGRATIONS]
+        if newer:
+            raise StoreError(
+                f"{self.path} was written by a newer memman (schema {newer[-1]}); this memman"
+                f" knows schemas up to {KNOWN_MIGRATIONS[-1]}: upgrade memman to open it"
+            )
+        if len(done) == len(KNOWN_MIGRATIONS):
+            return
+        if self.read_only:
+            raise StoreReadOnlyError(
+                f"{self.path} is read-only and at an older schema ({done[-1] if done else 'none'})"
+                f" than this memman's ({KNOWN_MIGRATIONS[-1]}): open a writable copy once"
+            )
 
         def attempt() -> None:
             with self._write_lock, self.engine.connect() as connection:
@@ -195,6 +284,21 @@ class Store:
     def close(self) -> None:
         self.engine.dispose()
 
+    def sizes(self) -> dict[str, Any]:
+        """Bytes of the file and its -wal, and rows per table (memman stats)."""
+        file = self.path.removeprefix("file:").split("?")[0]  # a mode=ro URI's file
+        files = {"file_bytes": file, "wal_bytes": f"{file}-wal"}
+        found: dict[str, Any] = {
+            name: os.path.getsize(path) if os.path.exists(path) else 0
+            for name, path in files.items()
+        }
+        with self.read() as conn:
+            found["rows"] = {
+                table: conn.exec_driver_sql(f"SELECT count(*) FROM {table}").scalar()
+                for table in GROWING_TABLES
+            }
+        return found
+
     # -- transactions -------------------------------------------------------------------
 
     @contextmanager
@@ -210,6 +314,9 @@ class Store:
         outside the connection.
         """
 
+        if self.read_only:
+            raise StoreReadOnlyError(f"{self.path} is open read-only: reads work, writes do not")
+
         def attempt() -> T:
             with self._write_lock, self.engine.connect() as connection:
                 connection = connection.execution_options(memman_write=True)
@@ -218,13 +325,26 @@ class Store:
 
         return self._with_busy_retry(attempt)
 
+    def try_write(self, fn: Callable[[sa.Connection], T], what: str) -> T | None:
+        """write(fn) for bookkeeping a read does (access counts): on a full disk or a
+        read-only store it is skipped with a log line, so the read still answers."""
+        try:
+            return self.write(fn)
+        except (StoreFullError, StoreReadOnlyError) as error:
+            log.warning("%s skipped: %s", what, error)
+            return None
+
     def _with_busy_retry(self, attempt: Callable[[], T]) -> T:
         deadline = time.monotonic() + self.busy_patience_s
         delay = 0.01
         while True:
             try:
                 return attempt()
-            except sa.exc.OperationalError as error:
+            # The driver's own error too: migrations run on the raw connection.
+            except (sa.exc.OperationalError, self.dbapi.OperationalError) as error:
+                typed = _typed(error, self.path)
+                if typed is not None:
+                    raise typed from error
                 if not _is_busy(error) or time.monotonic() > deadline:
                     if _is_busy(error):
                         raise StoreBusyError(
@@ -501,7 +621,29 @@ class Store:
     # -- audit events -----------------------------------------------------------------------
 
     def insert_event(self, conn: sa.Connection, scope: Scope, **values: Any) -> int:
+        """Record an audit event and return its id.
+
+        A NOOP that repeats the memory's previous event (same candidate, tier and reason) is
+        folded into that row (repeat_count, last_at) instead: a fact said 50,000 times is one
+        row, its first time in created_at and its last in last_at; the memory's `sources`
+        keeps where the repeats came from.
+        """
         values["scores"] = json.dumps(values.get("scores") or {})
+        if values.get("op") == "NOOP" and values.get("memory_id"):
+            previous = run_sql(
+                conn,
+                "SELECT id, op, candidate, tier, reason FROM events WHERE memory_id = ?"
+                " ORDER BY id DESC LIMIT 1",
+                (values["memory_id"],),
+            ).fetchone()
+            same = ("NOOP", values.get("candidate"), values.get("tier"), values.get("reason"))
+            if previous is not None and tuple(previous[1:]) == same:
+                run_sql(
+                    conn,
+                    "UPDATE events SET repeat_count = repeat_count + 1, last_at = ? WHERE id = ?",
+                    (values.get("created_at"), previous[0]),
+                )
+                return int(previous[0])
         return _insert_returning_id(conn, "events", scope, values)
 
     def events_for_memory(self, conn: sa.Connection, memory_id: str) -> list[Event]:
@@ -518,7 +660,10 @@ class Store:
 
     def event_counts(self, conn: sa.Connection, scope: Scope | None) -> dict[str, dict[str, int]]:
         ev = self.events
-        query = sa.select(ev.c.op, ev.c.tier, sa.func.count()).group_by(ev.c.op, ev.c.tier)
+        # A folded NOOP row counts every repeat it stands for.
+        query = sa.select(ev.c.op, ev.c.tier, sa.func.sum(ev.c.repeat_count)).group_by(
+            ev.c.op, ev.c.tier
+        )
         if scope is not None:
             query = query.where(_scope_where(ev, scope))
         counts: dict[str, dict[str, int]] = {}
@@ -549,7 +694,65 @@ class Store:
         ]
 
     def delete_pending(self, conn: sa.Connection, pending_id: int) -> None:
-        conn.execute(self.pending.delete().where(self.pending.c.id == pending_id))
+        """Remove a settled parked fact; LeaseLostError (the transaction rolls back) if another
+        worker settled it first, so a fact is never applied twice."""
+        deleted = conn.execute(self.pending.delete().where(self.pending.c.id == pending_id))
+        if deleted.rowcount == 0:
+            raise LeaseLostError(f"pending #{pending_id} was settled by another worker")
+
+    # -- leases: which worker works on a parked fact or a buffered message ---------------------
+
+    def claim(self, table: str, ids: list[int], owner: str, now: str, expires: str) -> set[int]:
+        """Lease these rows of `table` to `owner` until `expires`, in one short write
+        transaction; returns the ids it got. A row leased to another owner until after `now`
+        is not taken; a lapsed lease (its worker crashed) is. Buffered messages already
+        extracted are not taken either."""
+        if table not in LEASED_TABLES:
+            raise InvalidInputError(f"no leases on {table!r}")
+        if not ids:
+            return set()
+        extra = " AND extracted_at IS NULL" if table == "message_buffer" else ""
+
+        def take(conn: sa.Connection) -> set[int]:
+            got: set[int] = set()
+            for start in range(0, len(ids), PKS_PER_STATEMENT):
+                chunk = ids[start : start + PKS_PER_STATEMENT]
+                marks = ", ".join("?" * len(chunk))
+                run_sql(
+                    conn,
+                    f"UPDATE {table} SET lease_owner = ?, lease_expires = ? WHERE id IN ({marks})"
+                    f" AND (lease_owner IS NULL OR lease_owner = ? OR lease_expires <= ?){extra}",
+                    [owner, expires, *chunk, owner, now],
+                )
+                rows = run_sql(
+                    conn,
+                    f"SELECT id FROM {table} WHERE id IN ({marks}) AND lease_owner = ?",
+                    [*chunk, owner],
+                )
+                got.update(row[0] for row in rows)
+            return got
+
+        return self.write(take)
+
+    def release(self, table: str, ids: list[int], owner: str) -> None:
+        """Give back the rows of `table` leased to `owner` (a failed try: the next may start)."""
+        if table not in LEASED_TABLES:
+            raise InvalidInputError(f"no leases on {table!r}")
+        if not ids:
+            return
+
+        def give(conn: sa.Connection) -> None:
+            for start in range(0, len(ids), PKS_PER_STATEMENT):
+                chunk = ids[start : start + PKS_PER_STATEMENT]
+                marks = ", ".join("?" * len(chunk))
+                run_sql(
+                    conn,
+                    f"UPDATE {table} SET lease_owner = NULL, lease_expires = NULL"
+                    f" WHERE id IN ({marks}) AND lease_owner = ?",
+                    [*chunk, owner],
+                )
+
+        self.write(give)
 
     def note_pending_failure(
         self, conn: sa.Connection, pending_id: int, error: str, now: str
@@ -560,6 +763,25 @@ class Store:
             .where(pe.c.id == pending_id)
             .values(error=error, attempts=pe.c.attempts + 1, updated_at=now)
         )
+
+
+@dataclass(frozen=True)
+class Leases:
+    """One worker's claims: Store.claim/release with its owner name and lease length, timed
+    by the manager's clock (so a test moves past a crashed worker's lease without waiting)."""
+
+    store: Store
+    clock: Callable[[], dt.datetime]
+    seconds: float
+    owner: str = field(default_factory=lambda: f"{os.getpid()}:{uuid.uuid4().hex}")
+
+    def claim(self, table: str, ids: list[int]) -> set[int]:
+        now = self.clock()
+        until = now + dt.timedelta(seconds=self.seconds)
+        return self.store.claim(table, ids, self.owner, stamp(now), stamp(until))
+
+    def release(self, table: str, ids: list[int]) -> None:
+        self.store.release(table, ids, self.owner)
 
 
 def _insert_returning_id(

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TypeVar
 
 import numpy as np
@@ -73,9 +73,17 @@ class WritePath:
     def _now(self) -> str:
         return stamp(self.clock())
 
-    def batch(self, scope: Scope, candidates: list[Candidate], size: int) -> list[UpdateResult]:
+    def batch(
+        self,
+        scope: Scope,
+        candidates: list[Candidate],
+        size: int,
+        alsos: Mapping[int, Also] | None = None,
+    ) -> list[UpdateResult]:
         """Candidates of one scope in order, one write transaction per chunk of `size`
-        (MemoryManager.update_many says what a caller can rely on)."""
+        (MemoryManager.update_many says what a caller can rely on). `alsos[i]` runs in the
+        transaction that applies or parks candidate i (extraction marks its messages there)."""
+        alsos = alsos or {}
         results: list[UpdateResult] = []
         known = self._known_hashes(scope, candidates)
         # The next chunk is embedded (outside any transaction) while this one is written.
@@ -84,19 +92,24 @@ class WritePath:
                 start = len(results)
                 chunk = candidates[start : start + size]
                 vectors = ahead.take(start, start + len(chunk))
+                here = [alsos.get(i) for i in range(start, start + len(chunk))]
                 walked = self.store.write(
-                    lambda conn, chunk=chunk, vectors=vectors: self._settle_independent(
-                        conn, chunk, vectors
+                    lambda conn, chunk=chunk, vectors=vectors, here=here: (
+                        self._settle_independent(conn, chunk, vectors, here)
                     )
                 )
                 if not walked:  # the first fact needs a vector it was not given: decide it now
-                    results.append(self.process(chunk[0], vector=vectors[0]))
+                    results.append(self.process(chunk[0], vector=vectors[0], also=here[0]))
                     continue
-                results.extend(self._decide_walked(chunk, vectors, walked))
+                results.extend(self._decide_walked(chunk, vectors, walked, here))
         return results
 
     def _settle_independent(
-        self, conn: sa.Connection, chunk: list[Candidate], vectors: list[Embedded]
+        self,
+        conn: sa.Connection,
+        chunk: list[Candidate],
+        vectors: list[Embedded],
+        alsos: list[Also],
     ) -> list[UpdateResult | Route]:
         """Settle candidates in order; an ambiguous one is kept as its Route for the decider.
 
@@ -108,13 +121,15 @@ class WritePath:
         """
         walked: list[UpdateResult | Route] = []
         claims = _Claims(self.cosine_novel())
-        for candidate, vector in zip(chunk, vectors, strict=True):
+        for candidate, vector, also in zip(chunk, vectors, alsos, strict=True):
             if vector is None and self._needs_vector(conn, candidate):
                 break
             if claims.touched_by(candidate, vector):
                 break
             outcome = self._settle(conn, candidate, vector=vector)
             walked.append(outcome)
+            if isinstance(outcome, UpdateResult) and also is not None:
+                also(conn)
             if isinstance(outcome, Route):
                 claims.add(candidate, vector, outcome.related)
                 if claims.count >= self.settings.llm_batch_size:
@@ -122,7 +137,11 @@ class WritePath:
         return walked
 
     def _decide_walked(
-        self, chunk: list[Candidate], vectors: list[Embedded], walked: list[UpdateResult | Route]
+        self,
+        chunk: list[Candidate],
+        vectors: list[Embedded],
+        walked: list[UpdateResult | Route],
+        alsos: list[Also],
     ) -> list[UpdateResult]:
         """The walk's results in order, its ambiguous facts decided together (one LLM call)."""
         routes = {i: o for i, o in enumerate(walked) if isinstance(o, Route)}
@@ -137,15 +156,14 @@ class WritePath:
             if isinstance(outcome, UpdateResult):
                 results.append(outcome)
                 continue
+            write = self._writer(alsos[i])
             try:
                 results.append(
-                    self._apply_or_park(
-                        chunk[i], outcome, decided[i], vectors[i], None, self.store.write
-                    )
+                    self._apply_or_park(chunk[i], outcome, decided[i], vectors[i], None, write)
                 )
             except StaleDecision as stale:  # changed since: decided again on its own
                 log.info("memory %s changed while the LLM decided; deciding again", stale)
-                results.append(self.process(chunk[i], vector=vectors[i]))
+                results.append(self.process(chunk[i], vector=vectors[i], also=alsos[i]))
         return results
 
     def cosine_novel(self) -> float | None:
@@ -326,15 +344,7 @@ class WritePath:
         there, so a crash can never leave one done without the other).
         """
 
-        def write(step: Callable[[sa.Connection], Outcome]) -> Outcome:
-            def both(conn: sa.Connection) -> Outcome:
-                outcome = step(conn)
-                if also is not None and isinstance(outcome, UpdateResult):
-                    also(conn)
-                return outcome
-
-            return self.store.write(both)
-
+        write = self._writer(also)
         if vector is None:
             (vector,) = self._embed([candidate.content])  # before the write transaction
         for _ in range(MAX_STALE_RETRIES):
@@ -352,6 +362,20 @@ class WritePath:
             f"related memories kept changing during {MAX_STALE_RETRIES} decisions"
         )
         return write(lambda conn: self._park(conn, candidate, error, pending_id))
+
+    def _writer(self, also: Also) -> Callable[[Callable[[sa.Connection], Outcome]], Outcome]:
+        """store.write, with `also` run in the same transaction when a fact is written."""
+
+        def write(step: Callable[[sa.Connection], Outcome]) -> Outcome:
+            def both(conn: sa.Connection) -> Outcome:
+                outcome = step(conn)
+                if also is not None and isinstance(outcome, UpdateResult):
+                    also(conn)
+                return outcome
+
+            return self.store.write(both)
+
+        return write
 
     def _apply_or_park(
         self,

@@ -1,0 +1,115 @@
+"""Typed failures on bad arguments, busy, full, newer, read-only files; reads keep working."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+import sqlalchemy as sa
+
+from memman import MemoryManager, Op
+from memman.decide import OfflineDecider
+from memman.errors import (
+    ConfigError,
+    StoreBusyError,
+    StoreError,
+    StoreFullError,
+    StoreReadOnlyError,
+)
+from memman.store import KNOWN_MIGRATIONS
+
+
+def test_a_decider_name_is_accepted_and_parks_nothing_by_mistake(tmp_path):
+    with MemoryManager(str(tmp_path / "m.db"), decider="offline") as mm:
+        assert isinstance(mm.decider, OfflineDecider)
+        mm.update_memory("User likes green tea", user_id="u")
+        # An ambiguous fact is decided offline, not an AttributeError on a string.
+        result = mm.update_memory("User likes green tea with honey", user_id="u")
+        assert result.op in {Op.ADD, Op.UPDATE, Op.NOOP}
+
+
+@pytest.mark.parametrize("decider", ["wizard", 42])
+def test_an_unknown_decider_is_refused_at_construction(tmp_path, decider):
+    with pytest.raises(ConfigError, match="decider must be"):
+        MemoryManager(str(tmp_path / "m.db"), decider=decider)
+    assert not (tmp_path / "m.db").exists()
+
+
+def test_an_up_to_date_store_opens_while_another_process_holds_the_write_lock(tmp_path):
+    path = str(tmp_path / "m.db")
+    with MemoryManager(path) as mm:
+        mm.update_memory("User likes green tea", user_id="u")
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # another process in the middle of a long write
+    try:
+        with MemoryManager(path, busy_timeout_s=0.05, busy_patience_s=0.2) as mm:
+            assert [m.content for m in mm.list(user_id="u")] == ["User likes green tea"]
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+
+
+def test_a_due_migration_behind_a_held_write_lock_raises_store_busy(tmp_path):
+    path = str(tmp_path / "m.db")
+    with MemoryManager(path):
+        pass
+    with sqlite3.connect(path) as conn:  # as if m019 were not applied yet
+        conn.execute("DELETE FROM _sqlite_migrations WHERE name = ?", (KNOWN_MIGRATIONS[-1],))
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        with pytest.raises(StoreBusyError):
+            MemoryManager(path, busy_timeout_s=0.05, busy_patience_s=0.2)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+
+
+def test_a_file_of_a_newer_schema_is_refused_naming_both_versions(tmp_path):
+    path = str(tmp_path / "m.db")
+    with MemoryManager(path):
+        pass
+    with sqlite3.connect(path) as conn:
+        conn.execute(
+            "INSERT INTO _sqlite_migrations (migration_set, name, applied_at)"
+            " VALUES ('memman', 'm099_from_the_future', '2030-01-01')"
+        )
+    with pytest.raises(StoreError, match=rf"m099_from_the_future.*{KNOWN_MIGRATIONS[-1]}"):
+        MemoryManager(path)
+
+
+def test_a_full_disk_is_a_typed_error_and_search_still_answers(tmp_path):
+    path = str(tmp_path / "m.db")
+    with MemoryManager(path) as mm:
+        mm.update_memory("User likes green tea", user_id="u")
+        with mm.store.engine.connect() as conn:  # every pooled connection gets the limit
+            pages = conn.exec_driver_sql("PRAGMA page_count").scalar()
+        mm.store.engine.pool.dispose()
+
+        @sa.event.listens_for(mm.store.engine, "connect")
+        def _limit(dbapi_connection, _record):
+            dbapi_connection.execute(f"PRAGMA max_page_count={pages}")
+
+        with pytest.raises(StoreFullError, match="full"):
+            for n in range(200):
+                mm.update_memory(f"User fact number {n} " + "padding words " * 40, user_id="u")
+        hits = mm.search("green tea", user_id="u")
+        assert [hit.memory.content for hit in hits] == ["User likes green tea"]
+
+
+def test_a_read_only_store_serves_reads_and_refuses_writes(tmp_path):
+    path = tmp_path / "m.db"
+    with MemoryManager(str(path)) as mm:
+        mm.update_memory("User likes green tea", user_id="u")
+    # A mode=ro URI works for root too (root ignores chmod).
+    with MemoryManager(f"file:{path}?mode=ro") as mm:
+        assert [hit.memory.content for hit in mm.search("green tea", user_id="u")] == [
+            "User likes green tea"
+        ]
+        assert [m.access_count for m in mm.list(user_id="u")] == [0]  # reinforcement skipped
+        assert len(list(mm.export(user_id="u"))) == 1
+        assert mm.stats()["storage"]["file_bytes"] == path.stat().st_size
+        with pytest.raises(StoreReadOnlyError):
+            mm.update_memory("User likes coffee", user_id="u")
+    with MemoryManager(str(path)) as mm:
+        assert [m.content for m in mm.list(user_id="u")] == ["User likes green tea"]
