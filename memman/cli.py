@@ -22,7 +22,7 @@ from rich.table import Table
 
 from memman.config import load_settings
 from memman.demo import DEMO_USER, demo_facts
-from memman.errors import InvalidInputError, MemmanError
+from memman.errors import ConfigError, InvalidInputError, MemmanError
 from memman.maintenance import STUCK_ATTEMPTS
 from memman.manager import MemoryManager
 from memman.models import Event, Memory, UpdateResult
@@ -463,7 +463,7 @@ def import_file(
     with _open(db) as mm:
         report = mm.import_jsonl(file, raw=raw)
     for message in report.bad:
-        errors.print(message, soft_wrap=True)
+        errors.print(message, soft_wrap=True, markup=False)  # the line's text may hold "[...]"
     decided = ", ".join(f"{op} {n}" for op, n in sorted(report.decided.items())) or "none"
     console.print(
         f"{report.copied} memories copied, {report.duplicates} already held, decided: {decided};"
@@ -640,8 +640,12 @@ def calibrate(
     config_file: Annotated[
         Path, typer.Option("--config", help="TOML file to write the thresholds to.")
     ] = Path("memman.toml"),
-    plot: Annotated[Path, typer.Option(help="Histogram PNG to write.")] = Path("calibration.png"),
-    write: Annotated[bool, typer.Option(help="Write the thresholds to the config.")] = True,
+    plot: Annotated[
+        Path, typer.Option(help="Histogram chart (PNG) to write; needs the plots extra.")
+    ] = Path("calibration.png"),
+    write: Annotated[
+        bool, typer.Option("--write", help="Write the thresholds to the config (comments kept).")
+    ] = False,
 ) -> None:
     """Pick Jaccard (and cosine) thresholds for a target false-merge rate on labelled pairs."""
     from memman import calibrate as calibration
@@ -664,11 +668,16 @@ def calibrate(
             f"{r.missed_rate:.3%}",
         )
     console.print(table)
-    calibration.histogram_png(plot, reports)
-    console.print(f"histogram written to {plot}")
+    try:
+        calibration.histogram_png(plot, reports)
+        console.print(f"histogram written to {plot}")
+    except ConfigError as error:  # no matplotlib: the thresholds still stand
+        errors.print(f"no histogram: {error}", soft_wrap=True, markup=False)
     if write:
         written = calibration.write_thresholds(config_file, reports)
         console.print(f"wrote {written} to {config_file}")
+    else:
+        console.print(f"not written: add --write to set them in {config_file}")
 
 
 @app.command("eval")

@@ -16,9 +16,9 @@ def test_version(memman):  # noqa: F811
 
 
 def test_py_typed_ships_with_the_package():
-    import memman
+    import memman as package
 
-    assert (Path(memman.__file__).parent / "py.typed").is_file()
+    assert (Path(package.__file__).parent / "py.typed").is_file()
 
 
 def test_add_takes_category_and_importance(memman, db):  # noqa: F811
