@@ -19,9 +19,6 @@ from __future__ import annotations
 import csv
 import json
 import math
-import struct
-import tomllib
-import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -167,76 +164,55 @@ def calibrate(
 
 
 def write_thresholds(path: Path, reports: list[MeasureReport]) -> dict[str, float]:
-    """Set noop_/novel_ thresholds in the TOML config, keeping its other flat keys.
+    """Set noop_/novel_ thresholds in the TOML config, keeping everything else as it was.
 
-    Written by hand (the file holds flat scalar keys only) rather than adding a TOML writer
-    dependency for four numbers; a file with nested tables other than [memman] is refused.
+    tomlkit edits the parsed document in place, so the user's comments, key order, other
+    tables and formatting survive (tomllib only reads; rewriting from a dict would drop them).
+    The thresholds go into the [memman] table when the file has one, else at the top level.
     """
-    data: dict = {}
-    if path.exists():
-        try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except tomllib.TOMLDecodeError as error:
-            raise ConfigError(f"cannot read config file {path}: {error}") from error
-    table = data.get("memman", data)
-    if any(isinstance(v, dict | list) for v in table.values()) or (
-        "memman" in data and len(data) > 1
-    ):
-        raise ConfigError(f"{path} has nested tables; add the thresholds by hand")
+    import tomlkit
+    from tomlkit.exceptions import TOMLKitError
+
+    try:
+        document = tomlkit.parse(path.read_text(encoding="utf-8")) if path.exists() else None
+    except (OSError, UnicodeDecodeError, TOMLKitError) as error:
+        raise ConfigError(f"cannot read config file {path}: {error}") from error
+    document = document if document is not None else tomlkit.document()
+    table = document.get("memman", document)
     written = {}
     for report in reports:
         written[f"noop_{report.measure}"] = report.noop
         written[f"novel_{report.measure}"] = report.novel
     table.update(written)
-    lines = ["[memman]"] if "memman" in data else []
-    lines += [f"{key} = {json.dumps(value)}" for key, value in table.items()]
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    path.write_text(tomlkit.dumps(document), encoding="utf-8")
     return written
 
 
-# -- histogram ----------------------------------------------------------------------------------
-# A minimal PNG writer (stdlib zlib + struct) so calibration needs no plotting library: two
-# overlaid histograms, same pairs green and different pairs red, one panel per measure.
-
-_SAME, _DIFFERENT, _LINE = (40, 160, 60), (210, 50, 50), (30, 30, 220)
-
-
-def _png(pixels: np.ndarray) -> bytes:
-    height, width, _ = pixels.shape
-    raw = b"".join(b"\x00" + pixels[row].astype(np.uint8).tobytes() for row in range(height))
-
-    def chunk(kind: bytes, body: bytes) -> bytes:
-        return (
-            struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
-        )
-
-    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    return (
-        b"\x89PNG\r\n\x1a\n"
-        + chunk(b"IHDR", header)
-        + chunk(b"IDAT", zlib.compress(raw, 9))
-        + chunk(b"IEND", b"")
-    )
-
-
 def histogram_png(path: Path, reports: list[MeasureReport], bins: int = 50) -> None:
-    """One 500x160 panel per measure; blue lines mark the novel and noop thresholds."""
-    width, height = 500, 160
-    panels = []
-    for report in reports:
+    """One chart per measure: the scores of same and different pairs as overlaid histograms,
+    with the novel and noop thresholds as labelled lines, so a reader sees where they cut.
+
+    Needs matplotlib (the `plots` extra); ConfigError without it.
+    """
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")  # files only: never open a window, work without a display
+        import matplotlib.pyplot as plt
+    except ImportError as error:
+        raise ConfigError("the histogram needs matplotlib: pip install 'memman[plots]'") from error
+    figure, axes = plt.subplots(len(reports), 1, figsize=(7, 3 * len(reports)), squeeze=False)
+    for ax, report in zip(axes[:, 0], reports, strict=True):
         low = min(0.0, *report.same_scores, *report.different_scores)
-        panel = np.full((height, width, 3), 255, dtype=np.float64)
         edges = np.linspace(low, 1.0, bins + 1)
-        for scores, colour in ((report.different_scores, _DIFFERENT), (report.same_scores, _SAME)):
-            counts, _ = np.histogram(scores, bins=edges)
-            counts = counts / max(1, counts.max())
-            for index, share in enumerate(counts):
-                x0, x1 = index * width // bins, (index + 1) * width // bins - 1
-                top = height - int(share * (height - 10))
-                panel[top:, x0:x1] = panel[top:, x0:x1] * 0.5 + np.array(colour) * 0.5
-        for threshold in (report.novel, report.noop):
-            x = min(width - 1, int((threshold - low) / (1.0 - low) * width))
-            panel[:, x] = _LINE
-        panels.append(panel)
-        panels.append(np.zeros((4, width, 3)))
-    path.write_bytes(_png(np.vstack(panels[:-1])))
+        ax.hist(report.different_scores, bins=edges, alpha=0.5, color="tab:red", label="different")
+        ax.hist(report.same_scores, bins=edges, alpha=0.5, color="tab:green", label="same")
+        ax.axvline(report.novel, color="tab:blue", linestyle="--", label=f"novel {report.novel}")
+        ax.axvline(report.noop, color="tab:blue", label=f"noop {report.noop}")
+        ax.set_title(f"{report.measure}: scores of labelled pairs")
+        ax.set_xlabel(f"{report.measure} score")
+        ax.set_ylabel("pairs")
+        ax.legend()
+    figure.tight_layout()
+    figure.savefig(path, format="png")
+    plt.close(figure)

@@ -10,20 +10,23 @@ import json
 import logging
 import sys
 from contextlib import nullcontext
+from importlib.metadata import version
 from pathlib import Path
 from typing import Annotated
 
 import typer
+from pydantic import TypeAdapter
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
 from memman.config import load_settings
 from memman.demo import DEMO_USER, demo_facts
-from memman.errors import InvalidInputError, MemmanError
+from memman.errors import ConfigError, InvalidInputError, MemmanError
 from memman.maintenance import STUCK_ATTEMPTS
 from memman.manager import MemoryManager
 from memman.models import Event, Memory, UpdateResult
+from memman.recall import ContextBlock
 
 app = typer.Typer(
     help="memman: long-term memory for chatbots that stays small, current and explainable.",
@@ -42,6 +45,32 @@ DbOption = Annotated[
 FALLBACK_LOOKBACK = 1000
 UserOption = Annotated[str, typer.Option("--user", "-u", help="The user whose memories these are.")]
 AgentOption = Annotated[str | None, typer.Option("--agent", help="Optional agent scope.")]
+JsonOption = Annotated[
+    bool, typer.Option("--json", help="Print JSON instead of a table (for scripts).")
+]
+
+
+def _print_json(data: object) -> None:
+    """One JSON document on stdout, unwrapped and unhighlighted, for scripts to parse."""
+    console.print(json.dumps(data, ensure_ascii=False), soft_wrap=True, highlight=False)
+
+
+def _version(value: bool) -> None:
+    if value:
+        console.print(f"memman {version('memman')}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main_options(
+    show_version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_version, is_eager=True, help="Show memman's version and exit."
+        ),
+    ] = False,
+) -> None:
+    """memman: long-term memory for chatbots that stays small, current and explainable."""
 
 
 def _open(db: str | None) -> MemoryManager:
@@ -134,11 +163,25 @@ def add(
     source: Annotated[
         str | None, typer.Option(help="Provenance: where the fact came from.")
     ] = None,
+    category: Annotated[
+        str | None,
+        typer.Option(help="e.g. safety or constraint (kept in every context block), preference."),
+    ] = None,
+    importance: Annotated[
+        float | None, typer.Option(help="1-10 (default 5): ranks recall, protects from decay.")
+    ] = None,
     db: DbOption = None,
 ) -> None:
     """Add one fact through the write path and show the decision."""
     with _open(db) as mm:
-        result = mm.update_memory(fact, user_id=user, agent_id=agent, source=source)
+        result = mm.update_memory(
+            fact,
+            user_id=user,
+            agent_id=agent,
+            source=source,
+            category=category,
+            importance=importance,
+        )
         table = _decisions_table("Decision")
         _add_decision(table, "1", fact, result)
         console.print(table)
@@ -211,11 +254,15 @@ def search(
     user: UserOption = "default",
     agent: AgentOption = None,
     limit: Annotated[int, typer.Option(help="How many hits.")] = 5,
+    as_json: JsonOption = False,
     db: DbOption = None,
 ) -> None:
     """Search a user's active memories."""
     with _open(db) as mm:
         hits = mm.search(query, user_id=user, agent_id=agent, limit=limit)
+        if as_json:
+            _print_json([hit.model_dump(mode="json") for hit in hits])
+            return
         table = Table(title=f"{len(hits)} hits for {query!r}")
         for column in ("id", "score", "content"):
             table.add_column(column, overflow="fold")
@@ -232,11 +279,15 @@ def context(
     max_tokens: Annotated[
         int, typer.Option("--max-tokens", help="Budget, approximated as characters / 4.")
     ] = 500,
+    as_json: JsonOption = False,
     db: DbOption = None,
 ) -> None:
     """Print the memory block for a system prompt: relevant memories with their dates."""
     with _open(db) as mm:
         block = mm.context(query, user_id=user, agent_id=agent, max_tokens=max_tokens)
+        if as_json:
+            _print_json(TypeAdapter(ContextBlock).dump_python(block, mode="json"))
+            return
         # soft_wrap: the block goes into a prompt as is, never broken at the terminal width.
         console.print(block.text, highlight=False, soft_wrap=True, end="")
 
@@ -364,11 +415,17 @@ def export(
     events: Annotated[
         bool, typer.Option("--events", help="Export the audit trail instead of the memories.")
     ] = False,
+    with_events: Annotated[
+        bool,
+        typer.Option("--with-events", help="The memories, then their audit trail, in one file."),
+    ] = False,
     db: DbOption = None,
 ) -> None:
-    """Write memories (or the audit trail) as JSON lines; `memman ingest` reads them back."""
+    """Write memories (every column) as JSON lines; `memman import` reads them back."""
     if agent is not None and user is None:
         raise InvalidInputError("--agent needs --user")
+    if events and with_events:
+        raise InvalidInputError("--events or --with-events, not both")
     # Written beside the output and renamed once complete: an export killed half way leaves
     # no truncated file that looks whole, and the next run is not refused because it exists.
     partial = output.with_name(f".{output.name}.partial") if output else None
@@ -381,16 +438,46 @@ def export(
     count = 0
     with _open(db) as mm, sink if output else nullcontext():
         records = (
-            mm.export_events(user_id=user, agent_id=agent)
+            (e.model_dump_json() for e in mm.export_events(user_id=user, agent_id=agent))
             if events
-            else mm.export(user_id=user, agent_id=agent, include_inactive=include_inactive)
+            else mm.export_jsonl(
+                user_id=user,
+                agent_id=agent,
+                include_inactive=include_inactive,
+                events=with_events,
+            )
         )
         for record in records:
-            sink.write(record.model_dump_json() + "\n")
+            sink.write(record + "\n")
             count += 1
     if output and partial:
         partial.replace(output)
-        console.print(f"{count} {'events' if events else 'memories'} written to {output}")
+        what = "events" if events else "records" if with_events else "memories"
+        console.print(f"{count} {what} written to {output}")
+
+
+@app.command("import")
+def import_file(
+    file: Annotated[Path, typer.Argument(help="JSON lines written by `memman export`.")],
+    raw: Annotated[
+        bool,
+        typer.Option("--raw", help="Copy every record as is, even into a store that has some."),
+    ] = False,
+    db: DbOption = None,
+) -> None:
+    """Read an export back: a copy into an empty store, else decided against what is there."""
+    with _open(db) as mm:
+        report = mm.import_jsonl(file, raw=raw)
+    for message in report.bad:
+        errors.print(message, soft_wrap=True, markup=False)  # the line's text may hold "[...]"
+    decided = ", ".join(f"{op} {n}" for op, n in sorted(report.decided.items())) or "none"
+    console.print(
+        f"{report.copied} memories copied, {report.duplicates} already held, decided: {decided};"
+        f" {report.events_copied} events copied, {report.events_skipped} not copied;"
+        f" {len(report.bad)} bad lines skipped"
+    )
+    if report.bad:
+        raise typer.Exit(2)
 
 
 @app.command("list")
@@ -401,19 +488,27 @@ def list_memories(
     all_statuses: Annotated[
         bool, typer.Option("--all", help="Include deleted and superseded.")
     ] = False,
+    as_json: JsonOption = False,
     db: DbOption = None,
 ) -> None:
     """List a user's memories (active ones unless --all)."""
     with _open(db) as mm:
         memories = mm.list(user_id=user, agent_id=agent, limit=limit, include_inactive=all_statuses)
+        if as_json:
+            _print_json([m.model_dump(mode="json") for m in memories])
+            return
         console.print(_memories_table(memories, f"{len(memories)} memories of '{user}'"))
 
 
 @app.command()
-def history(memory_id: str, db: DbOption = None) -> None:
+def history(memory_id: str, as_json: JsonOption = False, db: DbOption = None) -> None:
     """Every decision that touched a memory (a full id or a unique prefix)."""
     with _open(db) as mm:
         memory = mm.get(_resolve(mm, memory_id))
+        if as_json:
+            events = [e.model_dump(mode="json") for e in mm.history(memory.id)]
+            _print_json({"memory": memory.model_dump(mode="json"), "events": events})
+            return
         console.print(f"{memory.id} [{memory.status.value}] {memory.content}")
         console.print(_events_table(mm.history(memory.id), "History"))
 
@@ -470,11 +565,16 @@ def restore(memory_id: str, db: DbOption = None) -> None:
 
 @app.command()
 def stats(
-    user: Annotated[str | None, typer.Option("--user", "-u")] = None, db: DbOption = None
+    user: Annotated[str | None, typer.Option("--user", "-u")] = None,
+    as_json: JsonOption = False,
+    db: DbOption = None,
 ) -> None:
     """Counts of memories by status and of decisions by op and tier; file, WAL and table sizes."""
     with _open(db) as mm:
         data = mm.stats(user_id=user)
+        if as_json:
+            _print_json(data)
+            return
         table = Table(title=f"memman stats ({mm.path})")
         table.add_column("what")
         table.add_column("count", justify="right")
@@ -552,8 +652,12 @@ def calibrate(
     config_file: Annotated[
         Path, typer.Option("--config", help="TOML file to write the thresholds to.")
     ] = Path("memman.toml"),
-    plot: Annotated[Path, typer.Option(help="Histogram PNG to write.")] = Path("calibration.png"),
-    write: Annotated[bool, typer.Option(help="Write the thresholds to the config.")] = True,
+    plot: Annotated[
+        Path, typer.Option(help="Histogram chart (PNG) to write; needs the plots extra.")
+    ] = Path("calibration.png"),
+    write: Annotated[
+        bool, typer.Option("--write", help="Write the thresholds to the config (comments kept).")
+    ] = False,
 ) -> None:
     """Pick Jaccard (and cosine) thresholds for a target false-merge rate on labelled pairs."""
     from memman import calibrate as calibration
@@ -576,11 +680,16 @@ def calibrate(
             f"{r.missed_rate:.3%}",
         )
     console.print(table)
-    calibration.histogram_png(plot, reports)
-    console.print(f"histogram written to {plot}")
+    try:
+        calibration.histogram_png(plot, reports)
+        console.print(f"histogram written to {plot}")
+    except ConfigError as error:  # no matplotlib: the thresholds still stand
+        errors.print(f"no histogram: {error}", soft_wrap=True, markup=False)
     if write:
         written = calibration.write_thresholds(config_file, reports)
         console.print(f"wrote {written} to {config_file}")
+    else:
+        console.print(f"not written: add --write to set them in {config_file}")
 
 
 @app.command("eval")

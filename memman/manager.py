@@ -14,7 +14,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from memman import consolidate, maintenance, observe, recall, shortterm
+from memman import consolidate, maintenance, observe, recall, shortterm, transfer
 from memman.candidate import Candidate, make_candidate
 from memman.config import Settings, load_settings
 from memman.consolidate import ConsolidationReport
@@ -29,6 +29,7 @@ from memman.recall import ContextBlock
 from memman.shortterm import ShortTermFact
 from memman.store import Leases, Scope, Store
 from memman.timestamps import stamp
+from memman.transfer import ImportReport
 from memman.vectors import count_missing, make_vector_backend, missing_batch, save_vector
 from memman.writepath import Also, WritePath
 
@@ -433,6 +434,42 @@ class MemoryManager:
         scope = Scope(user_id, agent_id) if user_id is not None else None
         with self.store.read() as conn:
             yield from self.store.iter_events(conn, scope)
+
+    def export_jsonl(
+        self,
+        *,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        include_inactive: bool = False,
+        events: bool = False,
+    ) -> Iterator[str]:
+        """The lossless export: every column of every memory (then the audit events if asked)
+        as JSON lines without newlines, which `import_jsonl` reads back (memman/transfer.py)."""
+        return transfer.export_lines(
+            self,
+            user_id=user_id,
+            agent_id=agent_id,
+            include_inactive=include_inactive,
+            events=events,
+        )
+
+    def import_jsonl(
+        self, source: str | Path | Iterable[str], *, raw: bool = False
+    ) -> ImportReport:
+        """Read a lossless export (a file path, or its lines) into this store.
+
+        Into an empty store, or with raw=True, records are copied as they are (ids, statuses,
+        counters, stamps, events). Into a store that holds memories, what it already has is
+        skipped, inactive memories are copied with their status and active ones go through
+        update_memory. A bad line is reported (`report.bad`) and the rest are imported.
+        """
+        if isinstance(source, str | Path):
+            try:
+                with open(source, encoding="utf-8") as file:
+                    return transfer.import_lines(self, file, raw=raw)
+            except (OSError, UnicodeDecodeError) as error:
+                raise InvalidInputError(f"cannot read {source}: {error}") from error
+        return transfer.import_lines(self, source, raw=raw)
 
     def stats(self, *, user_id: str | None = None, agent_id: str | None = None) -> dict[str, Any]:
         scope = Scope(user_id, agent_id) if user_id is not None else None

@@ -65,6 +65,7 @@ class Memory(BaseModel):
     subject: str | None = None
     attribute: str | None = None
     observed_at: str | None = None  # when the user stated the text it holds now
+    decayed_at: str | None = None  # when consolidation last lowered its confidence
 
 
 class SearchHit(BaseModel):

@@ -385,6 +385,7 @@ class Store:
             subject=m["subject"],
             attribute=m["attribute"],
             observed_at=m["observed_at"],
+            decayed_at=m["decayed_at"],
         )
 
     def active_by_hash(self, conn: sa.Connection, scope: Scope, content_hash: str) -> Memory | None:
@@ -617,6 +618,29 @@ class Store:
             " last_accessed_at = ?, sources = ? WHERE id = ?",
             (now, json.dumps(_with_source(memory.sources, source)), memory.id),
         )
+
+    def copy_memory(self, conn: sa.Connection, memory: Memory, content_hash: str) -> None:
+        """Insert a memory exactly as given: id, status, counters and stamps (an import)."""
+        values = memory.model_dump(exclude={"user_id", "agent_id"})
+        values.update(
+            status=memory.status.value,
+            content_hash=content_hash,
+            sources=json.dumps(memory.sources),
+            metadata=json.dumps(memory.metadata),
+        )
+        _insert_returning_id(conn, "long_term", Scope(memory.user_id, memory.agent_id), values)
+
+    def existing_memory_ids(self, conn: sa.Connection, ids: list[str]) -> set[str]:
+        """Which of these memory ids the store already holds, in any status."""
+        lt = self.long_term
+        return set(conn.execute(sa.select(lt.c.id).where(lt.c.id.in_(ids))).scalars())
+
+    def copy_event(self, conn: sa.Connection, event: Event, *, keep_id: bool) -> None:
+        """Insert an audit event as given (its id too if keep_id: an import into a new store)."""
+        dropped = {"user_id", "agent_id"} if keep_id else {"user_id", "agent_id", "id"}
+        values = event.model_dump(exclude=dropped)
+        values.update(op=event.op.value, tier=event.tier.value)
+        self.insert_event(conn, Scope(event.user_id, event.agent_id), **values)
 
     # -- audit events -----------------------------------------------------------------------
 

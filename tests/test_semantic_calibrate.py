@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import sys
 import tomllib
 
 import pytest
 from typer.testing import CliRunner
 
-from memman.calibrate import Pair, calibrate, load_pairs, write_thresholds
+from memman.calibrate import Pair, calibrate, histogram_png, load_pairs, write_thresholds
 from memman.cli import app
 from memman.errors import ConfigError, InvalidInputError
 
@@ -71,24 +72,66 @@ def test_bad_pairs_are_refused(tmp_path, content):
         load_pairs(tmp_path / "p.csv")
 
 
-def test_write_thresholds_keeps_other_keys(tmp_path):
+def test_write_thresholds_keeps_comments_and_other_tables(tmp_path):
     config = tmp_path / "memman.toml"
-    config.write_text('[memman]\nllm_model = "gpt-4o-mini"\nnoop_jaccard = 0.9\n')
+    config.write_text(
+        '# my settings\n[memman]\n# the cheap model\nllm_model = "gpt-4o-mini"\n'
+        "noop_jaccard = 0.9  # guessed\n\n[other]\ny = 2\n"
+    )
     (report,) = calibrate(load_pairs(write_fixture(tmp_path / "p.jsonl")), None, target=0.0)
     write_thresholds(config, [report])
-    values = tomllib.loads(config.read_text())["memman"]
-    assert values["llm_model"] == "gpt-4o-mini"
-    assert values["noop_jaccard"] == report.noop and values["novel_jaccard"] == report.novel
-    config.write_text("[memman]\nx = 1\n[other]\ny = 2\n")
+    text = config.read_text()
+    values = tomllib.loads(text)
+    assert values["memman"]["llm_model"] == "gpt-4o-mini" and values["other"] == {"y": 2}
+    assert values["memman"]["noop_jaccard"] == report.noop
+    assert values["memman"]["novel_jaccard"] == report.novel
+    for comment in ("# my settings", "# the cheap model", "# guessed"):
+        assert comment in text
+    config.write_text("[memman\n")
     with pytest.raises(ConfigError):
         write_thresholds(config, [report])
 
 
-def test_cli_prints_writes_config_and_png(tmp_path):
+def test_cli_writes_the_config_only_with_write(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
     pairs = write_fixture(tmp_path / "pairs.jsonl")
     result = CliRunner().invoke(app, ["calibrate", str(pairs), "--target", "0"])
     assert result.exit_code == 0, result.output
     assert "jaccard" in result.output and "precision" in result.output
+    assert "add --write" in result.output and not (tmp_path / "memman.toml").exists()
+    result = CliRunner().invoke(app, ["calibrate", str(pairs), "--target", "0", "--write"])
+    assert result.exit_code == 0, result.output
     settings = tomllib.loads((tmp_path / "memman.toml").read_text())
     assert set(settings) == {"noop_jaccard", "novel_jaccard"}
-    assert (tmp_path / "calibration.png").read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+
+
+def test_histogram_is_a_chart_with_axes_labels_and_legend(tmp_path, monkeypatch):
+    pytest.importorskip("matplotlib", reason="the plots extra is not installed")
+    from matplotlib.figure import Figure
+
+    drawn: list[Figure] = []
+    monkeypatch.setattr(Figure, "savefig", lambda self, *a, **k: drawn.append(self))
+    (report,) = calibrate(load_pairs(write_fixture(tmp_path / "p.jsonl")), None, target=0.0)
+    histogram_png(tmp_path / "chart.png", [report])
+    [ax] = drawn[0].axes
+    assert (ax.get_xlabel(), ax.get_ylabel()) == ("jaccard score", "pairs")
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert legend == ["different", "same", f"novel {report.novel}", f"noop {report.noop}"]
+    assert ax.get_title().startswith("jaccard")
+
+
+def test_histogram_writes_a_png(tmp_path):
+    pytest.importorskip("matplotlib", reason="the plots extra is not installed")
+    (report,) = calibrate(load_pairs(write_fixture(tmp_path / "p.jsonl")), None, target=0.0)
+    histogram_png(tmp_path / "chart.png", [report])
+    assert (tmp_path / "chart.png").read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+
+
+def test_without_matplotlib_the_thresholds_still_print(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if the plots extra were absent
+    pairs = write_fixture(tmp_path / "pairs.jsonl")
+    result = CliRunner().invoke(app, ["calibrate", str(pairs), "--target", "0"])
+    assert result.exit_code == 0, result.output
+    assert "memman[plots]" in result.output and "precision" in result.output
+    assert not (tmp_path / "calibration.png").exists()

@@ -1,0 +1,186 @@
+"""Lossless export and import: memories with every column, and their audit events, as JSON lines.
+
+A line is one record: `{"kind": "memory", ...}` with every field of `Memory` (id, scope,
+content, category, importance, confidence, status, sources, counters, stamps, metadata,
+subject, attribute, observed_at, decayed_at) or `{"kind": "event", ...}` with every field of
+`Event`. A line without "kind" that has a memory's fields (an older `memman export`) is a memory.
+
+Importing copies records as they are when the store is empty or when asked (`raw`), so an
+export read into a new file gives the same rows back. Into a store that already holds memories,
+a memory it already has (same id, or an active one of the scope with the same text) is skipped,
+an inactive one is copied with its status (a deleted memory stays deleted), and an active one
+goes through `update_memory`, which decides it against what is there and records why; the
+source's events are then not copied, since the decisions made here are the ones that apply.
+A bad line is reported with its number and the rest are imported.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import sqlalchemy as sa
+from pydantic import ValidationError
+
+from memman.errors import InvalidInputError, MemmanError
+from memman.models import Event, Memory, Status
+from memman.store import Scope
+from memman.text import content_hash
+
+if TYPE_CHECKING:
+    from memman.manager import MemoryManager
+
+MEMORY = "memory"
+EVENT = "event"
+# Copied records per write transaction: few enough that other writers wait only briefly.
+BATCH = 500
+
+
+@dataclass
+class ImportReport:
+    """What an import did, line by line counted."""
+
+    copied: int = 0  # memories written as they were: id, status, counters, stamps
+    duplicates: int = 0  # memories the store already held (same id, or same active text)
+    decided: dict[str, int] = field(default_factory=dict)  # through update_memory, by op
+    events_copied: int = 0
+    events_skipped: int = 0  # a merge import records its own decisions instead
+    bad: list[str] = field(default_factory=list)  # "line N: why", the line left out
+
+
+def export_lines(
+    mm: MemoryManager,
+    *,
+    user_id: str | None = None,
+    agent_id: str | None = None,
+    include_inactive: bool = False,
+    events: bool = False,
+) -> Iterator[str]:
+    """The memories of a scope (then its events, if asked) as JSON lines, without newlines."""
+    for memory in mm.export(user_id=user_id, agent_id=agent_id, include_inactive=include_inactive):
+        yield _line(MEMORY, memory)
+    if events:
+        for event in mm.export_events(user_id=user_id, agent_id=agent_id):
+            yield _line(EVENT, event)
+
+
+def _line(kind: str, record: Memory | Event) -> str:
+    return json.dumps({"kind": kind, **record.model_dump(mode="json")}, ensure_ascii=False)
+
+
+def parse_line(line: str) -> Memory | Event:
+    """One record of an export; InvalidInputError saying what is wrong with it."""
+    try:
+        data = json.loads(line)
+    except ValueError as error:
+        raise InvalidInputError(f"not JSON: {error}") from error
+    if not isinstance(data, dict):
+        raise InvalidInputError("expected a JSON object")
+    kind = data.pop("kind", MEMORY)
+    model: type[Memory | Event] = {MEMORY: Memory, EVENT: Event}.get(kind)  # type: ignore[assignment]
+    if model is None:
+        raise InvalidInputError(f"unknown kind {kind!r} (expected 'memory' or 'event')")
+    try:
+        record = model(**data)
+    except ValidationError as error:
+        why = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in error.errors())
+        raise InvalidInputError(f"not a {kind}: {why}") from error
+    Scope(record.user_id, record.agent_id)  # the same scope rules as every write
+    return record
+
+
+def import_lines(mm: MemoryManager, lines: Iterable[str], *, raw: bool = False) -> ImportReport:
+    """Read an export into the store (see the module docstring for what is copied and when)."""
+    store = mm.store
+    with store.read() as conn:
+        empty_memories = not store.count_by_status(conn, None)
+        events = conn.execute(sa.select(sa.func.count()).select_from(store.events)).scalar()
+    copy = raw or empty_memories
+    report = ImportReport()
+    batch: list[tuple[int, Memory | Event]] = []
+
+    def flush() -> None:
+        if batch:
+            store.write(lambda conn: _copy(conn, mm, batch, bool(events), report))
+            batch.clear()
+
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = parse_line(line)
+        except InvalidInputError as error:
+            report.bad.append(f"line {number}: {error}")
+            continue
+        if isinstance(record, Event) and not copy:
+            report.events_skipped += 1
+        elif copy or isinstance(record, Event) or record.status is not Status.ACTIVE:
+            batch.append((number, record))
+            if len(batch) >= BATCH:
+                flush()
+        else:
+            flush()  # in file order: a decision sees every record before it
+            _decide(mm, number, record, report)
+    flush()
+    return report
+
+
+def _copy(
+    conn: sa.Connection,
+    mm: MemoryManager,
+    batch: list[tuple[int, Memory | Event]],
+    renumber_events: bool,
+    report: ImportReport,
+) -> None:
+    """Write a batch of records as they are, in one transaction, skipping what is held."""
+    store = mm.store
+    memories = [record.id for _, record in batch if isinstance(record, Memory)]
+    held = store.existing_memory_ids(conn, memories) if memories else set()
+    for _, record in batch:
+        if isinstance(record, Event):
+            store.copy_event(conn, record, keep_id=not renumber_events)
+            report.events_copied += 1
+            continue
+        digest = content_hash(record.content)
+        scope = Scope(record.user_id, record.agent_id)
+        active = record.status is Status.ACTIVE
+        if record.id in held or (active and store.active_by_hash(conn, scope, digest)):
+            report.duplicates += 1
+            continue
+        store.copy_memory(conn, record, digest)
+        held.add(record.id)
+        report.copied += 1
+
+
+def _decide(mm: MemoryManager, number: int, memory: Memory, report: ImportReport) -> None:
+    """An active memory into a store that has some: skipped if held, else decided."""
+    scope = Scope(memory.user_id, memory.agent_id)
+    with mm.store.read() as conn:
+        held = mm.store.existing_memory_ids(conn, [memory.id]) or mm.store.active_by_hash(
+            conn, scope, content_hash(memory.content)
+        )
+    if held:
+        report.duplicates += 1
+        return
+    options: dict[str, Any] = {
+        "category": memory.category,
+        "importance": memory.importance,
+        "subject": memory.subject,
+        "attribute": memory.attribute,
+        "observed_at": memory.observed_at,
+    }
+    try:
+        result = mm.update_memory(
+            memory.content,
+            user_id=memory.user_id,
+            agent_id=memory.agent_id,
+            source=memory.sources[0] if memory.sources else "import",
+            metadata=memory.metadata,
+            **options,
+        )
+    except MemmanError as error:
+        report.bad.append(f"line {number}: {error}")
+        return
+    report.decided[result.op.value] = report.decided.get(result.op.value, 0) + 1

@@ -1,0 +1,145 @@
+"""Lossless export and import: every column and status survives a round trip."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+import pytest
+
+from memman import MemoryManager, Op, Status
+from tests.clock import Clock
+from tests.test_cli import memman  # noqa: F401  (the CLI runner fixture)
+
+
+@pytest.fixture
+def source(tmp_path) -> str:
+    """A store with what a real one holds: categories, metadata, an updated and a deleted
+    memory, reinforcement, recall counts and two scopes."""
+    path = str(tmp_path / "source.db")
+    clock = Clock()
+    with MemoryManager(path, clock=clock) as mm:
+        mm.update_memory(
+            "User is allergic to peanuts",
+            user_id="alice",
+            category="safety",
+            importance=9,
+            source="chat:1",
+            metadata={"origin": "intake"},
+        )
+        clock.advance(days=1)
+        mm.update_memory("User lives in Lisbon", user_id="alice", source="chat:2")
+        clock.advance(days=1)
+        mm.update_memory("User lives in Porto", user_id="alice", source="chat:3")  # an UPDATE
+        dog = mm.update_memory("User has a dog named Rex", user_id="alice")
+        mm.delete(dog.memory_id)
+        mm.update_memory("User is allergic to peanuts", user_id="alice", source="chat:4")
+        mm.search("peanuts", user_id="alice")  # access counts and last access
+        mm.update_memory("User plays chess", user_id="bob", agent_id="coach", importance=3)
+    return path
+
+
+def table_rows(path: str) -> dict[str, list[tuple]]:
+    """Every row of the memory and event tables, in storage order: the dump to compare."""
+    with sqlite3.connect(path) as conn:
+        return {
+            table: conn.execute(f"SELECT * FROM {table} ORDER BY rowid").fetchall()
+            for table in ("long_term", "events")
+        }
+
+
+def test_import_into_an_empty_store_gives_the_same_rows(source, tmp_path):
+    with MemoryManager(source) as mm:
+        lines = list(mm.export_jsonl(include_inactive=True, events=True))
+        statuses = {m.content: m.status for m in mm.export(include_inactive=True)}
+    assert statuses["User has a dog named Rex"] is Status.DELETED
+    target = str(tmp_path / "target.db")
+    with MemoryManager(target) as mm:
+        report = mm.import_jsonl(lines)
+        again = list(mm.export_jsonl(include_inactive=True, events=True))
+    assert (report.copied, report.duplicates, report.bad) == (4, 0, [])
+    assert report.events_copied == len(lines) - 4
+    assert again == lines
+    assert table_rows(target) == table_rows(source)
+
+
+def test_every_column_is_in_the_export(source):
+    with MemoryManager(source) as mm:
+        records = [json.loads(line) for line in mm.export_jsonl(include_inactive=True)]
+    peanuts = next(r for r in records if r["content"] == "User is allergic to peanuts")
+    assert peanuts["kind"] == "memory"
+    assert (peanuts["category"], peanuts["importance"]) == ("safety", 9)
+    assert peanuts["sources"] == ["chat:1", "chat:4"] and peanuts["repetition_count"] == 2
+    assert peanuts["access_count"] == 1 and peanuts["last_accessed_at"]
+    assert peanuts["metadata"] == {"origin": "intake"}
+    assert (peanuts["subject"], peanuts["observed_at"]) == ("user", peanuts["created_at"])
+    assert {"decayed_at", "confidence", "updated_at", "status", "id", "agent_id"} <= set(peanuts)
+
+
+def test_import_into_a_store_with_memories_skips_duplicates_and_decides_the_rest(source, tmp_path):
+    with MemoryManager(source) as mm:
+        lines = list(mm.export_jsonl(include_inactive=True, events=True))
+    target = str(tmp_path / "target.db")
+    with MemoryManager(target) as mm:
+        mm.update_memory("User is allergic to peanuts", user_id="alice")
+        # Said before the source's Porto (observed on 2026-01-03), so Porto is the newer value.
+        mm.update_memory("User lives in Madrid", user_id="alice", observed_at="2025-06-01")
+        report = mm.import_jsonl(lines)
+        alice = {m.content: m for m in mm.list(user_id="alice", include_inactive=True)}
+    assert report.duplicates == 1  # the peanut allergy, same text
+    assert report.copied == 1  # the deleted dog, still deleted
+    assert report.decided == {"ADD": 1, "UPDATE": 1}  # bob's chess; Porto replaces Madrid
+    assert report.events_copied == 0 and report.events_skipped > 0
+    assert alice["User has a dog named Rex"].status is Status.DELETED
+    assert alice["User lives in Porto"].status is Status.ACTIVE
+    assert "User lives in Madrid" not in alice  # updated in place to Porto
+
+    with MemoryManager(target) as mm:  # the same file twice: everything is already held
+        twice = mm.import_jsonl(lines)
+    assert (twice.copied, twice.decided, twice.duplicates) == (0, {}, 4)
+
+
+def test_raw_import_copies_as_is_into_a_store_with_memories(source, tmp_path):
+    with MemoryManager(source) as mm:
+        lines = list(mm.export_jsonl(include_inactive=True, events=True))
+        source_ids = {m.id for m in mm.export(include_inactive=True)}
+    target = str(tmp_path / "target.db")
+    with MemoryManager(target) as mm:
+        mm.update_memory("User likes jazz", user_id="carol")
+        report = mm.import_jsonl(lines, raw=True)
+        ids = {m.id for m in mm.export(include_inactive=True)}
+        events = list(mm.export_events())
+    assert report.copied == 4 and report.decided == {}
+    assert source_ids < ids
+    assert len(events) == 1 + report.events_copied  # renumbered after carol's own event
+    assert [e.id for e in events] == list(range(1, len(events) + 1))
+
+
+def test_a_bad_line_is_reported_with_its_number_and_the_rest_imported(source, tmp_path):
+    with MemoryManager(source) as mm:
+        lines = list(mm.export_jsonl())
+    broken = [lines[0], "{not json", json.dumps({"kind": "memory", "id": "x"}), *lines[1:]]
+    with MemoryManager(str(tmp_path / "target.db")) as mm:
+        report = mm.import_jsonl(broken)
+        kept = [m.content for m in mm.export()]
+    assert report.copied == len(lines) == len(kept)
+    assert [b.split(":")[0] for b in report.bad] == ["line 2", "line 3"]
+    assert "content: Field required" in report.bad[1]
+
+
+def test_cli_export_import_round_trip(memman, source, tmp_path):  # noqa: F811
+    dump = tmp_path / "all.jsonl"
+    run = memman("export", "--all", "--with-events", "--db", source, "-o", str(dump))
+    assert run.code == 0 and "records written" in run.out
+    target = str(tmp_path / "target.db")
+    run = memman("import", str(dump), "--db", target)
+    assert run.code == 0 and "4 memories copied" in run.out
+    assert table_rows(target) == table_rows(source)
+    with MemoryManager(target) as mm:
+        assert mm.history(mm.list(user_id="alice")[0].id)[0].op is Op.ADD
+
+    dump.write_text(dump.read_text(encoding="utf-8") + "[1]\n", encoding="utf-8")
+    run = memman("import", str(dump), "--raw", "--db", str(tmp_path / "other.db"))
+    assert run.code == 2 and "line" in run.err and "expected a JSON object" in run.err
+    missing = memman("import", str(tmp_path / "nope.jsonl"), "--db", target)
+    assert missing.code == 1 and missing.err.startswith("Error: cannot read")
