@@ -145,7 +145,9 @@ def _scope(ids: dict[str, Any]) -> tuple[str, str | None]:
     """(user_id, agent_id) of memman's scope for mem0's user_id/agent_id/run_id."""
     user, agent, run = (_entity(ids.get(key), key) for key in SCOPE_KEYS)
     if user is None and agent is None and run is None:
-        raise InvalidInputError("At least one of 'user_id', 'agent_id', or 'run_id' must be provided.")
+        raise InvalidInputError(
+            "At least one of 'user_id', 'agent_id', or 'run_id' must be provided."
+        )
     if user is None:
         user = f"agent:{agent}" if agent is not None else f"run:{run}"
     return user, agent
@@ -325,7 +327,7 @@ class Memory:
         if metadata is not None:
             raise InvalidInputError("memman's mem0 facade updates a memory's text only")
         if text is None:
-            raise InvalidInputError("At least one of text, metadata, or expiration_date must be provided.")
+            raise InvalidInputError("update() needs the new text (text= or data=)")
         memory = self._active(memory_id)
         result = self.manager.update_memory(
             text, user_id=memory.user_id, agent_id=memory.agent_id, source="mem0.update"
