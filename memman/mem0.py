@@ -47,8 +47,13 @@ BASE_URL_KEYS = {
 }
 LOCAL_EMBEDDING_MODELS = {"all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"}
 # mem0 config keys that would change behaviour memman cannot reproduce: refused, not ignored.
-UNSUPPORTED_CONFIG = ("graph_store", "reranker", "custom_fact_extraction_prompt",
-                      "custom_update_memory_prompt", "custom_instructions")  # fmt: skip
+UNSUPPORTED_CONFIG = (
+    "graph_store",
+    "reranker",
+    "custom_fact_extraction_prompt",
+    "custom_update_memory_prompt",
+    "custom_instructions",
+)
 
 
 def _provider(section: Any, name: str) -> tuple[str, dict[str, Any]]:
@@ -86,8 +91,14 @@ def settings_from_config(config: dict[str, Any]) -> dict[str, Any]:
     refused = [key for key in UNSUPPORTED_CONFIG if config.get(key)]
     if refused:
         raise ConfigError(f"memman's mem0 facade does not support {', '.join(refused)}")
-    unknown = set(config) - {"llm", "embedder", "vector_store", "history_db_path", "version",
-                             *UNSUPPORTED_CONFIG}  # fmt: skip
+    unknown = set(config) - {
+        "llm",
+        "embedder",
+        "vector_store",
+        "history_db_path",
+        "version",
+        *UNSUPPORTED_CONFIG,
+    }
     if unknown:
         raise ConfigError(f"unknown mem0 config keys: {', '.join(sorted(unknown))}")
     settings: dict[str, Any] = {}
@@ -471,8 +482,17 @@ class AsyncMemory:
             manager = manager.manager
         self._memory = Memory(config, manager=manager)
         self.manager = AsyncMemoryManager(manager=self._memory.manager)
-        for name in ("add", "update", "delete", "delete_all", "reset", "get", "get_all",
-                     "search", "history"):  # fmt: skip
+        for name in (
+            "add",
+            "update",
+            "delete",
+            "delete_all",
+            "reset",
+            "get",
+            "get_all",
+            "search",
+            "history",
+        ):
             setattr(self, name, off_loop(getattr(self._memory, name)))
 
     @classmethod
