@@ -7,7 +7,9 @@ synchronous test is the same call awaited, giving the same answer.
 from __future__ import annotations
 
 import asyncio
+import textwrap
 import threading
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -128,3 +130,17 @@ def test_async_memory_shares_an_async_manager(tmp_path):
         return listed
 
     assert [x.content for x in asyncio.run(main())] == ["User likes tea"]
+
+
+def test_the_readme_async_example_runs(tmp_path):
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("\n## Async\n")[1].split("\n## ")[0]
+    code = section.split("```python\n")[1].split("```")[0]
+    imports, body = code.split("\n\n", 1)
+    source = imports + "\n\nasync def example():\n" + textwrap.indent(body, "    ")
+    source += "    return r, hits\n"
+    namespace: dict = {}
+    exec(compile(source, "README.md", "exec"), namespace)
+    r, hits = asyncio.run(namespace["example"]())
+    assert r.op is Op.ADD and [h.memory.id for h in hits] == [r.memory_id]
+    assert (tmp_path / "memory.db").exists()
