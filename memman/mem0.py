@@ -182,7 +182,10 @@ def _split_filters(filters: Any, **given: Any) -> tuple[dict[str, Any], dict[str
 
 
 def _matches(memory: Record, wanted: dict[str, Any]) -> bool:
-    return all(value == "*" or memory.metadata.get(key) == value for key, value in wanted.items())
+    return all(
+        key in memory.metadata and (value == "*" or memory.metadata[key] == value)
+        for key, value in wanted.items()
+    )
 
 
 def _item(memory: Record, score: float | None = None) -> dict[str, Any]:
@@ -192,14 +195,13 @@ def _item(memory: Record, score: float | None = None) -> dict[str, Any]:
         "memory": memory.content,
         "hash": content_hash(memory.content),
         "metadata": memory.metadata or None,
+        "score": score,  # None outside search, as in mem0's items
         "created_at": memory.created_at,
         "updated_at": memory.updated_at,
         "user_id": memory.user_id,
         "agent_id": memory.agent_id,
         "run_id": None,  # runs are sessions of the scope, not a property of a memory
     }
-    if score is not None:
-        item["score"] = score
     return item
 
 

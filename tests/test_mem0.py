@@ -33,6 +33,7 @@ ITEM_KEYS = {
     "memory",
     "hash",
     "metadata",
+    "score",
     "created_at",
     "updated_at",
     "user_id",
@@ -89,7 +90,7 @@ def test_the_quickstart_runs_unchanged_on_a_sqlite_file(tmp_path):
     assert not any("Got it" in text for _, text in events)
 
     [hit, *_] = related["results"]
-    assert set(hit) == ITEM_KEYS | {"score"} and "sci-fi" in hit["memory"]
+    assert set(hit) == ITEM_KEYS and "sci-fi" in hit["memory"]
     assert hit["user_id"] == "alice" and 0 < hit["score"] <= 1
     assert any("thriller" in r["memory"] for r in classic["results"])
     assert all_memories == classic_all
@@ -188,6 +189,8 @@ def test_scopes_errors_and_unknown_ids_as_mem0_answers_them(tmp_path):
         m.add("User plays chess", user_id="ann", infer=False, metadata={"topic": "games"})
         hits = m.search("chess jazz", filters={"user_id": "ann", "topic": "games"})["results"]
         assert [h["memory"] for h in hits] == ["User plays chess"]
+        wildcard = m.search("chess jazz", filters={"user_id": "ann", "topic": "*"})["results"]
+        assert [h["memory"] for h in wildcard] == ["User plays chess"]
         assert len(m.search("chess jazz", user_id="ann", top_k=1)["results"]) == 1
         assert m.search("chess jazz", user_id="ann", threshold=1.0)["results"] == []
         assert [
