@@ -38,6 +38,8 @@ log = logging.getLogger(__name__)
 # retry_pending) has no mem0 name and keeps its own.
 EVENTS = {Op.ADD: "ADD", Op.UPDATE: "UPDATE", Op.DELETE: "DELETE", Op.NOOP: "NONE"}
 SCOPE_KEYS = ("user_id", "agent_id", "run_id")
+# Provenance of a text update() wrote: "mem0.update:<id of the memory it replaced>".
+UPDATE_SOURCE = "mem0.update:"
 # OpenAI-compatible providers of mem0's llm/embedder config, and where each keeps its URL.
 BASE_URL_KEYS = {
     "openai": ("openai_base_url", None),
@@ -225,7 +227,7 @@ def _history_entry(event: Event) -> dict[str, Any]:
         "id": event.id,
         "memory_id": event.memory_id,
         "old_memory": event.content_before,
-        "new_memory": event.content_after,
+        "new_memory": None if event.op is Op.DELETE else event.content_after,  # as mem0's
         "event": EVENTS.get(event.op, event.op.value),
         "created_at": event.created_at,
         "updated_at": None,
@@ -333,8 +335,9 @@ class Memory:
 
         The decision may keep the id (an UPDATE of this memory) or store the text under
         another (an ADD, or a NOOP of a memory that already says it): then this memory is
-        soft-deleted, so the new text replaces it either way. The result's `id` says where
-        the text lives. A parked decision (PENDING) leaves this memory as it is.
+        soft-deleted, so the new text replaces it either way, and the old id keeps standing
+        for the memory that holds it (get, update, delete, history follow it). The result's
+        `id` says where the text lives. A parked decision (PENDING) leaves this memory as it is.
         """
         text = text if text is not None else data
         if metadata is not None:
@@ -343,16 +346,19 @@ class Memory:
             raise InvalidInputError("update() needs the new text (text= or data=)")
         memory = self._active(memory_id)
         result = self.manager.update_memory(
-            text, user_id=memory.user_id, agent_id=memory.agent_id, source="mem0.update"
+            text,
+            user_id=memory.user_id,
+            agent_id=memory.agent_id,
+            source=UPDATE_SOURCE + memory.id,
         )
-        if result.op is not Op.PENDING and result.memory_id != memory_id:
-            self.manager.delete(memory_id, reason=f"replaced by update(): now {result.memory_id}")
+        if result.op is not Op.PENDING and result.memory_id != memory.id:
+            self.manager.delete(memory.id, reason=f"replaced by update(): now {result.memory_id}")
         return {"message": "Memory updated successfully!", **_result(result, text)}
 
     def delete(self, memory_id: str) -> dict[str, Any]:
         """Soft-delete one memory (MemoryManager.restore brings it back)."""
-        self._active(memory_id)
-        self.manager.delete(memory_id, reason="deleted through mem0 delete()")
+        memory = self._active(memory_id)
+        self.manager.delete(memory.id, reason="deleted through mem0 delete()")
         return {"message": "Memory deleted successfully!"}
 
     def delete_all(
@@ -378,11 +384,27 @@ class Memory:
     # -- reads -------------------------------------------------------------------------------
 
     def _active(self, memory_id: str) -> Record:
+        """The active memory an id stands for: itself, or where update() moved its text.
+
+        update() may store the new text under another id (see update); the memory that
+        received it carries the source "mem0.update:<old id>", so an id a caller holds keeps
+        answering get, update, delete and search results as mem0's ids do.
+        """
         try:
             memory = self.manager.get(memory_id)
         except NotFoundError:
-            memory = None
-        if memory is None or memory.status is not Status.ACTIVE:
+            raise InvalidInputError(f"Memory with id {memory_id} not found") from None
+        seen: set[str] = set()
+        while memory.status is not Status.ACTIVE and memory.id not in seen:
+            seen.add(memory.id)
+            mark = UPDATE_SOURCE + memory.id
+            scope = self.manager.list(
+                user_id=memory.user_id, agent_id=memory.agent_id, include_inactive=True
+            )
+            heirs = [m for m in scope if m.id != memory.id and mark in m.sources]
+            active = [m for m in heirs if m.status is Status.ACTIVE]
+            memory = (active or heirs or [memory])[-1]
+        if memory.status is not Status.ACTIVE:
             raise InvalidInputError(f"Memory with id {memory_id} not found")
         return memory
 
@@ -451,12 +473,18 @@ class Memory:
 
     def history(self, memory_id: str) -> list[dict[str, Any]]:
         """Every change of a memory, oldest first, keyed as mem0's history (plus memman's
-        reason and tier); [] for an unknown id, as mem0 answers."""
+        reason and tier), with the history of the memory update() moved its text to;
+        [] for an unknown id, as mem0 answers."""
         try:
-            events = self.manager.history(memory_id)
+            events = {event.id: event for event in self.manager.history(memory_id)}
+            current = self._active(memory_id).id
         except NotFoundError:
             return []
-        return [_history_entry(event) for event in events]
+        except InvalidInputError:  # deleted: its own history only
+            current = memory_id
+        if current != memory_id:  # update() moved the text: where it went, too
+            events.update((event.id, event) for event in self.manager.history(current))
+        return [_history_entry(events[key]) for key in sorted(events)]
 
 
 def _count(value: Any, *, default: int) -> int:

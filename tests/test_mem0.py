@@ -55,57 +55,76 @@ HISTORY_KEYS = {
 
 
 def quickstart():
-    """mem0's quickstart, both the current (filters=, top_k=) and the classic call shapes."""
+    """mem0's Python quickstart (docs/open-source/python-quickstart.mdx), call for call; the
+    ids its page prints are taken from the results instead."""
     m = Memory()
-    messages = MOVIE_CHAT
-    result = m.add(messages, user_id="alice", metadata={"category": "movies"})
-    related_memories = m.search(query="sci-fi movies", filters={"user_id": "alice"}, top_k=3)
-    classic_related = m.search("Should I watch a thriller?", user_id="alice", limit=3)
-    all_memories = m.get_all(filters={"user_id": "alice"})
-    classic_all = m.get_all(user_id="alice")
+    messages = [
+        {"role": "user", "content": "I'm planning to watch a movie tonight. Any recommendations?"},
+        {
+            "role": "assistant",
+            "content": "How about a thriller movies? They can be quite engaging.",
+        },
+        {
+            "role": "user",
+            "content": "I'm not a big fan of thriller movies but I love sci-fi movies.",
+        },
+        {
+            "role": "assistant",
+            "content": "Got it! I'll avoid thriller recommendations and suggest sci-fi movies in the future.",  # noqa: E501
+        },
+    ]
+    result = m.add(messages, user_id="alice", metadata={"category": "movie_recommendations"})
+    all_memories = m.get_all(user_id="alice")
     memory_id = all_memories["results"][0]["id"]
     specific_memory = m.get(memory_id)
-    m.update(memory_id=memory_id, data="Likes to play cricket on weekends")
+    related_memories = m.search(query="What do you know about me?", user_id="alice")
+    related_current = m.search(query="sci-fi movies", filters={"user_id": "alice"}, top_k=3)
+    updated = m.update(memory_id=memory_id, data="I love India, it is my favorite country.")
+    after_update = m.get(memory_id)
     history = m.history(memory_id=memory_id)
-    return (
-        result,
-        related_memories,
-        classic_related,
-        all_memories,
-        classic_all,
-        specific_memory,
-        history,
-        m,
-    )
+    m.delete(memory_id=memory_id)
+    after_delete = m.get_all(user_id="alice")
+    m.delete_all(user_id="alice")
+    after_delete_all = m.get_all(filters={"user_id": "alice"})
+    m.reset()
+    return locals()
 
 
 def test_the_quickstart_runs_unchanged_on_a_sqlite_file(tmp_path):
-    result, related, classic, all_memories, classic_all, specific, history, m = quickstart()
+    run = quickstart()
 
     assert (tmp_path / "memman.db").exists()
     # Offline, the user's statements are the facts (the assistant's lines are context only).
-    events = [(r["event"], r["memory"]) for r in result["results"]]
-    assert ("ADD", "I'm not a big fan of thriller movies but I love sci-fi movies.") in events
-    assert all(set(r) >= {"id", "memory", "event", "reason"} for r in result["results"])
-    assert not any("Got it" in text for _, text in events)
+    events = [(r["event"], r["memory"]) for r in run["result"]["results"]]
+    assert events == [
+        ("ADD", "I'm planning to watch a movie tonight. Any recommendations?"),
+        ("ADD", "I'm not a big fan of thriller movies but I love sci-fi movies."),
+    ]
+    assert all(set(r) >= {"id", "memory", "event", "reason"} for r in run["result"]["results"])
+    listed = run["all_memories"]["results"]
+    assert [i["memory"] for i in listed] == [text for _, text in events]
+    assert all(set(item) == ITEM_KEYS for item in listed)
+    assert listed[0]["metadata"] is None  # extracted facts do not carry add()'s metadata
+    assert run["specific_memory"] == listed[0]
+    # No word of "What do you know about me?" is in a memory: lexical recall finds nothing.
+    assert run["related_memories"] == {"results": []}
+    hit, *_ = run["related_current"]["results"]
+    assert set(hit) == ITEM_KEYS and "sci-fi" in hit["memory"] and 0 < hit["score"] <= 1
 
-    [hit, *_] = related["results"]
-    assert set(hit) == ITEM_KEYS and "sci-fi" in hit["memory"]
-    assert hit["user_id"] == "alice" and 0 < hit["score"] <= 1
-    assert any("thriller" in r["memory"] for r in classic["results"])
-    assert all_memories == classic_all
-    assert all(set(item) == ITEM_KEYS for item in all_memories["results"])
-    assert set(specific) == ITEM_KEYS and specific["id"] == all_memories["results"][0]["id"]
-
-    # update() went through the write path; the old text is in the memory's history.
+    # update() went through the write path; the id still answers, with the new text.
+    assert run["updated"]["message"] == "Memory updated successfully!"
+    assert run["after_update"]["memory"] == "I love India, it is my favorite country."
+    history = run["history"]
     assert all(set(entry) >= HISTORY_KEYS for entry in history)
-    assert history[0]["event"] == "ADD" and history[0]["new_memory"] == specific["memory"]
-    texts = [item["memory"] for item in m.get_all(user_id="alice")["results"]]
-    assert "Likes to play cricket on weekends" in texts and specific["memory"] not in texts
-
-    assert m.delete_all(user_id="alice") == {"message": "Memories deleted successfully!"}
-    assert m.get_all(filters={"user_id": "alice"}) == {"results": []}
-    m.close()
+    assert (history[0]["old_memory"], history[0]["new_memory"]) == (None, listed[0]["memory"])
+    assert [(h["event"], h["new_memory"]) for h in history[1:]] == [
+        ("ADD", "I love India, it is my favorite country."),
+        ("DELETE", None),  # the old row, replaced: memman's reason says by which
+    ]
+    assert history[-1]["reason"].startswith("replaced by update(): now ")
+    # delete() of that id deleted the memory holding its text.
+    assert [i["memory"] for i in run["after_delete"]["results"]] == [listed[1]["memory"]]
+    assert run["after_delete_all"] == {"results": []}
 
 
 def chat_with_memories(memory, reply, message: str, user_id: str = "default_user") -> str:
@@ -316,3 +335,27 @@ def test_config_maps_to_memman_settings(tmp_path):
             "http://localhost:11434/v1",
         )
         assert m.manager.path == str(tmp_path / "v.db")
+
+
+def test_an_id_keeps_standing_for_its_memory_through_updates(tmp_path):
+    with Memory(str(tmp_path / "m.db")) as m:
+        [jazz] = m.add("User likes jazz", user_id="ann", infer=False)["results"]
+        [tea] = m.add("User drinks green tea", user_id="ann", infer=False)["results"]
+        # Extends the memory: an UPDATE in place, same id.
+        same = m.update(jazz["id"], text="User likes jazz and blues")
+        assert (same["event"], same["id"]) == ("UPDATE", jazz["id"])
+        # Unrelated text: stored under a new id; the old id follows it, twice over.
+        moved = m.update(jazz["id"], text="User collects vinyl records")
+        again = m.update(jazz["id"], text="User plays the cello")
+        assert moved["id"] != jazz["id"] and again["id"] not in (jazz["id"], moved["id"])
+        assert m.get(jazz["id"])["memory"] == "User plays the cello"
+        texts = [i["memory"] for i in m.get_all(user_id="ann")["results"]]
+        assert sorted(texts) == ["User drinks green tea", "User plays the cello"]
+        # Text another memory already holds: that memory keeps it, nothing is duplicated.
+        m.update(jazz["id"], text="User drinks green tea")
+        assert m.get(jazz["id"])["id"] == tea["id"]
+        assert [i["memory"] for i in m.get_all(user_id="ann")["results"]] == [tea["memory"]]
+        m.delete(jazz["id"])
+        assert m.get(tea["id"]) is None and m.get_all(user_id="ann") == {"results": []}
+        with pytest.raises(ValueError, match="not found"):
+            m.delete(jazz["id"])
