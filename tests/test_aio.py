@@ -16,6 +16,7 @@ import pytest
 
 from memman import AsyncMemoryManager, InvalidInputError, MemoryManager, Op
 from memman.mem0 import AsyncMemory, Memory
+from tests.test_mem0 import extraction, llm_config
 
 
 class ThreadRecordingEmbedder:
@@ -144,3 +145,24 @@ def test_the_readme_async_example_runs(tmp_path):
     r, hits = asyncio.run(namespace["example"]())
     assert r.op is Op.ADD and [h.memory.id for h in hits] == [r.memory_id]
     assert (tmp_path / "memory.db").exists()
+
+
+def test_async_memory_extracts_with_the_llm_and_runs_turns_concurrently(tmp_path, fake_openai):
+    fake_openai.script(*(extraction(f"User owns {n} bikes") for n in (1, 2, 3)))
+
+    async def main():
+        async with AsyncMemory.from_config(llm_config(tmp_path, fake_openai.base_url)) as m:
+            turns = [
+                m.add(f"I ride my bikes every day, user {i} here.", user_id=f"u{i}")
+                for i in range(3)
+            ]
+            added = await asyncio.gather(*turns)
+            listed = await asyncio.gather(*(m.get_all(user_id=f"u{i}") for i in range(3)))
+            return added, listed
+
+    added, listed = asyncio.run(main())
+    assert all([r["event"] for r in a["results"]] == ["ADD"] for a in added)
+    # Each user got exactly the fact extracted from their own turn.
+    for a, mine in zip(added, listed, strict=True):
+        assert [i["memory"] for i in mine["results"]] == [a["results"][0]["memory"]]
+    assert len(fake_openai.requests) == 3
