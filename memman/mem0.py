@@ -14,6 +14,9 @@ Where the models differ (README "Switching from mem0"):
   it are the scope's memories, so reads do not filter by run_id.
 - `infer=True` extracts now (memman's `observe` + `flush`: no cooldown) and decides each
   fact; `infer=False` writes each message's text through `update_memory`.
+- `update(id, text)` goes through `update_memory` too; when the decision stores the text
+  under another id, the old id keeps standing for it (followed through the provenance
+  "mem0.update:<id>", so the facade needs no table of its own).
 - Deletes are soft (`restore` through MemoryManager brings a memory back); `reset` deletes
   every active memory that way.
 """
