@@ -1,5 +1,6 @@
 """memman: long-term memory for chatbots and agents that stays small, current and explainable."""
 
+from memman.aio import AsyncMemoryManager
 from memman.config import Settings, load_settings
 from memman.embed import Embedder
 from memman.errors import (
@@ -16,6 +17,7 @@ from memman.manager import MemoryManager
 from memman.models import Event, Memory, Op, PendingFact, SearchHit, Status, Tier, UpdateResult
 
 __all__ = [
+    "AsyncMemoryManager",
     "ConfigError",
     "DecisionError",
     "Embedder",
