@@ -1,13 +1,16 @@
 """LLM calls and tokens per fact when one long conversation's facts are written.
 
-    python benchmarks/bench_calls.py [--facts 2500] [--seed 1] [--embedder local]
+    python benchmarks/bench_calls.py [--facts 2500] [--seed 1] [--embedder local] [--batch 8]
 
 One user states the facts of many MSC personas (train split, first person, distinct texts,
 in a seeded order) one after another, as a long-running chat accumulates them. Each fact goes
 through update_memory with an LLM configured: the local fake OpenAI-compatible server
 (tests/fake_openai.py) answers every decision call with ADD, so the store grows as it would
 if the model kept every fact, and the calls it receives are counted. This measures routing
-(how often memman asks the LLM, and how much it sends), not decision quality.
+(how often memman asks the LLM, and how much it sends), not decision quality. With
+--batch N the facts arrive N at a time through update_many, as one extraction's facts do, so
+the independent ambiguous ones of a batch share one decision call; the fake server then answers
+every candidate of a batch call with ADD.
 
 Then the same facts are written again: rows added by the second pass (goal 0) and its calls.
 Reported: calls per fact, prompt tokens per fact (the server's usage counts 100 per call, so
@@ -30,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from memman import MemoryManager  # noqa: E402
-from tests.decisions import answer  # noqa: E402
+from tests.decisions import add_everything  # noqa: E402
 from tests.fake_openai import FakeOpenAI  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "msc" / "msc_personas_all.json"
@@ -54,16 +57,20 @@ def persona_facts(count: int, seed: int) -> list[str]:
     return chosen[:count]
 
 
-def write_all(mm: MemoryManager, server: FakeOpenAI, facts: list[str]) -> dict:
+def write_all(mm: MemoryManager, server: FakeOpenAI, facts: list[str], batch: int) -> dict:
     before = len(server.requests)
-    server.script(*[answer("ADD", reason="kept")] * len(facts))
     started_cpu, started = time.process_time(), time.perf_counter()
     tiers: Counter[str] = Counter()
-    for fact in facts:
-        tiers[mm.update_memory(fact, user_id="chat").tier.value] += 1
+    for start in range(0, len(facts), batch):
+        chunk = facts[start : start + batch]
+        results = (
+            [mm.update_memory(chunk[0], user_id="chat")]
+            if batch == 1
+            else mm.update_many(chunk, user_id="chat")
+        )
+        tiers.update(r.tier.value for r in results)
     cpu, wall = time.process_time() - started_cpu, time.perf_counter() - started
     calls = [r for r in server.requests[before:] if r["path"].endswith("/chat/completions")]
-    server.replies.clear()
     prompt_chars = sum(len(m["content"]) for r in calls for m in r["json"]["messages"])
     return {
         "facts": len(facts),
@@ -82,21 +89,23 @@ def main() -> None:
     parser.add_argument("--facts", type=int, default=2500)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--embedder", default="none")
+    parser.add_argument("--batch", type=int, default=1, help="facts per update_many call")
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
     args = parser.parse_args()
 
     facts = persona_facts(args.facts, args.seed)
-    server = FakeOpenAI().start()
+    server = FakeOpenAI(default_reply=add_everything).start()
     try:
         with tempfile.TemporaryDirectory() as tmp, MemoryManager(
             str(Path(tmp) / "calls.db"),
             llm_model="fake-model",
             llm_api_key="x",
             llm_base_url=server.base_url,
+            llm_mode="tools",
             embedder=args.embedder,
         ) as mm:
-            first = write_all(mm, server, facts)
-            again = write_all(mm, server, facts)
+            first = write_all(mm, server, facts, args.batch)
+            again = write_all(mm, server, facts, args.batch)
     finally:
         server.stop()
     again["rows_added"] = again["active_after"] - first["active_after"]

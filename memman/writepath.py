@@ -84,50 +84,62 @@ class WritePath:
         (MemoryManager.update_many says what a caller can rely on). `alsos[i]` runs in the
         transaction that applies or parks candidate i (extraction marks its messages there)."""
         alsos = alsos or {}
-        results: list[UpdateResult] = []
+        done: dict[int, UpdateResult] = {}
+        waiting = list(range(len(candidates)))  # in order; a fact waiting on another stays
         known = self._known_hashes(scope, candidates)
         # The next chunk is embedded (outside any transaction) while this one is written.
         with Lookahead(lambda batch: self._embed_new(batch, known), candidates, size) as ahead:
-            while len(results) < len(candidates):
-                start = len(results)
-                chunk = candidates[start : start + size]
-                vectors = ahead.take(start, start + len(chunk))
-                here = [alsos.get(i) for i in range(start, start + len(chunk))]
+            while waiting:
+                window = waiting[:size]
+                embedded = ahead.take(window[0], window[-1] + 1)
+                vectors = {i: embedded[i - window[0]] for i in window}
                 walked = self.store.write(
-                    lambda conn, chunk=chunk, vectors=vectors, here=here: (
-                        self._settle_independent(conn, chunk, vectors, here)
+                    lambda conn, window=window, vectors=vectors: self._settle_independent(
+                        conn, window, candidates, vectors, alsos
                     )
                 )
-                if not walked:  # the first fact needs a vector it was not given: decide it now
-                    results.append(self.process(chunk[0], vector=vectors[0], also=here[0]))
-                    continue
-                results.extend(self._decide_walked(chunk, vectors, walked, here))
-        return results
+                if walked:
+                    done.update(self._decide_walked(candidates, vectors, walked, alsos))
+                else:  # the first fact needs a vector it was not given: decide it now
+                    first = window[0]
+                    done[first] = self.process(
+                        candidates[first], vector=vectors[first], also=alsos.get(first)
+                    )
+                waiting = [i for i in waiting if i not in done]
+        return [done[i] for i in range(len(candidates))]
 
     def _settle_independent(
         self,
         conn: sa.Connection,
-        chunk: list[Candidate],
-        vectors: list[Embedded],
-        alsos: list[Also],
-    ) -> list[UpdateResult | Route]:
-        """Settle candidates in order; an ambiguous one is kept as its Route for the decider.
+        window: list[int],
+        candidates: list[Candidate],
+        vectors: Mapping[int, Embedded],
+        alsos: Mapping[int, Also],
+    ) -> dict[int, UpdateResult | Route]:
+        """Settle the window's candidates in order; an ambiguous one is kept as its Route for
+        the decider, to be decided with the others in one call.
 
-        The walk goes past an ambiguous fact only while the later facts are independent of
-        every ambiguous one so far (see _Claims), up to llm_batch_size of them: "uses a
-        standing desk" after "switched to a sitting desk" must not be settled on the text
-        the pending decision is about to change. It stops before a fact that needs a vector
-        it was not given.
+        A fact touching an ambiguous one (see _Claims) waits for the next window, and so does
+        any later fact touching a waiting one: "uses a standing desk" after "switched to a
+        sitting desk" must not be settled on the text the pending decision is about to
+        change. Facts that touch none of them are settled meanwhile; independent facts come
+        out the same in either order. At most llm_batch_size ambiguous facts per window; a
+        fact that needs a vector it was not given waits too (first in a window, the caller
+        decides it alone).
         """
-        walked: list[UpdateResult | Route] = []
+        walked: dict[int, UpdateResult | Route] = {}
         claims = _Claims(self.cosine_novel())
-        for candidate, vector, also in zip(chunk, vectors, alsos, strict=True):
-            if vector is None and self._needs_vector(conn, candidate):
+        for i in window:
+            candidate, vector = candidates[i], vectors[i]
+            needs_vector = vector is None and self._needs_vector(conn, candidate)
+            if needs_vector and not walked:
                 break
-            if claims.touched_by(candidate, vector):
-                break
+            if needs_vector or claims.touched_by(candidate, vector):
+                claims.wait(candidate, vector)
+                continue
             outcome = self._settle(conn, candidate, vector=vector)
-            walked.append(outcome)
+            walked[i] = outcome
+            also = alsos.get(i)
             if isinstance(outcome, UpdateResult) and also is not None:
                 also(conn)
             if isinstance(outcome, Route):
@@ -138,32 +150,38 @@ class WritePath:
 
     def _decide_walked(
         self,
-        chunk: list[Candidate],
-        vectors: list[Embedded],
-        walked: list[UpdateResult | Route],
-        alsos: list[Also],
-    ) -> list[UpdateResult]:
-        """The walk's results in order, its ambiguous facts decided together (one LLM call)."""
-        routes = {i: o for i, o in enumerate(walked) if isinstance(o, Route)}
-        if not routes:  # all settled by the cheap tiers
-            return [o for o in walked if isinstance(o, UpdateResult)]
-        items = [(chunk[i], route.related) for i, route in routes.items()]
+        candidates: list[Candidate],
+        vectors: Mapping[int, Embedded],
+        walked: dict[int, UpdateResult | Route],
+        alsos: Mapping[int, Also],
+    ) -> dict[int, UpdateResult]:
+        """The walk's results, its ambiguous facts decided together (one LLM call) and
+        applied in order."""
+        routes = {i: o for i, o in walked.items() if isinstance(o, Route)}
         decided = dict(
-            zip(routes, decide_all(self.decider, items, today=self.clock().date()), strict=True)
+            zip(
+                routes,
+                decide_all(
+                    self.decider,
+                    [(candidates[i], route.related) for i, route in routes.items()],
+                    today=self.clock().date(),
+                ),
+                strict=True,
+            )
         )
-        results = []
-        for i, outcome in enumerate(walked):
+        results: dict[int, UpdateResult] = {}
+        for i, outcome in walked.items():
             if isinstance(outcome, UpdateResult):
-                results.append(outcome)
+                results[i] = outcome
                 continue
-            write = self._writer(alsos[i])
+            also = alsos.get(i)
             try:
-                results.append(
-                    self._apply_or_park(chunk[i], outcome, decided[i], vectors[i], None, write)
+                results[i] = self._apply_or_park(
+                    candidates[i], outcome, decided[i], vectors[i], None, self._writer(also)
                 )
             except StaleDecision as stale:  # changed since: decided again on its own
                 log.info("memory %s changed while the LLM decided; deciding again", stale)
-                results.append(self.process(chunk[i], vector=vectors[i], also=alsos[i]))
+                results[i] = self.process(candidates[i], vector=vectors[i], also=also)
         return results
 
     def cosine_novel(self) -> float | None:
@@ -510,8 +528,13 @@ class _Claims:
         if isinstance(vector, np.ndarray):
             self.vectors.append(vector)
 
+    def wait(self, candidate: Candidate, vector: Embedded) -> None:
+        """A fact left for the next window: later facts touching it wait too (order)."""
+        self.add(candidate, vector, [])
+        self.count -= 1
+
     def touched_by(self, candidate: Candidate, vector: Embedded) -> bool:
-        if not self.count:
+        if not self.words and not self.topics and not self.vectors:
             return False
         if content_tokens(candidate.content) & self.words:
             return True

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from memman import MemoryManager
@@ -28,3 +29,16 @@ def llm_manager(path: str, base_url: str | None, **settings: Any) -> MemoryManag
     settings.setdefault("llm_model", "gpt-4o-mini")
     settings.setdefault("llm_api_key", "badkey")
     return MemoryManager(path, llm_base_url=base_url, **settings)
+
+
+def add_everything(request: dict) -> Reply:
+    """ADD for every candidate the request asks about: one decision, or one per candidate of
+    a batch call (its prompt numbers them "Candidate N:")."""
+    tool = request["tools"][0]["function"]["name"]
+    if tool != "BatchDecisions":
+        return answer("ADD", reason="kept")
+    prompt = request["messages"][0]["content"]
+    numbers = [int(n) for n in re.findall(r"^Candidate (\d+):", prompt, re.M)]
+    items = [{"number": n, "decision": {"op": "ADD", "reason": "kept"}} for n in numbers]
+    body = chat_completion(tool_args={"decisions": items}, tool_name="BatchDecisions")
+    return Reply(body=body)

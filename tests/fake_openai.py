@@ -16,6 +16,7 @@ import json
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -108,7 +109,9 @@ class FakeOpenAI:
     replies: deque[Reply] = field(default_factory=deque)
     embedding_replies: deque[Reply] = field(default_factory=deque)
     embedding_dim: int = 16
-    default_reply: Reply | None = None  # answers chat requests once the script is empty
+    # Answers chat requests once the script is empty: the same Reply every time, or a function
+    # of the request's JSON body (a benchmark answering each request as it asks).
+    default_reply: Reply | Callable[[Any], Reply] | None = None
     requests: list[dict] = field(default_factory=list)
     server: ThreadingHTTPServer | None = None
 
@@ -151,6 +154,8 @@ class FakeOpenAI:
                     reply = fake._embedding_reply(sent)
                 elif fake.replies:
                     reply = fake.replies.popleft()
+                elif callable(fake.default_reply):
+                    reply = fake.default_reply(sent)
                 elif fake.default_reply is not None:
                     reply = fake.default_reply
                 else:

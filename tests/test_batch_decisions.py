@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 from memman import MemoryManager, Op, Tier
-from tests.decisions import answer, llm_manager
-from tests.fake_openai import Reply, chat_completion
+from tests.decisions import add_everything, answer, llm_manager
+from tests.fake_openai import FakeOpenAI, Reply, chat_completion
 
 STORED = ["User uses a standing desk", "User plans a trip to Lisbon", "User reads sci-fi novels"]
 NEWS = [
@@ -111,3 +111,43 @@ def test_an_extraction_decides_its_ambiguous_facts_in_one_call(tmp_path, clock, 
     assert [r.op for r in result.results] == [Op.ADD, Op.ADD, Op.NOOP]
     assert result.results[2].memory_id == ids[2]
     assert len(fake_openai.requests) == 2  # one extraction call, one decision call
+
+
+CHAT = [
+    "I have a dog named Rex",
+    "I like jazz",
+    "I live in Berlin",
+    "I have a dog named Rex and a cat",
+    "I work as a nurse",
+    "I like jazz and blues",
+    "I moved to Munich last month",
+    "I play the guitar",
+    "I have a dog named Rex",
+    "My sister lives in Rome",
+    "I play the guitar every evening",
+    "I work at St Mary's hospital",
+    "I like hiking",
+    "I like jazz",
+    "I don't live in Munich anymore",
+]
+
+
+def test_update_many_ends_with_the_store_one_at_a_time_writing_makes(tmp_path):
+    """The same memories either way, with fewer LLM calls batched (the LLM answers ADD)."""
+    stores, calls = [], []
+    for batched in (False, True):
+        server = FakeOpenAI(default_reply=add_everything).start()
+        try:
+            path = str(tmp_path / f"{batched}.db")
+            with llm_manager(path, server.base_url, llm_mode="tools") as mm:
+                if batched:
+                    mm.update_many(CHAT, user_id="u")
+                else:
+                    for fact in CHAT:
+                        mm.update_memory(fact, user_id="u")
+                stores.append(sorted(m.content for m in mm.list(user_id="u")))
+                calls.append(len(server.requests))
+        finally:
+            server.stop()
+    assert stores[0] == stores[1]
+    assert 0 < calls[1] < calls[0]
