@@ -36,8 +36,6 @@ FAVORITE = "favorite"
 # The fallback: "verb:collect" for "I collect antique dolls" (see _verb_and_object).
 VERB = "verb"
 ATTRIBUTES = SINGLE_VALUED | MULTI_VALUED | {f"{FAVORITE}:*", f"{VERB}:*"}
-# Verbs whose objects usually exclude each other: the decider compares them, whatever words.
-EXCLUSIVE_VERBS = frozenset("work live drive sleep earn weigh rent date commute stay".split())
 _SHARED_OBJECT_WORDS = frozenset(
     """named called name one two three four five six seven eight nine ten many much lot lots
     little bit time times day days year years thing things kind sort""".split()
@@ -370,11 +368,10 @@ def _match(predicate: str) -> tuple[str, str | None, bool] | None:
 def _verb_and_object(predicate: str, subject: str) -> tuple[str, str | None, bool] | None:
     """The fallback for facts no pattern reads: "verb:<verb>" and the verb's whole object.
 
-    "I collect antique dolls" is (verb:collect, "antique dolls"). Such a topic is multi-valued
-    (a user collects, watches, reads many things), and two of them are told apart only when
-    their objects share no content word: "I collect crystals" is another fact, "I take photos
-    of weddings" may refine "I take photos" and still reaches the decider. Objects of the
-    verbs in EXCLUSIVE_VERBS ("I work in X", "I drive X") are never told apart by words.
+    "I collect antique dolls" is (verb:collect, "antique dolls"). It settles nothing: the
+    memories of the same verb reach the decider, whatever their objects ("supports Arsenal" /
+    "supports Chelsea now"), and it tells a fact apart only from another person's facts and
+    from recognised attributes of the same person (see supersede._other_topic).
     """
     verb, _, rest = predicate.partition(" ")
     if verb == "am" and rest.split(" ", 1)[0].endswith("ing"):  # "am learning German"
