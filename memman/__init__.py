@@ -2,6 +2,7 @@
 
 from memman.config import Settings, load_settings
 from memman.embed import Embedder
+from memman.erase import ForgetReport
 from memman.errors import (
     ConfigError,
     DecisionError,
@@ -20,6 +21,7 @@ __all__ = [
     "DecisionError",
     "Embedder",
     "EmbeddingError",
+    "ForgetReport",
     "Event",
     "InvalidInputError",
     "MemmanError",

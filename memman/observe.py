@@ -34,7 +34,7 @@ from memman.llm import LLMClient
 from memman.models import UpdateResult
 from memman.prompts import render
 from memman.shortterm import ShortTermFact
-from memman.store import Scope, Store
+from memman.store import Scope, Store, check_encodable, check_id
 from memman.text import normalize
 from memman.timestamps import stamp
 from memman.utterance import Why, skip_reason
@@ -142,6 +142,7 @@ def _check_messages(messages: Any) -> list[tuple[str, str]]:
                 f"message #{index} needs a role ({', '.join(sorted(ROLES))}) and content:"
                 " a string, a list of content parts, or None"
             )
+        check_encodable(f"message #{index}", text)
         if text:
             checked.append((role, text))
     return checked
@@ -162,8 +163,7 @@ def _text_of(content: Any) -> str | None:
 
 def buffer(store: Store, scope: Scope, session_id: str, messages: Any, now: dt.datetime) -> None:
     """Write the messages to the buffer in one transaction (validated first)."""
-    if not isinstance(session_id, str) or not session_id.strip():
-        raise InvalidInputError("session_id must be a non-empty string")
+    check_id("session_id", session_id)
     rows = [
         {
             "u": scope.user_id,
@@ -206,9 +206,11 @@ def waiting_count(store: Store, session_id: str, scope: Scope | None = None) -> 
     return len(_waiting(store, session_id, scope))
 
 
-def due(store: Store, session_id: str, *, now: dt.datetime, cooldown_s: float) -> bool:
-    """True when the session's oldest buffered message has waited the cooldown."""
-    waiting = _waiting(store, session_id)
+def due(
+    store: Store, session_id: str, scope: Scope, *, now: dt.datetime, cooldown_s: float
+) -> bool:
+    """True when the scope's oldest buffered message of the session has waited the cooldown."""
+    waiting = _waiting(store, session_id, scope)
     if not waiting:
         return False
     oldest = dt.datetime.fromisoformat(waiting[0].created_at)

@@ -242,6 +242,13 @@ class VectorIndex:
         self._cache[key] = _Matrix(pks, rows, seq, token)
         return self._cache[key]
 
+    def forget(self, user_id: str, agent_id: str | None = None) -> None:
+        """Drop the cached matrices of a user (only agent_id's scope if given): after an
+        erasure, nothing of the user stays in this process's memory either."""
+        with self._lock:
+            for key in [k for k in self._cache if k[0] == user_id and agent_id in (None, k[1])]:
+                self._bytes -= self._cache.pop(key).nbytes
+
     def top(
         self, conn: sa.Connection, scope: Scope, model: str, query: np.ndarray, k: int
     ) -> list[tuple[int, float]]:
@@ -291,6 +298,9 @@ class SqliteVecIndex:
     nothing held in memory, at the price of reading every blob each time.
     """
 
+    def forget(self, user_id: str, agent_id: str | None = None) -> None:
+        """Nothing cached, nothing to drop."""
+
     def top(
         self, conn: sa.Connection, scope: Scope, model: str, query: np.ndarray, k: int
     ) -> list[tuple[int, float]]:
@@ -323,6 +333,8 @@ class VectorSearch(Protocol):
     def scores(
         self, conn: sa.Connection, scope: Scope, model: str, query: np.ndarray, pks: list[int]
     ) -> dict[int, float]: ...
+
+    def forget(self, user_id: str, agent_id: str | None = None) -> None: ...
 
 
 @dataclass(frozen=True)
