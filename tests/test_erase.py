@@ -39,9 +39,7 @@ class SeededEmbedder:
 
 def raw_bytes(path: str) -> bytes:
     """The database file and its WAL as they are on disk, lowercased."""
-    return b"".join(
-        Path(p).read_bytes().lower() for p in (path, f"{path}-wal") if Path(p).exists()
-    )
+    return b"".join(Path(p).read_bytes().lower() for p in (path, f"{path}-wal") if Path(p).exists())
 
 
 def vector_blobs(path: str, user_id: str) -> list[bytes]:
