@@ -42,6 +42,11 @@ DbOption = Annotated[
 FALLBACK_LOOKBACK = 1000
 UserOption = Annotated[str, typer.Option("--user", "-u", help="The user whose memories these are.")]
 AgentOption = Annotated[str | None, typer.Option("--agent", help="Optional agent scope.")]
+# Commands that take an id or a session: no default user, so an id never reaches another
+# user's memory by accident (the library refuses an id outside the scope as not found).
+OwnerOption = Annotated[
+    str, typer.Option("--user", "-u", help="The user the memory belongs to (required).")
+]
 
 
 def _open(db: str | None) -> MemoryManager:
@@ -315,7 +320,8 @@ def flush(
         ),
     ] = False,
     user: Annotated[
-        str | None, typer.Option("--user", "-u", help="With --idle: only this user.")
+        str | None,
+        typer.Option("--user", "-u", help="The SESSION's user; with --idle: only this user."),
     ] = None,
     agent: AgentOption = None,
     db: DbOption = None,
@@ -323,13 +329,13 @@ def flush(
     """Extract facts from buffered chat messages now: one session, or every idle one."""
     if (session is None) == (not idle):
         raise InvalidInputError("give a SESSION or --idle (not both)")
-    if user is not None and not idle:
-        raise InvalidInputError("--user goes with --idle (a SESSION is flushed whole)")
+    if session is not None and user is None:
+        raise InvalidInputError("a SESSION belongs to a user: give --user")
     if agent is not None and user is None:
         raise InvalidInputError("--agent needs --user")
     with _open(db) as mm:
-        if session is not None:
-            done = [(session, "", mm.flush(session))]
+        if session is not None and user is not None:
+            done = [(session, user, mm.flush(session, user_id=user, agent_id=agent))]
         else:
             found = mm.flush_idle(user_id=user, agent_id=agent)
             done = [(e.session.session_id, e.session.user_id, e.result) for e in found if e.result]
@@ -404,17 +410,15 @@ def list_memories(
 
 
 @app.command()
-def history(memory_id: str, db: DbOption = None) -> None:
-    """Every decision that touched a memory (a full id or a unique prefix)."""
+def history(
+    memory_id: str, user: OwnerOption, agent: AgentOption = None, db: DbOption = None
+) -> None:
+    """Every decision that touched a memory (a full id or a unique prefix) of the user."""
     with _open(db) as mm:
-        memory = mm.get(_resolve(mm, memory_id))
+        scope = {"user_id": user, "agent_id": agent}
+        memory = mm.get(mm.resolve_id(memory_id, **scope), **scope)
         console.print(f"{memory.id} [{memory.status.value}] {memory.content}")
-        console.print(_events_table(mm.history(memory.id), "History"))
-
-
-def _resolve(mm: MemoryManager, prefix: str) -> str:
-    """Accept the 8-character ids the tables show."""
-    return mm.resolve_id(prefix)
+        console.print(_events_table(mm.history(memory.id, **scope), "History"))
 
 
 @app.command()
@@ -447,19 +451,51 @@ def retry(
 
 
 @app.command()
-def delete(memory_id: str, db: DbOption = None) -> None:
-    """Soft-delete a memory (recoverable with restore)."""
+def delete(
+    memory_id: str, user: OwnerOption, agent: AgentOption = None, db: DbOption = None
+) -> None:
+    """Soft-delete a memory of the user (recoverable with restore)."""
     with _open(db) as mm:
-        result = mm.delete(_resolve(mm, memory_id))
+        scope = {"user_id": user, "agent_id": agent}
+        result = mm.delete(mm.resolve_id(memory_id, **scope), **scope)
         console.print(f"deleted {result.memory_id}: {result.content}")
 
 
 @app.command()
-def restore(memory_id: str, db: DbOption = None) -> None:
-    """Bring back a deleted or superseded memory."""
+def restore(
+    memory_id: str, user: OwnerOption, agent: AgentOption = None, db: DbOption = None
+) -> None:
+    """Bring back a deleted or superseded memory of the user."""
     with _open(db) as mm:
-        result = mm.restore(_resolve(mm, memory_id))
+        scope = {"user_id": user, "agent_id": agent}
+        result = mm.restore(mm.resolve_id(memory_id, **scope), **scope)
         console.print(f"restored {result.memory_id}: {result.content}")
+
+
+@app.command()
+def forget(
+    user: OwnerOption,
+    agent: Annotated[
+        str | None, typer.Option("--agent", help="Only this agent's scope of the user.")
+    ] = None,
+    yes: Annotated[bool, typer.Option("--yes", help="Confirm: this cannot be undone.")] = False,
+    db: DbOption = None,
+) -> None:
+    """Erase everything of a user for good, scrubbed from the file and its WAL."""
+    if not yes:
+        raise InvalidInputError(
+            f"forget erases every memory, event and message of {user!r} for good; add --yes"
+        )
+    with _open(db) as mm:
+        report = mm.forget(user, agent_id=agent)
+    console.print(
+        f"forgot {user!r}: {report.memories} memories, {report.events} events,"
+        f" {report.pending} pending, {report.short_term} short-term,"
+        f" {report.messages} messages, {report.vectors} vectors"
+    )
+    if not report.wal_truncated:
+        errors.print("a reader held an older snapshot: the WAL was not emptied; run it again")
+        raise typer.Exit(2)
 
 
 @app.command()
