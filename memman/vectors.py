@@ -56,14 +56,17 @@ _LAST_SQL = """
     FROM vector_log ORDER BY seq DESC LIMIT 1
 """
 # The scope's memories changed after a seq, with their vector if it is active now (NULL:
-# the memory left the matrix). At most _PATCH_LIMIT + 1 rows: more means reload.
+# the memory left the matrix). At most _PATCH_LIMIT + 1 rows: more means reload. The join
+# checks the scope again: after a hard purge (memman/erase.py) SQLite reuses the numbers of
+# the highest erased rows, so a pk logged for this scope may now be another scope's memory.
 _CHANGED_SQL = """
     SELECT c.memory_pk, v.vector FROM (
         SELECT DISTINCT memory_pk FROM vector_log
-        WHERE seq > ? AND user_id = ? AND agent_id = ? LIMIT ?
+        WHERE seq > ?1 AND user_id = ?2 AND agent_id = ?3 LIMIT ?4
     ) AS c
     LEFT JOIN long_term l ON l.pk = c.memory_pk AND l.status = 'active'
-    LEFT JOIN memory_vectors v ON v.memory_pk = l.pk AND v.model = ?
+      AND l.user_id = ?2 AND l.agent_id = ?3
+    LEFT JOIN memory_vectors v ON v.memory_pk = l.pk AND v.model = ?5
 """
 _PATCH_LIMIT = 5000  # more changed memories than this since the last look: reload instead
 _LOG_KEPT = 100_000  # vector_log rows kept by m015's prune trigger

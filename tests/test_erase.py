@@ -156,3 +156,20 @@ def test_delete_alone_leaves_the_words_in_the_file(db, clock):
     with sqlite3.connect(db) as conn:
         conn.execute("VACUUM")
     assert MARKERS[0].encode() in raw_bytes(db)
+
+
+def test_no_cached_vector_outlives_a_forget_in_this_or_another_manager(db, clock):
+    """Another manager (as another process would) had alice's vectors cached; after forget,
+    new memories of bob's reuse her rows' numbers, and alice's search must not find them."""
+    with open_manager(db, clock) as mm, open_manager(db, clock) as other:
+        first = mm.update_memory("I own a vwkbike", user_id="bob")
+        for n in range(3):
+            mm.update_memory(f"I own qzxboat number {n}", user_id="alice")
+        mm.delete(first.memory_id, user_id="bob")  # the newest vector change is bob's
+        assert len(other.search("qzxboat", user_id="alice")) == 3  # cached in `other`
+        assert mm.vectors.cached_bytes > 0
+        mm.forget("alice")
+        assert mm.vectors.cached_bytes == 0  # this manager dropped alice's matrix
+        bob = [mm.update_memory(f"I own vwkcar number {n}", user_id="bob") for n in range(3)]
+        assert other.search("qzxboat", user_id="alice") == []
+        assert {h.id for h in other.search("vwkcar", user_id="bob")} == {r.memory_id for r in bob}
