@@ -20,7 +20,7 @@ that those rows left. The older log rows of the scope are deleted.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 import sqlalchemy as sa
 
@@ -44,11 +44,6 @@ class ForgetReport:
     # False: a reader still held an older snapshot, so the WAL (which may hold old page
     # images) was not emptied; forget again, or checkpoint, once readers are done.
     wal_truncated: bool = False
-
-    @property
-    def rows(self) -> int:
-        """Rows erased in all tables."""
-        return sum(getattr(self, f.name) for f in fields(self) if f.name != "wal_truncated")
 
 
 def forget(store: Store, user_id: str, agent_id: str | None) -> ForgetReport:
