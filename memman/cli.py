@@ -40,12 +40,11 @@ DbOption = Annotated[
 ]
 # `memman config` looks for the last recorded llm_mode fallback among this many newest events.
 FALLBACK_LOOKBACK = 1000
-UserOption = Annotated[str, typer.Option("--user", "-u", help="The user whose memories these are.")]
 AgentOption = Annotated[str | None, typer.Option("--agent", help="Optional agent scope.")]
-# Commands that take an id or a session: no default user, so an id never reaches another
-# user's memory by accident (the library refuses an id outside the scope as not found).
-OwnerOption = Annotated[
-    str, typer.Option("--user", "-u", help="The user the memory belongs to (required).")
+# No default user: a forgotten --user would silently read or write a user named "default",
+# and an id never reaches another user's memory (the library refuses it as not found).
+UserOption = Annotated[
+    str, typer.Option("--user", "-u", help="The user whose memories these are (required).")
 ]
 
 
@@ -128,13 +127,16 @@ def demo(
         console.print(
             _memories_table(memories, f"Long-term memory of '{DEMO_USER}' ({len(memories)} active)")
         )
-        console.print(f"Stored in {path}. Try: memman --help, or memman history <id> --db {path}")
+        console.print(
+            f"Stored in {path}. Try: memman --help, or"
+            f" memman history <id> --user {DEMO_USER} --db {path}"
+        )
 
 
 @app.command()
 def add(
     fact: str,
-    user: UserOption = "default",
+    user: UserOption,
     agent: AgentOption = None,
     source: Annotated[
         str | None, typer.Option(help="Provenance: where the fact came from.")
@@ -158,7 +160,9 @@ def ingest(
             " (lines of `memman export` work too)"
         ),
     ],
-    user: UserOption = "default",
+    user: Annotated[
+        str | None, typer.Option("--user", "-u", help="The user of lines without a user_id.")
+    ] = None,
     agent: AgentOption = None,
     db: DbOption = None,
 ) -> None:
@@ -192,6 +196,8 @@ def ingest(
                     record["fact"] = record["content"]  # a line of `memman export`
                 if not isinstance(record, dict) or "fact" not in record:
                     raise InvalidInputError("expected an object with a 'fact' key")
+                if record.get("user_id", user) is None:
+                    raise InvalidInputError("no user_id: give one in the line or --user")
                 result = mm.update_memory(
                     record["fact"],
                     user_id=record.get("user_id", user),
@@ -213,7 +219,7 @@ def ingest(
 @app.command()
 def search(
     query: str,
-    user: UserOption = "default",
+    user: UserOption,
     agent: AgentOption = None,
     limit: Annotated[int, typer.Option(help="How many hits.")] = 5,
     db: DbOption = None,
@@ -232,7 +238,7 @@ def search(
 @app.command()
 def context(
     query: str,
-    user: UserOption = "default",
+    user: UserOption,
     agent: AgentOption = None,
     max_tokens: Annotated[
         int, typer.Option("--max-tokens", help="Budget, approximated as characters / 4.")
@@ -395,7 +401,7 @@ def export(
 
 @app.command("list")
 def list_memories(
-    user: UserOption = "default",
+    user: UserOption,
     agent: AgentOption = None,
     limit: Annotated[int | None, typer.Option(help="At most this many.")] = None,
     all_statuses: Annotated[
@@ -411,7 +417,7 @@ def list_memories(
 
 @app.command()
 def history(
-    memory_id: str, user: OwnerOption, agent: AgentOption = None, db: DbOption = None
+    memory_id: str, user: UserOption, agent: AgentOption = None, db: DbOption = None
 ) -> None:
     """Every decision that touched a memory (a full id or a unique prefix) of the user."""
     with _open(db) as mm:
@@ -452,7 +458,7 @@ def retry(
 
 @app.command()
 def delete(
-    memory_id: str, user: OwnerOption, agent: AgentOption = None, db: DbOption = None
+    memory_id: str, user: UserOption, agent: AgentOption = None, db: DbOption = None
 ) -> None:
     """Soft-delete a memory of the user (recoverable with restore)."""
     with _open(db) as mm:
@@ -463,7 +469,7 @@ def delete(
 
 @app.command()
 def restore(
-    memory_id: str, user: OwnerOption, agent: AgentOption = None, db: DbOption = None
+    memory_id: str, user: UserOption, agent: AgentOption = None, db: DbOption = None
 ) -> None:
     """Bring back a deleted or superseded memory of the user."""
     with _open(db) as mm:
@@ -474,7 +480,7 @@ def restore(
 
 @app.command()
 def forget(
-    user: OwnerOption,
+    user: UserOption,
     agent: Annotated[
         str | None, typer.Option("--agent", help="Only this agent's scope of the user.")
     ] = None,

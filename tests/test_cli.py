@@ -117,6 +117,18 @@ def test_delete_and_restore(memman, db):
     assert "1 memories" in memman("list", "-u", "alice", "--db", db).out
 
 
+def test_there_is_no_default_user(memman, db, tmp_path):
+    for command in (["add", "User likes tea"], ["search", "tea"], ["list"], ["context", "tea"]):
+        assert memman(*command, "--db", db).code == 2, command  # --user is required
+    lines = tmp_path / "facts.jsonl"
+    lines.write_text('{"fact": "User likes tea"}\n{"fact": "User likes jazz", "user_id": "a"}\n')
+    run = memman("ingest", str(lines), "--db", db)
+    assert run.code == 2 and "line 1: no user_id: give one in the line or --user" in run.err
+    with MemoryManager(db) as mm:
+        assert [m.content for m in mm.list(user_id="a")] == ["User likes jazz"]
+        assert mm.stats()["memories"] == {"active": 1}
+
+
 def test_commands_by_id_need_the_user_and_never_reach_another(memman, db):
     memman("add", "User has a cat named Miso", "-u", "alice", "--db", db)
     with MemoryManager(db) as mm:
@@ -220,9 +232,9 @@ def test_config_reads_a_toml_file(memman, tmp_path):
         (["delete", "nope-nope", "-u", "alice"], "Error: "),
         (["restore", "nope-nope", "-u", "alice"], "Error: "),
         (["forget", "-u", "alice"], "Error: forget erases"),
-        (["search", "tea", "--limit", "0"], "Error: limit must be from 1 to"),
-        (["search", "tea", "--limit", str(10**20)], "Error: limit must be from 1 to"),
-        (["list", "--limit", str(10**20)], "Error: limit must be from 0 to"),
+        (["search", "tea", "-u", "alice", "--limit", "0"], "Error: limit must be from 1 to"),
+        (["search", "tea", "-u", "a", "--limit", str(10**20)], "Error: limit must be from 1 to"),
+        (["list", "-u", "alice", "--limit", str(10**20)], "Error: limit must be from 0 to"),
         (["ingest", "no-such-file.jsonl"], "Error: cannot read"),
     ],
 )
@@ -251,7 +263,7 @@ def test_console_script_bad_input(tmp_path):
     """The installed entry point, in a fresh process: one line on stderr, exit 1."""
     memman_bin = Path(sys.executable).with_name("memman")
     done = subprocess.run(
-        [str(memman_bin), "add", "   ", "--db", str(tmp_path / "x.db")],
+        [str(memman_bin), "add", "   ", "-u", "alice", "--db", str(tmp_path / "x.db")],
         capture_output=True,
         text=True,
         timeout=60,
