@@ -55,7 +55,9 @@ def vector_blobs(path: str, user_id: str) -> list[bytes]:
 
 
 def open_manager(db: str, clock) -> MemoryManager:
-    return MemoryManager(db, embedder=SeededEmbedder(), clock=clock, extract_cooldown_s=3600)
+    return MemoryManager(
+        db, embedder=SeededEmbedder(), clock=clock, extract_cooldown_s=3600, busy_timeout_s=0.2
+    )
 
 
 def fill_alice(mm: MemoryManager) -> None:
@@ -173,3 +175,25 @@ def test_no_cached_vector_outlives_a_forget_in_this_or_another_manager(db, clock
         bob = [mm.update_memory(f"I own vwkcar number {n}", user_id="bob") for n in range(3)]
         assert other.search("qzxboat", user_id="alice") == []
         assert {h.id for h in other.search("vwkcar", user_id="bob")} == {r.memory_id for r in bob}
+
+
+def test_a_reader_holding_an_old_snapshot_is_reported_and_a_rerun_scrubs(db, clock):
+    """The WAL cannot be emptied under a reader's snapshot: forget says so, and forgetting
+    again once the reader is done scrubs what the WAL still held."""
+    with open_manager(db, clock) as mm:
+        mm.update_memory(f"I live in {MARKERS[0]}", user_id="alice")
+        mm.update_memory("I live in vwkhaven", user_id="bob")
+        reader = sqlite3.connect(db, isolation_level=None)
+        try:
+            reader.execute("BEGIN")
+            reader.execute("SELECT count(*) FROM long_term").fetchone()
+            held = mm.forget("alice")
+            assert (held.memories, held.wal_truncated) == (1, False)
+            assert MARKERS[0].encode() in raw_bytes(db)  # the old page images, in the WAL
+            reader.execute("COMMIT")
+        finally:
+            reader.close()
+        again = mm.forget("alice")
+        assert (again.memories, again.wal_truncated) == (0, True)
+        found = raw_bytes(db)
+        assert MARKERS[0].encode() not in found and b"vwkhaven" in found
