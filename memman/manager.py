@@ -586,8 +586,8 @@ class MemoryManager:
         """Extract every session whose newest buffered message waited extract_cooldown_s.
 
         For a chat that ended: nobody observes that session again, so its cooldown would
-        never be checked. One scope (all scopes if user_id is None); each session's messages
-        of other scopes are left alone. A failed extraction (`result.error`) leaves its
+        never be checked. One scope (every user's if neither id is given); each session's
+        messages of other scopes are left alone. A failed extraction (`result.error`) leaves its
         messages buffered, as flush() does. consolidate() does this first, too.
         """
         return observe.extract_idle(
