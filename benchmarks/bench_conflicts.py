@@ -177,13 +177,13 @@ def run_case(
     target_id = landed[case.target]
     if target_id is None:
         raise RuntimeError(f"{case.name}: the target memory was not stored (decider failed?)")
-    before = mm.get(target_id).content
+    before = mm.get(target_id, user_id=user_id).content
     asked = len(prompts()) if prompts else 0
 
     result = mm.update_memory(case.candidate, user_id=user_id)
 
     event = next(e for e in mm.events(user_id=user_id, limit=20) if e.id == result.event_id)
-    after = mm.get(target_id)
+    after = mm.get(target_id, user_id=user_id)
     new_prompts = prompts()[asked:] if prompts else []
     quoted = json.dumps(before, ensure_ascii=False)
     shown = any(quoted in text for text in new_prompts) if prompts else None
@@ -191,7 +191,7 @@ def run_case(
     apart = (
         result.memory_id is not None
         and not onto
-        and mm.get(result.memory_id).status == Status.ACTIVE
+        and mm.get(result.memory_id, user_id=user_id).status == Status.ACTIVE
     )
     return Outcome(
         name=case.name,

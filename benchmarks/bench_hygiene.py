@@ -139,7 +139,7 @@ def main() -> None:
         for user, (talks, _) in users.items():
             for number, talk in enumerate(talks):
                 mm.observe(talk, user_id=user, session_id=f"{user}/{number}")
-                mm.flush(f"{user}/{number}")
+                mm.flush(f"{user}/{number}", user_id=user)
         elapsed = time.perf_counter() - started
         after_flush = sum(len(mm.list(user_id=user)) for user in users)
         report = mm.consolidate(max_ops=1_000_000)

@@ -3,6 +3,7 @@
 from memman.aio import AsyncMemoryManager
 from memman.config import Settings, load_settings
 from memman.embed import Embedder
+from memman.erase import ForgetReport
 from memman.errors import (
     ConfigError,
     DecisionError,
@@ -23,6 +24,7 @@ __all__ = [
     "Embedder",
     "EmbeddingError",
     "Event",
+    "ForgetReport",
     "InvalidInputError",
     "MemmanError",
     "Memory",

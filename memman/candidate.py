@@ -12,7 +12,7 @@ from typing import Any
 
 from memman.config import DEFAULT_CONFIDENCE, Settings
 from memman.errors import InvalidInputError
-from memman.store import Scope
+from memman.store import Scope, check_encodable
 from memman.text import content_hash, normalize
 from memman.timestamps import check_moment
 from memman.topic import USER, Topic, about, check_label
@@ -48,10 +48,7 @@ def _check_text(name: str, value: Any, max_chars: int) -> str:
         raise InvalidInputError(f"{name} is empty")
     if "\x00" in text:
         raise InvalidInputError(f"{name} contains a NUL byte")
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError as error:
-        raise InvalidInputError(f"{name} is not valid Unicode (lone surrogate?)") from error
+    check_encodable(name, text)
     if len(text) > max_chars:
         raise InvalidInputError(f"{name} is {len(text)} characters; the limit is {max_chars}")
     return text

@@ -43,7 +43,6 @@ DbOption = Annotated[
 ]
 # `memman config` looks for the last recorded llm_mode fallback among this many newest events.
 FALLBACK_LOOKBACK = 1000
-UserOption = Annotated[str, typer.Option("--user", "-u", help="The user whose memories these are.")]
 AgentOption = Annotated[str | None, typer.Option("--agent", help="Optional agent scope.")]
 JsonOption = Annotated[
     bool, typer.Option("--json", help="Print JSON instead of a table (for scripts).")
@@ -71,6 +70,13 @@ def _main_options(
     ] = False,
 ) -> None:
     """memman: long-term memory for chatbots that stays small, current and explainable."""
+
+
+# No default user: a forgotten --user would silently read or write a user named "default",
+# and an id never reaches another user's memory (the library refuses it as not found).
+UserOption = Annotated[
+    str, typer.Option("--user", "-u", help="The user whose memories these are (required).")
+]
 
 
 def _open(db: str | None) -> MemoryManager:
@@ -152,13 +158,16 @@ def demo(
         console.print(
             _memories_table(memories, f"Long-term memory of '{DEMO_USER}' ({len(memories)} active)")
         )
-        console.print(f"Stored in {path}. Try: memman --help, or memman history <id> --db {path}")
+        console.print(
+            f"Stored in {path}. Try: memman --help, or"
+            f" memman history <id> --user {DEMO_USER} --db {path}"
+        )
 
 
 @app.command()
 def add(
     fact: str,
-    user: UserOption = "default",
+    user: UserOption,
     agent: AgentOption = None,
     source: Annotated[
         str | None, typer.Option(help="Provenance: where the fact came from.")
@@ -196,7 +205,9 @@ def ingest(
             " (lines of `memman export` work too)"
         ),
     ],
-    user: UserOption = "default",
+    user: Annotated[
+        str | None, typer.Option("--user", "-u", help="The user of lines without a user_id.")
+    ] = None,
     agent: AgentOption = None,
     db: DbOption = None,
 ) -> None:
@@ -230,6 +241,8 @@ def ingest(
                     record["fact"] = record["content"]  # a line of `memman export`
                 if not isinstance(record, dict) or "fact" not in record:
                     raise InvalidInputError("expected an object with a 'fact' key")
+                if record.get("user_id", user) is None:
+                    raise InvalidInputError("no user_id: give one in the line or --user")
                 result = mm.update_memory(
                     record["fact"],
                     user_id=record.get("user_id", user),
@@ -251,7 +264,7 @@ def ingest(
 @app.command()
 def search(
     query: str,
-    user: UserOption = "default",
+    user: UserOption,
     agent: AgentOption = None,
     limit: Annotated[int, typer.Option(help="How many hits.")] = 5,
     as_json: JsonOption = False,
@@ -274,7 +287,7 @@ def search(
 @app.command()
 def context(
     query: str,
-    user: UserOption = "default",
+    user: UserOption,
     agent: AgentOption = None,
     max_tokens: Annotated[
         int, typer.Option("--max-tokens", help="Budget, approximated as characters / 4.")
@@ -366,7 +379,8 @@ def flush(
         ),
     ] = False,
     user: Annotated[
-        str | None, typer.Option("--user", "-u", help="With --idle: only this user.")
+        str | None,
+        typer.Option("--user", "-u", help="The SESSION's user; with --idle: only this user."),
     ] = None,
     agent: AgentOption = None,
     db: DbOption = None,
@@ -374,13 +388,13 @@ def flush(
     """Extract facts from buffered chat messages now: one session, or every idle one."""
     if (session is None) == (not idle):
         raise InvalidInputError("give a SESSION or --idle (not both)")
-    if user is not None and not idle:
-        raise InvalidInputError("--user goes with --idle (a SESSION is flushed whole)")
+    if session is not None and user is None:
+        raise InvalidInputError("a SESSION belongs to a user: give --user")
     if agent is not None and user is None:
         raise InvalidInputError("--agent needs --user")
     with _open(db) as mm:
-        if session is not None:
-            done = [(session, "", mm.flush(session))]
+        if session is not None and user is not None:
+            done = [(session, user, mm.flush(session, user_id=user, agent_id=agent))]
         else:
             found = mm.flush_idle(user_id=user, agent_id=agent)
             done = [(e.session.session_id, e.session.user_id, e.result) for e in found if e.result]
@@ -482,7 +496,7 @@ def import_file(
 
 @app.command("list")
 def list_memories(
-    user: UserOption = "default",
+    user: UserOption,
     agent: AgentOption = None,
     limit: Annotated[int | None, typer.Option(help="At most this many.")] = None,
     all_statuses: Annotated[
@@ -501,21 +515,23 @@ def list_memories(
 
 
 @app.command()
-def history(memory_id: str, as_json: JsonOption = False, db: DbOption = None) -> None:
-    """Every decision that touched a memory (a full id or a unique prefix)."""
+def history(
+    memory_id: str,
+    user: UserOption,
+    agent: AgentOption = None,
+    as_json: JsonOption = False,
+    db: DbOption = None,
+) -> None:
+    """Every decision that touched a memory (a full id or a unique prefix) of the user."""
     with _open(db) as mm:
-        memory = mm.get(_resolve(mm, memory_id))
+        scope = {"user_id": user, "agent_id": agent}
+        memory = mm.get(mm.resolve_id(memory_id, **scope), **scope)
         if as_json:
-            events = [e.model_dump(mode="json") for e in mm.history(memory.id)]
+            events = [e.model_dump(mode="json") for e in mm.history(memory.id, **scope)]
             _print_json({"memory": memory.model_dump(mode="json"), "events": events})
             return
         console.print(f"{memory.id} [{memory.status.value}] {memory.content}")
-        console.print(_events_table(mm.history(memory.id), "History"))
-
-
-def _resolve(mm: MemoryManager, prefix: str) -> str:
-    """Accept the 8-character ids the tables show."""
-    return mm.resolve_id(prefix)
+        console.print(_events_table(mm.history(memory.id, **scope), "History"))
 
 
 @app.command()
@@ -548,19 +564,51 @@ def retry(
 
 
 @app.command()
-def delete(memory_id: str, db: DbOption = None) -> None:
-    """Soft-delete a memory (recoverable with restore)."""
+def delete(
+    memory_id: str, user: UserOption, agent: AgentOption = None, db: DbOption = None
+) -> None:
+    """Soft-delete a memory of the user (recoverable with restore)."""
     with _open(db) as mm:
-        result = mm.delete(_resolve(mm, memory_id))
+        scope = {"user_id": user, "agent_id": agent}
+        result = mm.delete(mm.resolve_id(memory_id, **scope), **scope)
         console.print(f"deleted {result.memory_id}: {result.content}")
 
 
 @app.command()
-def restore(memory_id: str, db: DbOption = None) -> None:
-    """Bring back a deleted or superseded memory."""
+def restore(
+    memory_id: str, user: UserOption, agent: AgentOption = None, db: DbOption = None
+) -> None:
+    """Bring back a deleted or superseded memory of the user."""
     with _open(db) as mm:
-        result = mm.restore(_resolve(mm, memory_id))
+        scope = {"user_id": user, "agent_id": agent}
+        result = mm.restore(mm.resolve_id(memory_id, **scope), **scope)
         console.print(f"restored {result.memory_id}: {result.content}")
+
+
+@app.command()
+def forget(
+    user: UserOption,
+    agent: Annotated[
+        str | None, typer.Option("--agent", help="Only this agent's scope of the user.")
+    ] = None,
+    yes: Annotated[bool, typer.Option("--yes", help="Confirm: this cannot be undone.")] = False,
+    db: DbOption = None,
+) -> None:
+    """Erase everything of a user for good, scrubbed from the file and its WAL."""
+    if not yes:
+        raise InvalidInputError(
+            f"forget erases every memory, event and message of {user!r} for good; add --yes"
+        )
+    with _open(db) as mm:
+        report = mm.forget(user, agent_id=agent)
+    console.print(
+        f"forgot {user!r}: {report.memories} memories, {report.events} events,"
+        f" {report.pending} pending, {report.short_term} short-term,"
+        f" {report.messages} messages, {report.vectors} vectors"
+    )
+    if not report.wal_truncated:
+        errors.print("a reader held an older snapshot: the WAL was not emptied; run it again")
+        raise typer.Exit(2)
 
 
 @app.command()

@@ -188,7 +188,12 @@ class MemmanStore(BaseStore):
         old = self._find(scope, op.key)
         if op.value is None:
             if old is not None:
-                self.manager.delete(old.id, reason="deleted by a LangGraph store delete")
+                self.manager.delete(
+                    old.id,
+                    reason="deleted by a LangGraph store delete",
+                    user_id=old.user_id,
+                    agent_id=old.agent_id,
+                )
             return
         self._write_direct(scope, op.key, dict(op.value), old)
 

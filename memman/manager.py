@@ -8,18 +8,20 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import warnings
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
 
-from memman import consolidate, maintenance, observe, recall, shortterm, transfer
+from memman import consolidate, erase, maintenance, observe, recall, shortterm, transfer
 from memman.candidate import Candidate, make_candidate
 from memman.config import Settings, load_settings
 from memman.consolidate import ConsolidationReport
 from memman.decide import Decider, LLMDecider, make_decider
 from memman.embed import Embedder, make_embedder
+from memman.erase import ForgetReport
 from memman.errors import ConfigError, EmbeddingError, InvalidInputError, LeaseLostError
 from memman.llm import LLMClient
 from memman.maintenance import CheckReport
@@ -27,7 +29,7 @@ from memman.models import Event, Memory, Op, PendingFact, SearchHit, Status, Tie
 from memman.observe import ObserveResult, SessionExtraction
 from memman.recall import ContextBlock
 from memman.shortterm import ShortTermFact
-from memman.store import Leases, Scope, Store
+from memman.store import Leases, Scope, Store, check_id
 from memman.timestamps import stamp
 from memman.transfer import ImportReport
 from memman.vectors import count_missing, make_vector_backend, missing_batch, save_vector
@@ -49,6 +51,36 @@ def _check_count(name: str, value: object, *, minimum: int) -> None:
         raise InvalidInputError(f"{name} must be an integer")
     if not minimum <= value <= MAX_COUNT:
         raise InvalidInputError(f"{name} must be from {minimum} to {MAX_COUNT}")
+
+
+def _all_or_scope(user_id: str | None, agent_id: str | None) -> Scope | None:
+    """The scope of a listing call, or None for every user's: only when neither id is given.
+
+    An agent_id without a user_id used to be ignored silently (every user's rows came back);
+    "all users" must be asked for by giving neither.
+    """
+    if user_id is None:
+        if agent_id is not None:
+            raise InvalidInputError(
+                "agent_id needs a user_id; give neither to mean every user's data"
+            )
+        return None
+    return Scope(user_id, agent_id)
+
+
+def _id_scope(call: str, user_id: str | None, agent_id: str | None) -> Scope | None:
+    """The scope a call by id is confined to; None (deprecated) reaches any user's memory."""
+    if user_id is None:
+        if agent_id is not None:
+            raise InvalidInputError("agent_id needs a user_id")
+        warnings.warn(
+            f"{call}() without user_id reaches any user's memory; pass user_id= (and"
+            " agent_id=): it will be required",
+            DeprecationWarning,
+            stacklevel=3,
+        )
+        return None
+    return Scope(user_id, agent_id)
 
 
 class MemoryManager:
@@ -264,8 +296,8 @@ class MemoryManager:
     def pending(
         self, *, user_id: str | None = None, agent_id: str | None = None
     ) -> list[PendingFact]:
-        """Facts the decider could not settle yet (all scopes if user_id is None)."""
-        scope = Scope(user_id, agent_id) if user_id is not None else None
+        """Facts the decider could not settle yet (every user's if neither id is given)."""
+        scope = _all_or_scope(user_id, agent_id)
         with self.store.read() as conn:
             return self.store.list_pending(conn, scope)
 
@@ -303,14 +335,25 @@ class MemoryManager:
 
     # -- reads ---------------------------------------------------------------------------
 
-    def resolve_id(self, prefix: str) -> str:
-        """The full id of the one memory whose id starts with prefix (CLI tables show 8 chars)."""
+    def resolve_id(
+        self, prefix: str, *, user_id: str | None = None, agent_id: str | None = None
+    ) -> str:
+        """The full id of the scope's one memory whose id starts with prefix (CLI tables show
+        8 chars); a prefix of another scope's memory is not found."""
+        scope = _id_scope("resolve_id", user_id, agent_id)
         with self.store.read() as conn:
-            return self.store.resolve_id(conn, prefix)
+            return self.store.resolve_id(conn, prefix, scope)
 
-    def get(self, memory_id: str) -> Memory:
+    def get(
+        self, memory_id: str, *, user_id: str | None = None, agent_id: str | None = None
+    ) -> Memory:
+        """The memory with this id in the scope; NotFoundError for a missing id and for one of
+        another scope alike (user_id will be required; without it any user's memory is read).
+        """
+        scope = _id_scope("get", user_id, agent_id)
+        check_id("memory_id", memory_id)
         with self.store.read() as conn:
-            return self.store.get(conn, memory_id)
+            return self.store.get(conn, memory_id, scope)
 
     def list(
         self,
@@ -394,17 +437,22 @@ class MemoryManager:
             now=self.clock(),
         )
 
-    def history(self, memory_id: str) -> list[Event]:
-        """Every event that touched a memory, oldest first: why the bot thinks what it thinks."""
+    def history(
+        self, memory_id: str, *, user_id: str | None = None, agent_id: str | None = None
+    ) -> list[Event]:
+        """Every event that touched a memory of the scope, oldest first: why the bot thinks
+        what it thinks. NotFoundError for an unknown id or one of another scope."""
+        scope = _id_scope("history", user_id, agent_id)
+        check_id("memory_id", memory_id)
         with self.store.read() as conn:
-            self.store.get(conn, memory_id)  # NotFoundError for an unknown id
+            self.store.get(conn, memory_id, scope)
             return self.store.events_for_memory(conn, memory_id)
 
     def events(
         self, *, user_id: str | None = None, agent_id: str | None = None, limit: int = 50
     ) -> list[Event]:
         _check_count("limit", limit, minimum=1)
-        scope = Scope(user_id, agent_id) if user_id is not None else None
+        scope = _all_or_scope(user_id, agent_id)
         with self.store.read() as conn:
             return self.store.recent_events(conn, scope, limit)
 
@@ -415,14 +463,14 @@ class MemoryManager:
         agent_id: str | None = None,
         include_inactive: bool = False,
     ) -> Iterator[Memory]:
-        """Every memory of a scope (all scopes if user_id is None), oldest first.
+        """Every memory of a scope (every user's if neither id is given), oldest first.
 
         One read snapshot for the whole iteration, so an export taken while others write is a
         consistent point in time; rows stream from the cursor, so 100k memories never sit in a
         list. Active memories only unless include_inactive (then deleted, superseded and
         archived ones too, with their status).
         """
-        scope = Scope(user_id, agent_id) if user_id is not None else None
+        scope = _all_or_scope(user_id, agent_id)
         statuses = tuple(Status) if include_inactive else (Status.ACTIVE,)
         with self.store.read() as conn:
             yield from self.store.iter_memories(conn, scope, statuses=statuses)
@@ -430,8 +478,8 @@ class MemoryManager:
     def export_events(
         self, *, user_id: str | None = None, agent_id: str | None = None
     ) -> Iterator[Event]:
-        """The whole audit trail of a scope (all scopes if user_id is None), oldest first."""
-        scope = Scope(user_id, agent_id) if user_id is not None else None
+        """The whole audit trail of a scope (every user's if neither id is given), oldest first."""
+        scope = _all_or_scope(user_id, agent_id)
         with self.store.read() as conn:
             yield from self.store.iter_events(conn, scope)
 
@@ -472,7 +520,8 @@ class MemoryManager:
         return transfer.import_lines(self, source, raw=raw)
 
     def stats(self, *, user_id: str | None = None, agent_id: str | None = None) -> dict[str, Any]:
-        scope = Scope(user_id, agent_id) if user_id is not None else None
+        """Counts of a scope (every user's if neither id is given)."""
+        scope = _all_or_scope(user_id, agent_id)
         # Buffered messages whose extraction failed extract_max_tries times.
         stuck = observe.stuck_messages(self.store, self.settings, scope)
         with self.store.read() as conn:
@@ -543,23 +592,32 @@ class MemoryManager:
         session_id: str,
         agent_id: str | None = None,
     ) -> ObserveResult:
-        """Buffer chat messages durably; extract facts once the session's cooldown passed."""
+        """Buffer chat messages durably; extract facts once the session's cooldown passed.
+
+        A session belongs to its scope: another user's messages under the same session id are
+        neither counted, extracted nor reported here.
+        """
+        scope = Scope(user_id, agent_id)
         observe.buffer(
             self.store,
-            Scope(user_id, agent_id),
+            scope,
             session_id,
             messages,
             self.clock(),
             max_chars=self.settings.max_message_chars,
         )
         if not observe.due(
-            self.store, session_id, now=self.clock(), cooldown_s=self.settings.extract_cooldown_s
+            self.store,
+            session_id,
+            scope,
+            now=self.clock(),
+            cooldown_s=self.settings.extract_cooldown_s,
         ):
             return ObserveResult(
-                buffered=observe.waiting_count(self.store, session_id),
+                buffered=observe.waiting_count(self.store, session_id, scope),
                 offline=self._llm_client is None,
             )
-        return self.flush(session_id)
+        return self._flush(session_id, scope)
 
     def _write_found_fact(
         self,
@@ -612,9 +670,17 @@ class MemoryManager:
         decided = iter(self._writes.batch(scope, candidates, size, alsos=alsos))
         return [next(decided) if error is None else error for error in refused]
 
-    def flush(self, session_id: str) -> ObserveResult:
-        """Extract a session's buffered messages now, whatever the cooldown."""
-        return self._flush(session_id, None)
+    def flush(
+        self, session_id: str, *, user_id: str | None = None, agent_id: str | None = None
+    ) -> ObserveResult:
+        """Extract the scope's buffered messages of a session now, whatever the cooldown.
+
+        user_id will be required: without it, every user's messages under that session id
+        are extracted and reported together.
+        """
+        scope = _id_scope("flush", user_id, agent_id)
+        check_id("session_id", session_id)
+        return self._flush(session_id, scope)
 
     def flush_idle(
         self, *, user_id: str | None = None, agent_id: str | None = None
@@ -622,13 +688,13 @@ class MemoryManager:
         """Extract every session whose newest buffered message waited extract_cooldown_s.
 
         For a chat that ended: nobody observes that session again, so its cooldown would
-        never be checked. One scope (all scopes if user_id is None); each session's messages
-        of other scopes are left alone. A failed extraction (`result.error`) leaves its
+        never be checked. One scope (every user's if neither id is given); each session's
+        messages of other scopes are left alone. A failed extraction (`result.error`) leaves its
         messages buffered, as flush() does. consolidate() does this first, too.
         """
         return observe.extract_idle(
             self.store,
-            Scope(user_id, agent_id) if user_id is not None else None,
+            _all_or_scope(user_id, agent_id),
             now=self.clock(),
             cooldown_s=self.settings.extract_cooldown_s,
             extract=self._flush,
@@ -675,6 +741,7 @@ class MemoryManager:
         candidate = self._candidate(
             fact, Scope(user_id, agent_id), source, None, category, importance
         )
+        check_id("session_id", session_id)
         return self.store.write(
             lambda conn: shortterm.remember(
                 conn,
@@ -692,8 +759,8 @@ class MemoryManager:
     def short_term(
         self, *, user_id: str | None = None, agent_id: str | None = None
     ) -> list[ShortTermFact]:
-        """Active short-term facts (all scopes if user_id is None)."""
-        scope = Scope(user_id, agent_id) if user_id is not None else None
+        """Active short-term facts (every user's if neither id is given)."""
+        scope = _all_or_scope(user_id, agent_id)
         with self.store.read() as conn:
             return shortterm.active(conn, scope)
 
@@ -720,7 +787,7 @@ class MemoryManager:
         _check_count("max_ops", max_ops, minimum=0)
         return consolidate.consolidate(
             self.store,
-            Scope(user_id, agent_id) if user_id is not None else None,
+            _all_or_scope(user_id, agent_id),
             settings=self.settings,
             now=self.clock(),
             dry_run=dry_run,
@@ -734,17 +801,63 @@ class MemoryManager:
 
     # -- explicit user actions -----------------------------------------------------------------
 
-    def delete(self, memory_id: str, *, reason: str = "deleted by the user") -> UpdateResult:
-        """Soft-delete a memory (recoverable with restore)."""
-        return self._set_status(memory_id, Status.DELETED, Op.DELETE, reason)
+    def delete(
+        self,
+        memory_id: str,
+        *,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        reason: str = "deleted by the user",
+    ) -> UpdateResult:
+        """Soft-delete a memory of the scope (recoverable with restore; `purge` erases)."""
+        scope = _id_scope("delete", user_id, agent_id)
+        return self._set_status(memory_id, scope, Status.DELETED, Op.DELETE, reason)
 
-    def restore(self, memory_id: str, *, reason: str = "restored by the user") -> UpdateResult:
+    def restore(
+        self,
+        memory_id: str,
+        *,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        reason: str = "restored by the user",
+    ) -> UpdateResult:
         """Bring back a deleted, superseded or archived memory, unless its text is active again."""
-        return self._set_status(memory_id, Status.ACTIVE, Op.UPDATE, reason)
+        scope = _id_scope("restore", user_id, agent_id)
+        return self._set_status(memory_id, scope, Status.ACTIVE, Op.UPDATE, reason)
 
-    def _set_status(self, memory_id: str, status: Status, op: Op, reason: str) -> UpdateResult:
+    def purge(self, memory_id: str, *, user_id: str, agent_id: str | None = None) -> ForgetReport:
+        """Erase one memory of the scope for good, with its history and vectors.
+
+        Unlike delete() nothing is kept and there is no audit event (it would keep the text);
+        the file is vacuumed and its WAL emptied, as forget() does (memman/erase.py).
+        NotFoundError for an unknown id or one of another scope.
+        """
+        scope = Scope(user_id, agent_id)
+        check_id("memory_id", memory_id)
+        return erase.purge(self.store, memory_id, scope)
+
+    def forget(self, user_id: str, agent_id: str | None = None) -> ForgetReport:
+        """Erase everything of a user, verifiably: the right to be forgotten.
+
+        Every memory of every status, its events, pending and short-term facts, buffered
+        messages, vectors and their log rows, of every agent of the user (only agent_id's
+        scope if given), in one transaction; then the FTS index is optimised, the file
+        vacuumed with secure_delete and the WAL checkpointed to zero bytes, so none of the
+        user's words stay in the database or its WAL (`report.wal_truncated` is False if a
+        reader held an old snapshot: run it again then). Returns rows erased per table.
+        """
+        Scope(user_id, agent_id)  # validates both ids
+        report = erase.forget(self.store, user_id, agent_id)
+        self.vectors.forget(user_id, agent_id)
+        return report
+
+    def _set_status(
+        self, memory_id: str, only: Scope | None, status: Status, op: Op, reason: str
+    ) -> UpdateResult:
+        check_id("memory_id", memory_id)
+
         def change(conn: sa.Connection) -> UpdateResult:
-            memory = self.store.get(conn, memory_id)
+            memory = self.store.get(conn, memory_id, only)
             scope = Scope(memory.user_id, memory.agent_id)
             if status is Status.ACTIVE:
                 if memory.status is Status.ACTIVE:

@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, Field
 
-from memman.errors import ConfigError, InvalidInputError, MemmanError
+from memman.errors import ConfigError, InvalidInputError, MemmanError, NotFoundError
 from memman.manager import MemoryManager
 from memman.models import Memory, Op, UpdateResult
 from memman.text import content_hash
@@ -131,10 +131,15 @@ def build_server(mm: MemoryManager, *, user_id: str, agent_id: str | None = None
     def owned(memory_id: str, user: str | None, agent: str | None) -> Memory:
         """The memory, if it belongs to the scope; another user's id is as good as unknown."""
         u, a = scope(user, agent)
-        memory = mm.get(mm.resolve_id(memory_id))
-        if (memory.user_id, memory.agent_id) != (u, a):
-            raise InvalidInputError(f"no memory {memory_id!r} in this user's memories")
-        return memory
+        try:
+            return mm.get(mm.resolve_id(memory_id, user_id=u, agent_id=a), user_id=u, agent_id=a)
+        except NotFoundError:
+            raise InvalidInputError(f"no memory {memory_id!r} in this user's memories") from None
+
+    def forget_one(memory: Memory) -> UpdateResult:
+        return mm.delete(
+            memory.id, reason="forgotten via MCP", user_id=memory.user_id, agent_id=memory.agent_id
+        )
 
     @tool
     def remember(
@@ -199,7 +204,7 @@ def build_server(mm: MemoryManager, *, user_id: str, agent_id: str | None = None
                 "reason": e.reason,
                 "at": e.created_at,
             }
-            for e in mm.history(memory.id)
+            for e in mm.history(memory.id, user_id=memory.user_id, agent_id=memory.agent_id)
         ]
         return {"memory": _memory(memory), "events": events}
 
@@ -216,13 +221,11 @@ def build_server(mm: MemoryManager, *, user_id: str, agent_id: str | None = None
             raise InvalidInputError("give memory_id, or everything=true to forget all")
         if memory_id is not None:
             memory = owned(memory_id, user_id, agent_id)
-            return {"forgotten": [_decision(mm.delete(memory.id, reason="forgotten via MCP"))]}
+            return {"forgotten": [_decision(forget_one(memory))]}
         u, a = scope(user_id, agent_id)
-        # Until MemoryManager.forget(user_id, agent_id) lands: each active memory, one by one.
-        doomed = mm.list(user_id=u, agent_id=a)
-        return {
-            "forgotten": [_decision(mm.delete(m.id, reason="forgotten via MCP")) for m in doomed]
-        }
+        # Soft, on purpose: an agent's mistake must be undoable (restore); erasing a user for
+        # good (MemoryManager.forget, `memman forget`) is the operator's act, not a tool's.
+        return {"forgotten": [_decision(forget_one(m)) for m in mm.list(user_id=u, agent_id=a)]}
 
     # -- the reference MCP memory server's names ---------------------------------------------
 
@@ -274,7 +277,7 @@ def build_server(mm: MemoryManager, *, user_id: str, agent_id: str | None = None
         u, a = scope(user_id, None)
         wanted = {content_hash(text) for item in deletions for text in item.observations}
         deleted = [
-            mm.delete(m.id, reason="deleted via MCP delete_observations")
+            mm.delete(m.id, reason="deleted via MCP delete_observations", user_id=u, agent_id=a)
             for m in mm.list(user_id=u, agent_id=a)
             if content_hash(m.content) in wanted
         ]

@@ -319,7 +319,7 @@ class Memory:
             log.warning("add(infer=True): memman does not attach metadata to extracted facts")
         session = _entity(run_id, "run_id") or f"mem0-{uuid.uuid4().hex}"
         observed = self.manager.observe(chat, user_id=user, agent_id=agent, session_id=session)
-        flushed = self.manager.flush(session)
+        flushed = self.manager.flush(session, user_id=user, agent_id=agent)
         if flushed.error:
             raise DecisionError(
                 f"extracting the messages failed ({flushed.error}); they stay buffered in "
@@ -355,13 +355,23 @@ class Memory:
             source=UPDATE_SOURCE + memory.id,
         )
         if result.op is not Op.PENDING and result.memory_id != memory.id:
-            self.manager.delete(memory.id, reason=f"replaced by update(): now {result.memory_id}")
+            self.manager.delete(
+                memory.id,
+                reason=f"replaced by update(): now {result.memory_id}",
+                user_id=memory.user_id,
+                agent_id=memory.agent_id,
+            )
         return {"message": "Memory updated successfully!", **_result(result, text)}
 
     def delete(self, memory_id: str) -> dict[str, Any]:
         """Soft-delete one memory (MemoryManager.restore brings it back)."""
         memory = self._active(memory_id)
-        self.manager.delete(memory.id, reason="deleted through mem0 delete()")
+        self.manager.delete(
+            memory.id,
+            reason="deleted through mem0 delete()",
+            user_id=memory.user_id,
+            agent_id=memory.agent_id,
+        )
         return {"message": "Memory deleted successfully!"}
 
     def delete_all(
@@ -375,16 +385,32 @@ class Memory:
             )
         user, agent = _scope({"user_id": user_id, "agent_id": agent_id, "run_id": run_id})
         for memory in self.manager.list(user_id=user, agent_id=agent):
-            self.manager.delete(memory.id, reason="deleted through mem0 delete_all()")
+            self.manager.delete(
+                memory.id, reason="deleted through mem0 delete_all()", user_id=user, agent_id=agent
+            )
         return {"message": "Memories deleted successfully!"}
 
     def reset(self) -> None:
         """Soft-delete every active memory of every scope (the audit trail stays)."""
-        ids = [memory.id for memory in self.manager.export()]
-        for memory_id in ids:
-            self.manager.delete(memory_id, reason="deleted through mem0 reset()")
+        memories = list(self.manager.export())
+        for memory in memories:
+            self.manager.delete(
+                memory.id,
+                reason="deleted through mem0 reset()",
+                user_id=memory.user_id,
+                agent_id=memory.agent_id,
+            )
 
     # -- reads -------------------------------------------------------------------------------
+
+    def _owner(self, memory_id: str) -> dict[str, str | None]:
+        """The scope of a memory named by id alone, as mem0's calls name one: mem0's ids are
+        global, so the facade looks the owner up (NotFoundError for an unknown id)."""
+        if not isinstance(memory_id, str):
+            raise NotFoundError(f"no memory with id {memory_id!r}")
+        with self.manager.store.read() as conn:
+            memory = self.manager.store.get(conn, memory_id)
+        return {"user_id": memory.user_id, "agent_id": memory.agent_id}
 
     def _active(self, memory_id: str) -> Record:
         """The active memory an id stands for: itself, or where update() moved its text.
@@ -394,7 +420,7 @@ class Memory:
         answering get, update, delete and search results as mem0's ids do.
         """
         try:
-            memory = self.manager.get(memory_id)
+            memory = self.manager.get(memory_id, **self._owner(memory_id))
         except NotFoundError:
             raise InvalidInputError(f"Memory with id {memory_id} not found") from None
         seen: set[str] = set()
@@ -479,14 +505,16 @@ class Memory:
         reason and tier), with the history of the memory update() moved its text to;
         [] for an unknown id, as mem0 answers."""
         try:
-            events = {event.id: event for event in self.manager.history(memory_id)}
+            owner = self._owner(memory_id)
+            events = {event.id: event for event in self.manager.history(memory_id, **owner)}
             current = self._active(memory_id).id
         except NotFoundError:
             return []
         except InvalidInputError:  # deleted: its own history only
             current = memory_id
         if current != memory_id:  # update() moved the text: where it went, too
-            events.update((event.id, event) for event in self.manager.history(current))
+            moved = self.manager.history(current, **owner)
+            events.update((event.id, event) for event in moved)
         return [_history_entry(events[key]) for key in sorted(events)]
 
 

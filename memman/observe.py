@@ -34,7 +34,7 @@ from memman.llm import LLMClient
 from memman.models import UpdateResult
 from memman.prompts import render
 from memman.shortterm import ShortTermFact
-from memman.store import Leases, Scope, Store
+from memman.store import Leases, Scope, Store, check_encodable, check_id
 from memman.text import normalize
 from memman.timestamps import check_moment, stamp
 from memman.topic import check_label
@@ -175,6 +175,7 @@ def _check_messages(messages: Any) -> list[tuple[str, str, str | None]]:
                 f"message #{index} needs a role ({', '.join(sorted(ROLES))}) and content:"
                 " a string, a list of content parts, or None"
             )
+        check_encodable(f"message #{index}", text)
         when = message.get("timestamp", message.get("created_at"))
         if text:
             checked.append((role, text, None if when is None else check_moment("timestamp", when)))
@@ -205,8 +206,7 @@ def buffer(
 ) -> None:
     """Write the messages to the buffer in one transaction (validated first; a message over
     max_chars is refused, like a fact over max_fact_chars, before any is written)."""
-    if not isinstance(session_id, str) or not session_id.strip():
-        raise InvalidInputError("session_id must be a non-empty string")
+    check_id("session_id", session_id)
     checked = _check_messages(messages)
     for index, (_, content, _) in enumerate(checked):
         if len(content) > max_chars:
@@ -257,9 +257,11 @@ def waiting_count(store: Store, session_id: str, scope: Scope | None = None) -> 
     return len(_waiting(store, session_id, scope))
 
 
-def due(store: Store, session_id: str, *, now: dt.datetime, cooldown_s: float) -> bool:
-    """True when the session's oldest buffered message has waited the cooldown."""
-    waiting = _waiting(store, session_id)
+def due(
+    store: Store, session_id: str, scope: Scope, *, now: dt.datetime, cooldown_s: float
+) -> bool:
+    """True when the scope's oldest buffered message of the session has waited the cooldown."""
+    waiting = _waiting(store, session_id, scope)
     if not waiting:
         return False
     oldest = dt.datetime.fromisoformat(waiting[0].created_at)

@@ -61,6 +61,29 @@ LEASED_TABLES = frozenset({"pending", "message_buffer"})
 PKS_PER_STATEMENT = 30_000
 
 
+def check_id(name: str, value: object) -> str:
+    """A user, agent, session or memory id as memman stores and matches it, or
+    InvalidInputError: a non-empty string of at most MAX_SCOPE_ID_CHARS characters, no NUL,
+    encodable as UTF-8 (a lone surrogate would otherwise fail inside SQLite's driver with an
+    untyped UnicodeEncodeError)."""
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidInputError(f"{name} must be a non-empty string")
+    if len(value) > MAX_SCOPE_ID_CHARS or "\x00" in value:
+        raise InvalidInputError(f"{name} must be at most {MAX_SCOPE_ID_CHARS} characters, no NUL")
+    return check_encodable(name, value)
+
+
+def check_encodable(name: str, text: str) -> str:
+    """text, or InvalidInputError if it cannot be stored as UTF-8 (a lone surrogate, which
+    Python strings allow and SQLite's driver refuses with an untyped UnicodeEncodeError)."""
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise InvalidInputError(f"{name} is not valid Unicode (lone surrogate?)") from None
+    return text
+
+
 @dataclass(frozen=True)
 class Scope:
     """Who a memory belongs to. A hard filter in every query: scopes never mix."""
@@ -69,15 +92,9 @@ class Scope:
     agent_id: str | None = None
 
     def __post_init__(self) -> None:
-        for name, value in (("user_id", self.user_id), ("agent_id", self.agent_id)):
-            if value is None and name == "agent_id":
-                continue
-            if not isinstance(value, str) or not value.strip():
-                raise InvalidInputError(f"{name} must be a non-empty string")
-            if len(value) > MAX_SCOPE_ID_CHARS or "\x00" in value:
-                raise InvalidInputError(
-                    f"{name} must be at most {MAX_SCOPE_ID_CHARS} characters, no NUL"
-                )
+        check_id("user_id", self.user_id)
+        if self.agent_id is not None:
+            check_id("agent_id", self.agent_id)
 
     @property
     def agent_key(self) -> str:
@@ -299,6 +316,28 @@ class Store:
             }
         return found
 
+    def scrub(self) -> bool:
+        """Rewrite the file without free pages and empty the WAL (after a hard purge).
+
+        VACUUM copies only live pages, so the bytes of deleted rows leave the main file; a
+        TRUNCATE checkpoint copies the WAL into the file and cuts it to zero bytes, so the old
+        page images leave the WAL too. Takes the write lock, with write()'s busy retry.
+        Returns False when a reader still held an older snapshot, so the WAL was not emptied.
+        """
+
+        def attempt() -> bool:
+            with self._write_lock, self.engine.connect() as connection:
+                # Outside any transaction: VACUUM cannot run in one.
+                run_sql(connection, "PRAGMA secure_delete = ON")
+                try:
+                    run_sql(connection, "VACUUM")
+                    busy = run_sql(connection, "PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+                finally:
+                    run_sql(connection, "PRAGMA secure_delete = OFF")
+                return busy == 0
+
+        return self._with_busy_retry(attempt)
+
     # -- transactions -------------------------------------------------------------------
 
     @contextmanager
@@ -420,17 +459,26 @@ class Store:
         )
         return [self._memory_from_values(row) for row in rows]
 
-    def get(self, conn: sa.Connection, memory_id: str) -> Memory:
+    def get(self, conn: sa.Connection, memory_id: str, scope: Scope | None = None) -> Memory:
+        """The memory with this id; NotFoundError if there is none or (scope given) it belongs
+        to another scope: the same error, so an id never tells whether another user has it."""
         row = run_sql(conn, self._by_id_sql, (memory_id,)).fetchone()
-        if row is None:
+        memory = self._memory_from_values(row) if row else None
+        if memory is None or (
+            scope is not None and Scope(memory.user_id, memory.agent_id) != scope
+        ):
             raise NotFoundError(f"no memory with id {memory_id!r}")
-        return self._memory_from_values(row)
+        return memory
 
-    def resolve_id(self, conn: sa.Connection, prefix: str) -> str:
+    def resolve_id(self, conn: sa.Connection, prefix: str, scope: Scope | None = None) -> str:
+        """The one id starting with prefix (of the scope's memories, if given)."""
         lt = self.long_term
-        if not prefix or len(prefix) < 4 or not prefix.isalnum():
+        if not isinstance(prefix, str) or len(prefix) < 4 or not prefix.isalnum():
             raise InvalidInputError("give a memory id or at least its first 4 characters")
-        rows = conn.execute(sa.select(lt.c.id).where(lt.c.id.startswith(prefix)).limit(2)).all()
+        query = sa.select(lt.c.id).where(lt.c.id.startswith(prefix))
+        if scope is not None:
+            query = query.where(_scope_where(lt, scope))
+        rows = conn.execute(query.limit(2)).all()
         if not rows:
             raise NotFoundError(f"no memory with id {prefix!r}")
         if len(rows) > 1:

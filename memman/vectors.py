@@ -56,14 +56,17 @@ _LAST_SQL = """
     FROM vector_log ORDER BY seq DESC LIMIT 1
 """
 # The scope's memories changed after a seq, with their vector if it is active now (NULL:
-# the memory left the matrix). At most _PATCH_LIMIT + 1 rows: more means reload.
+# the memory left the matrix). At most _PATCH_LIMIT + 1 rows: more means reload. The join
+# checks the scope again: after a hard purge (memman/erase.py) SQLite reuses the numbers of
+# the highest erased rows, so a pk logged for this scope may now be another scope's memory.
 _CHANGED_SQL = """
     SELECT c.memory_pk, v.vector FROM (
         SELECT DISTINCT memory_pk FROM vector_log
-        WHERE seq > ? AND user_id = ? AND agent_id = ? LIMIT ?
+        WHERE seq > ?1 AND user_id = ?2 AND agent_id = ?3 LIMIT ?4
     ) AS c
     LEFT JOIN long_term l ON l.pk = c.memory_pk AND l.status = 'active'
-    LEFT JOIN memory_vectors v ON v.memory_pk = l.pk AND v.model = ?
+      AND l.user_id = ?2 AND l.agent_id = ?3
+    LEFT JOIN memory_vectors v ON v.memory_pk = l.pk AND v.model = ?5
 """
 _PATCH_LIMIT = 5000  # more changed memories than this since the last look: reload instead
 _LOG_KEPT = 100_000  # vector_log rows kept by m015's prune trigger
@@ -242,6 +245,13 @@ class VectorIndex:
         self._cache[key] = _Matrix(pks, rows, seq, token)
         return self._cache[key]
 
+    def forget(self, user_id: str, agent_id: str | None = None) -> None:
+        """Drop the cached matrices of a user (only agent_id's scope if given): after an
+        erasure, nothing of the user stays in this process's memory either."""
+        with self._lock:
+            for key in [k for k in self._cache if k[0] == user_id and agent_id in (None, k[1])]:
+                self._bytes -= self._cache.pop(key).nbytes
+
     def top(
         self, conn: sa.Connection, scope: Scope, model: str, query: np.ndarray, k: int
     ) -> list[tuple[int, float]]:
@@ -291,6 +301,9 @@ class SqliteVecIndex:
     nothing held in memory, at the price of reading every blob each time.
     """
 
+    def forget(self, user_id: str, agent_id: str | None = None) -> None:
+        """Nothing cached, nothing to drop."""
+
     def top(
         self, conn: sa.Connection, scope: Scope, model: str, query: np.ndarray, k: int
     ) -> list[tuple[int, float]]:
@@ -323,6 +336,8 @@ class VectorSearch(Protocol):
     def scores(
         self, conn: sa.Connection, scope: Scope, model: str, query: np.ndarray, pks: list[int]
     ) -> dict[int, float]: ...
+
+    def forget(self, user_id: str, agent_id: str | None = None) -> None: ...
 
 
 @dataclass(frozen=True)

@@ -283,7 +283,7 @@ def extract_writer(path: str, base_url: str, seed: int, ack_path: str) -> None:
             mm.observe([{"role": "user", "content": content}], user_id="alice", session_id=session)
             out.write(json.dumps({"buffered": content}) + "\n")
             if n % 3 == 2:
-                mm.flush(session)
+                mm.flush(session, user_id="alice")
 
 
 def lost_messages(path: str, ack_path: str) -> list[str]:

@@ -42,10 +42,10 @@ def test_async_manager_calls_are_the_sync_calls_awaited(tmp_path):
             batch = await amm.update_many(["User has a dog", "User lives in Porto"], user_id="ann")
             hits = await amm.search("jazz", user_id="ann")
             listed = await amm.list(user_id="ann")
-            history = await amm.history(added.memory_id)
+            history = await amm.history(added.memory_id, user_id="ann")
             exported = await amm.export(user_id="ann")
-            deleted = await amm.delete(added.memory_id)
-            restored = await amm.restore(added.memory_id)
+            deleted = await amm.delete(added.memory_id, user_id="ann")
+            restored = await amm.restore(added.memory_id, user_id="ann")
             block = await amm.context("which jazz?", user_id="ann")
             return added, again, batch, hits, listed, history, exported, deleted, restored, block
 

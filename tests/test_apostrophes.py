@@ -43,7 +43,7 @@ def test_apostrophe_word_alone_makes_a_memory_a_candidate(mm):
     # No LLM is configured, so the related case is added and flagged offline, not NOVEL.
     assert (r.op, r.tier, r.offline) == (Op.ADD, Tier.OFFLINE, True)
     assert f"related to memory {manager.id[:8]} (Jaccard 0.20)" in r.reason
-    event = mm.history(r.memory_id)[-1]
+    event = mm.history(r.memory_id, user_id="alice")[-1]
     assert set(event.scores) == {manager.id}  # {manager, pat, oneill} vs {oneill, approved, budget}
     assert event.scores[manager.id]["jaccard"] == 0.2
     assert "bm25" in event.scores[manager.id]

@@ -55,7 +55,7 @@ def test_independent_ambiguous_facts_share_one_call(db, fake_openai):
         (Op.UPDATE, Tier.LLM),
     ]
     assert (results[0].memory_id, results[2].memory_id) == (ids[0], ids[2])
-    assert mm.get(ids[0]).content == "User uses a sitting desk"
+    assert mm.get(ids[0], user_id="u").content == "User uses a sitting desk"
     # The call's tokens are shared among its facts in the audit trail (120 / 3).
     assert {e.tokens for e in mm.events(user_id="u", limit=3)} == {40}
 
@@ -91,7 +91,7 @@ def test_a_later_fact_touching_a_pending_decision_waits_for_it(db, fake_openai):
     )
     assert [(r.op, r.memory_id) for r in results] == [(Op.UPDATE, ids[0]), (Op.UPDATE, ids[0])]
     assert len(fake_openai.requests) == 2
-    assert mm.get(ids[0]).content == "User uses a standing desk again"
+    assert mm.get(ids[0], user_id="u").content == "User uses a standing desk again"
 
 
 def test_an_extraction_decides_its_ambiguous_facts_in_one_call(tmp_path, clock, fake_openai):
@@ -107,7 +107,7 @@ def test_an_extraction_decides_its_ambiguous_facts_in_one_call(tmp_path, clock, 
         batch_answer(item(1, "ADD"), item(2, "ADD"), item(3, "NOOP", id=3)),
     )
     mm.observe([{"role": "user", "content": "lots of news"}], user_id="u", session_id="s")
-    result = mm.flush("s")
+    result = mm.flush("s", user_id="u")
     assert [r.op for r in result.results] == [Op.ADD, Op.ADD, Op.NOOP]
     assert result.results[2].memory_id == ids[2]
     assert len(fake_openai.requests) == 2  # one extraction call, one decision call

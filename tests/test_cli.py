@@ -86,7 +86,7 @@ def test_add_search_list_history_stats(memman, db):
 
     with MemoryManager(db) as mm:
         memory_id = mm.list(user_id="alice")[0].id
-    history = memman("history", memory_id[:8], "--db", db)
+    history = memman("history", memory_id[:8], "-u", "alice", "--db", db)
     assert history.code == 0
     assert memory_id in history.out and "ADD" in history.out and "NOOP" in history.out
 
@@ -106,15 +106,47 @@ def test_delete_and_restore(memman, db):
     memman("add", "User has a cat named Miso", "-u", "alice", "--db", db)
     with MemoryManager(db) as mm:
         memory_id = mm.list(user_id="alice")[0].id
-    deleted = memman("delete", memory_id[:8], "--db", db)
+    deleted = memman("delete", memory_id[:8], "-u", "alice", "--db", db)
     assert deleted.code == 0 and f"deleted {memory_id}" in deleted.out
     assert "0 memories" in memman("list", "-u", "alice", "--db", db).out
     assert "deleted" in memman("list", "-u", "alice", "--all", "--db", db).out
-    again = memman("delete", memory_id, "--db", db)
+    again = memman("delete", memory_id, "-u", "alice", "--db", db)
     assert again.code == 1 and again.err.startswith("Error: ")
-    restored = memman("restore", memory_id[:8], "--db", db)
+    restored = memman("restore", memory_id[:8], "-u", "alice", "--db", db)
     assert restored.code == 0 and "restored" in restored.out
     assert "1 memories" in memman("list", "-u", "alice", "--db", db).out
+
+
+def test_there_is_no_default_user(memman, db, tmp_path):
+    for command in (["add", "User likes tea"], ["search", "tea"], ["list"], ["context", "tea"]):
+        assert memman(*command, "--db", db).code == 2, command  # --user is required
+    lines = tmp_path / "facts.jsonl"
+    lines.write_text('{"fact": "User likes tea"}\n{"fact": "User likes jazz", "user_id": "a"}\n')
+    run = memman("ingest", str(lines), "--db", db)
+    assert run.code == 2 and "line 1: no user_id: give one in the line or --user" in run.err
+    with MemoryManager(db) as mm:
+        assert [m.content for m in mm.list(user_id="a")] == ["User likes jazz"]
+        assert mm.stats()["memories"] == {"active": 1}
+
+
+def test_commands_by_id_need_the_user_and_never_reach_another(memman, db):
+    memman("add", "User has a cat named Miso", "-u", "alice", "--db", db)
+    with MemoryManager(db) as mm:
+        memory_id = mm.list(user_id="alice")[0].id
+    for command in ("history", "delete", "restore"):
+        assert memman(command, memory_id[:8], "--db", db).code == 2  # --user is required
+        run = memman(command, memory_id[:8], "-u", "bob", "--db", db)
+        assert (run.code, run.err) == (1, f"Error: no memory with id {memory_id[:8]!r}\n")
+    assert "1 memories" in memman("list", "-u", "alice", "--db", db).out
+
+
+def test_forget_erases_the_user(memman, db):
+    memman("add", "User has a cat named Qzxmiso", "-u", "alice", "--db", db)
+    memman("add", "User has a dog", "-u", "bob", "--db", db)
+    run = memman("forget", "-u", "alice", "--yes", "--db", db)
+    assert run.code == 0 and "forgot 'alice': 1 memories, 1 events" in run.out
+    assert b"qzxmiso" not in Path(db).read_bytes().lower()
+    assert "1 memories" in memman("list", "-u", "bob", "--db", db).out
 
 
 def test_ingest_reports_bad_lines_by_number_and_keeps_good_ones(memman, db, tmp_path):
@@ -195,13 +227,14 @@ def test_config_reads_a_toml_file(memman, tmp_path):
         (["add", "", "-u", "alice"], "Error: fact is empty"),
         (["add", "x\x01\x00y", "-u", "alice"], "Error: fact contains a NUL byte"),
         (["add", "User likes tea", "-u", " "], "Error: user_id"),
-        (["history", "zzzzzzzz"], "Error: "),
-        (["history", "ab"], "Error: "),
-        (["delete", "nope-nope"], "Error: "),
-        (["restore", "nope-nope"], "Error: "),
-        (["search", "tea", "--limit", "0"], "Error: limit must be from 1 to"),
-        (["search", "tea", "--limit", str(10**20)], "Error: limit must be from 1 to"),
-        (["list", "--limit", str(10**20)], "Error: limit must be from 0 to"),
+        (["history", "zzzzzzzz", "-u", "alice"], "Error: "),
+        (["history", "ab", "-u", "alice"], "Error: "),
+        (["delete", "nope-nope", "-u", "alice"], "Error: "),
+        (["restore", "nope-nope", "-u", "alice"], "Error: "),
+        (["forget", "-u", "alice"], "Error: forget erases"),
+        (["search", "tea", "-u", "alice", "--limit", "0"], "Error: limit must be from 1 to"),
+        (["search", "tea", "-u", "a", "--limit", str(10**20)], "Error: limit must be from 1 to"),
+        (["list", "-u", "alice", "--limit", str(10**20)], "Error: limit must be from 0 to"),
         (["ingest", "no-such-file.jsonl"], "Error: cannot read"),
     ],
 )
@@ -230,7 +263,7 @@ def test_console_script_bad_input(tmp_path):
     """The installed entry point, in a fresh process: one line on stderr, exit 1."""
     memman_bin = Path(sys.executable).with_name("memman")
     done = subprocess.run(
-        [str(memman_bin), "add", "   ", "--db", str(tmp_path / "x.db")],
+        [str(memman_bin), "add", "   ", "-u", "alice", "--db", str(tmp_path / "x.db")],
         capture_output=True,
         text=True,
         timeout=60,
@@ -249,7 +282,7 @@ def test_every_command_is_documented_with_help():
     readme = README.read_text(encoding="utf-8")
     assert set(commands()) >= {
         "demo", "add", "ingest", "search", "list", "history", "pending", "retry", "stats",
-        "config", "delete", "restore",
+        "config", "delete", "restore", "forget",
     }  # fmt: skip
     for name, command in commands().items():
         assert command.help, f"memman {name} has no help text"

@@ -24,33 +24,35 @@ def test_py_typed_ships_with_the_package():
 def test_add_takes_category_and_importance(memman, db):  # noqa: F811
     run = memman(
         "add", "User is allergic to peanuts", "--category", "safety", "--importance", "9",
-        "--db", db,
+        "--user", "ana", "--db", db,
     )  # fmt: skip
     assert run.code == 0
     with MemoryManager(db) as mm:
-        [memory] = mm.list(user_id="default")
+        [memory] = mm.list(user_id="ana")
     assert (memory.category, memory.importance) == ("safety", 9)
-    bad = memman("add", "User likes tea", "--importance", "11", "--db", db)
+    bad = memman("add", "User likes tea", "--importance", "11", "--user", "ana", "--db", db)
     assert bad.code == 1 and bad.err.startswith("Error: importance")
 
 
 def test_read_commands_print_json(memman, db):  # noqa: F811
-    memman("add", "User lives in Lisbon", "--db", db)
-    memman("add", "User has a dog named Rex", "--db", db)
+    memman("add", "User lives in Lisbon", "--user", "ana", "--db", db)
+    memman("add", "User has a dog named Rex", "--user", "ana", "--db", db)
 
-    hits = json.loads(memman("search", "dog", "--json", "--db", db).out)
+    hits = json.loads(memman("search", "dog", "--user", "ana", "--json", "--db", db).out)
     assert [h["memory"]["content"] for h in hits] == ["User has a dog named Rex"]
     assert hits[0]["score"] > 0
 
-    listed = json.loads(memman("list", "--json", "--db", db).out)
+    listed = json.loads(memman("list", "--user", "ana", "--json", "--db", db).out)
     assert [m["content"] for m in listed] == ["User lives in Lisbon", "User has a dog named Rex"]
 
-    history = json.loads(memman("history", listed[0]["id"][:8], "--json", "--db", db).out)
+    prefix = listed[0]["id"][:8]
+    history = json.loads(memman("history", prefix, "--user", "ana", "--json", "--db", db).out)
     assert history["memory"]["id"] == listed[0]["id"]
     assert [e["op"] for e in history["events"]] == ["ADD"]
 
     stats = json.loads(memman("stats", "--json", "--db", db).out)
     assert stats["memories"] == {"active": 2} and stats["pending"] == 0
 
-    block = json.loads(memman("context", "where do I live", "--json", "--db", db).out)
+    asked = memman("context", "where do I live", "--user", "ana", "--json", "--db", db)
+    block = json.loads(asked.out)
     assert "Lisbon" in block["text"] and block["left_out"] == 0

@@ -102,7 +102,7 @@ def test_exact_repeat_is_settled_by_the_hash_tier_while_the_embedder_is_down(tmp
         repeat = mm.update_memory("loves  SHELLFISH.", user_id="u", source="msg-2")
         assert (repeat.op, repeat.tier, repeat.memory_id) == (Op.NOOP, Tier.HASH, first.memory_id)
         assert mm.update_memory("Enjoys prawns", user_id="u").op is Op.PENDING
-        assert mm.get(first.memory_id).sources == ["msg-2"]
+        assert mm.get(first.memory_id, user_id="u").sources == ["msg-2"]
     assert stored(path) == [("Loves shellfish", 1)]
 
 

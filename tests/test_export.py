@@ -20,7 +20,7 @@ def store(tmp_path) -> str:
     with MemoryManager(path) as mm:
         alice = mm.update_many(ALICE, user_id="alice")
         mm.update_many(BOB, user_id="bob", metadata={"origin": "intake form"})
-        mm.delete(alice[2].memory_id)
+        mm.delete(alice[2].memory_id, user_id="alice")
     return path
 
 

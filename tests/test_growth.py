@@ -27,11 +27,12 @@ def test_a_repeated_fact_is_one_event_row_that_counts_its_repeats(tmp_path):
             clock.advance(minutes=1)
             repeat = mm.update_memory("User likes green tea", user_id="u", source=f"s{n}")
             assert repeat.op is Op.NOOP
-        history = mm.history(added.memory_id)
+        history = mm.history(added.memory_id, user_id="u")
         assert [(e.op, e.repeat_count) for e in history] == [(Op.ADD, 1), (Op.NOOP, 49)]
         noop = history[1]
         assert noop.created_at < noop.last_at == mm._now()  # first and last time
-        assert mm.get(added.memory_id).sources[-1] == "s49"  # where the repeats came from
+        # where the repeats came from:
+        assert mm.get(added.memory_id, user_id="u").sources[-1] == "s49"
         assert mm.stats(user_id="u")["decisions"]["NOOP"] == {"hash": 49}  # same audit value
         mm.update_memory("User likes green tea a lot", user_id="u")  # something else between
         mm.update_memory("User likes green tea", user_id="u")
@@ -43,11 +44,11 @@ def test_extracted_messages_are_pruned_after_the_retention(tmp_path):
     clock = Clock()
     with MemoryManager(path, clock=clock, message_retention_days=1) as mm:
         mm.observe([{"role": "user", "content": "I keep bees"}], user_id="u", session_id="a")
-        mm.flush("a")
+        mm.flush("a", user_id="u")
         assert rows(path, "SELECT count(*) FROM message_buffer") == [(1,)]  # kept a day
         clock.advance(days=2)
         mm.observe([{"role": "user", "content": "I own a kayak"}], user_id="u", session_id="b")
-        mm.flush("b")
+        mm.flush("b", user_id="u")
         assert rows(path, "SELECT content FROM message_buffer") == [("I own a kayak",)]
         assert len(mm.list(user_id="u")) == 2
 

@@ -120,7 +120,7 @@ def test_syntax_looking_facts_are_stored_verbatim_and_findable(store, fact):
     result = mm.update_memory(fact, user_id="alice")
 
     assert result.op is Op.ADD
-    assert mm.get(result.memory_id).content == fact
+    assert mm.get(result.memory_id, user_id="alice").content == fact
     assert mm.search(fact, user_id="alice")[0].memory.id == result.memory_id
     assert set(row_counts(path)) == set(TABLES)  # no table was dropped
 
@@ -152,7 +152,7 @@ def test_any_text_is_stored_exactly_or_refused(store, fact, query):
     except InvalidInputError:
         assert row_counts(path) == before
     else:
-        stored = mm.get(result.memory_id)
+        stored = mm.get(result.memory_id, user_id="alice")
         assert stored.user_id == "alice"
         if result.op is Op.ADD:
             assert (stored.content, stored.metadata) == (fact.strip(), {"raw": fact})

@@ -188,9 +188,11 @@ def test_injected_fact_can_only_touch_the_memories_shown_with_it(tmp_path, fake_
         after = snapshot(mm, user, agent)
         changed = {i for i in before if before[i] != after[i]}
         assert changed == ({shown[1].id} if (user, agent) == ("alice", None) else set())
-    assert mm.get(shown[1].id).status == "deleted"  # soft: the row and its history stay
+    assert (
+        mm.get(shown[1].id, user_id="alice").status == "deleted"
+    )  # soft: the row and its history stay
 
-    mm.restore(shown[1].id)
+    mm.restore(shown[1].id, user_id="alice")
 
     assert snapshot(mm, "alice", None) == everyone[("alice", None)]
 

@@ -141,20 +141,24 @@ def test_search_with_a_query_is_recall_with_scores(mm):
     assert isinstance(hits[0].score, float) and hits[0].score > 0
     across = store.search(("users",), query="chess Sundays")
     assert [h.namespace for h in across][:1] == [BOB]
-    assert mm.get(mm.list(user_id="users.bob.memories")[0].id).access_count == 1  # recall counts
+    [bob] = mm.list(user_id="users.bob.memories")
+    assert bob.access_count == 1  # recall counts
 
 
 def test_put_is_a_direct_audited_write_and_update_memory_decides(mm):
     store = MemmanStore(mm)
     store.put(ALICE, "coffee", {"text": "User prefers flat white"})
     [memory] = mm.list(user_id="users.alice.memories")
-    [added] = mm.history(memory.id)
+    [added] = mm.history(memory.id, user_id=memory.user_id)
     assert (added.op, added.tier) == (Op.ADD, Tier.MANUAL)
     assert "direct write" in added.reason
 
     store.put(ALICE, "coffee", {"text": "User prefers espresso"})
-    assert [e.op for e in mm.history(memory.id)] == [Op.ADD, Op.DELETE]  # replaced, history kept
-    assert mm.get(memory.id).status == "deleted"
+    assert [e.op for e in mm.history(memory.id, user_id=memory.user_id)] == [
+        Op.ADD,
+        Op.DELETE,
+    ]  # replaced, history kept
+    assert mm.get(memory.id, user_id=memory.user_id).status == "deleted"
 
     # The deciding path: a repeat is a NOOP of the memory under "coffee", an extension an UPDATE.
     repeat = store.update_memory(ALICE, "user prefers ESPRESSO.")

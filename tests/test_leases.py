@@ -47,7 +47,7 @@ def retry_worker(path: str, reports, go) -> None:
 
 def flush_worker(path: str, reports, go) -> None:
     with manager(path, GatedVectors(reports, go)) as mm:
-        mm.flush("s1")
+        mm.flush("s1", user_id="u")
     reports.put("done")
 
 
@@ -134,7 +134,7 @@ def test_a_killed_workers_claim_lapses_and_its_fact_is_decided_once(tmp_path):
 def held_flush(path: str, reports, go) -> None:
     """Claims the session's messages, reports, and waits for a kill that comes before `go`."""
     with manager(path, GatedVectors(reports, go)) as mm:
-        mm.flush("s1")
+        mm.flush("s1", user_id="u")
 
 
 def test_a_killed_flushs_messages_wait_for_its_lease_then_are_extracted_once(tmp_path):
@@ -150,8 +150,8 @@ def test_a_killed_flushs_messages_wait_for_its_lease_then_are_extracted_once(tmp
 
     clock = Clock()
     with manager(path, clock=clock) as mm:
-        assert mm.flush("s1").extracted_messages == 0  # still the dead worker's
+        assert mm.flush("s1", user_id="u").extracted_messages == 0  # still the dead worker's
         clock.advance(seconds=mm.settings.lease_s)
-        assert mm.flush("s1").extracted_messages == 1
-        assert mm.flush("s1").extracted_messages == 0
+        assert mm.flush("s1", user_id="u").extracted_messages == 1
+        assert mm.flush("s1", user_id="u").extracted_messages == 0
     assert rows(path, "SELECT op FROM events") == [("ADD",)]

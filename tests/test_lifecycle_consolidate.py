@@ -60,14 +60,14 @@ def test_near_identical_memories_merge_and_stay_recoverable(db, clock):
         report = mm.consolidate()
         [merge] = [c for c in report.changes if c.action == "merge"]
         assert merge.target == second and merge.related == [first]  # more accessed wins
-        loser = mm.get(first)
+        loser = mm.get(first, user_id="u")
         assert loser.status is Status.SUPERSEDED
         assert loser.metadata["superseded_by"] == second
-        event = mm.history(first)[-1]
+        event = mm.history(first, user_id="u")[-1]
         assert (event.source, event.tier) == ("consolidation", Tier.LIFECYCLE)
         assert [h.id for h in mm.search("tomatoes basil balcony", user_id="u")] == [second]
-        mm.restore(first)
-        assert mm.get(first).status is Status.ACTIVE
+        mm.restore(first, user_id="u")
+        assert mm.get(first, user_id="u").status is Status.ACTIVE
 
 
 SAME_WORDING = [
@@ -93,7 +93,7 @@ def test_only_the_same_wording_merges_without_an_llm(db, clock, pair, merges):
     ids = loose_import(db, clock, list(pair))
     with MemoryManager(db, clock=clock) as mm:
         assert mm.consolidate().count("merge") == merges
-        statuses = sorted(mm.get(i).status for i in ids)
+        statuses = sorted(mm.get(i, user_id="u").status for i in ids)
     assert statuses == sorted([Status.ACTIVE, Status.SUPERSEDED if merges else Status.ACTIVE])
 
 
@@ -103,7 +103,7 @@ def test_a_chain_is_not_one_fact(db, clock):
         report = mm.consolidate()
         assert report.count("merge") == 0
         assert sorted(ids) in report.rejected_clusters
-        assert all(mm.get(i).status is Status.ACTIVE for i in ids)
+        assert all(mm.get(i, user_id="u").status is Status.ACTIVE for i in ids)
 
 
 def test_protected_memories_are_never_merged_or_decayed(db, clock):
@@ -126,13 +126,15 @@ def test_decay_math_and_once_a_day_guard(db, clock):
     with MemoryManager(db, clock=clock) as mm:
         [change] = mm.consolidate().changes
         assert change.action == "decay"
-        assert mm.get(memory_id).confidence == pytest.approx(0.9 * 0.99**10)
+        assert mm.get(memory_id, user_id="u").confidence == pytest.approx(0.9 * 0.99**10)
         clock.advance(hours=1)
         assert mm.consolidate().changes == []  # same day: no second decay
         clock.advance(days=1)
         mm.consolidate()
-        assert mm.get(memory_id).confidence == pytest.approx(0.9 * 0.99 ** (11 + 1 / 24))
-        decays = [e for e in mm.history(memory_id) if e.source == "consolidation"]
+        assert mm.get(memory_id, user_id="u").confidence == pytest.approx(
+            0.9 * 0.99 ** (11 + 1 / 24)
+        )
+        decays = [e for e in mm.history(memory_id, user_id="u") if e.source == "consolidation"]
         assert len(decays) == 2
 
 
@@ -143,7 +145,7 @@ def test_recall_resets_the_decay_clock(db, clock):
         mm.search("hiking", user_id="u")
         clock.advance(days=2)
         mm.consolidate()
-        assert mm.get(memory_id).confidence == pytest.approx(0.9 * 0.99**2)
+        assert mm.get(memory_id, user_id="u").confidence == pytest.approx(0.9 * 0.99**2)
 
 
 def test_long_unused_memories_are_archived_and_leave_recall(db, clock):
@@ -152,11 +154,11 @@ def test_long_unused_memories_are_archived_and_leave_recall(db, clock):
     with MemoryManager(db, clock=clock) as mm:
         [change] = mm.consolidate().changes
         assert change.action == "archive"
-        memory = mm.get(memory_id)
+        memory = mm.get(memory_id, user_id="u")
         assert memory.status is Status.ARCHIVED
         assert memory.confidence == pytest.approx(max(0.05, 0.9 * 0.99**400))
         assert mm.search("hiking", user_id="u") == []
-        mm.restore(memory_id)
+        mm.restore(memory_id, user_id="u")
 
 
 def test_dry_run_changes_nothing_and_reports_the_same(db, clock, tmp_path):
@@ -208,7 +210,7 @@ def test_recurring_short_term_fact_is_promoted_through_update_memory(db, clock):
         assert change.action == "promote"
         [memory] = mm.list(user_id="u")
         assert memory.content == "User is training for a marathon"
-        [event] = mm.history(memory.id)
+        [event] = mm.history(memory.id, user_id="u")
         assert (event.op, event.tier, event.source) == (Op.ADD, Tier.NOVEL, "promotion")
         assert mm.short_term(user_id="u") == []
 
@@ -231,7 +233,7 @@ def test_promotion_and_its_mark_commit_together(db, clock, monkeypatch):
         [change] = mm.consolidate().changes
         [memory] = mm.list(user_id="u")
         assert change.action == "promote" and mm.short_term(user_id="u") == []
-        assert [e.op for e in mm.history(memory.id)] == [Op.ADD]  # promoted once
+        assert [e.op for e in mm.history(memory.id, user_id="u")] == [Op.ADD]  # promoted once
 
 
 def test_cli_consolidate_and_context(db, clock, memman):  # noqa: F811 (fixture)
@@ -253,7 +255,10 @@ def test_memories_written_with_default_confidence_can_merge(db, clock):
         first = mm.update_memory(TWINS[0], user_id="u").memory_id
     [second] = loose_import(db, clock, TWINS[1:], confidence=mm.settings.default_confidence)
     with MemoryManager(db, clock=clock) as mm:
-        assert mm.get(first).confidence == mm.settings.default_confidence < 0.95
+        assert mm.get(first, user_id="u").confidence == mm.settings.default_confidence < 0.95
         report = mm.consolidate()
         assert [c.action for c in report.changes].count("merge") == 1
-        assert {mm.get(first).status, mm.get(second).status} == {Status.ACTIVE, Status.SUPERSEDED}
+        assert {mm.get(first, user_id="u").status, mm.get(second, user_id="u").status} == {
+            Status.ACTIVE,
+            Status.SUPERSEDED,
+        }

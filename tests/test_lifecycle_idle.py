@@ -142,7 +142,7 @@ def test_cli_flush_idle_for_one_user_and_one_session(memman, db, clock):  # noqa
     assert "1 sessions flushed" in run.out and "s-a" in run.out
     assert "skipped (request to the assistant): Tell me a joke" in run.out
     assert [u for u, _, _ in waiting(db)] == ["b", "c"]
-    one = memman("flush", "s-b", "--db", db)
+    one = memman("flush", "s-b", "--user", "b", "--db", db)
     assert one.code == 0 and "1 sessions flushed" in one.out
     assert memman("flush", "--idle", "--db", db).code == 0
     assert waiting(db) == []
@@ -151,7 +151,7 @@ def test_cli_flush_idle_for_one_user_and_one_session(memman, db, clock):  # noqa
 
 
 def test_cli_flush_needs_a_session_or_idle(memman, db):  # noqa: F811
-    for args in ((), ("s1", "--idle"), ("s1", "--user", "a"), ("--idle", "--agent", "x")):
+    for args in ((), ("s1", "--idle"), ("s1",), ("--idle", "--agent", "x")):
         run = memman("flush", *args, "--db", db)
         assert run.code == 1 and run.out == ""
         assert run.err.startswith("Error: ") and run.err.count("\n") == 1

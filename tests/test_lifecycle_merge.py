@@ -94,22 +94,22 @@ def test_llm_merges_an_ambiguous_cluster(llm, vcr):
     [cluster] = report.ambiguous_clusters
     assert (cluster.outcome, cluster.contents) == ("merged", RELATED)
     [change] = [c for c in report.changes if c.action == "merge"]
-    kept, [gone_id] = mm.get(change.target), change.related
+    kept, [gone_id] = mm.get(change.target, user_id="u"), change.related
     assert kept.content == MERGED and kept.status is Status.ACTIVE
-    gone = mm.get(gone_id)
+    gone = mm.get(gone_id, user_id="u")
     assert gone.status is Status.SUPERSEDED and gone.metadata["superseded_by"] == kept.id
-    event = mm.history(kept.id)[-1]
+    event = mm.history(kept.id, user_id="u")[-1]
     assert (event.op, event.tier, event.source) == (Op.UPDATE, Tier.LIFECYCLE, "consolidation")
     assert (event.content_after, event.model, event.prompt_template) == (MERGED, MODEL, "merge.j2")
     assert event.attempts == 1 and event.tokens and event.prompt_hash
     assert event.content_before in RELATED
-    assert mm.history(gone_id)[-1].content_after == MERGED
+    assert mm.history(gone_id, user_id="u")[-1].content_after == MERGED
     # The FTS index follows the new text: "in" a garden, one hit.
     assert [h.id for h in mm.search("balcony garden", user_id="u")] == [kept.id]
     (prompt,) = sent_prompts(vcr)
     assert all(f'"{fact}"' in prompt for fact in RELATED)
     assert mm.consolidate().ambiguous_clusters == []  # nothing left to ask about
-    mm.restore(gone_id)  # lineage kept: the superseded text comes back
+    mm.restore(gone_id, user_id="u")  # lineage kept: the superseded text comes back
 
 
 @pytest.mark.vcr
@@ -120,7 +120,7 @@ def test_distinct_facts_are_kept_separate_and_not_asked_again(llm, vcr):
     [cluster] = mm.consolidate().ambiguous_clusters
     assert cluster.outcome == "kept_separate"
     assert [m.content for m in mm.list(user_id="u")] == before
-    verdict = mm.history(ids[0])[-1]
+    verdict = mm.history(ids[0], user_id="u")[-1]
     assert (verdict.op, verdict.model, verdict.prompt_template) == (Op.NOOP, MODEL, "merge.j2")
     assert verdict.scores["cluster"] == ids
     # The verdict is remembered: the same cluster is not asked about (nor paid for) again.
@@ -230,9 +230,9 @@ def test_merged_text_equal_to_a_member_keeps_that_member(tmp_path, fake_openai):
     fake_openai.script(merge_reply(RELATED[1]))
     [change] = mm.consolidate().changes
     assert (change.target, change.related) == (second, [first])
-    assert mm.get(second).content == RELATED[1]
-    assert mm.get(first).metadata["superseded_by"] == second
-    assert mm.history(second)[-1].op is Op.NOOP  # its text did not change
+    assert mm.get(second, user_id="u").content == RELATED[1]
+    assert mm.get(first, user_id="u").metadata["superseded_by"] == second
+    assert mm.history(second, user_id="u")[-1].op is Op.NOOP  # its text did not change
 
 
 def test_merge_refreshes_the_representatives_vector(tmp_path, fake_openai, fake_embedder):  # noqa: F811

@@ -43,7 +43,7 @@ def test_observe_buffers_until_the_cooldown_then_extracts_user_messages_only(tmp
             "My sister is called Ana",
         ]
         assert all(r.op is Op.ADD for r in done.results)
-        event = mm.history(done.results[0].memory_id)[0]
+        event = mm.history(done.results[0].memory_id, user_id="u")[0]
         assert event.source.startswith("extraction:")
     assert buffered_rows(db) == []
 
@@ -54,9 +54,9 @@ def test_buffered_messages_survive_a_restart_and_flush_forces(tmp_path, clock):
         mm.observe(CHAT, user_id="u", session_id="s1")
     assert len(buffered_rows(db)) == 3  # "crash" here: a new process finds them
     with MemoryManager(db, clock=clock) as mm:
-        result = mm.flush("s1")
+        result = mm.flush("s1", user_id="u")
         assert [r.content for r in result.results] == ["I moved to Porto last spring."]
-        assert mm.flush("s1").extracted_messages == 0
+        assert mm.flush("s1", user_id="u").extracted_messages == 0
 
 
 def test_observe_refuses_bad_messages_and_buffers_nothing(tmp_path, clock):
@@ -86,7 +86,7 @@ def test_an_agent_transcript_is_taken_as_it_is(tmp_path, clock):
     db = str(tmp_path / "m.db")
     with MemoryManager(db, clock=clock) as mm:
         assert mm.observe(transcript, user_id="u", session_id="s").buffered == 4
-        done = mm.flush("s")
+        done = mm.flush("s", user_id="u")
         assert [r.content for r in done.results] == ["Here is my cat.\nHer name is Miso."]
         for bad in ([{"type": "text", "text": 7}], {"text": "x"}, 42):
             with pytest.raises(InvalidInputError, match="content"):
@@ -125,7 +125,7 @@ def test_llm_extraction_routes_durable_and_transient_facts(tmp_path, clock, fake
     )
     with llm_manager(str(tmp_path / "m.db"), fake_openai.base_url, clock) as mm:
         mm.observe(CHAT, user_id="u", session_id="s1")
-        result = mm.flush("s1")
+        result = mm.flush("s1", user_id="u")
         assert not result.offline and result.error is None
         assert [m.content for m in mm.list(user_id="u")] == ["User lives in Porto"]
         stored = mm.list(user_id="u")[0]
@@ -142,15 +142,15 @@ def test_llm_extraction_failure_keeps_messages_buffered(tmp_path, clock, fake_op
     fake_openai.script(Reply(500, {"error": {"message": "boom"}}))
     with llm_manager(db, fake_openai.base_url, clock) as mm:
         mm.observe(CHAT, user_id="u", session_id="s1")
-        failed = mm.flush("s1")
+        failed = mm.flush("s1", user_id="u")
         assert failed.error and failed.buffered == 3
         assert mm.list(user_id="u") == []
         # The failed batch is not sent again before its backoff (60 s at first) has passed.
-        waiting = mm.flush("s1")
+        waiting = mm.flush("s1", user_id="u")
         assert "backing off" in waiting.error and len(fake_openai.requests) == 1
         clock.advance(seconds=60)
         fake_openai.script(extraction(("User lives in Porto", "location", 7, "durable")))
-        assert mm.flush("s1").results[0].op is Op.ADD
+        assert mm.flush("s1", user_id="u").results[0].op is Op.ADD
     assert buffered_rows(db) == []
 
 
@@ -174,7 +174,7 @@ def test_a_bad_extracted_category_is_reasked_not_written(tmp_path, clock, fake_o
                        llm_base_url=fake_openai.base_url, llm_api_key="test",
                        llm_max_retries=1) as mm:  # fmt: skip
         mm.observe(CHAT, user_id="u", session_id="s1")
-        result = mm.flush("s1")
+        result = mm.flush("s1", user_id="u")
         assert result.error is None and result.buffered == 0
         [memory] = mm.list(user_id="u")
     assert (memory.category, memory.importance) == ("location", 7.0)
@@ -188,13 +188,13 @@ def test_an_unusable_message_is_reported_and_never_blocks_the_session(tmp_path, 
     with MemoryManager(db, clock=clock) as mm:
         mm.observe([{"role": "user", "content": pasted}], user_id="u", session_id="s1")
         mm.observe([{"role": "user", "content": "I have a cat"}], user_id="u", session_id="s1")
-        first = mm.flush("s1")
+        first = mm.flush("s1", user_id="u")
         assert [r.content for r in first.results] == ["I have a cat"]
         [why] = first.rejected
         assert why == "extraction:1: fact is 6020 characters; the limit is 4000"
         assert first.buffered == 0  # the session moves on; the next flush is not stuck
         mm.observe([{"role": "user", "content": "I live in Porto"}], user_id="u", session_id="s1")
-        second = mm.flush("s1")
+        second = mm.flush("s1", user_id="u")
         assert [r.content for r in second.results] == ["I live in Porto"] and not second.rejected
     with sqlite3.connect(db) as conn:  # the refused text is still in the buffer, not lost
         kept = conn.execute("SELECT content FROM message_buffer WHERE id = 1").fetchone()
@@ -212,7 +212,7 @@ def test_an_unusable_extracted_transient_fact_is_validated_and_reported(
     )
     with llm_manager(str(tmp_path / "m.db"), fake_openai.base_url, clock) as mm:
         mm.observe(CHAT, user_id="u", session_id="s1")
-        result = mm.flush("s1")
+        result = mm.flush("s1", user_id="u")
         assert [r.content for r in result.results] == ["User lives in Porto"]
         assert len(result.rejected) == 1 and mm.short_term(user_id="u") == []
         assert result.buffered == 0
@@ -232,7 +232,7 @@ def test_offline_extraction_leaves_chatter_out_of_memory(tmp_path, clock):
     with MemoryManager(db, clock=clock) as mm:
         waiting = mm.observe(chat, user_id="u", session_id="s1")
         assert waiting.offline and waiting.buffered == 7  # says the mode before extracting
-        done = mm.flush("s1")
+        done = mm.flush("s1", user_id="u")
         assert done.offline and done.extracted_messages == 7
         assert [r.content for r in done.results] == [
             "I'm training for a marathon in May.",
@@ -261,7 +261,7 @@ def test_a_backlog_is_extracted_in_batches_and_a_failed_batch_stays_buffered(
     )
     with llm_manager(db, fake_openai.base_url, clock, extract_batch_chars=100) as mm:
         mm.observe([{"role": "user", "content": m} for m in said], user_id="u", session_id="s")
-        first = mm.flush("s")
+        first = mm.flush("s", user_id="u")
         assert (first.extracted_messages, first.buffered) == (2, 2) and "500" in first.error
         assert [r.content for r in first.results] == ["User lives in Porto"]
         prompts = [r["json"]["messages"][0]["content"] for r in fake_openai.requests]
@@ -270,7 +270,7 @@ def test_a_backlog_is_extracted_in_batches_and_a_failed_batch_stays_buffered(
         assert [content for _, content in buffered_rows(db)] == said[2:]
         clock.advance(seconds=60)  # the failed batch's backoff
         fake_openai.script(extraction(("User teaches chemistry", "work", 5, "durable")))
-        second = mm.flush("s")
+        second = mm.flush("s", user_id="u")
         assert (second.extracted_messages, second.buffered, second.error) == (2, 0, None)
         assert sorted(m.content for m in mm.list(user_id="u")) == [
             "User lives in Porto",

@@ -45,7 +45,7 @@ def test_questions_and_requests_are_not_stored_and_say_why(tmp_path, clock):
     chat += [{"role": "user", "content": text} for text in STATEMENTS]
     with MemoryManager(db, clock=clock) as mm:
         mm.observe(chat, user_id="u", session_id="s")
-        done = mm.flush("s")
+        done = mm.flush("s", user_id="u")
         assert done.offline and done.extracted_messages == len(chat)
         assert [r.content for r in done.results] == STATEMENTS
         assert sorted(m.content for m in mm.list(user_id="u")) == sorted(STATEMENTS)
@@ -61,7 +61,7 @@ def test_no_labelled_statement_is_lost(tmp_path, clock):
     chat = [{"role": "user", "content": c["text"]} for c in cases]
     with MemoryManager(str(tmp_path / "m.db"), clock=clock) as mm:
         mm.observe(chat, user_id="u", session_id="s")
-        done = mm.flush("s")
+        done = mm.flush("s", user_id="u")
     stored = {r.content for r in done.results}
     statements = {c["text"] for c in cases if c["label"] == "statement"}
     others = {c["text"] for c in cases if c["label"] != "statement"}

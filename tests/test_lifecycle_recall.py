@@ -54,10 +54,10 @@ def test_recall_never_returns_deleted_or_replaced_text(db, clock):
         updated = mm.update_memory("User has a cat named Tom", user_id="u")
         assert updated.memory_id == cat.memory_id  # offline: strictly extends -> UPDATE
         dog = mm.update_memory("User walks a dog", user_id="u")
-        mm.delete(dog.memory_id)
+        mm.delete(dog.memory_id, user_id="u")
         assert [h.content for h in mm.search("cat", user_id="u")] == ["User has a cat named Tom"]
         assert mm.search("dog walks", user_id="u") == []
-        assert len(mm.history(cat.memory_id)) == 2  # history still shows the old text
+        assert len(mm.history(cat.memory_id, user_id="u")) == 2  # history still shows the old text
 
 
 def test_recency_breaks_a_relevance_tie(db, clock):
@@ -85,7 +85,7 @@ def test_returned_memories_are_reinforced(db, clock):
         clock.advance(hours=5)
         mm.search("vinyl", user_id="u")
         mm.search("records vinyl", user_id="u")
-        memory = mm.get(kept.memory_id)
+        memory = mm.get(kept.memory_id, user_id="u")
     assert memory.access_count == 2
     assert dt.datetime.fromisoformat(memory.last_accessed_at) == clock.now
 
@@ -94,7 +94,7 @@ def test_search_is_scoped(db, clock):
     with MemoryManager(db, clock=clock) as mm:
         mm.update_memory("User likes sailing", user_id="a")
         assert mm.search("sailing", user_id="b") == []
-        assert mm.get(mm.search("sailing", user_id="a")[0].id).access_count == 1
+        assert mm.get(mm.search("sailing", user_id="a")[0].id, user_id="a").access_count == 1
 
 
 def test_context_renders_dates_within_the_budget(db, clock):

@@ -127,14 +127,17 @@ def test_a_budget_too_small_for_any_memory_says_so(db, clock):
 def test_superseded_deleted_and_archived_facts_never_appear(db, clock):
     with MemoryManager(db, clock=clock) as mm:
         gone = mm.update_memory("User is allergic to latex", user_id="u", category="safety")
-        mm.delete(gone.memory_id)
+        mm.delete(gone.memory_id, user_id="u")
         old = mm.update_memory("User's partner is Sam", user_id="u", metadata={"pinned": True})
         faded = mm.update_memory("User works at Acme", user_id="u")
     set_columns(db, [old.memory_id], status="superseded")
     set_columns(db, [faded.memory_id], status="archived")
     with MemoryManager(db, clock=clock) as mm:
         kept = mm.update_memory("User works at Initech", user_id="u")  # the archived one stays
-        assert (mm.get(kept.memory_id).subject, mm.get(kept.memory_id).attribute) == (
+        assert (
+            mm.get(kept.memory_id, user_id="u").subject,
+            mm.get(kept.memory_id, user_id="u").attribute,
+        ) == (
             "user",
             "employer",
         )

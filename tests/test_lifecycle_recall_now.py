@@ -106,7 +106,7 @@ def test_a_recalled_fact_is_promoted_through_update_memory(db, clock):
             "hobby",
             7.0,
         )
-        [event] = mm.history(memory.id)
+        [event] = mm.history(memory.id, user_id="u")
         assert (event.op, event.tier, event.source) == (Op.ADD, Tier.NOVEL, "promotion")
         assert mm.short_term(user_id="u") == []
         assert mm.context("sail", user_id="u").short_term == []  # now long-term only
@@ -121,7 +121,7 @@ def test_promotion_of_a_known_fact_is_decided_not_duplicated(db, clock):
         mm.consolidate()
         [memory] = mm.list(user_id="u")
         assert memory.id == known.memory_id and memory.importance == 8.0
-        assert [e.op for e in mm.history(known.memory_id)] == [Op.ADD, Op.NOOP]
+        assert [e.op for e in mm.history(known.memory_id, user_id="u")] == [Op.ADD, Op.NOOP]
 
 
 def test_an_expired_fact_is_not_promoted_however_often_recalled(db, clock):

@@ -51,7 +51,7 @@ def test_memories_of_other_scopes_and_deleted_ones_never_come_back_by_cosine(
     with MemoryManager(db, clock=clock, embedder="fake") as mm:
         mm.update_memory("User loves shellfish", user_id="other")
         gone = mm.update_memory("User enjoys prawns", user_id="u")
-        mm.delete(gone.memory_id)
+        mm.delete(gone.memory_id, user_id="u")
         assert mm.search("loves shellfish", user_id="u") == []
         assert [h.content for h in mm.search("enjoys prawns", user_id="other")] == [
             "User loves shellfish"
@@ -73,7 +73,7 @@ def test_an_embedding_outage_degrades_recall_to_bm25(db, clock):
         kept = mm.update_memory("User loves shellfish", user_id="u")
         hits = mm.search("who loves shellfish?", user_id="u")
         assert [h.id for h in hits] == [kept.memory_id]
-        assert mm.get(kept.memory_id).access_count == 1
+        assert mm.get(kept.memory_id, user_id="u").access_count == 1
         assert mm.search("enjoys prawns?", user_id="u") == []  # the paraphrase needs cosine
 
 

@@ -17,7 +17,7 @@ def test_add_stores_category_and_importance_in_the_columns(db, clock):
         given = mm.update_memory("User is allergic to peanuts", user_id="u",
                                  category=" Safety ", importance=9)  # fmt: skip
         plain = mm.update_memory("User likes jazz", user_id="u")
-        allergy, jazz = mm.get(given.memory_id), mm.get(plain.memory_id)
+        allergy, jazz = mm.get(given.memory_id, user_id="u"), mm.get(plain.memory_id, user_id="u")
     assert (allergy.category, allergy.importance, allergy.metadata) == ("safety", 9.0, {})
     assert (jazz.category, jazz.importance) == (None, 5.0)
 
@@ -53,11 +53,11 @@ def test_noop_keeps_the_category_and_the_higher_importance(db, clock):
         lower = mm.update_memory("user is allergic to peanuts.", user_id="u",
                                  category="health", importance=3)  # fmt: skip
         assert (lower.op, lower.memory_id) == (Op.NOOP, first.memory_id)
-        memory = mm.get(first.memory_id)
+        memory = mm.get(first.memory_id, user_id="u")
         assert (memory.category, memory.importance) == ("health", 9.0)  # filled, not lowered
         mm.update_memory("User is allergic to peanuts", user_id="u",
                          category="safety", importance=10)  # fmt: skip
-        memory = mm.get(first.memory_id)
+        memory = mm.get(first.memory_id, user_id="u")
     assert (memory.category, memory.importance) == ("health", 10.0)  # kept, raised
 
 
@@ -67,7 +67,7 @@ def test_update_keeps_the_category_and_the_higher_importance(db, clock):
         named = mm.update_memory("User has a cat named Tom", user_id="u",
                                  category="relationship", importance=6)  # fmt: skip
         assert (named.op, named.memory_id) == (Op.UPDATE, cat.memory_id)  # offline extension
-        memory = mm.get(cat.memory_id)
+        memory = mm.get(cat.memory_id, user_id="u")
     assert (memory.content, memory.category, memory.importance) == (
         "User has a cat named Tom",
         "pets",
@@ -79,7 +79,7 @@ def test_update_many_applies_them_to_every_fact(db, clock):
     with MemoryManager(db, clock=clock) as mm:
         results = mm.update_many(["User lives in Lisbon", "User works as a nurse"],
                                  user_id="u", category="profile", importance=7)  # fmt: skip
-        stored = [mm.get(r.memory_id) for r in results]
+        stored = [mm.get(r.memory_id, user_id="u") for r in results]
     assert [(m.category, m.importance) for m in stored] == [("profile", 7.0)] * 2
 
 
@@ -95,7 +95,7 @@ def test_a_parked_fact_keeps_its_category_and_importance(tmp_path, fake_openai):
         fake_openai.script(answer("UPDATE", id=1, content="User uses a sitting desk"))
         [retried] = mm.retry_pending()
         assert (retried.op, retried.memory_id) == (Op.UPDATE, old.memory_id)
-        memory = mm.get(old.memory_id)
+        memory = mm.get(old.memory_id, user_id="u")
     assert (memory.category, memory.importance) == ("work", 8.0)
 
 

@@ -47,7 +47,7 @@ def test_contradiction_updates_to_the_current_truth(llm, vcr):
     assert (result.op, result.tier, result.memory_id) == (Op.UPDATE, Tier.LLM, old.memory_id)
     assert "sitting" in result.content.lower()
     assert [m.content for m in mm.list(user_id="alice")] == [result.content]
-    added, updated = mm.history(old.memory_id)
+    added, updated = mm.history(old.memory_id, user_id="alice")
     assert added.op is Op.ADD
     assert (updated.content_before, updated.content_after) == (
         "User uses a standing desk",
@@ -86,7 +86,7 @@ def test_paraphrase_is_noop(llm, vcr):
         "User's usual coffee order is a flat white", user_id="alice", source="turn-9"
     )
     assert (result.op, result.tier, result.memory_id) == (Op.NOOP, Tier.LLM, old.memory_id)
-    memory = mm.get(old.memory_id)
+    memory = mm.get(old.memory_id, user_id="alice")
     assert (memory.content, memory.repetition_count, memory.sources) == (
         "User prefers flat white",
         2,
@@ -101,8 +101,8 @@ def test_retraction_is_a_soft_delete(llm, vcr):
     result = mm.update_memory("Forget that I'm learning Rust, that was wrong", user_id="alice")
     assert (result.op, result.memory_id) == (Op.DELETE, old.memory_id)
     assert mm.list(user_id="alice") == []
-    assert mm.get(old.memory_id).status is Status.DELETED
-    mm.restore(old.memory_id)
+    assert mm.get(old.memory_id, user_id="alice").status is Status.DELETED
+    mm.restore(old.memory_id, user_id="alice")
     assert [m.content for m in mm.list(user_id="alice")] == ["User is learning Rust"]
 
 
@@ -116,7 +116,7 @@ def test_hallucinated_id_is_reasked_then_applied(llm, vcr):
     old = mm.update_memory("User uses a standing desk", user_id="alice")
     result = mm.update_memory("User switched back to a sitting desk", user_id="alice")
     assert (result.op, result.memory_id) == (Op.UPDATE, old.memory_id)
-    assert mm.history(old.memory_id)[-1].attempts == 2
+    assert mm.history(old.memory_id, user_id="alice")[-1].attempts == 2
     first, reask = sent_prompts(vcr)
     assert "id 9 is not one of the memories shown" not in first
     assert "id 9 is not one of the memories shown (valid ids: 1)" in reask

@@ -42,7 +42,7 @@ def test_extraction_routes_durable_and_transient_facts(llm, vcr):  # noqa: F811
     clock = Clock()
     mm = llm(clock=clock)
     mm.observe(CHAT, user_id="ana", session_id="trip")
-    result = mm.flush("trip")
+    result = mm.flush("trip", user_id="ana")
 
     assert (result.error, result.offline, result.extracted_messages) == (None, False, 4)
     assert unextracted(mm) == 0
@@ -55,7 +55,7 @@ def test_extraction_routes_durable_and_transient_facts(llm, vcr):  # noqa: F811
     assert (stored["User lives in Porto"].category,
             stored["User lives in Porto"].importance) == ("location", 6.0)  # fmt: skip
     for memory in stored.values():
-        [event] = mm.history(memory.id)
+        [event] = mm.history(memory.id, user_id="ana")
         assert event.source == "extraction:1,2,3,4"
     # The transient one went to short-term memory, with its TTL by category (location: 6 h).
     [now] = mm.short_term(user_id="ana")
@@ -80,7 +80,10 @@ def test_extraction_routes_durable_and_transient_facts(llm, vcr):  # noqa: F811
         ("expire", "User is at the airport right now"),
         ("archive", "User lives in Porto"),
     }
-    assert mm.get(stored["User is allergic to peanuts"].id) == stored["User is allergic to peanuts"]
+    assert (
+        mm.get(stored["User is allergic to peanuts"].id, user_id="ana")
+        == stored["User is allergic to peanuts"]
+    )
     mm.close()
 
 
@@ -90,20 +93,20 @@ def test_an_extracted_change_is_decided_against_the_stored_fact(llm, vcr):  # no
     old = mm.update_memory("User lives in Berlin", user_id="ana")  # novel: no LLM call
     mm.observe([{"role": "user", "content": "We finally moved to Lisbon last month!"}],
                user_id="ana", session_id="s2")  # fmt: skip
-    result = mm.flush("s2")
+    result = mm.flush("s2", user_id="ana")
 
     # Both state where the user lives, a single-valued attribute: the newer value replaces the
     # older one with no decision call (the LLM is asked only what the topic cannot settle).
     [update] = result.results
     assert (update.op, update.tier, update.memory_id) == (Op.UPDATE, Tier.TOPIC, old.memory_id)
-    memory = mm.get(old.memory_id)
+    memory = mm.get(old.memory_id, user_id="ana")
     assert (memory.content, memory.subject, memory.attribute) == (
         "User lives in Lisbon now",
         "user",
         "residence",
     )
     assert (memory.category, memory.importance) == ("location", 7.0)  # filled; max(5, 7)
-    _, updated = mm.history(old.memory_id)
+    _, updated = mm.history(old.memory_id, user_id="ana")
     assert (updated.source, updated.content_before) == ("extraction:1", "User lives in Berlin")
     [extract_call] = requests(vcr)
     assert extract_call["tools"][0]["function"]["name"] == "ExtractedFacts"

@@ -86,7 +86,7 @@ def test_fault_parks_the_fact_and_retry_applies_it(primed, fake_openai, replies,
     assert (retried.op, retried.tier) == (Op.UPDATE, Tier.LLM)
     assert mm.pending() == []
     assert [m.content for m in mm.list(user_id="alice")] == [CURRENT]
-    assert [e.op for e in mm.history(retried.memory_id)] == [Op.ADD, Op.UPDATE]
+    assert [e.op for e in mm.history(retried.memory_id, user_id="alice")] == [Op.ADD, Op.UPDATE]
 
 
 def test_failed_retry_keeps_the_fact_pending_and_counts_attempts(primed, fake_openai):

@@ -83,7 +83,7 @@ def test_extraction_sends_max_tokens_and_a_bounded_list(tmp_path, clock, fake_op
     ) as mm:
         fake_openai.script(extraction(("User lives in Porto", "location", 6, "durable")))
         mm.observe([{"role": "user", "content": "I live in Porto."}], user_id="u", session_id="s")
-        assert mm.flush("s").error is None
+        assert mm.flush("s", user_id="u").error is None
     (request,) = fake_openai.requests
     sent = request["json"]
     assert sent["max_tokens"] == 256 + 5 * 64
@@ -100,7 +100,7 @@ def test_too_many_facts_are_reasked(tmp_path, clock, fake_openai):
         extract_max_facts=2, llm_max_retries=1,
     ) as mm:  # fmt: skip
         mm.observe([{"role": "user", "content": "I live in Porto."}], user_id="u", session_id="s")
-        done = mm.flush("s")
+        done = mm.flush("s", user_id="u")
     assert done.error is None and [r.content for r in done.results] == ["User lives in Porto"]
     assert "at most 2 items" in str(fake_openai.requests[1]["json"]["messages"])
 
@@ -211,24 +211,26 @@ def test_a_failing_extraction_backs_off_then_goes_one_by_one_and_is_reported(
     ) as mm:  # fmt: skip
         mm.observe([{"role": "user", "content": m} for m in BUSY], user_id="u", session_id="s")
         fake_openai.script(boom)
-        assert "boom" in mm.flush("s").error
+        assert "boom" in mm.flush("s", user_id="u").error
         # Not sent again within the backoff, whatever the number of flushes.
         for _ in range(3):
-            assert "backing off" in mm.flush("s").error
+            assert "backing off" in mm.flush("s", user_id="u").error
         assert len(fake_openai.requests) == 1
         clock.advance(seconds=60)
         fake_openai.script(boom)
-        assert "boom" in mm.flush("s").error  # second failure: extract_max_tries reached
+        assert (
+            "boom" in mm.flush("s", user_id="u").error
+        )  # second failure: extract_max_tries reached
         assert mm.stats()["extraction_stuck"] == 3
         # From now on each message goes alone; the doubled backoff (120 s) applies first.
         clock.advance(seconds=119)
-        assert "backing off" in mm.flush("s").error and len(fake_openai.requests) == 2
+        assert "backing off" in mm.flush("s", user_id="u").error and len(fake_openai.requests) == 2
         clock.advance(seconds=1)
         fake_openai.script(
             extraction(("User lives in Porto", "location", 6, "durable")),
             boom,
         )
-        third = mm.flush("s")
+        third = mm.flush("s", user_id="u")
         assert [r.content for r in third.results] == ["User lives in Porto"]
         assert "boom" in third.error
         single = [r["json"]["messages"][0]["content"] for r in fake_openai.requests[2:]]
@@ -237,7 +239,7 @@ def test_a_failing_extraction_backs_off_then_goes_one_by_one_and_is_reported(
         assert buffered(path) == BUSY[1:]  # never lost
         # The message that failed a third time waits; the one after it is not held back.
         fake_openai.script(extraction(("User teaches chemistry", "work", 5, "durable")))
-        fourth = mm.flush("s")
+        fourth = mm.flush("s", user_id="u")
         assert [r.content for r in fourth.results] == ["User teaches chemistry"]
         assert "backing off" in fourth.error  # the stuck message, reported
         assert buffered(path) == [BUSY[1]]
@@ -248,5 +250,5 @@ def test_a_failing_extraction_backs_off_then_goes_one_by_one_and_is_reported(
         # After its backoff (240 s) it is tried again, and the session is done.
         clock.advance(seconds=240)
         fake_openai.script(extraction(("User's sister lives in Braga", "family", 5, "durable")))
-        assert mm.flush("s").error is None
+        assert mm.flush("s", user_id="u").error is None
         assert buffered(path) == [] and mm.stats()["extraction_stuck"] == 0

@@ -121,7 +121,7 @@ def test_remember_recall_context_history_forget_over_stdio(db):
     with MemoryManager(db) as mm:
         assert [m.content for m in mm.list(user_id="bob")] == ["Bob prefers espresso"]
         assert mm.list(user_id="alice") == []
-        ops = [e.op for e in mm.history(seen["id"])]
+        ops = [e.op for e in mm.history(seen["id"], user_id="alice")]
         assert ops == [Op.ADD, Op.NOOP, Op.UPDATE, Op.DELETE]  # deleted, history kept
 
 

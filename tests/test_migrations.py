@@ -114,7 +114,7 @@ def test_reopening_is_idempotent(path):
 def test_partial_unique_index_allows_one_active_copy_only(path):
     with MemoryManager(str(path)) as mm:
         r = mm.update_memory("User prefers flat white", user_id="alice")
-        mm.delete(r.memory_id)
+        mm.delete(r.memory_id, user_id="alice")
         again = mm.update_memory("User prefers flat white", user_id="alice")
         assert again.op is Op.ADD and again.memory_id != r.memory_id
     conn = sqlite3.connect(path)

@@ -15,12 +15,12 @@ def test_an_old_chat_observed_late_never_overwrites_what_the_user_said_since(db,
             {"role": "user", "content": "I have a cat", "timestamp": "2025-03-02T10:01:00Z"},
         ]
         mm.observe(old_chat, user_id="u", session_id="import")
-        result = mm.flush("import")
+        result = mm.flush("import", user_id="u")
         berlin, cat = result.results
         assert (berlin.op, berlin.memory_id) == (Op.NOOP, home.memory_id)
-        assert mm.get(home.memory_id).content == "I live in Munich"
-        assert mm.get(cat.memory_id).observed_at == "2025-03-02T10:01:00.000+00:00"
-        assert mm.history(home.memory_id)[-1].candidate == "I live in Berlin"
+        assert mm.get(home.memory_id, user_id="u").content == "I live in Munich"
+        assert mm.get(cat.memory_id, user_id="u").observed_at == "2025-03-02T10:01:00.000+00:00"
+        assert mm.history(home.memory_id, user_id="u")[-1].candidate == "I live in Berlin"
 
 
 def test_a_bad_message_timestamp_is_a_typed_error(db):
@@ -51,8 +51,9 @@ def test_the_llms_subject_and_attribute_are_stored(tmp_path, clock, fake_openai)
     )
     with llm_manager(str(tmp_path / "m.db"), fake_openai.base_url, clock, llm_mode="tools") as mm:
         mm.observe([{"role": "user", "content": "I bike to work"}], user_id="u", session_id="s")
-        cycles, desk = mm.flush("s").results
+        cycles, desk = mm.flush("s", user_id="u").results
         assert (cycles.op, cycles.tier) == (Op.ADD, Tier.NOVEL)
-        stored = mm.get(cycles.memory_id)
+        stored = mm.get(cycles.memory_id, user_id="u")
         assert (stored.subject, stored.attribute) == ("user", "commute")
-        assert mm.get(desk.memory_id).content == "User's desk faces a window"  # label dropped
+        desk = mm.get(desk.memory_id, user_id="u")
+        assert desk.content == "User's desk faces a window"  # the odd label dropped, not the fact

@@ -82,7 +82,7 @@ def check_decisions(mm: MemoryManager, results: list) -> None:
 
 def extract(mm: MemoryManager):
     mm.observe(CHAT, user_id="u", session_id="s")
-    return mm.flush("s")
+    return mm.flush("s", user_id="u")
 
 
 def check_extraction(mm: MemoryManager, done) -> None:

@@ -68,13 +68,14 @@ def run(mm: MemoryManager, user: str, agent: str | None, op: tuple) -> None:
             return
         memory = chosen[arg % len(chosen)]
         try:
-            results = [mm.delete(memory.id) if kind == "delete" else mm.restore(memory.id)]
+            change = mm.delete if kind == "delete" else mm.restore
+            results = [change(memory.id, **scope)]
         except InvalidInputError:
             return  # restore refused: the same text is active again in this scope
     for result in results:
         if result.memory_id is not None:
-            assert in_scope(mm.get(result.memory_id), user, agent)
-            assert all(in_scope(e, user, agent) for e in mm.history(result.memory_id))
+            assert in_scope(mm.get(result.memory_id, **scope), user, agent)
+            assert all(in_scope(e, user, agent) for e in mm.history(result.memory_id, **scope))
 
 
 def memories(mm: MemoryManager, user: str, agent: str | None) -> list[tuple[str, str]]:

@@ -146,7 +146,7 @@ def test_scopes_never_share_vectors(tmp_path, fake_embedder):
 def test_deleted_memory_leaves_the_cached_index(tmp_path, fake_embedder):
     with MemoryManager(str(tmp_path / "m.db"), embedder="fake") as mm:
         first = mm.update_memory("Loves shellfish", user_id="u")
-        mm.delete(first.memory_id)
+        mm.delete(first.memory_id, user_id="u")
         again = mm.update_memory("Enjoys prawns", user_id="u")
     assert again.op is Op.ADD and again.memory_id != first.memory_id
 

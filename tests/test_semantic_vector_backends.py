@@ -105,15 +105,17 @@ def test_same_results_through_writes_deletes_status_changes_and_scopes(tmp_path,
 
         # Writes by either backend, deletes, restores, status changes, re-embeddings, and
         # another model's vectors (never mixed in).
-        numpy_mm.delete(ids[0])
-        vec_mm.delete(ids[1])
-        numpy_mm.restore(ids[1])
-        vec_mm.delete(tied[0])
+        alice = {"user_id": ALICE.user_id}
+        bot = {"user_id": ALICE_BOT.user_id, "agent_id": ALICE_BOT.agent_id}
+        numpy_mm.delete(ids[0], **alice)
+        vec_mm.delete(ids[1], **alice)
+        numpy_mm.restore(ids[1], **alice)
+        vec_mm.delete(tied[0], **alice)
         vec_mm.store.write(lambda conn: vec_mm.store.set_status(conn, ids[2], Status.ARCHIVED, NOW))
         numpy_mm.store.write(lambda conn: save_vector(conn, ids[3], MODEL, unit()))
         vec_mm.store.write(lambda conn: save_vector(conn, ids[4], MODEL, tie))
         numpy_mm.store.write(lambda conn: save_vector(conn, ids[5], "other-model", tie))
-        vec_mm.delete(ids[45])  # a bot memory
+        vec_mm.delete(ids[45], **bot)  # a bot memory
         assert_same(numpy_mm, vec_mm, queries, all_pks)
 
         # No leak between scopes: only the scope's active memories, in both backends.

@@ -51,11 +51,11 @@ def test_patched_cache_matches_a_fresh_load_after_adds_updates_and_deletes(tmp_p
         assert len(ranking(mm, mm.vectors, query)) == 20  # cache built
         ids += [add(mm, f"fact {i}", unit()) for i in range(20, 25)]
         mm.store.write(lambda conn: save_vector(conn, ids[3], MODEL, unit()))  # re-embedded
-        mm.delete(ids[0])
-        other.delete(ids[7])  # another process's writes are seen too
+        mm.delete(ids[0], user_id=SCOPE.user_id)
+        other.delete(ids[7], user_id=SCOPE.user_id)  # another process's writes are seen too
         add(other, "from elsewhere", unit())
         add(other, "other scope", unit(), scope=Scope("v"))
-        mm.restore(ids[0])
+        mm.restore(ids[0], user_id=SCOPE.user_id)
         patched = ranking(mm, mm.vectors, query)
         assert patched == ranking(mm, VectorIndex(), query)
         assert len(patched) == 25

@@ -58,7 +58,7 @@ def test_a_new_value_replaces_the_old_with_no_llm_call(db, fake_openai, old, new
     assert (r.op, r.tier, r.memory_id) == (Op.UPDATE, Tier.TOPIC, first.memory_id)
     assert fake_openai.requests == []
     assert active(mm) == [new]
-    [_, updated] = mm.history(first.memory_id)
+    [_, updated] = mm.history(first.memory_id, user_id="ana")
     assert (updated.content_before, updated.content_after) == (old, new)
     assert first.memory_id in updated.scores  # the audit trail names what was compared
 
@@ -91,7 +91,7 @@ def test_a_retraction_replaces_only_the_value_it_takes_back(db):
     cat = mm.update_memory("I have a cat", user_id="ana")
     r = mm.update_memory("I no longer have a cat", user_id="ana")
     assert (r.op, r.tier, r.memory_id) == (Op.UPDATE, Tier.TOPIC, cat.memory_id)
-    assert mm.get(dog.memory_id).content == "I have a dog"
+    assert mm.get(dog.memory_id, user_id="ana").content == "I have a dog"
     assert active(mm) == ["I have a dog", "I no longer have a cat"]
 
 
@@ -101,8 +101,12 @@ def test_taking_back_a_value_that_is_not_the_current_one_changes_nothing(db):
     r = mm.update_memory("I don't live in Paris anymore", user_id="ana")
     assert (r.op, r.tier, r.memory_id) == (Op.NOOP, Tier.TOPIC, home.memory_id)
     assert active(mm) == ["I live in Munich"]
-    assert mm.get(home.memory_id).repetition_count == 1  # history only, not a repetition
-    assert mm.history(home.memory_id)[-1].candidate == "I don't live in Paris anymore"
+    assert (
+        mm.get(home.memory_id, user_id="ana").repetition_count == 1
+    )  # history only, not a repetition
+    assert (
+        mm.history(home.memory_id, user_id="ana")[-1].candidate == "I don't live in Paris anymore"
+    )
 
 
 def test_an_older_statement_goes_into_history_and_never_overwrites_a_newer_one(db):
@@ -112,13 +116,13 @@ def test_an_older_statement_goes_into_history_and_never_overwrites_a_newer_one(d
     r = mm.update_memory("I live in Berlin", user_id="ana", observed_at="2025-06-01T10:00:00")
     assert (r.op, r.memory_id) == (Op.NOOP, home.memory_id)
     assert "before the memory's current text" in r.reason
-    memory = mm.get(home.memory_id)
+    memory = mm.get(home.memory_id, user_id="ana")
     assert memory.content == "I live in Munich"
     assert memory.observed_at == "2026-03-01T00:00:00.000+00:00"
-    assert mm.history(home.memory_id)[-1].candidate == "I live in Berlin"
+    assert mm.history(home.memory_id, user_id="ana")[-1].candidate == "I live in Berlin"
     later = mm.update_memory("I live in Hamburg", user_id="ana", observed_at=dt.date(2026, 4, 1))
     assert (later.op, later.memory_id) == (Op.UPDATE, home.memory_id)
-    assert mm.get(home.memory_id).observed_at == "2026-04-01T00:00:00.000+00:00"
+    assert mm.get(home.memory_id, user_id="ana").observed_at == "2026-04-01T00:00:00.000+00:00"
 
 
 class FlakyEmbedder:
@@ -160,7 +164,7 @@ def test_the_callers_subject_and_attribute_are_stored_and_used(db):
     first = mm.update_memory(
         "Takes the 7:40 train to work", user_id="ana", subject="User", attribute="Commute"
     )
-    memory = mm.get(first.memory_id)
+    memory = mm.get(first.memory_id, user_id="ana")
     assert (memory.subject, memory.attribute) == ("user", "commute")
     r = mm.update_memory("Cycles to the office", user_id="ana", attribute="commute")
     assert (r.op, r.tier, r.memory_id) == (Op.UPDATE, Tier.TOPIC, first.memory_id)
@@ -187,7 +191,7 @@ def test_a_multi_valued_repeat_in_other_words_is_still_compared_not_added_blindl
     r = mm.update_memory("I love jazz", user_id="ana")
     assert (r.op, r.memory_id) == (Op.NOOP, first.memory_id)
     assert len(fake_openai.requests) == 1
-    assert mm.get(first.memory_id).status is Status.ACTIVE
+    assert mm.get(first.memory_id, user_id="ana").status is Status.ACTIVE
 
 
 def test_a_new_count_of_the_same_value_replaces_the_old_with_no_llm_call(db, fake_openai):
@@ -197,4 +201,4 @@ def test_a_new_count_of_the_same_value_replaces_the_old_with_no_llm_call(db, fak
     r = mm.update_memory("I have three cats since we adopted a kitten", user_id="ana")
     assert (r.op, r.tier, r.memory_id) == (Op.UPDATE, Tier.TOPIC, cats.memory_id)
     assert fake_openai.requests == []
-    assert mm.get(dog.memory_id).content == "I have a dog"
+    assert mm.get(dog.memory_id, user_id="ana").content == "I have a dog"

@@ -32,7 +32,7 @@ def source(tmp_path) -> str:
         clock.advance(days=1)
         mm.update_memory("User lives in Porto", user_id="alice", source="chat:3")  # an UPDATE
         dog = mm.update_memory("User has a dog named Rex", user_id="alice")
-        mm.delete(dog.memory_id)
+        mm.delete(dog.memory_id, user_id="alice")
         mm.update_memory("User is allergic to peanuts", user_id="alice", source="chat:4")
         mm.search("peanuts", user_id="alice")  # access counts and last access
         mm.update_memory("User plays chess", user_id="bob", agent_id="coach", importance=3)
@@ -136,7 +136,7 @@ def test_cli_export_import_round_trip(memman, source, tmp_path):  # noqa: F811
     assert run.code == 0 and "4 memories copied" in run.out
     assert table_rows(target) == table_rows(source)
     with MemoryManager(target) as mm:
-        assert mm.history(mm.list(user_id="alice")[0].id)[0].op is Op.ADD
+        assert mm.history(mm.list(user_id="alice")[0].id, user_id="alice")[0].op is Op.ADD
 
     dump.write_text(dump.read_text(encoding="utf-8") + "[1]\n", encoding="utf-8")
     run = memman("import", str(dump), "--raw", "--db", str(tmp_path / "other.db"))

@@ -30,7 +30,7 @@ def test_first_fact_is_novel_add_with_record_and_event(mm):
     r = mm.update_memory("User prefers flat white", user_id="alice")
     assert (r.op, r.tier, r.reason) == (Op.ADD, Tier.NOVEL, "no similar memory")
     assert r.event_id is not None
-    memory = mm.get(r.memory_id)
+    memory = mm.get(r.memory_id, user_id="alice")
     assert (memory.id, memory.content, memory.status) == (
         r.memory_id,
         "User prefers flat white",
@@ -43,7 +43,7 @@ def test_exact_duplicate_is_hash_noop_without_llm_call(db, fake_openai):
     first = mm.update_memory("User prefers flat white", user_id="alice")
     again = mm.update_memory("user prefers  FLAT white.", user_id="alice")
     assert (again.op, again.tier, again.memory_id) == (Op.NOOP, Tier.HASH, first.memory_id)
-    assert mm.get(first.memory_id).repetition_count == 2
+    assert mm.get(first.memory_id, user_id="alice").repetition_count == 2
     assert contents(mm) == ["User prefers flat white"]
     assert fake_openai.requests == []
 
@@ -127,7 +127,7 @@ def test_offline_a_negated_restatement_replaces_the_memory_and_never_deletes(mm)
     assert (r.op, r.tier, r.offline, r.memory_id) == (Op.UPDATE, Tier.OFFLINE, True, desk.memory_id)
     assert "negates" in r.reason
     assert contents(mm) == ["User no longer uses a standing desk at work"]  # never both
-    assert [e.content_before for e in mm.history(desk.memory_id)] == [
+    assert [e.content_before for e in mm.history(desk.memory_id, user_id="alice")] == [
         None,
         "User uses a standing desk at work",
     ]
@@ -229,10 +229,14 @@ def test_source_is_appended_on_reinforcement(mm):
     r = mm.update_memory("User prefers flat white", user_id="alice", source="msg-1")
     mm.update_memory("User prefers flat white", user_id="alice", source="msg-7")
     mm.update_memory("User really prefers flat whites", user_id="alice", source="msg-9")
-    memory = mm.get(r.memory_id)
+    memory = mm.get(r.memory_id, user_id="alice")
     assert memory.sources == ["msg-1", "msg-7", "msg-9"]
     assert memory.repetition_count == 3
-    assert [e.source for e in mm.history(r.memory_id)] == ["msg-1", "msg-7", "msg-9"]
+    assert [e.source for e in mm.history(r.memory_id, user_id="alice")] == [
+        "msg-1",
+        "msg-7",
+        "msg-9",
+    ]
 
 
 def test_history_returns_events_in_order_with_content_before_and_after(db):
@@ -241,8 +245,8 @@ def test_history_returns_events_in_order_with_content_before_and_after(db):
     r = mm.update_memory("User likes coffee", user_id="alice")
     mm.update_memory("User likes coffee", user_id="alice")
     mm.update_memory("User likes coffee with oat milk", user_id="alice")
-    mm.delete(r.memory_id)
-    events = mm.history(r.memory_id)
+    mm.delete(r.memory_id, user_id="alice")
+    events = mm.history(r.memory_id, user_id="alice")
     assert [(e.op, e.tier) for e in events] == [
         (Op.ADD, Tier.NOVEL),
         (Op.NOOP, Tier.HASH),
@@ -263,14 +267,14 @@ def test_history_returns_events_in_order_with_content_before_and_after(db):
 
 def test_soft_delete_and_restore(mm):
     r = mm.update_memory("User has a cat named Miso", user_id="alice")
-    deleted = mm.delete(r.memory_id)
+    deleted = mm.delete(r.memory_id, user_id="alice")
     assert (deleted.op, deleted.tier) == (Op.DELETE, Tier.MANUAL)
     assert mm.list(user_id="alice") == []
     assert mm.search("cat Miso", user_id="alice") == []
-    assert mm.get(r.memory_id).status is Status.DELETED
+    assert mm.get(r.memory_id, user_id="alice").status is Status.DELETED
     with pytest.raises(InvalidInputError):
-        mm.delete(r.memory_id)
-    restored = mm.restore(r.memory_id)
+        mm.delete(r.memory_id, user_id="alice")
+    restored = mm.restore(r.memory_id, user_id="alice")
     assert restored.op is Op.UPDATE
     assert contents(mm) == ["User has a cat named Miso"]
     assert [h.id for h in mm.search("cat Miso", user_id="alice")] == [r.memory_id]
@@ -278,20 +282,20 @@ def test_soft_delete_and_restore(mm):
 
 def test_restore_refuses_when_the_text_is_active_again(mm):
     r = mm.update_memory("User has a cat named Miso", user_id="alice")
-    mm.delete(r.memory_id)
+    mm.delete(r.memory_id, user_id="alice")
     again = mm.update_memory("User has a cat named Miso", user_id="alice")
     assert again.op is Op.ADD
     with pytest.raises(InvalidInputError, match="already holds"):
-        mm.restore(r.memory_id)
+        mm.restore(r.memory_id, user_id="alice")
 
 
 def test_unknown_ids_raise_not_found(mm):
     with pytest.raises(NotFoundError):
-        mm.get("nope")
+        mm.get("nope", user_id="alice")
     with pytest.raises(NotFoundError):
-        mm.history("nope")
+        mm.history("nope", user_id="alice")
     with pytest.raises(NotFoundError):
-        mm.delete("nope")
+        mm.delete("nope", user_id="alice")
 
 
 def deep(levels: int) -> dict:
@@ -349,10 +353,10 @@ def test_bad_input_raises_typed_error_and_leaves_store_unchanged(mm, change, mes
 
 def test_metadata_is_kept(mm):
     r = mm.update_memory("User likes green tea", user_id="alice", metadata={"turn": 3})
-    assert mm.get(r.memory_id).metadata == {"turn": 3}
+    assert mm.get(r.memory_id, user_id="alice").metadata == {"turn": 3}
     at_limit = deep(7)  # eight nested dicts: exactly max_metadata_depth
     r = mm.update_memory("User likes black tea", user_id="alice", metadata=at_limit)
-    assert mm.get(r.memory_id).metadata == at_limit
+    assert mm.get(r.memory_id, user_id="alice").metadata == at_limit
 
 
 @pytest.mark.parametrize("limit", [0, -1, 10**20, "5", 2.5, True])
@@ -440,8 +444,8 @@ def test_llm_update_onto_an_existing_text_supersedes_instead_of_duplicating(db, 
     assert (r.op, r.memory_id) == (Op.UPDATE, berlin.memory_id)
     assert "superseded" in r.reason
     assert [m.id for m in mm.list(user_id="alice")] == [lisbon.memory_id]
-    assert mm.get(berlin.memory_id).status is Status.SUPERSEDED
-    assert mm.get(lisbon.memory_id).repetition_count == 2
+    assert mm.get(berlin.memory_id, user_id="alice").status is Status.SUPERSEDED
+    assert mm.get(lisbon.memory_id, user_id="alice").repetition_count == 2
 
 
 @pytest.mark.parametrize(

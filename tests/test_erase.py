@@ -1,0 +1,199 @@
+"""Erasure that can be verified: after forget() or purge(), the raw bytes of the database and
+its WAL hold none of the erased words, and other users' memories are intact and searchable."""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from memman import ForgetReport, MemoryManager
+from memman.errors import EmbeddingError, NotFoundError
+from memman.models import Op
+
+DIM = 32
+# Words no other part of the store contains; the FTS index keeps them as they are.
+MARKERS = ["qzxalpha", "qzxbravo", "qzxcharlie", "qzxdelta", "qzxfoxtrot", "qzxgolf"]
+PARK = "qzxparked"  # the embedder fails on this word, so its fact is parked in pending
+
+
+class SeededEmbedder:
+    """A random unit vector per text (seeded by its hash): every blob is unique."""
+
+    name = "seeded-1"
+    dim = DIM
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        if any(PARK in text.lower() for text in texts):
+            raise EmbeddingError("embedding server down")
+        rows = [
+            np.random.default_rng(int(hashlib.sha256(t.encode()).hexdigest()[:16], 16)).random(DIM)
+            for t in texts
+        ]
+        matrix = np.array(rows, dtype=np.float32)
+        return matrix / np.linalg.norm(matrix, axis=1, keepdims=True)
+
+
+def raw_bytes(path: str) -> bytes:
+    """The database file and its WAL as they are on disk, lowercased."""
+    return b"".join(Path(p).read_bytes().lower() for p in (path, f"{path}-wal") if Path(p).exists())
+
+
+def vector_blobs(path: str, user_id: str) -> list[bytes]:
+    with sqlite3.connect(path) as conn:
+        return [
+            blob
+            for (blob,) in conn.execute(
+                "SELECT v.vector FROM memory_vectors v JOIN long_term l ON l.pk = v.memory_pk"
+                " WHERE l.user_id = ?",
+                (user_id,),
+            )
+        ]
+
+
+def open_manager(db: str, clock) -> MemoryManager:
+    return MemoryManager(
+        db, embedder=SeededEmbedder(), clock=clock, extract_cooldown_s=3600, busy_timeout_s=0.2
+    )
+
+
+def fill_alice(mm: MemoryManager) -> None:
+    """Alice's words in every table: memories (one deleted), an UPDATE's history, a parked
+    fact, a short-term fact, buffered messages, vectors."""
+    mm.update_memory(f"I live in {MARKERS[0]}", user_id="alice")
+    assert mm.update_memory(f"I live in {MARKERS[1]}", user_id="alice").op is Op.UPDATE
+    gone = mm.update_memory(f"My dog is called {MARKERS[2]}", user_id="alice")
+    mm.delete(gone.memory_id, user_id="alice")
+    mm.update_memory(f"I collect {MARKERS[3]} stamps", user_id="alice", agent_id="coach")
+    assert mm.update_memory(f"I like {PARK}", user_id="alice").op is Op.PENDING
+    mm.remember_short_term(f"I am at the {MARKERS[4]} airport", user_id="alice", session_id="s")
+    buffered = mm.observe(
+        [{"role": "user", "content": f"My sister lives in {MARKERS[5]}"}],
+        user_id="alice",
+        session_id="s",
+    )
+    assert buffered.buffered == 1
+
+
+def test_forget_leaves_none_of_the_users_words_in_the_file(db, clock):
+    with open_manager(db, clock) as mm:
+        fill_alice(mm)
+        kept = mm.update_memory("I play the vwkoboe", user_id="bob")
+        mm.update_memory("I live in vwkhaven", user_id="bob")
+        mm.update_memory("I live in vwkport", user_id="bob")  # an UPDATE of bob's too
+        mm.observe([{"role": "user", "content": "I am vwkbusy"}], user_id="bob", session_id="s")
+        mm.search("vwkoboe", user_id="bob")  # bob's vectors cached in this process
+        mm.search(MARKERS[1], user_id="alice")  # and alice's
+        blobs = vector_blobs(db, "alice")
+        assert len(blobs) >= 3
+        before = raw_bytes(db)
+        assert all(marker.encode() in before for marker in [*MARKERS, PARK])
+
+        report = mm.forget("alice")
+
+        assert isinstance(report, ForgetReport) and report.wal_truncated
+        # The UPDATE changed its memory in place: three memories, one deleted, one of "coach".
+        assert (report.memories, report.pending, report.short_term, report.messages) == (3, 1, 1, 1)
+        assert report.events >= 6 and report.vectors == len(blobs)
+        during = raw_bytes(db)  # still open: the WAL was checkpointed to nothing
+        assert mm.list(user_id="alice", include_inactive=True) == []
+        assert mm.list(user_id="alice", agent_id="coach", include_inactive=True) == []
+        assert mm.search(MARKERS[1], user_id="alice") == []
+        assert mm.pending() == [] and mm.short_term(user_id="alice") == []
+        assert mm.events(user_id="alice") == []
+        assert mm.search("vwkoboe", user_id="bob")[0].id == kept.memory_id
+        assert [m.content for m in mm.list(user_id="bob")] == [
+            "I play the vwkoboe",
+            "I live in vwkport",
+        ]
+        assert mm.check().ok
+    after = raw_bytes(db)
+    for found in (during, after):
+        assert [m for m in [*MARKERS, PARK] if m.encode() in found] == []
+        assert not any(blob.lower() in found for blob in blobs)
+        assert b"vwkoboe" in found and b"vwkbusy" in found
+    with open_manager(db, clock) as mm:
+        assert len(mm.history(kept.memory_id, user_id="bob")) == 1
+        assert mm.flush("s", user_id="bob").extracted_messages == 1
+
+
+def test_forget_one_agent_keeps_the_users_other_scopes(db, clock):
+    with open_manager(db, clock) as mm:
+        mm.update_memory("I collect qzxstamps", user_id="alice", agent_id="coach")
+        mm.update_memory("I live in vwkhaven", user_id="alice")
+        report = mm.forget("alice", agent_id="coach")
+        assert report.memories == 1
+        assert mm.list(user_id="alice", agent_id="coach") == []
+        assert [m.content for m in mm.list(user_id="alice")] == ["I live in vwkhaven"]
+    assert b"qzxstamp" not in raw_bytes(db)
+
+
+def test_purge_erases_one_memory_with_its_history(db, clock):
+    with open_manager(db, clock) as mm:
+        first = mm.update_memory(f"I live in {MARKERS[0]}", user_id="alice")
+        mm.update_memory(f"I live in {MARKERS[1]}", user_id="alice")  # UPDATE: both in history
+        other = mm.update_memory("I play the vwkoboe", user_id="alice")
+        with pytest.raises(NotFoundError):
+            mm.purge(first.memory_id, user_id="bob")
+        report = mm.purge(first.memory_id, user_id="alice")
+        assert (report.memories, report.events, report.vectors) == (1, 2, 1)
+        with pytest.raises(NotFoundError):
+            mm.get(first.memory_id, user_id="alice")
+        with pytest.raises(NotFoundError):
+            mm.purge(first.memory_id, user_id="alice")
+        assert [h.id for h in mm.search("vwkoboe", user_id="alice")][:1] == [other.memory_id]
+    found = raw_bytes(db)
+    assert MARKERS[0].encode() not in found and MARKERS[1].encode() not in found
+    assert b"vwkoboe" in found
+
+
+def test_delete_alone_leaves_the_words_in_the_file(db, clock):
+    """Why forget exists: a soft delete, even vacuumed, keeps the text (and history)."""
+    with open_manager(db, clock) as mm:
+        memory = mm.update_memory(f"I live in {MARKERS[0]}", user_id="alice")
+        mm.delete(memory.memory_id, user_id="alice")
+    with sqlite3.connect(db) as conn:
+        conn.execute("VACUUM")
+    assert MARKERS[0].encode() in raw_bytes(db)
+
+
+def test_no_cached_vector_outlives_a_forget_in_this_or_another_manager(db, clock):
+    """Another manager (as another process would) had alice's vectors cached; after forget,
+    new memories of bob's reuse her rows' numbers, and alice's search must not find them."""
+    with open_manager(db, clock) as mm, open_manager(db, clock) as other:
+        first = mm.update_memory("I own a vwkbike", user_id="bob")
+        for n in range(3):
+            mm.update_memory(f"I own qzxboat number {n}", user_id="alice")
+        mm.delete(first.memory_id, user_id="bob")  # the newest vector change is bob's
+        assert len(other.search("qzxboat", user_id="alice")) == 3  # cached in `other`
+        assert mm.vectors.cached_bytes > 0
+        mm.forget("alice")
+        assert mm.vectors.cached_bytes == 0  # this manager dropped alice's matrix
+        bob = [mm.update_memory(f"I own vwkcar number {n}", user_id="bob") for n in range(3)]
+        assert other.search("qzxboat", user_id="alice") == []
+        assert {h.id for h in other.search("vwkcar", user_id="bob")} == {r.memory_id for r in bob}
+
+
+def test_a_reader_holding_an_old_snapshot_is_reported_and_a_rerun_scrubs(db, clock):
+    """The WAL cannot be emptied under a reader's snapshot: forget says so, and forgetting
+    again once the reader is done scrubs what the WAL still held."""
+    with open_manager(db, clock) as mm:
+        mm.update_memory(f"I live in {MARKERS[0]}", user_id="alice")
+        mm.update_memory("I live in vwkhaven", user_id="bob")
+        reader = sqlite3.connect(db, isolation_level=None)
+        try:
+            reader.execute("BEGIN")
+            reader.execute("SELECT count(*) FROM long_term").fetchone()
+            held = mm.forget("alice")
+            assert (held.memories, held.wal_truncated) == (1, False)
+            assert MARKERS[0].encode() in raw_bytes(db)  # the old page images, in the WAL
+            reader.execute("COMMIT")
+        finally:
+            reader.close()
+        again = mm.forget("alice")
+        assert (again.memories, again.wal_truncated) == (0, True)
+        found = raw_bytes(db)
+        assert MARKERS[0].encode() not in found and b"vwkhaven" in found
