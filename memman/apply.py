@@ -42,12 +42,16 @@ def _older_news(candidate: Candidate, target: Memory, decision: Decision) -> Dec
     return Decision(Op.NOOP, why, decision.tier, target=target, call=decision.call, reinforce=False)
 
 
-def _topic_columns(candidate: Candidate, text: str) -> dict[str, str | None]:
+def _topic_columns(
+    candidate: Candidate, text: str, told: tuple[str, str] | None = None
+) -> dict[str, str | None]:
     """subject and attribute for stored text: the candidate's topic when the text is the
-    candidate's (or says nothing the extractor reads), else what the new text is about."""
+    candidate's (or says nothing the extractor reads), else what the new text is about; the
+    LLM's (`told`) where neither is known."""
     topic = candidate.topic if text == candidate.content else (about(text) or candidate.topic)
     if topic is None:
-        return {"subject": None, "attribute": None}
+        subject, attribute = told or (None, None)
+        return {"subject": subject, "attribute": attribute}
     return {"subject": topic.subject, "attribute": topic.attribute}
 
 
@@ -117,7 +121,7 @@ def apply_decision(
             category=candidate.category,
             importance=DEFAULT_IMPORTANCE if candidate.importance is None else candidate.importance,
             observed_at=candidate.observed_at or now,
-            **_topic_columns(candidate, candidate.content),
+            **_topic_columns(candidate, candidate.content, decision.about),
         )
         after = candidate.content
         if embedder is not None:
@@ -159,7 +163,7 @@ def apply_decision(
                     now=now,
                     source=candidate.source,
                     observed_at=candidate.observed_at or now,
-                    **_topic_columns(candidate, decision.content),
+                    **_topic_columns(candidate, decision.content, decision.about),
                 )
                 _carry_salience(store, conn, target, candidate)
                 after = decision.content

@@ -13,7 +13,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Annotated, ClassVar, Literal, Protocol
 
-from pydantic import BaseModel, Field, ValidationError, create_model, model_validator
+from pydantic import (
+    BaseModel,
+    Field,
+    ValidationError,
+    create_model,
+    field_validator,
+    model_validator,
+)
 
 from memman.candidate import Candidate
 from memman.config import Settings
@@ -23,6 +30,7 @@ from memman.models import Memory, Op, Tier
 from memman.prompts import render
 from memman.retrieval import Retrieved
 from memman.text import affirmed, extends, negations, normalize, numbers
+from memman.topic import usable_label
 
 
 @dataclass(frozen=True)
@@ -34,6 +42,7 @@ class Decision:
     content: str | None = None  # the new content of an UPDATE
     call: CallInfo | None = None  # set when an LLM made the decision
     reinforce: bool = True  # a NOOP that only records the candidate in history: False
+    about: tuple[str, str] | None = None  # (subject, attribute) the LLM gave for the text
 
 
 class Decider(Protocol):
@@ -114,14 +123,32 @@ def _negates(candidate: str, memory: str) -> bool:
 _REASON = Field(description="One short sentence: why this operation.")
 
 
-class AddOp(BaseModel):
+class _About(BaseModel):
+    """What the stored text is about, when the model can say (optional: the extractor reads
+    the text otherwise)."""
+
+    subject: str | None = Field(
+        default=None, description='Whom the fact is about: "user", or a person ("sister")'
+    )
+    attribute: str | None = Field(
+        default=None,
+        description="What it states, one key: residence, employer, job, relationship_status,"
+        " name, age, diet, pets, likes, hobby ...",
+    )
+    _labels = field_validator("subject", "attribute")(usable_label)
+
+    def about(self) -> tuple[str, str] | None:
+        return (self.subject or "user", self.attribute) if self.attribute else None
+
+
+class AddOp(_About):
     """The candidate is a new fact; none of the shown memories says it."""
 
     op: Literal["ADD"]
     reason: str = _REASON
 
 
-class UpdateOp(BaseModel):
+class UpdateOp(_About):
     """The candidate refines, corrects or contradicts memory `id`; `content` is the new truth."""
 
     op: Literal["UPDATE"]
@@ -256,7 +283,10 @@ class LLMDecider:
         target = by_short_id.get(short_id) if short_id is not None else None
         content = d.content.strip() if isinstance(d, UpdateOp) else None
         reason = d.reason if call.fallback is None else f"{d.reason} [{call.fallback}]"
-        return Decision(Op(d.op), reason, Tier.LLM, target=target, content=content, call=call)
+        about = d.about() if isinstance(d, _About) else None
+        return Decision(
+            Op(d.op), reason, Tier.LLM, target=target, content=content, call=call, about=about
+        )
 
 
     def decide_many(
@@ -346,7 +376,10 @@ class LLMDecider:
         target = memories.get(short_id) if short_id is not None else None
         content = d.content.strip() if isinstance(d, UpdateOp) else None
         reason = d.reason if call.fallback is None else f"{d.reason} [{call.fallback}]"
-        return Decision(Op(d.op), reason, Tier.LLM, target=target, content=content, call=call)
+        about = d.about() if isinstance(d, _About) else None
+        return Decision(
+            Op(d.op), reason, Tier.LLM, target=target, content=content, call=call, about=about
+        )
 
 
 DECIDERS: dict[str, Callable[[Settings], Decider]] = {

@@ -37,7 +37,7 @@ from memman.shortterm import ShortTermFact
 from memman.store import Leases, Scope, Store, check_encodable, check_id
 from memman.text import normalize
 from memman.timestamps import check_moment, stamp
-from memman.topic import check_label
+from memman.topic import usable_label
 from memman.utterance import Why, skip_reason
 
 log = logging.getLogger(__name__)
@@ -88,14 +88,7 @@ class ExtractedFact(BaseModel):
         " name, age, diet, pets, likes, hobby ...",
     )
 
-    @field_validator("subject", "attribute")
-    @classmethod
-    def _label(cls, value: str | None) -> str | None:
-        """A usable label, or none: an odd label never costs the fact (the text is read)."""
-        try:
-            return check_label("topic", value)
-        except ValueError:
-            return None
+    _labels = field_validator("subject", "attribute")(usable_label)
 
     @field_validator("category")
     @classmethod

@@ -475,3 +475,12 @@ def check_label(name: str, value: object) -> str | None:
     if not label or len(label) > 64:
         raise ValueError(f"{name} must be 1 to 64 letters, digits, '_' or ':'")
     return label
+
+
+def usable_label(value: object) -> str | None:
+    """An LLM's subject or attribute, normalised, or None when it is unusable: an odd label
+    must never cost the fact it came with (the extractor reads the text instead)."""
+    try:
+        return check_label("label", value)
+    except ValueError:
+        return None

@@ -9,13 +9,11 @@ from memman import MemoryManager
 from tests.fake_openai import Reply, chat_completion
 
 
-def decision(op: str, *, id: int | None = None, content: str | None = None, reason: str = "x"):
-    """The tool-call arguments of one MemoryDecision, as a model would send them."""
+def decision(op: str, *, reason: str = "x", **given: Any):
+    """The tool-call arguments of one MemoryDecision, as a model would send them (id,
+    content, subject, attribute where given)."""
     fields: dict[str, Any] = {"op": op, "reason": reason}
-    if id is not None:
-        fields["id"] = id
-    if content is not None:
-        fields["content"] = content
+    fields.update((name, value) for name, value in given.items() if value is not None)
     return {"decision": fields}
 
 

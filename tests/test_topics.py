@@ -202,3 +202,15 @@ def test_a_new_count_of_the_same_value_replaces_the_old_with_no_llm_call(db, fak
     assert (r.op, r.tier, r.memory_id) == (Op.UPDATE, Tier.TOPIC, cats.memory_id)
     assert fake_openai.requests == []
     assert mm.get(dog.memory_id, user_id="ana").content == "I have a dog"
+
+
+def test_the_deciders_subject_and_attribute_label_a_fact_the_extractor_cannot_read(
+    db, fake_openai
+):
+    mm = llm_manager(db, fake_openai.base_url, llm_mode="tools")
+    fake_openai.script(answer("ADD", subject="user", attribute="Lake House"))
+    mm.update_memory("The lake house has a leaky roof", user_id="ana")
+    r = mm.update_memory("The lake house roof was fixed in May", user_id="ana")
+    assert (r.op, r.tier) == (Op.ADD, Tier.LLM)
+    stored = mm.get(r.memory_id, user_id="ana")
+    assert (stored.subject, stored.attribute) == ("user", "lake_house")
