@@ -151,10 +151,19 @@ def _multi(candidate: Candidate, topic: Topic, same_topic: list[Memory]) -> Deci
 
 
 def _recounted(candidate: Candidate, topic: Topic, same_topic: list[Memory]) -> Decision | None:
-    """The same value with another count ("I have two cats" -> "I have three cats now"): the
-    count changed, so the newer statement replaces the memory. Anything else about the same
-    value (a refinement, a paraphrase) is the router's to compare."""
+    """A value the memory took back, stated again ("I have no pets" -> "we adopted a dog"),
+    or the same value with another count ("I have two cats" -> "I have three cats now"): the
+    newer statement replaces the memory. Anything else about the same value (a refinement, a
+    paraphrase) is the router's to compare."""
     said = numbers(candidate.content)
+    for memory in same_topic:
+        stated = _stated(memory)
+        if (
+            stated is not None
+            and stated.retracted
+            and (stated.value is None or same_value(stated.value, topic.value))
+        ):  # "We adopted a greyhound" after "I don't have any pets": no longer true
+            return _replace(candidate, topic, memory, stated)
     for memory in same_topic:
         stated = _stated(memory)
         if stated is None or stated.retracted or not same_value(stated.value, topic.value):

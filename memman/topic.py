@@ -87,6 +87,11 @@ _VERB_FORMS = {
 # Words that say a value no longer holds, removed from the predicate before matching.
 _NEGATORS = ("do not ", "did not ", "not ", "no longer ", "never ")
 _NEGATION_WORDS = frozenset("no not longer never".split())
+# Words a chat message opens with before its subject.
+_OPENERS = frozenset(
+    "honestly well so actually btw anyway oh ok okay yeah yes also these days nowadays lately"
+    .split()
+)
 _STILL_TRUE_FILLERS = frozenset(
     "just recently finally also really currently now still actually officially".split()
 )
@@ -143,6 +148,10 @@ _SCHOOLS = frozenset(
     "school college university uni academy institute highschool elementary kindergarten".split()
 )
 _DRINKABLE = VALUE_CLASSES["caffeine"] | VALUE_CLASSES["alcohol"]
+_DOG_BREEDS = frozenset(
+    """greyhound retriever labrador lab poodle terrier beagle husky bulldog shepherd chihuahua
+    dachshund pug corgi collie spaniel rottweiler boxer doberman mutt""".split()
+)
 _PETS = VALUE_CLASSES["pets"] | {"puppy", "kitten", "horse", "lizard", "guinea", "ferret"}
 _NUMBER_WORDS = {
     "a": "1", "an": "1", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5",
@@ -227,6 +236,11 @@ _PATTERNS: list[tuple[str, re.Pattern[str], str | None]] = [
             r"^have (?:a |an |one |two |three |\d+ |any |no |pet )*(?:pet )?(?P<v>\w+)(?: .*)?$",
             "pet?",
         ),
+        (
+            "pets",
+            r"^(?:adopted|got|rescued) (?:a |an )?(?:rescue |new )?(?P<v>\w+)(?: .*)?$",
+            "pet?",
+        ),
         ("car", rf"^(?:drive|my car am) {_SERVICE}{_V}$", None),
         ("school", rf"^(?:go to|attend|am a student at|study at|am studying at) {_V}$", "school?"),
         ("studies", rf"^(?:study|am studying|major in|am majoring in) {_V}$", None),
@@ -266,10 +280,15 @@ def about(text: str) -> Topic | None:
 
 def _subject_and_predicate(text: str) -> tuple[str, str] | None:
     tokens = [t for t in words(text) if t]
+    written = text.strip().split()
+    while len(tokens) > 2 and tokens[0] in _OPENERS:  # "Honestly, I'm ...", "These days I ..."
+        tokens, written = tokens[1:], written[1:]
     if len(tokens) < 2:
         return None
     first = tokens[0]
-    written = text.strip().split()[0] if text.strip() else ""
+    written = written[0] if written else ""
+    if first == "we":  # "We adopted a greyhound": the user's household
+        return USER, _first_person(tokens[1:])
     if first in _FIRST_PERSON:
         return USER, _first_person(list(_FIRST_PERSON[first]) + tokens[1:])
     if first == "users":  # "User's sister ..."
@@ -431,6 +450,7 @@ def _checked(
         return (attribute, count, False) if count is not None else None
     if fixed == "pet?":
         pet = (value or "").rstrip("s")
+        pet = "dog" if pet in _DOG_BREEDS else pet
         if value == "pets" or pet == "pet":
             return attribute, None, True  # "I have no pets" / "I don't have any pets"
         return (attribute, pet, False) if pet in _PETS else None

@@ -30,6 +30,9 @@ def active(mm: MemoryManager, user: str = "ana") -> list[str]:
         ("My sister lives in Rome", Topic("sister", "residence", "rome")),
         ("Blue is my favorite color", Topic("user", "favorite:color", "blue")),
         ("I have a dog allergy", Topic("user", "allergy", "dog")),
+        ("These days I eat meat again", Topic("user", "diet", "omnivore")),
+        ("Honestly I'm happily unattached", Topic("user", "relationship_status", "single")),
+        ("We adopted a rescue greyhound", Topic("user", "pets", "dog")),
         ("Can you write me a haiku about autumn?", None),
         ("The turtle follows the fish", None),
     ],
@@ -47,6 +50,8 @@ MOVES = [
     ("User is a nurse", "User works as a software developer now"),
     ("I am vegetarian", "I'm not vegetarian anymore"),
     ("I have two kids", "I have three kids"),
+    ("I'm vegan", "These days I eat meat again"),
+    ("I don't have any pets", "We adopted a rescue greyhound last week"),
 ]
 
 
