@@ -66,12 +66,12 @@ def request_options(mode: str, response_model: type[BaseModel]) -> dict[str, Any
 def first_messages(mode: str, prompt_text: str, response_model: type[BaseModel]) -> list[dict]:
     """The conversation of the first attempt: the prompt, with the schema where the mode
     does not carry it (json, md_json)."""
+    if mode == "md_json":
+        prompt_text = f"{prompt_text}\n\n{MD_JSON_REQUEST}"
     messages = [{"role": "user", "content": prompt_text}]
     if mode in ("json", "md_json"):
         schema = json.dumps(response_model.model_json_schema(), indent=2, ensure_ascii=False)
         messages.insert(0, {"role": "system", "content": SCHEMA_INSTRUCTION.format(schema=schema)})
-    if mode == "md_json":
-        messages.append({"role": "user", "content": MD_JSON_REQUEST})
     return messages
 
 
