@@ -7,10 +7,11 @@ attempt in the configured mode, the answer validated with the response model, a 
 the validation error as a new user message (the validators' messages are written for the
 model), at most `max_retries` re-asks, attempts counted and token usage summed over them.
 
-The modes ask for the answer as instructor's do, so a server behaves alike under both engines:
-tools (a function made from the model's JSON schema, forced with tool_choice), json_schema
-(response_format json_schema), json (response_format json_object, the schema in a system
-message) and md_json (the schema in a system message, JSON in a fenced block of the text).
+Validation is strict, as instructor's is. The modes ask for the answer as instructor's do, so
+a server behaves alike under both engines: tools (a function made from the model's JSON schema,
+forced with tool_choice), json_schema (response_format json_schema), json (response_format
+json_object, the schema in a system message) and md_json (the schema in a system message, JSON
+in a fenced block of the text).
 The prompt text is sent as it was rendered: nothing here treats it as a template.
 """
 
@@ -146,7 +147,8 @@ def create(
         text = ""
         try:
             text = answer_text(mode, completion)
-            return response_model.model_validate_json(text), tokens, attempts
+            # strict, as instructor validates: "1" is not the id 1, nor "true" a boolean
+            return response_model.model_validate_json(text, strict=True), tokens, attempts
         except (ValidationError, UnparsableAnswer) as error:
             if attempts > max_retries:
                 raise failure(error, attempts, tokens) from error

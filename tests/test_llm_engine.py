@@ -133,3 +133,12 @@ def test_an_answer_cut_off_at_max_tokens_is_parked_not_reasked(primed, fake_open
     result = mm.update_memory(NEW, user_id="alice")
     assert result.op is Op.PENDING and len(fake_openai.requests) == 1
     assert mm.pending(user_id="alice")[0].content == NEW
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_both_engines_validate_strictly(primed, fake_openai, engine):
+    """instructor validates strictly; memman's engine too: "1" is not the id 1."""
+    mm = primed(llm_engine=engine, llm_mode="tools", llm_max_retries=0)
+    fake_openai.script(answer("DELETE", id="1"))
+    assert mm.update_memory(NEW, user_id="alice").op is Op.PENDING
+    assert "valid integer" in mm.pending(user_id="alice")[0].error
