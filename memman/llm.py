@@ -165,13 +165,14 @@ class LLMClient:
         self._use(resolve_mode(settings))
 
     def _use(self, mode: str) -> None:
-        self.mode = mode
+        """Ask in this mode from now on (the instructor client is made for one mode)."""
+        client = None
         if self.engine == "instructor":
             import instructor
 
             client = instructor.from_openai(self._raw, mode=instructor.Mode[MODES[mode]])
             client.on("completion:kwargs", self._count_attempt)
-            self.client = client
+        self.mode, self.client = mode, client  # together: other threads read both
 
     def _count_attempt(self, *args: Any, **kwargs: Any) -> None:
         self._local.attempts += 1
