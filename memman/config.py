@@ -31,12 +31,16 @@ class Settings(BaseModel):
     llm_model: str | None = None
     llm_base_url: str | None = None
     llm_api_key: str | None = None
-    # instructor mode: "tools" for OpenAI-style function calling, "json_schema" for servers
+    # structured-output mode: "tools" for OpenAI-style function calling, "json_schema" for servers
     # with response_format json_schema (vLLM, llama.cpp, Ollama), "json" / "md_json" for
     # models that only manage to write JSON in text. "auto": tools for OpenAI's own API (no
     # base URL, or api.openai.com), json_schema for any other server, and one fallback if the
     # server refuses that mode (memman/llm.py); an explicit mode is used as set.
     llm_mode: str = "auto"
+    # The structured-output engine: "instructor" (the memman[instructor] extra), "builtin"
+    # (memman/structured.py, openai only) or "auto": instructor when it imports. Same modes,
+    # re-asks, attempts and tokens either way; builtin lets a newer openai stay installed.
+    llm_engine: str = "auto"
     llm_max_retries: int = Field(default=2, ge=0, le=10)  # re-asks after invalid output
     llm_timeout_s: float = Field(default=30.0, gt=0)
     # max_tokens for the fixed part of every answer (op, id, reason); each call adds room for
@@ -162,6 +166,7 @@ ENVIRONMENT = {
     "OPENAI_BASE_URL": "llm_base_url",
     "OPENAI_API_KEY": "llm_api_key",
     "MEMMAN_LLM_MODE": "llm_mode",
+    "MEMMAN_LLM_ENGINE": "llm_engine",
     "MEMMAN_LLM_MAX_RETRIES": "llm_max_retries",
     "MEMMAN_LLM_TIMEOUT": "llm_timeout_s",
     "MEMMAN_LLM_MAX_TOKENS": "llm_max_tokens",

@@ -1,9 +1,14 @@
-"""The one place memman talks to an LLM: instructor over any OpenAI-compatible endpoint.
+"""The one place memman talks to an LLM, over any OpenAI-compatible endpoint.
 
 `structured_call` sends one rendered prompt with a `max_tokens` bound, validates the answer
-into a pydantic model (instructor re-asks on validation errors) and turns every failure
-(timeout, HTTP error, invalid output after the re-asks) into a `DecisionError` carrying
-attempts and token usage, so callers can park the work instead of losing it.
+into a pydantic model (re-asking on validation errors) and turns every failure (timeout,
+HTTP error, invalid output after the re-asks) into a `DecisionError` carrying attempts and
+token usage, so callers can park the work instead of losing it.
+
+Two engines give that contract, chosen once per client by `llm_engine`: instructor (the
+`memman[instructor]` extra) and memman's own (memman/structured.py), which needs only openai.
+auto takes instructor when it imports: instructor pins an older jiter than the newest openai
+needs, so an environment that keeps a newer openai may lack it, and memman must work there.
 
 The structured-output mode: `llm_mode = "auto"` uses tools (function calling) for OpenAI's
 own API and json_schema (response_format) for any other server, because local servers
@@ -32,6 +37,7 @@ from urllib.parse import urlparse
 
 from pydantic import BaseModel
 
+from memman import structured
 from memman.config import Settings
 from memman.errors import ConfigError, DecisionError
 from memman.prompts import RenderedPrompt
@@ -43,12 +49,13 @@ M = TypeVar("M", bound=BaseModel)
 # is configured: together they are ~66 MB of RSS that an offline store never needs.
 MODES = {"tools": "TOOLS", "json_schema": "JSON_SCHEMA", "json": "JSON", "md_json": "MD_JSON"}
 AUTO = "auto"
+ENGINES = ("instructor", "builtin")  # llm_engine: these, or auto
 # auto's one fallback per mode: a server that refuses tools gets a schema-constrained answer;
 # one that refuses response_format json_schema can still be asked for JSON in text.
 FALLBACK = {"tools": "json_schema", "json_schema": "md_json"}
 # Words of a 400 error that mean "this server does not accept the mode", per mode.
 REFUSED = {"tools": ("tool",), "json_schema": ("response_format", "json_schema", "schema")}
-NO_TOOL_CALL = "no tool call"  # instructor's error when the answer carries no tool call
+NO_TOOL_CALL = "no tool call"  # both engines' error when the answer carries no tool call
 # Tokens per character of restated text, rounded up: English averages ~4 characters a token;
 # 3 leaves room for other languages and JSON escapes.
 CHARS_PER_TOKEN = 3
@@ -72,6 +79,32 @@ def resolve_mode(settings: Settings) -> str:
         return mode
     host = urlparse(settings.llm_base_url).hostname if settings.llm_base_url else None
     return "tools" if host in (None, "api.openai.com") else "json_schema"
+
+
+def instructor_usable() -> bool:
+    """instructor imports here (installed, and compatible with the installed openai)."""
+    try:
+        import instructor  # noqa: F401
+        from instructor.core import InstructorError  # noqa: F401
+    except ImportError as error:
+        log.debug("instructor not usable, using memman's engine: %s", error)
+        return False
+    return True
+
+
+def resolve_engine(settings: Settings) -> str:
+    """The structured-output engine a client uses (auto: instructor when it imports)."""
+    engine = settings.llm_engine
+    if engine == AUTO:
+        return "instructor" if instructor_usable() else "builtin"
+    if engine not in ENGINES:
+        choices = ", ".join(ENGINES)
+        raise ConfigError(f"llm_engine must be {AUTO} or one of {choices}, not {engine!r}")
+    if engine == "instructor" and not instructor_usable():
+        raise ConfigError(
+            "llm_engine instructor needs instructor: pip install 'memman[instructor]'"
+        )
+    return engine
 
 
 def answer_budget(settings: Settings, restated_chars: int = 0) -> int:
@@ -105,7 +138,7 @@ class CallInfo:
 
 
 class LLMClient:
-    """A configured instructor client; cheap to keep, created once per MemoryManager."""
+    """A configured LLM client; cheap to keep, created once per MemoryManager."""
 
     def __init__(self, settings: Settings):
         if not settings.llm_model:
@@ -116,6 +149,7 @@ class LLMClient:
             )
         import openai
 
+        self.engine = resolve_engine(settings)
         self.model = settings.llm_model
         self.max_retries = settings.llm_max_retries
         self.can_fall_back = settings.llm_mode == AUTO
@@ -124,18 +158,21 @@ class LLMClient:
             api_key=settings.llm_api_key or "not-needed",  # local servers accept any key
             base_url=settings.llm_base_url,
             timeout=settings.llm_timeout_s,
-            max_retries=0,  # retries are instructor's re-asks; a failed call parks the fact
+            max_retries=0,  # retries are the engine's re-asks; a failed call parks the fact
         )
         self._switch = threading.Lock()
         self._local = threading.local()  # attempt counter per thread: one client, many threads
         self._use(resolve_mode(settings))
 
     def _use(self, mode: str) -> None:
-        import instructor
+        """Ask in this mode from now on (the instructor client is made for one mode)."""
+        client = None
+        if self.engine == "instructor":
+            import instructor
 
-        client = instructor.from_openai(self._raw, mode=instructor.Mode[MODES[mode]])
-        client.on("completion:kwargs", self._count_attempt)
-        self.mode, self.client = mode, client
+            client = instructor.from_openai(self._raw, mode=instructor.Mode[MODES[mode]])
+            client.on("completion:kwargs", self._count_attempt)
+        self.mode, self.client = mode, client  # together: other threads read both
 
     def _count_attempt(self, *args: Any, **kwargs: Any) -> None:
         self._local.attempts += 1
@@ -147,23 +184,22 @@ class LLMClient:
         started = time.perf_counter()
         mode = self.mode
         try:
-            parsed, completion, attempts = self._create(prompt, response_model, max_tokens)
+            parsed, tokens, attempts = self._create(prompt, response_model, max_tokens)
             fallback = None
         except DecisionError as error:
             switched = self._fall_back(mode, error)
             if switched is None:
                 raise
             fallback = switched
-            parsed, completion, attempts = self._create(prompt, response_model, max_tokens)
+            parsed, tokens, attempts = self._create(prompt, response_model, max_tokens)
             attempts += error.attempts
-        usage = getattr(completion, "usage", None)
         info = CallInfo(
             model=self.model,
             prompt_template=prompt.template,
             prompt_hash=prompt.template_hash,
             latency_ms=(time.perf_counter() - started) * 1000,
             attempts=attempts,
-            tokens=getattr(usage, "total_tokens", None),
+            tokens=tokens,
             mode=self.mode,
             fallback=fallback,
         )
@@ -178,7 +214,31 @@ class LLMClient:
 
     def _create(
         self, prompt: RenderedPrompt, response_model: type[M], max_tokens: int
-    ) -> tuple[M, Any, int]:
+    ) -> tuple[M, int | None, int]:
+        """(answer, total tokens, attempts) from the client's engine; DecisionError else,
+        naming the fallback when one happened (the audit trail keeps why the mode changed)."""
+        try:
+            if self.engine == "instructor":
+                return self._instructor_create(prompt, response_model, max_tokens)
+            return structured.create(
+                self._raw,
+                model=self.model,
+                mode=self.mode,
+                prompt_text=prompt.text,
+                response_model=response_model,
+                max_retries=self.max_retries,
+                max_tokens=max_tokens,
+            )
+        except DecisionError as error:
+            if self.fallback is None:
+                raise
+            raise DecisionError(
+                f"{error} [{self.fallback}]", attempts=error.attempts, usage=error.usage
+            ) from error.__cause__
+
+    def _instructor_create(
+        self, prompt: RenderedPrompt, response_model: type[M], max_tokens: int
+    ) -> tuple[M, int | None, int]:
         import openai
         from instructor.core import InstructorError
 
@@ -195,15 +255,13 @@ class LLMClient:
         except (InstructorError, openai.OpenAIError) as error:
             usage = getattr(error, "total_usage", None)
             tokens = getattr(usage, "total_tokens", None) if usage is not None else None
-            described = _describe(error)
-            if self.fallback is not None:
-                described += f" [{self.fallback}]"
             raise DecisionError(
-                described,
+                structured.describe(_cause(error)),
                 attempts=getattr(error, "n_attempts", None) or self._local.attempts,
                 usage={"total_tokens": tokens} if tokens is not None else {},
             ) from error
-        return parsed, completion, self._local.attempts
+        usage = getattr(completion, "usage", None)  # instructor sums it over the attempts
+        return parsed, getattr(usage, "total_tokens", None), self._local.attempts
 
     def _fall_back(self, mode: str, error: DecisionError) -> str | None:
         """Switch to the fallback mode if the server refused `mode`; the note, or None."""
@@ -230,13 +288,9 @@ def _refused(mode: str, error: DecisionError) -> bool:
     return text.startswith("badrequesterror") and any(word in text for word in REFUSED[mode])
 
 
-def _describe(error: Exception) -> str:
-    """A one-line description of an LLM failure for the pending table and the audit trail."""
-    cause = error
+def _cause(error: Exception) -> BaseException:
+    """What made an instructor call fail: the last attempt's error, or the wrapped one."""
     failed = getattr(error, "failed_attempts", None)
     if failed:
-        cause = failed[-1].exception
-    elif error.__cause__ is not None:
-        cause = error.__cause__
-    text = " ".join(str(cause).split())
-    return f"{type(cause).__name__}: {text[:500]}"
+        return failed[-1].exception
+    return error.__cause__ if error.__cause__ is not None else error

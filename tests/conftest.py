@@ -46,9 +46,12 @@ def session_cache(tmp_path_factory):
 
 @pytest.fixture(autouse=True)
 def isolated_environment(tmp_path, monkeypatch, session_cache):
-    """No test reads the developer's config, keys, home or cache directory."""
+    """No test reads the developer's config, keys, home or cache directory.
+
+    MEMMAN_LLM_ENGINE is kept: it picks the structured-output engine a whole run tests
+    (.ci/run runs the LLM modules again with MEMMAN_LLM_ENGINE=builtin)."""
     for variable in list(os.environ):
-        if variable.startswith(("MEMMAN_", "OPENAI_")):
+        if variable.startswith(("MEMMAN_", "OPENAI_")) and variable != "MEMMAN_LLM_ENGINE":
             monkeypatch.delenv(variable)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.setenv("XDG_CACHE_HOME", str(session_cache))

@@ -110,6 +110,8 @@ replies = st.one_of(
 @example(reply=answer("DELETE", id=1))
 @example(reply=answer("DELETE", id=2))  # exists in alice's scope, but was not shown
 @example(reply=answer("UPDATE", id=1, content="user uses a standing desk."))
+@example(reply=answer("DELETE", id="1"))  # not an id: answers are validated strictly
+@example(reply=answer("UPDATE", id="1", content="user uses a standing desk"))
 def test_any_answer_is_a_valid_shown_op_or_pending(server, reply):
     with seeded(server) as mm:
         alice_before, bob_before = snapshot(mm, "alice"), snapshot(mm, "bob")
