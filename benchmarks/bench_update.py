@@ -205,7 +205,7 @@ def run_size(n: int, ops: int) -> dict:
             " WHERE long_term_fts MATCH ? ORDER BY bm25 LIMIT ?"
         )
         raw_fts = [timed(lambda q=q: raw.execute(fts_only, (q, TOP_K)).fetchall()) for q in queries]
-        params = [{"query": q, "limit": TOP_K} for q in queries]
+        params = [{"query": q, "user_id": USER, "agent_id": "", "limit": TOP_K} for q in queries]
         raw_join = [timed(lambda p=p: raw.execute(_CANDIDATES_SQL, p).fetchall()) for p in params]
         raw_join_restated = [
             timed(lambda p=p: raw.execute(_CANDIDATES_SQL, p).fetchall())

@@ -29,12 +29,16 @@ MAX_QUERY_TERMS = 32
 # bm25() is lower-is-better; ORDER BY rank uses it directly. The scope column weighs 0: every
 # row of the scope holds its token once, so it would only add a length-dependent constant.
 RANK = "bm25(long_term_fts, 1.0, 0.0)"
-# The MATCH already keeps the scope (scoped_match); the join applies the status filter.
+# The MATCH keeps the scope (scoped_match), so FTS5 ranks only the scope's rows; the join
+# checks the scope again on those few rows, so even an index that drifted from the table (a
+# write that bypassed the triggers) never returns another user's memory.
 _CANDIDATES_SQL = (  # run_sql: once or twice per fact written (see store.run_sql)
     f"""
     SELECT long_term.pk, {RANK} AS bm25
     FROM long_term_fts JOIN long_term ON long_term.pk = long_term_fts.rowid
-    WHERE long_term_fts MATCH :query AND long_term.status = 'active'
+    WHERE long_term_fts MATCH :query
+      AND long_term.user_id = :user_id AND long_term.agent_id = :agent_id
+      AND long_term.status = 'active'
     ORDER BY bm25
     LIMIT :limit
     """
@@ -107,7 +111,7 @@ class Retrieved:
 
 
 # FTS5 answers its own top rows fast; joining every match to long_term before the LIMIT costs
-# several times that. So over-fetch the index's best rows of the scope, then filter by status;
+# several times that. So over-fetch the index's best rows of the scope, then filter them;
 # when that leaves fewer than k rows (many superseded or deleted memories) the exact join-first
 # query runs instead. Measured at 100k facts in one scope: 10.5 -> 4.1 ms p50, identical
 # results on 300 queries.
@@ -117,7 +121,8 @@ _TOP_THEN_FILTER_SQL = f"""
         SELECT rowid, {RANK} AS bm25 FROM long_term_fts
         WHERE long_term_fts MATCH :query ORDER BY bm25 LIMIT :overfetch
     ) AS f JOIN long_term ON long_term.pk = f.rowid
-    WHERE long_term.status = 'active'
+    WHERE long_term.user_id = :user_id AND long_term.agent_id = :agent_id
+      AND long_term.status = 'active'
     ORDER BY f.bm25
     LIMIT :limit
     """
@@ -130,6 +135,8 @@ def _bm25_ranked(conn: sa.Connection, scope: Scope, text: str, k: int) -> list[t
         return []
     params = {
         "query": scoped_match(scope, query),
+        "user_id": scope.user_id,
+        "agent_id": scope.agent_key,
         "limit": k,
         "overfetch": k * OVERFETCH,
     }

@@ -9,7 +9,7 @@ import sqlite_utils
 
 from memman import MemoryManager, Op
 from memman.migrations import migrations
-from memman.retrieval import fts_query, lexical_candidates
+from memman.retrieval import fts_query, lexical_candidates, scope_token
 from memman.store import Scope
 from memman.text import content_hash
 
@@ -106,3 +106,28 @@ def test_a_scoped_query_never_returns_another_scopes_rows(path):
                 assert hits
                 owners = {(hit.memory.user_id, hit.memory.agent_id or "") for hit in hits}
                 assert owners == {(user, agent)}
+
+
+def test_check_reports_a_row_indexed_under_another_scope(path):
+    with MemoryManager(str(path)) as mm:
+        mm.update_memory("User likes hiking", user_id="alice")
+        assert mm.check().ok
+    # What a write bypassing the triggers could leave: alice's row filed under bob's scope.
+    conn = sqlite3.connect(path)
+    pk, content, token = conn.execute(
+        "SELECT pk, content, scope FROM long_term_fts_source"
+    ).fetchone()
+    conn.execute(
+        "INSERT INTO long_term_fts(long_term_fts, rowid, content, scope) VALUES ('delete', ?, ?, ?)",
+        (pk, content, token),
+    )
+    conn.execute(
+        "INSERT INTO long_term_fts(rowid, content, scope) VALUES (?, ?, ?)",
+        (pk, content, scope_token(Scope("bob"))),
+    )
+    conn.commit()
+    conn.close()
+    with MemoryManager(str(path)) as mm:
+        report = mm.check()
+        assert not report.ok and report.fts_error
+        assert mm.search("hiking", user_id="bob") == []
