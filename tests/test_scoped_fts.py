@@ -7,7 +7,7 @@ import sqlite3
 import pytest
 import sqlite_utils
 
-from memman import MemoryManager, Op
+from memman import MemoryManager, Op, retrieval
 from memman.migrations import migrations
 from memman.retrieval import fts_query, lexical_candidates, scope_token
 from memman.store import Scope
@@ -62,7 +62,14 @@ def _fill_at_m019(path) -> None:
     db.close()
 
 
-def test_a_file_at_m019_migrates_and_finds_the_same_candidates(path):
+# Both ways retrieval asks FTS5: the scoped MATCH (a small scope) and the file's top rows
+# filtered, falling back to the scoped MATCH (a scope of at least BIG_SCOPE rows).
+both_paths = pytest.mark.parametrize("big_scope", [1000, 1])
+
+
+@both_paths
+def test_a_file_at_m019_migrates_and_finds_the_same_candidates(path, monkeypatch, big_scope):
+    monkeypatch.setattr(retrieval, "BIG_SCOPE", big_scope)
     _fill_at_m019(path)
     k = 4
     before = {}
@@ -93,7 +100,9 @@ def test_a_file_at_m019_migrates_and_finds_the_same_candidates(path):
     conn.close()
 
 
-def test_a_scoped_query_never_returns_another_scopes_rows(path):
+@both_paths
+def test_a_scoped_query_never_returns_another_scopes_rows(path, monkeypatch, big_scope):
+    monkeypatch.setattr(retrieval, "BIG_SCOPE", big_scope)
     with MemoryManager(str(path)) as mm:
         for user, agent in USERS:
             for fact in FACTS:
