@@ -156,7 +156,8 @@ def run_layout(layout: str, old: str, new: str, ops: int) -> dict:
 
 def table(results: list[dict]) -> str:
     lines = [
-        "| file (users x memories) | op | before: CPU / wall ms | after: CPU / wall ms | CPU ratio |",
+        "| file (users x memories) | op | before: CPU / wall ms | after: CPU / wall ms"
+        " | CPU ratio |",
         "|---|---|---:|---:|---:|",
     ]
     for r in results:
@@ -167,10 +168,11 @@ def table(results: list[dict]) -> str:
                 f" | {after['cpu']:.2f} / {after['wall']:.2f}"
                 f" | {before['cpu'] / max(after['cpu'], 1e-9):.1f}x |"
             )
-        opened = r["new"]["open_ms"]
+        before, after = r["old"]["open_ms"], r["new"]["open_ms"]
         lines.append(
-            f"| {r['layout']} | open (after: incl. m020 migration) | {r['old']['open_ms']['cpu']:.0f}"
-            f" / {r['old']['open_ms']['wall']:.0f} | {opened['cpu']:.0f} / {opened['wall']:.0f} | |"
+            f"| {r['layout']} | open (after: incl. m020 migration)"
+            f" | {before['cpu']:.0f} / {before['wall']:.0f}"
+            f" | {after['cpu']:.0f} / {after['wall']:.0f} | |"
         )
     return "\n".join(lines)
 

@@ -343,7 +343,9 @@ def m020_scoped_fts(db: sqlite_utils.Database) -> None:
         """
     )
     new, old = scope_token_sql("new"), scope_token_sql("old")
-    insert = f"INSERT INTO long_term_fts (rowid, content, scope) VALUES (new.pk, new.content, {new})"
+    insert = (
+        f"INSERT INTO long_term_fts (rowid, content, scope) VALUES (new.pk, new.content, {new})"
+    )
     delete = (
         "INSERT INTO long_term_fts (long_term_fts, rowid, content, scope)"
         f" VALUES ('delete', old.pk, old.content, {old})"

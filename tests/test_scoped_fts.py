@@ -86,7 +86,9 @@ def test_a_file_at_m019_migrates_and_finds_the_same_candidates(path, monkeypatch
             after = {
                 (user, agent, query): [
                     r.memory.id
-                    for r in lexical_candidates(mm.store, read, Scope(user, agent or None), query, k)
+                    for r in lexical_candidates(
+                        mm.store, read, Scope(user, agent or None), query, k
+                    )
                 ]
                 for user, agent in USERS
                 for query in QUERIES
@@ -127,7 +129,8 @@ def test_check_reports_a_row_indexed_under_another_scope(path):
         "SELECT pk, content, scope FROM long_term_fts_source"
     ).fetchone()
     conn.execute(
-        "INSERT INTO long_term_fts(long_term_fts, rowid, content, scope) VALUES ('delete', ?, ?, ?)",
+        "INSERT INTO long_term_fts(long_term_fts, rowid, content, scope)"
+        " VALUES ('delete', ?, ?, ?)",
         (pk, content, token),
     )
     conn.execute(
