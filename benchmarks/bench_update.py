@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import re
 import resource
@@ -30,12 +31,14 @@ from pathlib import Path
 
 from memman import MemoryManager
 from memman.config import load_settings
-from memman.retrieval import _CANDIDATES_SQL, fts_query, lexical_candidates
+from memman.retrieval import _CANDIDATES_SQL, RANK, fts_query, lexical_candidates, scoped_match
 from memman.store import Scope
 from memman.text import normalize
 
 IMPORT_RSS_MB = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "msc" / "msc_personas_all.json"
+# MEMMAN_DATA: the shared data folder, for a checkout elsewhere than /work/main (a worktree).
+SHARED = os.environ.get("MEMMAN_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data"
+DATA = Path(SHARED) / "msc" / "msc_personas_all.json"
 USER = "bench-user"
 SEED = 20261122
 HELD_OUT = 1000  # base facts never stored: the novel / retrieval / search queries
@@ -196,19 +199,17 @@ def run_size(n: int, ops: int) -> dict:
         search = [timed(lambda t=t: manager.search(t, user_id=USER)) for t in search_texts]
 
         raw = sqlite3.connect(path)
-        queries = [fts_query(t) for t in query_texts]
+        queries = [scoped_match(scope, fts_query(t)) for t in query_texts]
         fts_only = (
-            "SELECT rowid, bm25(long_term_fts) AS bm25 FROM long_term_fts"
+            f"SELECT rowid, {RANK} AS bm25 FROM long_term_fts"
             " WHERE long_term_fts MATCH ? ORDER BY bm25 LIMIT ?"
         )
         raw_fts = [timed(lambda q=q: raw.execute(fts_only, (q, TOP_K)).fetchall()) for q in queries]
         params = [{"query": q, "user_id": USER, "agent_id": "", "limit": TOP_K} for q in queries]
-        raw_join = [
-            timed(lambda p=p: raw.execute(_CANDIDATES_SQL.text, p).fetchall()) for p in params
-        ]
+        raw_join = [timed(lambda p=p: raw.execute(_CANDIDATES_SQL, p).fetchall()) for p in params]
         raw_join_restated = [
-            timed(lambda p=p: raw.execute(_CANDIDATES_SQL.text, p).fetchall())
-            for p in ({**params[0], "query": fts_query(t)} for t in restated)
+            timed(lambda p=p: raw.execute(_CANDIDATES_SQL, p).fetchall())
+            for p in ({**params[0], "query": scoped_match(scope, fts_query(t))} for t in restated)
         ]
         raw.close()
 

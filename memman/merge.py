@@ -37,6 +37,7 @@ from pydantic import BaseModel, Field, model_validator
 from memman.config import Settings
 from memman.llm import CallInfo, LLMClient, answer_budget
 from memman.prompts import render
+from memman.retrieval import scoped_match
 from memman.store import Scope
 from memman.text import jaccard, negations, numbers, token_spellings, wording
 
@@ -53,8 +54,8 @@ _LOAD_SQL = sa.text(
     "SELECT pk, id, content, category, confidence, access_count, updated_at FROM long_term"
     " WHERE user_id = :u AND agent_id = :a AND status = 'active' ORDER BY pk"
 )
-# Every row holding the term, unranked: prefix filtering needs the whole posting list, and
-# BM25 ordering would only cost time. Rows of other scopes are dropped by the caller.
+# Every row of the scope holding the term (the MATCH is retrieval.scoped_match), unranked:
+# prefix filtering needs the whole posting list, and BM25 ordering would only cost time.
 _POSTINGS_SQL = "SELECT rowid FROM long_term_fts WHERE long_term_fts MATCH ?"
 
 
@@ -149,7 +150,7 @@ def _units_holding(
     tokenized the memories that hold it, so every one of them is found.
     """
     found = conn.exec_driver_sql(_POSTINGS_SQL, (query,)).all()
-    units = {unit_of_pk.get(pk, -1) for (pk,) in found}  # -1: another scope, or protected
+    units = {unit_of_pk.get(pk, -1) for (pk,) in found}  # -1: protected
     return sorted(u for u in units if u >= 0 and token in prefixes[u])
 
 
@@ -183,7 +184,8 @@ def find_clusters(
         seen: set[int] = set()
         for token in prefix:
             if token not in postings:
-                query = " OR ".join(f'"{w}"' for w in sorted(spelled[token]))
+                spellings = " OR ".join(f'"{w}"' for w in sorted(spelled[token]))
+                query = scoped_match(scope, spellings)
                 postings[token] = _units_holding(conn, query, token, unit_of_pk, prefixes)
             units = postings[token]
             for y in units[bisect_right(units, x) :]:  # each pair once, from its first unit

@@ -26,11 +26,15 @@ _FTS_TOKEN = re.compile(r"[^\W_]+")
 # Long paragraphs would make an OR query of hundreds of terms: slow and no better at recall.
 MAX_QUERY_TERMS = 32
 
-# bm25() is lower-is-better; ORDER BY rank uses it directly. The scope and status filters are
-# applied in the join, so the index never answers with another user's rows.
+# bm25() is lower-is-better; ORDER BY rank uses it directly. The scope column weighs 0: every
+# row of the scope holds its token once, so it would only add a length-dependent constant.
+RANK = "bm25(long_term_fts, 1.0, 0.0)"
+# The MATCH keeps the scope (scoped_match), so FTS5 ranks only the scope's rows; the join
+# checks the scope again on those few rows, so even an index that drifted from the table (a
+# write that bypassed the triggers) never returns another user's memory.
 _CANDIDATES_SQL = (  # run_sql: once or twice per fact written (see store.run_sql)
-    """
-    SELECT long_term.pk, bm25(long_term_fts) AS bm25
+    f"""
+    SELECT long_term.pk, {RANK} AS bm25
     FROM long_term_fts JOIN long_term ON long_term.pk = long_term_fts.rowid
     WHERE long_term_fts MATCH :query
       AND long_term.user_id = :user_id AND long_term.agent_id = :agent_id
@@ -39,6 +43,21 @@ _CANDIDATES_SQL = (  # run_sql: once or twice per fact written (see store.run_sq
     LIMIT :limit
     """
 )
+
+
+def scope_token(scope: Scope) -> str:
+    """The FTS5 token of the scope's rows, as migrations.scope_token_sql computes it in SQL."""
+    user, agent = (part.encode("utf-8").hex() for part in (scope.user_id, scope.agent_key))
+    return f"u{user}x{agent}0"
+
+
+def scoped_match(scope: Scope, query: str) -> str:
+    """An FTS5 MATCH for query's terms in the content of the scope's rows only.
+
+    FTS5 then walks the scope's postings alone, so the cost of a query no longer grows with
+    the other scopes in the file; the content filter keeps a term from matching a scope token.
+    """
+    return f'scope : "{scope_token(scope)}" AND content : ({query})'
 
 
 def _fts_parts(written: str) -> list[str]:
@@ -91,15 +110,22 @@ class Retrieved:
     cosine: float | None = None  # None: no embedder configured
 
 
-# FTS5 answers its own top rows fast (~2 ms at 100k); joining every OR match to long_term
-# before the LIMIT costs several times that. So over-fetch the index's best rows, then filter by
-# scope and status; when that leaves fewer than k rows (a small scope, or a file shared by many
-# scopes whose best rows belong to others) the exact join-first query runs instead.
-# Measured at 100k facts in one scope: 10.5 -> 4.1 ms p50, identical results on 300 queries.
+# The scoped MATCH walks the scope token's postings beside the terms': in a file of many
+# scopes that is far cheaper than ranking every row of the file, but when one scope holds most
+# of the file it doubles the cost (4.6 -> 7.8 ms search at 100k rows in one scope). So a big
+# scope first asks FTS5 for the file's best rows alone, over-fetched, and keeps its own: when
+# that leaves k rows they are exactly the scope's top k (the scope token weighs 0, so a row
+# scores the same either way). Otherwise, and always for a small scope, the scoped query runs.
+BIG_SCOPE = 1000
 OVERFETCH = 4
-_TOP_THEN_FILTER_SQL = """
+_SCOPE_SIZE_SQL = """
+    SELECT count(*) FROM (
+        SELECT 1 FROM long_term WHERE user_id = :user_id AND agent_id = :agent_id LIMIT :cap
+    )
+    """
+_TOP_THEN_FILTER_SQL = f"""
     SELECT long_term.pk, f.bm25 FROM (
-        SELECT rowid, bm25(long_term_fts) AS bm25 FROM long_term_fts
+        SELECT rowid, {RANK} AS bm25 FROM long_term_fts
         WHERE long_term_fts MATCH :query ORDER BY bm25 LIMIT :overfetch
     ) AS f JOIN long_term ON long_term.pk = f.rowid
     WHERE long_term.user_id = :user_id AND long_term.agent_id = :agent_id
@@ -115,16 +141,19 @@ def _bm25_ranked(conn: sa.Connection, scope: Scope, text: str, k: int) -> list[t
     if query is None:
         return []
     params = {
-        "query": query,
         "user_id": scope.user_id,
         "agent_id": scope.agent_key,
         "limit": k,
         "overfetch": k * OVERFETCH,
+        "cap": BIG_SCOPE,
     }
-    ranked = run_sql(conn, _TOP_THEN_FILTER_SQL, params).fetchall()
-    if len(ranked) < k:
-        ranked = run_sql(conn, _CANDIDATES_SQL, params).fetchall()
-    return [(pk, bm25) for pk, bm25 in ranked]
+    (size,) = run_sql(conn, _SCOPE_SIZE_SQL, params).fetchone()
+    if size >= BIG_SCOPE:
+        ranked = run_sql(conn, _TOP_THEN_FILTER_SQL, {**params, "query": query}).fetchall()
+        if len(ranked) == k:
+            return [(pk, bm25) for pk, bm25 in ranked]
+    scoped = {**params, "query": scoped_match(scope, query)}
+    return [(pk, bm25) for pk, bm25 in run_sql(conn, _CANDIDATES_SQL, scoped).fetchall()]
 
 
 def lexical_candidates(

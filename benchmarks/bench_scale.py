@@ -1,0 +1,209 @@
+"""Scale benchmark: does one user's latency depend on the other users in the file?
+
+Each layout (users x memories per user) is filled once with MSC persona facts (restated
+about other people to reach 100k distinct facts, as bench_update does), at the schema of the
+old code; a copy is opened by the new code, which migrates it (the open is timed: that is the
+m020 rebuild). Then, for the first user, both codes time the same operations: an exact
+duplicate (hash NOOP), a novel fact (offline decider: ADD) and search(). CPU time
+(time.process_time) is the figure to trust on a shared machine; wall time is beside it.
+
+    git archive <branch point> | tar -x -C /tmp/old     # the code before the change
+    MEMMAN_DATA=/work/shared/data python benchmarks/bench_scale.py --old /tmp/old \\
+        --layouts 1x1000,1x10000,1x100000,1000x100
+
+Each code runs in its own subprocess (PYTHONPATH=<tree>) so neither imports the other.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+SEED = 20261124
+STAMP = "2025-01-01T00:00:00.000+00:00"
+INSERT_BATCH = 10_000
+
+
+def _texts(users: int, per_user: int, ops: int) -> dict:
+    """Every user's facts, and the target user's duplicates, novel facts and search queries."""
+    from bench_update import load_corpus
+
+    facts, held_out = load_corpus()
+    if users * per_user > len(facts):
+        # Users share facts (persona facts recur across people); within a user they differ.
+        rng = random.Random(SEED)
+        rows = [rng.sample(facts, per_user) for _ in range(users)]
+    else:
+        rows = [facts[u * per_user : (u + 1) * per_user] for u in range(users)]
+    rng = random.Random(SEED + users)
+    return {
+        "rows": rows,
+        "duplicates": rng.sample(rows[0], min(ops, per_user)),
+        "novel": held_out[:ops],
+        "search": held_out[ops : 2 * ops],
+    }
+
+
+def _fill(path: str, rows: list[list[str]]) -> None:
+    """The file at the running code's schema, its long_term rows written in bulk.
+
+    Plain inserts (the FTS triggers index them) instead of update_many: a 100k file fills in
+    seconds, and both codes then measure one identical file.
+    """
+    import sqlite3
+
+    from memman import MemoryManager
+    from memman.text import content_hash
+    from memman.topic import about
+
+    MemoryManager(path).close()
+    conn = sqlite3.connect(path)
+
+    def values():
+        for u, facts in enumerate(rows):
+            for i, fact in enumerate(facts):
+                topic = about(fact)
+                yield (
+                    f"u{u}-m{i}", f"user-{u}", fact, content_hash(fact),
+                    topic and topic.subject, topic and topic.attribute, STAMP, STAMP, STAMP,
+                )  # fmt: skip
+
+    sql = (
+        "INSERT INTO long_term (id, user_id, content, content_hash, subject, attribute,"
+        " created_at, updated_at, observed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    )
+    batch: list[tuple] = []
+    for row in values():
+        batch.append(row)
+        if len(batch) == INSERT_BATCH:
+            conn.executemany(sql, batch)
+            batch.clear()
+    conn.executemany(sql, batch)
+    conn.commit()
+    conn.close()
+
+
+def _timed(fn) -> tuple[float, float]:
+    cpu, wall = time.process_time(), time.perf_counter()
+    fn()
+    return (time.process_time() - cpu) * 1000, (time.perf_counter() - wall) * 1000
+
+
+def _medians(samples: list[tuple[float, float]]) -> dict[str, float]:
+    return {
+        "cpu": statistics.median(s[0] for s in samples),
+        "wall": statistics.median(s[1] for s in samples),
+    }
+
+
+def _measure(path: str, texts: dict) -> dict:
+    from memman import MemoryManager
+    from memman.config import load_settings
+
+    settings = load_settings(db=path, decider="offline")
+    opened = _timed(lambda: MemoryManager(path, settings=settings).close())
+    user = "user-0"
+    with MemoryManager(path, settings=settings) as mm:
+        for text in texts["search"][:20]:  # warm the page cache and the statement caches
+            mm.search(text, user_id=user)
+        search = [_timed(lambda t=t: mm.search(t, user_id=user)) for t in texts["search"]]
+        noop = [_timed(lambda t=t: mm.update_memory(t, user_id=user)) for t in texts["duplicates"]]
+        novel = [_timed(lambda t=t: mm.update_memory(t, user_id=user)) for t in texts["novel"]]
+    return {
+        "open_ms": {"cpu": opened[0], "wall": opened[1]},
+        "hash_noop": _medians(noop),
+        "novel_add": _medians(novel),
+        "search": _medians(search),
+    }
+
+
+def _child(tree: str, mode: str, path: str, texts_path: str) -> dict:
+    env = {**os.environ, "PYTHONPATH": tree}
+    out = subprocess.run(
+        [sys.executable, __file__, "--child", mode, "--db", path, "--texts", texts_path],
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def run_layout(layout: str, old: str, new: str, ops: int) -> dict:
+    users, per_user = (int(x) for x in layout.split("x"))
+    with tempfile.TemporaryDirectory() as tmp:
+        texts_path = str(Path(tmp) / "texts.json")
+        Path(texts_path).write_text(json.dumps(_texts(users, per_user, ops)))
+        old_db, new_db = str(Path(tmp) / "old.db"), str(Path(tmp) / "new.db")
+        _child(old, "fill", old_db, texts_path)
+        shutil.copy(old_db, new_db)
+        return {
+            "layout": layout,
+            "rows": users * per_user,
+            "old": _child(old, "measure", old_db, texts_path),
+            "new": _child(new, "measure", new_db, texts_path),
+        }
+
+
+def table(results: list[dict]) -> str:
+    lines = [
+        "| file (users x memories) | op | before: CPU / wall ms | after: CPU / wall ms"
+        " | CPU ratio |",
+        "|---|---|---:|---:|---:|",
+    ]
+    for r in results:
+        for op in ("hash_noop", "novel_add", "search"):
+            before, after = r["old"][op], r["new"][op]
+            lines.append(
+                f"| {r['layout']} | {op} | {before['cpu']:.2f} / {before['wall']:.2f}"
+                f" | {after['cpu']:.2f} / {after['wall']:.2f}"
+                f" | {before['cpu'] / max(after['cpu'], 1e-9):.1f}x |"
+            )
+        before, after = r["old"]["open_ms"], r["new"]["open_ms"]
+        lines.append(
+            f"| {r['layout']} | open (after: incl. m020 migration)"
+            f" | {before['cpu']:.0f} / {before['wall']:.0f}"
+            f" | {after['cpu']:.0f} / {after['wall']:.0f} | |"
+        )
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--layouts", default="1x1000,1x10000,1x100000,1000x100")
+    parser.add_argument("--ops", type=int, default=200, help="timed operations per metric")
+    parser.add_argument("--old", help="a tree of the code before the change (git archive)")
+    parser.add_argument("--new", default=str(Path(__file__).resolve().parents[1]))
+    parser.add_argument("--child", choices=["fill", "measure"], help=argparse.SUPPRESS)
+    parser.add_argument("--db", help=argparse.SUPPRESS)
+    parser.add_argument("--texts", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        texts = json.loads(Path(args.texts).read_text())
+        if args.child == "fill":
+            _fill(args.db, texts["rows"])
+            print(json.dumps({}))
+        else:
+            print(json.dumps(_measure(args.db, texts)))
+        return
+    if not args.old:
+        parser.error("--old is required: a tree of the code before the change")
+    results = []
+    for layout in args.layouts.split(","):
+        results.append(run_layout(layout, args.old, args.new, args.ops))
+        print(json.dumps(results[-1]), file=sys.stderr, flush=True)
+    print(f"medians over {args.ops} operations each, user-0 of the file\n")
+    print(table(results))
+
+
+if __name__ == "__main__":
+    main()
