@@ -18,7 +18,6 @@ from pydantic import (
     Field,
     ValidationError,
     create_model,
-    field_validator,
     model_validator,
 )
 
@@ -30,7 +29,7 @@ from memman.models import Memory, Op, Tier
 from memman.prompts import render
 from memman.retrieval import Retrieved
 from memman.text import affirmed, extends, negations, normalize, numbers
-from memman.topic import usable_label
+from memman.topic import TopicLabels
 
 
 @dataclass(frozen=True)
@@ -123,32 +122,14 @@ def _negates(candidate: str, memory: str) -> bool:
 _REASON = Field(description="One short sentence: why this operation.")
 
 
-class _About(BaseModel):
-    """What the stored text is about, when the model can say (optional: the extractor reads
-    the text otherwise)."""
-
-    subject: str | None = Field(
-        default=None, description='Whom the fact is about: "user", or a person ("sister")'
-    )
-    attribute: str | None = Field(
-        default=None,
-        description="What it states, one key: residence, employer, job, relationship_status,"
-        " name, age, diet, pets, likes, hobby ...",
-    )
-    _labels = field_validator("subject", "attribute")(usable_label)
-
-    def about(self) -> tuple[str, str] | None:
-        return (self.subject or "user", self.attribute) if self.attribute else None
-
-
-class AddOp(_About):
+class AddOp(TopicLabels):
     """The candidate is a new fact; none of the shown memories says it."""
 
     op: Literal["ADD"]
     reason: str = _REASON
 
 
-class UpdateOp(_About):
+class UpdateOp(TopicLabels):
     """The candidate refines, corrects or contradicts memory `id`; `content` is the new truth."""
 
     op: Literal["UPDATE"]
@@ -283,7 +264,7 @@ class LLMDecider:
         target = by_short_id.get(short_id) if short_id is not None else None
         content = d.content.strip() if isinstance(d, UpdateOp) else None
         reason = d.reason if call.fallback is None else f"{d.reason} [{call.fallback}]"
-        about = d.about() if isinstance(d, _About) else None
+        about = d.about() if isinstance(d, TopicLabels) else None
         return Decision(
             Op(d.op), reason, Tier.LLM, target=target, content=content, call=call, about=about
         )
@@ -376,7 +357,7 @@ class LLMDecider:
         target = memories.get(short_id) if short_id is not None else None
         content = d.content.strip() if isinstance(d, UpdateOp) else None
         reason = d.reason if call.fallback is None else f"{d.reason} [{call.fallback}]"
-        about = d.about() if isinstance(d, _About) else None
+        about = d.about() if isinstance(d, TopicLabels) else None
         return Decision(
             Op(d.op), reason, Tier.LLM, target=target, content=content, call=call, about=about
         )

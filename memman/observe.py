@@ -37,7 +37,7 @@ from memman.shortterm import ShortTermFact
 from memman.store import Leases, Scope, Store, check_encodable, check_id
 from memman.text import normalize
 from memman.timestamps import check_moment, stamp
-from memman.topic import usable_label
+from memman.topic import TopicLabels
 from memman.utterance import Why, skip_reason
 
 log = logging.getLogger(__name__)
@@ -74,21 +74,11 @@ class Found(NamedTuple):
 RememberFact = Callable[[str, Scope, str, str | None, float], ShortTermFact]
 
 
-class ExtractedFact(BaseModel):
+class ExtractedFact(TopicLabels):
     content: str = Field(min_length=1, description='One fact, "User ..."')
     category: str = Field(description="One lowercase word")
     importance: int = Field(ge=1, le=10)
     durability: Literal["durable", "transient"]
-    subject: str | None = Field(
-        default=None, description='Whom the fact is about: "user", or a person ("sister")'
-    )
-    attribute: str | None = Field(
-        default=None,
-        description="What it states, one key: residence, employer, job, relationship_status,"
-        " name, age, diet, pets, likes, hobby ...",
-    )
-
-    _labels = field_validator("subject", "attribute")(usable_label)
 
     @field_validator("category")
     @classmethod

@@ -20,6 +20,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from pydantic import BaseModel, Field, field_validator
+
 from memman.text import NEGATIONS, STOPWORDS, content_tokens, normalize, verb_stem, words
 
 USER = "user"
@@ -504,3 +506,21 @@ def usable_label(value: object) -> str | None:
         return check_label("label", value)
     except ValueError:
         return None
+
+
+class TopicLabels(BaseModel):
+    """What a fact is about, as an LLM answer states it (extraction, the decision call):
+    optional, and an unusable label is dropped (the extractor reads the text instead)."""
+
+    subject: str | None = Field(
+        default=None, description='Whom the fact is about: "user", or a person ("sister")'
+    )
+    attribute: str | None = Field(
+        default=None,
+        description="What it states, one key: residence, employer, job, relationship_status,"
+        " name, age, diet, pets, likes, hobby ...",
+    )
+    _labels = field_validator("subject", "attribute")(usable_label)
+
+    def about(self) -> tuple[str, str] | None:
+        return (self.subject or "user", self.attribute) if self.attribute else None
