@@ -77,9 +77,16 @@ class Audit:
 
 
 def audit(path: str, acks: list[Ack]) -> Audit:
-    """Is every acknowledged memory active with its text, and is no text active twice?"""
+    """Is every acknowledged memory active with its text, and is no text active twice?
+
+    A writer killed before it created the schema leaves a file with no tables: nothing was
+    acknowledged from it, and nothing is there to audit.
+    """
     conn = sqlite3.connect(path)
     try:
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+        if "long_term" not in tables:
+            return Audit(len(acks), 0, 0)
         active = {
             (user, agent, digest): memory_id
             for memory_id, user, agent, digest in conn.execute(
