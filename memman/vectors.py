@@ -50,6 +50,8 @@ _SCOPE_JOIN = """
       AND v.model = :model
 """
 _LOAD_SQL = sa.text("SELECT v.memory_pk, v.vector" + _SCOPE_JOIN)
+_SIZE_SQL = sa.text("SELECT count(*), max(v.dim)" + _SCOPE_JOIN)
+_LOAD_CHUNK = 4096  # rows fetched and copied at a time (6 MB of 384-dim blobs)
 # The log's last (seq, token), and the token now at the seq the cache was built at.
 _LAST_SQL = """
     SELECT seq, token, (SELECT token FROM vector_log WHERE seq = ?)
@@ -112,11 +114,14 @@ class _Matrix:
     one moves the last row into its place: a write costs O(dim), not a copy of the matrix.
     """
 
-    def __init__(self, pks: np.ndarray, rows: np.ndarray, seq: int, token: bytes | None) -> None:
+    def __init__(
+        self, pks: np.ndarray, rows: np.ndarray, n: int, seq: int, token: bytes | None
+    ) -> None:
+        """The first n of pks and rows are filled; the rest is spare capacity."""
         self.pks = pks
         self.rows = rows
-        self.n = len(pks)
-        self.position = {int(pk): i for i, pk in enumerate(pks)}
+        self.n = n
+        self.position = {int(pk): i for i, pk in enumerate(pks[:n])}
         self.seq, self.token = seq, token
 
     @property
@@ -146,13 +151,31 @@ class _Matrix:
         self.n += 1
 
 
-def _stack(rows: list) -> tuple[np.ndarray, np.ndarray]:
-    """(pks, matrix) from (memory_pk, float32 blob) rows, in one copy."""
-    pks = np.array([pk for pk, _ in rows], dtype=np.int64)
-    if not rows:
-        return pks, np.zeros((0, 0), dtype=np.float32)
-    flat = np.frombuffer(b"".join(blob for _, blob in rows), dtype=np.float32)
-    return pks, flat.reshape(len(rows), -1).copy()
+def _load(conn: sa.Connection, params: dict[str, str], seq: int, token: bytes | None) -> _Matrix:
+    """The scope's active vectors written straight into a matrix sized by a count.
+
+    The matrix is the only full-size allocation: rows arrive a chunk at a time from the
+    cursor, so the transient is one chunk, not a list of every blob plus a joined copy (at
+    100k 384-dim memories each of those is another 154 MB on top of the matrix). The count
+    and the rows are read in the caller's transaction, so they agree; a row beyond the count
+    (a connection without one) is appended as a patch would be.
+    """
+    count, dim = conn.execute(_SIZE_SQL, params).one()
+    pks = np.empty(count, dtype=np.int64)
+    matrix = _Matrix(pks, np.empty((count, dim or 0), dtype=np.float32), 0, seq, token)
+    result = conn.execute(_LOAD_SQL, params)
+    for chunk in result.partitions(_LOAD_CHUNK):
+        room = chunk[: count - matrix.n]
+        end = matrix.n + len(room)
+        if room:
+            matrix.pks[matrix.n : end] = [pk for pk, _ in room]
+            flat = np.frombuffer(b"".join(blob for _, blob in room), dtype=np.float32)
+            matrix.rows[matrix.n : end] = flat.reshape(len(room), -1)
+        matrix.position.update((int(pk), i) for i, (pk, _) in enumerate(room, matrix.n))
+        matrix.n = end
+        for pk, blob in chunk[len(room) :]:
+            matrix.add(pk, np.frombuffer(blob, dtype=np.float32))
+    return matrix
 
 
 # Far above BLAS gemv's rounding error on unit vectors (about 1e-7), so every row that could
@@ -241,8 +264,7 @@ class VectorIndex:
                 cached.seq, cached.token = seq, token
                 return cached
         params = {"user_id": scope.user_id, "agent_id": scope.agent_key, "model": model}
-        pks, rows = _stack(conn.execute(_LOAD_SQL, params).all())
-        self._cache[key] = _Matrix(pks, rows, seq, token)
+        self._cache[key] = _load(conn, params, seq, token)
         return self._cache[key]
 
     def forget(self, user_id: str, agent_id: str | None = None) -> None:
