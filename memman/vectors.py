@@ -51,7 +51,7 @@ _SCOPE_JOIN = """
 """
 _LOAD_SQL = sa.text("SELECT v.memory_pk, v.vector" + _SCOPE_JOIN)
 _SIZE_SQL = sa.text("SELECT count(*), max(v.dim)" + _SCOPE_JOIN)
-_LOAD_CHUNK = 4096  # rows fetched and copied at a time (6 MB of 384-dim blobs)
+_LOAD_CHUNK = 1024  # rows fetched and copied at a time (1.5 MB of 384-dim blobs)
 # The log's last (seq, token), and the token now at the seq the cache was built at.
 _LAST_SQL = """
     SELECT seq, token, (SELECT token FROM vector_log WHERE seq = ?)
