@@ -57,14 +57,17 @@ def _fill(path: str, n: int) -> None:
         conn.executemany(
             "INSERT INTO long_term (id, user_id, content, content_hash, created_at, updated_at,"
             " observed_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [(f"m{i}", USER, t, content_hash(t), STAMP, STAMP, STAMP) for i, t in zip(ids, texts)],
+            [
+                (f"m{i}", USER, t, content_hash(t), STAMP, STAMP, STAMP)
+                for i, t in zip(ids, texts, strict=True)
+            ],
         )
         vectors = rng.standard_normal((len(ids), DIM)).astype(np.float32)
         vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
         conn.executemany(
             "INSERT INTO memory_vectors (memory_pk, model, dim, vector)"
             " SELECT pk, ?, ?, ? FROM long_term WHERE id = ?",
-            [(LOCAL_MODEL, DIM, v.tobytes(), f"m{i}") for i, v in zip(ids, vectors)],
+            [(LOCAL_MODEL, DIM, v.tobytes(), f"m{i}") for i, v in zip(ids, vectors, strict=True)],
         )
     conn.commit()
     conn.close()

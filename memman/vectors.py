@@ -114,14 +114,11 @@ class _Matrix:
     one moves the last row into its place: a write costs O(dim), not a copy of the matrix.
     """
 
-    def __init__(
-        self, pks: np.ndarray, rows: np.ndarray, n: int, seq: int, token: bytes | None
-    ) -> None:
-        """The first n of pks and rows are filled; the rest is spare capacity."""
+    def __init__(self, pks: np.ndarray, rows: np.ndarray, seq: int, token: bytes | None) -> None:
         self.pks = pks
         self.rows = rows
-        self.n = n
-        self.position = {int(pk): i for i, pk in enumerate(pks[:n])}
+        self.n = len(pks)
+        self.position = {int(pk): i for i, pk in enumerate(pks)}
         self.seq, self.token = seq, token
 
     @property
@@ -156,26 +153,21 @@ def _load(conn: sa.Connection, params: dict[str, str], seq: int, token: bytes | 
 
     The matrix is the only full-size allocation: rows arrive a chunk at a time from the
     cursor, so the transient is one chunk, not a list of every blob plus a joined copy (at
-    100k 384-dim memories each of those is another 154 MB on top of the matrix). The count
-    and the rows are read in the caller's transaction, so they agree; a row beyond the count
-    (a connection without one) is appended as a patch would be.
+    100k 384-dim memories each of those is another 147 MB on top of the matrix; peak RSS of a
+    first search with the local model went from 666 to 384 MB, benchmarks/bench_rss.py). The
+    count and the rows agree: every connection of the store reads in a transaction (the
+    store's "begin" listener), so both statements see one snapshot.
     """
     count, dim = conn.execute(_SIZE_SQL, params).one()
     pks = np.empty(count, dtype=np.int64)
-    matrix = _Matrix(pks, np.empty((count, dim or 0), dtype=np.float32), 0, seq, token)
-    result = conn.execute(_LOAD_SQL, params)
-    for chunk in result.partitions(_LOAD_CHUNK):
-        room = chunk[: count - matrix.n]
-        end = matrix.n + len(room)
-        if room:
-            matrix.pks[matrix.n : end] = [pk for pk, _ in room]
-            flat = np.frombuffer(b"".join(blob for _, blob in room), dtype=np.float32)
-            matrix.rows[matrix.n : end] = flat.reshape(len(room), -1)
-        matrix.position.update((int(pk), i) for i, (pk, _) in enumerate(room, matrix.n))
-        matrix.n = end
-        for pk, blob in chunk[len(room) :]:
-            matrix.add(pk, np.frombuffer(blob, dtype=np.float32))
-    return matrix
+    rows = np.empty((count, dim or 0), dtype=np.float32)
+    n = 0  # rows filled
+    for chunk in conn.execute(_LOAD_SQL, params).partitions(_LOAD_CHUNK):
+        pks[n : n + len(chunk)] = [pk for pk, _ in chunk]
+        flat = np.frombuffer(b"".join(blob for _, blob in chunk), dtype=np.float32)
+        rows[n : n + len(chunk)] = flat.reshape(len(chunk), -1)
+        n += len(chunk)
+    return _Matrix(pks, rows, seq, token)
 
 
 # Far above BLAS gemv's rounding error on unit vectors (about 1e-7), so every row that could
