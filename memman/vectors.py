@@ -50,6 +50,8 @@ _SCOPE_JOIN = """
       AND v.model = :model
 """
 _LOAD_SQL = sa.text("SELECT v.memory_pk, v.vector" + _SCOPE_JOIN)
+_SIZE_SQL = sa.text("SELECT count(*), max(v.dim)" + _SCOPE_JOIN)
+_LOAD_CHUNK = 1024  # rows fetched and copied at a time (1.5 MB of 384-dim blobs)
 # The log's last (seq, token), and the token now at the seq the cache was built at.
 _LAST_SQL = """
     SELECT seq, token, (SELECT token FROM vector_log WHERE seq = ?)
@@ -146,13 +148,26 @@ class _Matrix:
         self.n += 1
 
 
-def _stack(rows: list) -> tuple[np.ndarray, np.ndarray]:
-    """(pks, matrix) from (memory_pk, float32 blob) rows, in one copy."""
-    pks = np.array([pk for pk, _ in rows], dtype=np.int64)
-    if not rows:
-        return pks, np.zeros((0, 0), dtype=np.float32)
-    flat = np.frombuffer(b"".join(blob for _, blob in rows), dtype=np.float32)
-    return pks, flat.reshape(len(rows), -1).copy()
+def _load(conn: sa.Connection, params: dict[str, str], seq: int, token: bytes | None) -> _Matrix:
+    """The scope's active vectors written straight into a matrix sized by a count.
+
+    The matrix is the only full-size allocation: rows arrive a chunk at a time from the
+    cursor, so the transient is one chunk, not a list of every blob plus a joined copy (at
+    100k 384-dim memories each of those is another 147 MB on top of the matrix; peak RSS of a
+    first search with the local model went from 666 to 384 MB, benchmarks/bench_rss.py). The
+    count and the rows agree: every connection of the store reads in a transaction (the
+    store's "begin" listener), so both statements see one snapshot.
+    """
+    count, dim = conn.execute(_SIZE_SQL, params).one()
+    pks = np.empty(count, dtype=np.int64)
+    rows = np.empty((count, dim or 0), dtype=np.float32)
+    n = 0  # rows filled
+    for chunk in conn.execute(_LOAD_SQL, params).partitions(_LOAD_CHUNK):
+        pks[n : n + len(chunk)] = [pk for pk, _ in chunk]
+        flat = np.frombuffer(b"".join(blob for _, blob in chunk), dtype=np.float32)
+        rows[n : n + len(chunk)] = flat.reshape(len(chunk), -1)
+        n += len(chunk)
+    return _Matrix(pks, rows, seq, token)
 
 
 # Far above BLAS gemv's rounding error on unit vectors (about 1e-7), so every row that could
@@ -241,8 +256,7 @@ class VectorIndex:
                 cached.seq, cached.token = seq, token
                 return cached
         params = {"user_id": scope.user_id, "agent_id": scope.agent_key, "model": model}
-        pks, rows = _stack(conn.execute(_LOAD_SQL, params).all())
-        self._cache[key] = _Matrix(pks, rows, seq, token)
+        self._cache[key] = _load(conn, params, seq, token)
         return self._cache[key]
 
     def forget(self, user_id: str, agent_id: str | None = None) -> None:

@@ -38,9 +38,11 @@ def add(mm: MemoryManager, text: str, vector: np.ndarray, scope: Scope = SCOPE) 
     return mm.store.write(write)
 
 
-def ranking(mm: MemoryManager, index: VectorIndex, query: np.ndarray) -> list[tuple[int, float]]:
+def ranking(
+    mm: MemoryManager, index: VectorIndex, query: np.ndarray, k: int = 100
+) -> list[tuple[int, float]]:
     with mm.store.read() as conn:
-        return index.top(conn, SCOPE, MODEL, query, 100)
+        return index.top(conn, SCOPE, MODEL, query, k)
 
 
 def test_patched_cache_matches_a_fresh_load_after_adds_updates_and_deletes(tmp_path):
@@ -116,3 +118,59 @@ def test_the_cache_keeps_to_its_budget_and_answers_the_same_after_evictions(tmp_
         with mm.store.read() as conn:
             assert tiny.top(conn, scopes[1], MODEL, query, 3) == first[1]
         assert tiny.cached_bytes == per_scope
+
+
+def test_a_load_holds_exactly_the_scopes_active_vectors_after_deletes_and_updates(tmp_path):
+    """The matrix is filled in chunks from the cursor: more rows than one chunk, rows of
+    another scope, another model (another dim) and a memory without a vector around it."""
+    n = 2500  # above the 1024-row load chunk
+    with MemoryManager(str(tmp_path / "m.db")) as mm:
+        vectors = [unit() for _ in range(n)]
+
+        def write_many(conn):
+            ids = []
+            for i, vector in enumerate(vectors):
+                text = f"fact {i}"
+                ids.append(
+                    mm.store.insert_memory(
+                        conn, SCOPE, content=text, content_hash=content_hash(text), now=NOW,
+                        source=None, metadata={},
+                    )
+                )  # fmt: skip
+                save_vector(conn, ids[-1], MODEL, vector)
+                save_vector(conn, ids[-1], "other-model", unit(16))
+            return ids
+
+        ids = mm.store.write(write_many)
+        add(mm, "other scope", unit(), scope=Scope("v"))
+        mm.store.write(
+            lambda conn: mm.store.insert_memory(
+                conn, SCOPE, content="no vector", content_hash=content_hash("no vector"),
+                now=NOW, source=None, metadata={},
+            )
+        )  # fmt: skip
+        query = unit()
+        patched = VectorIndex()
+        assert len(ranking(mm, patched, query, n)) == n  # built before the changes below
+        expected = dict(zip(ids, vectors, strict=True))
+        for memory_id in ids[::7]:
+            mm.delete(memory_id, user_id=SCOPE.user_id)
+            del expected[memory_id]
+        for memory_id in [m for m in ids[3::11] if m in expected]:  # active ones re-embedded
+            expected[memory_id] = unit()
+            mm.store.write(lambda conn, m=memory_id: save_vector(conn, m, MODEL, expected[m]))
+
+        with mm.store.read() as conn:
+            pk_of = dict(conn.exec_driver_sql("SELECT id, pk FROM long_term").fetchall())
+        pks = np.array([pk_of[memory_id] for memory_id in expected])
+        cosines = np.einsum("ij,j->i", np.stack(list(expected.values())), query)
+        order = np.lexsort((pks, -cosines))
+        want = [(int(pks[i]), float(cosines[i])) for i in order]
+
+        fresh = VectorIndex()
+        assert ranking(mm, fresh, query, n) == want
+        assert ranking(mm, patched, query, n) == want
+        with mm.store.read() as conn:
+            scores = fresh.scores(conn, SCOPE, MODEL, query, [int(pk) for pk in pks])
+            assert fresh.top(conn, Scope("nobody"), MODEL, query, 5) == []
+        assert scores == dict(want)
