@@ -21,12 +21,12 @@ import json
 import os
 import random
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+from timing import medians, timed
 
 SEED = 20261124
 STAMP = "2025-01-01T00:00:00.000+00:00"
@@ -92,17 +92,6 @@ def _fill(path: str, rows: list[list[str]]) -> None:
     conn.close()
 
 
-def _timed(fn) -> tuple[float, float]:
-    cpu, wall = time.process_time(), time.perf_counter()
-    fn()
-    return (time.process_time() - cpu) * 1000, (time.perf_counter() - wall) * 1000
-
-
-def _medians(samples: list[tuple[float, float]]) -> dict[str, float]:
-    return {
-        "cpu": statistics.median(s[0] for s in samples),
-        "wall": statistics.median(s[1] for s in samples),
-    }
 
 
 def _measure(path: str, texts: dict) -> dict:
@@ -110,19 +99,19 @@ def _measure(path: str, texts: dict) -> dict:
     from memman.config import load_settings
 
     settings = load_settings(db=path, decider="offline")
-    opened = _timed(lambda: MemoryManager(path, settings=settings).close())
+    opened = timed(lambda: MemoryManager(path, settings=settings).close())
     user = "user-0"
     with MemoryManager(path, settings=settings) as mm:
         for text in texts["search"][:20]:  # warm the page cache and the statement caches
             mm.search(text, user_id=user)
-        search = [_timed(lambda t=t: mm.search(t, user_id=user)) for t in texts["search"]]
-        noop = [_timed(lambda t=t: mm.update_memory(t, user_id=user)) for t in texts["duplicates"]]
-        novel = [_timed(lambda t=t: mm.update_memory(t, user_id=user)) for t in texts["novel"]]
+        search = [timed(lambda t=t: mm.search(t, user_id=user)) for t in texts["search"]]
+        noop = [timed(lambda t=t: mm.update_memory(t, user_id=user)) for t in texts["duplicates"]]
+        novel = [timed(lambda t=t: mm.update_memory(t, user_id=user)) for t in texts["novel"]]
     return {
         "open_ms": {"cpu": opened[0], "wall": opened[1]},
-        "hash_noop": _medians(noop),
-        "novel_add": _medians(novel),
-        "search": _medians(search),
+        "hash_noop": medians(noop),
+        "novel_add": medians(novel),
+        "search": medians(search),
     }
 
 

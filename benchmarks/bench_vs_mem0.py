@@ -28,26 +28,16 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 import uuid
 from collections import Counter
 from pathlib import Path
+
+from timing import medians, timed
 
 DIMS = 64
 FILL_BATCH = 500
 
 
-def _timed(fn) -> tuple[float, float]:
-    cpu, wall = time.process_time(), time.perf_counter()
-    fn()
-    return (time.process_time() - cpu) * 1000, (time.perf_counter() - wall) * 1000
-
-
-def _medians(samples: list[tuple[float, float]]) -> dict[str, float]:
-    return {
-        "cpu": statistics.median(s[0] for s in samples),
-        "wall": statistics.median(s[1] for s in samples),
-    }
 
 
 def _vector(text: str) -> list[float]:
@@ -122,7 +112,7 @@ def _mem0_round(workdir: str, texts: dict) -> dict:
 
     for text in texts["warm"]:
         add(text)
-    return _medians([_timed(lambda t=t: add(t)) for t in texts["novel"]])
+    return medians([timed(lambda t=t: add(t)) for t in texts["novel"]])
 
 
 def _memman_round(workdir: str, texts: dict) -> dict:
@@ -144,9 +134,9 @@ def _memman_round(workdir: str, texts: dict) -> dict:
         for text in texts["warm"]:
             write(text)
         del ops[:]
-        samples = [_timed(lambda t=t: write(t)) for t in texts["novel"]]
+        samples = [timed(lambda t=t: write(t)) for t in texts["novel"]]
     adds = [s for s, op in zip(samples, ops, strict=True) if op == "ADD"]
-    return {**_medians(samples), "add_only": _medians(adds), "ops": Counter(ops)}
+    return {**medians(samples), "add_only": medians(adds), "ops": Counter(ops)}
 
 
 def _texts(memories: int, ops: int) -> dict:
