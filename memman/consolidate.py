@@ -52,7 +52,8 @@ from memman.llm import CallInfo, LLMClient
 from memman.merge import Progress, is_protected
 from memman.models import Op, Status, Tier, UpdateResult
 from memman.observe import ObserveResult, SessionExtraction
-from memman.store import Scope, Store
+from memman.scope import Scope
+from memman.store import Store
 from memman.text import content_hash
 from memman.timestamps import stamp as to_stamp
 from memman.topic import about

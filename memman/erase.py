@@ -24,7 +24,8 @@ from dataclasses import dataclass
 
 import sqlalchemy as sa
 
-from memman.store import Scope, Store, run_sql
+from memman.scope import Scope
+from memman.store import Store, run_sql
 
 # FTS5 'optimize' merges every segment into one, leaving out deleted documents' terms.
 _FTS_OPTIMIZE = "INSERT INTO long_term_fts(long_term_fts) VALUES('optimize')"

@@ -28,8 +28,9 @@ from memman.maintenance import CheckReport
 from memman.models import Event, Memory, Op, PendingFact, SearchHit, Status, Tier, UpdateResult
 from memman.observe import ObserveResult, SessionExtraction
 from memman.recall import ContextBlock
+from memman.scope import Scope, check_id
 from memman.shortterm import ShortTermFact
-from memman.store import Leases, Scope, Store, check_id
+from memman.store import Leases, Store
 from memman.timestamps import stamp
 from memman.transfer import ImportReport
 from memman.vectors import count_missing, make_vector_backend, missing_batch, save_vector

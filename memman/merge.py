@@ -38,7 +38,7 @@ from memman.config import Settings
 from memman.llm import CallInfo, LLMClient, answer_budget
 from memman.prompts import render
 from memman.retrieval import scoped_match
-from memman.store import Scope
+from memman.scope import Scope
 from memman.text import jaccard, negations, numbers, token_spellings, wording
 
 # An ambiguous cluster is one LLM call; beyond this many memories it is rejected instead (a

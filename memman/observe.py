@@ -33,8 +33,9 @@ from memman.errors import DecisionError, InvalidInputError
 from memman.llm import LLMClient
 from memman.models import UpdateResult
 from memman.prompts import render
+from memman.scope import Scope, check_encodable, check_id
 from memman.shortterm import ShortTermFact
-from memman.store import Leases, Scope, Store, check_encodable, check_id
+from memman.store import Leases, Store
 from memman.text import normalize
 from memman.timestamps import check_moment, stamp
 from memman.topic import TopicLabels

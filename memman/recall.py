@@ -34,8 +34,9 @@ from memman.errors import EmbeddingError
 from memman.models import Memory, SearchHit
 from memman.prompts import render
 from memman.retrieval import Retrieved, hybrid_candidates, lexical_candidates
+from memman.scope import Scope
 from memman.shortterm import ShortTermFact
-from memman.store import Scope, Store
+from memman.store import Store
 from memman.text import content_tokens, jaccard, meaning_difference
 from memman.timestamps import stamp
 from memman.vectors import VectorSearch

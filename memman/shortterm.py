@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 
 from memman.config import Settings
-from memman.store import Scope
+from memman.scope import Scope
 from memman.text import content_hash, content_tokens
 from memman.timestamps import stamp
 
