@@ -745,6 +745,7 @@ class MemoryManager:
         check_id("session_id", session_id)
         return self.store.write(
             lambda conn: shortterm.remember(
+                self.store,
                 conn,
                 candidate.scope,
                 candidate.content,
@@ -763,7 +764,7 @@ class MemoryManager:
         """Active short-term facts (every user's if neither id is given)."""
         scope = _all_or_scope(user_id, agent_id)
         with self.store.read() as conn:
-            return shortterm.active(conn, scope)
+            return shortterm.active(self.store, conn, scope)
 
     def consolidate(
         self,

@@ -431,8 +431,8 @@ def extract(
             break
     leases.release("message_buffer", sorted(claimed))  # those not extracted: the next try's
     if extracted:
-        kept = now - dt.timedelta(days=settings.message_retention_days)
-        store.write(lambda conn: _prune_extracted(conn, kept))
+        for scope in _by_scope([row for row in buffered if row.id in claimed]):
+            prune_extracted(store, scope, settings, now)
     return ObserveResult(
         buffered=waiting_count(store, session_id, only),
         extracted_messages=extracted,
@@ -648,9 +648,19 @@ def _mark_extracted(conn: sa.Connection, ids: list[int], now: dt.datetime) -> No
     )
 
 
-def _prune_extracted(conn: sa.Connection, before: dt.datetime) -> None:
-    """Delete messages extracted before `before` (message_retention_days): their facts are
-    in memory, and the buffer must not grow with every message ever observed."""
-    conn.execute(
-        sa.text("DELETE FROM message_buffer WHERE extracted_at < :t"), {"t": stamp(before)}
+def prune_extracted(
+    store: Store, scope: Scope | None, settings: Settings, now: dt.datetime
+) -> None:
+    """Delete the scope's messages (every scope's if None) extracted longer ago than
+    message_retention_days: their facts are in memory, and the buffer must not grow with every
+    message ever observed. A flush prunes the scopes it extracted (a hot-path statement
+    filters by its scope); consolidate prunes the scopes it runs over, so a user who never
+    flushes again is pruned too."""
+    before = stamp(now - dt.timedelta(days=settings.message_retention_days))
+    where, params = _in_scope(scope)
+    store.write(
+        lambda conn: conn.execute(
+            sa.text(f"DELETE FROM message_buffer WHERE extracted_at < :t{where}"),
+            {"t": before, **params},
+        )
     )
