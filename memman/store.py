@@ -43,6 +43,7 @@ from memman.models import Event, Memory, PendingFact, Status
 # Re-exported: importers from before the value types moved to memman/scope.py keep working.
 from memman.scope import MAX_SCOPE_ID_CHARS, Scope, check_encodable, check_id  # noqa: F401
 from memman.storage.lifecycle import LifecycleRows
+from memman.storage.messages import MessageRows
 from memman.timestamps import stamp
 
 log = logging.getLogger(__name__)
@@ -122,7 +123,7 @@ def _sqlite_url(path: str, read_only: bool) -> str:
     return f"sqlite:///{uri}{'&' if '?' in uri else '?'}uri=true"
 
 
-class Store(LifecycleRows):
+class Store(LifecycleRows, MessageRows):
     """One SQLite file (or ":memory:") with memman's schema, migrated on open.
 
     The lifecycle stages' statements are in memman/storage/ (mixins), so those stages write

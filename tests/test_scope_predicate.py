@@ -80,10 +80,6 @@ EXCEPTIONS = [
         r"^SELECT id FROM message_buffer WHERE id IN \([\d, ]+\) AND lease_owner = '[\w:]+'$",
         "by id: the messages just claimed",
     ),
-    (
-        r"^UPDATE message_buffer SET extracted_at = .* WHERE id IN \([\d, ]+\)$",
-        "by id: the claimed messages",
-    ),
     # The change log's head (one row, by its index): where the in-process vector index is,
     # not any scope's rows; the scoped read of what changed follows.
     (
