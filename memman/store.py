@@ -44,6 +44,7 @@ from memman.models import Event, Memory, PendingFact, Status
 from memman.scope import MAX_SCOPE_ID_CHARS, Scope, check_encodable, check_id  # noqa: F401
 from memman.storage.lifecycle import LifecycleRows
 from memman.storage.messages import MessageRows
+from memman.storage.upkeep import UpkeepRows
 from memman.timestamps import stamp
 
 log = logging.getLogger(__name__)
@@ -123,7 +124,7 @@ def _sqlite_url(path: str, read_only: bool) -> str:
     return f"sqlite:///{uri}{'&' if '?' in uri else '?'}uri=true"
 
 
-class Store(LifecycleRows, MessageRows):
+class Store(LifecycleRows, MessageRows, UpkeepRows):
     """One SQLite file (or ":memory:") with memman's schema, migrated on open.
 
     The lifecycle stages' statements are in memman/storage/ (mixins), so those stages write
