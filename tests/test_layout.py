@@ -112,9 +112,7 @@ def test_the_import_graph_has_no_cycles():
     graph = _graph()
     assert graph["memman.manager"], "the graph reader found no imports at all"
     cycles = _cycles(graph)
-    detail = [
-        {member: sorted(graph[member] & set(cycle)) for member in cycle} for cycle in cycles
-    ]
+    detail = [{member: sorted(graph[member] & set(cycle)) for member in cycle} for cycle in cycles]
     assert not cycles, f"import cycles (module -> what it imports within the cycle): {detail}"
 
 

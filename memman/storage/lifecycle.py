@@ -65,9 +65,15 @@ class LifecycleRows:
         conn.execute(sa.text(f"INSERT INTO short_term ({columns}) VALUES ({marks})"), row)
 
     def refresh_short_term(
-        self, conn: sa.Connection, scope: Scope, fact_id: int, *, sessions: str, now: str,
+        self,
+        conn: sa.Connection,
+        scope: Scope,
+        fact_id: int,
+        *,
+        sessions: str,
+        now: str,
         expires: str,
-    ) -> None:  # fmt: skip
+    ) -> None:
         """A short-term fact seen again: its sessions (JSON) and a new expiry."""
         conn.execute(
             sa.text(
@@ -157,18 +163,28 @@ class LifecycleRows:
     ) -> None:
         """The memory becomes superseded (restorable), with this metadata."""
         self._change(
-            conn, scope, memory_id,
-            status=Status.SUPERSEDED.value, updated_at=now, metadata=json.dumps(metadata),
-        )  # fmt: skip
+            conn,
+            scope,
+            memory_id,
+            status=Status.SUPERSEDED.value,
+            updated_at=now,
+            metadata=json.dumps(metadata),
+        )
 
     def decay_rows(self, conn: sa.Connection, scope: Scope) -> list[sa.Row]:
         """The scope's active memories with what decay reads of them, in pk order."""
         return conn.execute(_DECAY_ROWS, _in_scope(scope)).all()
 
     def set_confidence(
-        self, conn: sa.Connection, scope: Scope, memory_id: str, confidence: float, *,
-        now: str, archive: bool,
-    ) -> None:  # fmt: skip
+        self,
+        conn: sa.Connection,
+        scope: Scope,
+        memory_id: str,
+        confidence: float,
+        *,
+        now: str,
+        archive: bool,
+    ) -> None:
         """Decay: the new confidence, stamped decayed_at; archived too if `archive`."""
         values: dict[str, object] = {"confidence": confidence, "decayed_at": now}
         if archive:

@@ -49,10 +49,17 @@ class MessageRows:
     ) -> None:
         """Append (role, content, observed_at) messages of the session, created now."""
         rows = [
-            {"u": scope.user_id, "a": scope.agent_key, "s": session_id, "r": role, "c": content,
-             "t": now, "o": when}
+            {
+                "u": scope.user_id,
+                "a": scope.agent_key,
+                "s": session_id,
+                "r": role,
+                "c": content,
+                "t": now,
+                "o": when,
+            }
             for role, content, when in messages
-        ]  # fmt: skip
+        ]
         conn.execute(_INSERT, rows)
 
     def waiting_messages(
@@ -85,9 +92,7 @@ class MessageRows:
             sa.text("SELECT id, user_id, agent_id FROM message_buffer WHERE extracted_at IS NULL")
         ).all()
 
-    def mark_extracted(
-        self, conn: sa.Connection, scope: Scope, ids: list[int], now: str
-    ) -> None:
+    def mark_extracted(self, conn: sa.Connection, scope: Scope, ids: list[int], now: str) -> None:
         """These messages of the scope are extracted, at now; their leases end."""
         conn.execute(
             sa.text(

@@ -247,9 +247,15 @@ class Storage(Protocol):
         ...
 
     def refresh_short_term(
-        self, conn: sa.Connection, scope: Scope, fact_id: int, *, sessions: str, now: str,
+        self,
+        conn: sa.Connection,
+        scope: Scope,
+        fact_id: int,
+        *,
+        sessions: str,
+        now: str,
         expires: str,
-    ) -> None:  # fmt: skip
+    ) -> None:
         """A short-term fact seen again: its sessions and expiry (locks its row)."""
         ...
 
@@ -300,9 +306,15 @@ class Storage(Protocol):
         ...
 
     def set_confidence(
-        self, conn: sa.Connection, scope: Scope, memory_id: str, confidence: float, *,
-        now: str, archive: bool,
-    ) -> None:  # fmt: skip
+        self,
+        conn: sa.Connection,
+        scope: Scope,
+        memory_id: str,
+        confidence: float,
+        *,
+        now: str,
+        archive: bool,
+    ) -> None:
         """Decayed confidence (archived too if `archive`), locks the row."""
         ...
 

@@ -50,9 +50,11 @@ class UpkeepRows:
         def deletes() -> Iterator[tuple[str, str, str, list[str]]]:
             yield "vector_log", "vector_log", where, params
             yield (
-                "vectors", "memory_vectors",
-                f"memory_pk IN (SELECT pk FROM long_term WHERE {where})", params,
-            )  # fmt: skip
+                "vectors",
+                "memory_vectors",
+                f"memory_pk IN (SELECT pk FROM long_term WHERE {where})",
+                params,
+            )
             for name, table in (
                 ("events", "events"),
                 ("memories", "long_term"),
@@ -85,8 +87,9 @@ class UpkeepRows:
         the deleted documents' terms. Table names and conditions are memman's own."""
         conn.exec_driver_sql("PRAGMA secure_delete = ON")
         counts = {
-            name: conn.exec_driver_sql(f"DELETE FROM {table} WHERE {condition}", tuple(params))
-            .rowcount
+            name: conn.exec_driver_sql(
+                f"DELETE FROM {table} WHERE {condition}", tuple(params)
+            ).rowcount
             for name, table, condition, params in deletes
         }
         conn.exec_driver_sql(_FTS_OPTIMIZE)
@@ -97,9 +100,7 @@ class UpkeepRows:
 
     def integrity_problems(self, conn: sa.Connection) -> list[str]:
         """PRAGMA integrity_check's lines other than "ok"."""
-        return [
-            row[0] for row in conn.exec_driver_sql("PRAGMA integrity_check") if row[0] != "ok"
-        ]
+        return [row[0] for row in conn.exec_driver_sql("PRAGMA integrity_check") if row[0] != "ok"]
 
     def pending_counts(self, conn: sa.Connection, stuck_attempts: int) -> tuple[int, int]:
         """(parked facts, those that failed at least stuck_attempts times), every scope."""
