@@ -21,6 +21,9 @@ from memman import MemoryManager
 from memman.retrieval import scope_token
 from memman.scope import Scope
 from memman.text import content_hash
+from tests.decisions import answer, llm_manager
+from tests.fake_openai import Reply
+from tests.test_batch_decisions import NEWS, STORED, batch_answer, item
 from tests.test_semantic_retrieval import FakeEmbedder
 
 SCOPED_TABLES = frozenset(
@@ -71,15 +74,28 @@ EXCEPTIONS = [
         "by memory id after the scoped hash read",
     ),
     (r"^UPDATE events SET repeat_count = .* WHERE id = \d+$", "by id of that event"),
-    # Leases and marks on the buffered messages the scoped read of the session returned.
+    # The decider's UPDATE or DELETE of a memory that the scoped candidate read offered it.
     (
-        r"^UPDATE message_buffer SET lease_owner = .* WHERE id IN \([\d, ]+\)",
-        "by id: the scoped session read's messages",
+        r"^UPDATE long_term SET content=.* WHERE long_term.id = '\w+'$",
+        "by id: a candidate of the scoped read",
     ),
     (
-        r"^SELECT id FROM message_buffer WHERE id IN \([\d, ]+\) AND lease_owner = '[\w:]+'$",
-        "by id: the messages just claimed",
+        r"^UPDATE long_term SET updated_at='[^']+', status='\w+' WHERE long_term.id = '\w+'$",
+        "by id: a candidate of the scoped read",
     ),
+    # Leases on the buffered messages / parked facts a scoped read returned, and what the
+    # worker holding them does to them.
+    (
+        r"^UPDATE (message_buffer|pending) SET lease_owner = .* WHERE id IN \([\d, ]+\)",
+        "by id: the scoped read's messages or parked facts",
+    ),
+    (
+        r"^SELECT id FROM (message_buffer|pending) WHERE id IN \([\d, ]+\)"
+        r" AND lease_owner = '[\w:]+'$",
+        "by id: the rows just claimed",
+    ),
+    (r"^UPDATE pending SET error=.* WHERE pending.id = \d+$", "by id: the claimed parked fact"),
+    (r"^DELETE FROM pending WHERE pending.id = \d+$", "by id: the claimed parked fact, settled"),
     # The change log's head (one row, by its index): where the in-process vector index is,
     # not any scope's rows; the scoped read of what changed follows.
     (
@@ -196,6 +212,38 @@ def test_write_path_and_recall_statements_filter_by_scope(db, clock, traced, emb
             missing, checked = unscoped(traced, ALICE)
             assert checked, f"{name}: no statement on a scoped table was traced"
             assert not missing, f"{name} sent statements without the scope: {missing}"
+
+
+def test_llm_decisions_and_parked_facts_filter_by_scope(db, fake_openai, traced):
+    """The batched LLM decision applies UPDATE, DELETE and ADD; a fact the LLM could not
+    decide is parked, then decided by retry_pending."""
+    with llm_manager(db, fake_openai.base_url, llm_mode="tools") as mm:
+        _neighbours(mm)
+        for fact in STORED:
+            mm.update_memory(fact, user_id="alice")
+        fake_openai.script(
+            batch_answer(
+                item(3, "UPDATE", id=3, content="User reads sci-fi novels on a Kindle"),
+                item(1, "DELETE", id=1),
+                item(2, "ADD"),
+            ),
+            Reply(status=500, body="down"),
+            answer("ADD", reason="kept"),
+        )
+        phases: list[tuple[str, Callable[[], object]]] = [
+            ("update_many", lambda: mm.update_many(NEWS, user_id="alice")),
+            ("parked", lambda: mm.update_memory("User moved the trip to Faro", user_id="alice")),
+            ("retry_pending", lambda: mm.retry_pending(user_id="alice")),
+        ]
+        ops = []
+        for name, run in phases:
+            traced.clear()
+            ops.append(run())
+            missing, checked = unscoped(traced, ALICE)
+            assert checked, f"{name}: no statement on a scoped table was traced"
+            assert not missing, f"{name} sent statements without the scope: {missing}"
+    assert [r.op for r in ops[0]] == ["DELETE", "ADD", "UPDATE"]  # each kind was applied
+    assert (ops[1].op, [r.op for r in ops[2]]) == ("PENDING", ["ADD"])
 
 
 def test_the_check_catches_a_statement_without_the_scope():
