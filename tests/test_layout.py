@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import ast
 import importlib
+import os
 import pkgutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -127,3 +130,18 @@ def test_value_types_sit_at_the_bottom():
     graph = _graph()
     assert _reachable(graph, "memman.scope") <= {"memman.errors"}
     assert "memman.store" not in _reachable(graph, "memman.candidate")
+
+
+def test_the_core_imports_no_model_runtime():
+    """embed imports local_model at module level (no cycle, no lazy import); local_model
+    imports torch and onnxruntime only when a LocalEmbedder is built, so the core stays
+    light. A fresh interpreter: this one may have imported them for other tests."""
+    heavy = ("torch", "onnxruntime", "sentence_transformers", "transformers", "onnx")
+    code = (
+        "import sys, memman.manager, memman.cli, memman.embed, memman.local_model\n"
+        f"print(','.join(m for m in {heavy!r} if m in sys.modules))"
+    )
+    env = {**os.environ, "PYTHONPATH": str(PACKAGE.parent)}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == ""
