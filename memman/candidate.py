@@ -12,7 +12,7 @@ from typing import Any
 
 from memman.config import DEFAULT_CONFIDENCE, Settings
 from memman.errors import InvalidInputError
-from memman.store import Scope, check_encodable
+from memman.scope import Scope, check_encodable
 from memman.text import content_hash, normalize
 from memman.timestamps import check_moment
 from memman.topic import USER, Topic, about, check_label

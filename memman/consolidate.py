@@ -50,9 +50,10 @@ from memman.embed import Embedder
 from memman.errors import DecisionError
 from memman.llm import CallInfo, LLMClient
 from memman.merge import Progress, is_protected
-from memman.models import Op, Status, Tier, UpdateResult
+from memman.models import Op, Tier, UpdateResult
 from memman.observe import ObserveResult, SessionExtraction
-from memman.store import Scope, Store
+from memman.scope import Scope
+from memman.store import Store
 from memman.text import content_hash
 from memman.timestamps import stamp as to_stamp
 from memman.topic import about
@@ -138,18 +139,6 @@ class ConsolidationReport(BaseModel):
 
 
 
-def _scopes(conn: sa.Connection, scope: Scope | None) -> list[Scope]:
-    if scope is not None:
-        return [scope]
-    rows = conn.execute(
-        sa.text(
-            "SELECT user_id, agent_id FROM long_term UNION SELECT user_id, agent_id"
-            " FROM short_term ORDER BY 1, 2"
-        )
-    ).all()
-    return [Scope(u, a or None) for u, a in rows]
-
-
 @dataclass(frozen=True)
 class _Tools:
     client: LLMClient | None
@@ -200,8 +189,13 @@ def consolidate(
         extract=None if dry_run else extract,
         take=budget.take,
     )
-    with store.read() as conn:
-        scopes = _scopes(conn, scope)
+    if not dry_run:  # a scope that never flushes again keeps its extracted messages no longer
+        observe.prune_extracted(store, scope, settings, now)
+    if scope is not None:
+        scopes = [scope]
+    else:
+        with store.read() as conn:
+            scopes = store.scopes_with_memories(conn)
     for each in scopes:
         changes += _expire_and_promote(store, each, settings, now, dry_run, budget, promote)
         merged, refused, asked = _merge(store, each, settings, now, dry_run, budget, tools)
@@ -236,7 +230,7 @@ def _expire_and_promote(
 ) -> list[Change]:
     changes = []
     with store.read() as conn:
-        facts = shortterm.active(conn, scope)
+        facts = shortterm.active(store, conn, scope)
     stamp = to_stamp(now)
     for fact in facts:
         expired = dt.datetime.fromisoformat(fact.expires_at) <= now
@@ -257,7 +251,7 @@ def _expire_and_promote(
             if not dry_run:
 
                 def expire(conn: sa.Connection, fact=fact, detail=detail) -> None:
-                    shortterm.set_status(conn, fact.id, "expired", now)
+                    shortterm.set_status(store, conn, scope, fact.id, "expired", now)
                     _event(
                         conn,
                         store,
@@ -284,7 +278,9 @@ def _expire_and_promote(
                     "promotion",
                     fact.category,
                     fact.importance,
-                    lambda conn, fact=fact: shortterm.set_status(conn, fact.id, "promoted", now),
+                    lambda conn, fact=fact: shortterm.set_status(
+                        store, conn, scope, fact.id, "promoted", now
+                    ),
                 )
                 detail += f": update_memory {result.op} {result.memory_id or ''}".rstrip()
             change = Change(
@@ -299,13 +295,6 @@ def _expire_and_promote(
     return changes
 
 
-# "Keep separate" verdicts of the scope's earlier runs (see _record_kept_separate).
-_VERDICTS_SQL = sa.text(
-    "SELECT scores FROM events WHERE user_id = :u AND agent_id = :a AND source = 'consolidation'"
-    " AND op = 'NOOP' AND scores LIKE '%kept_separate%'"
-)
-
-
 def _merge(
     store: Store,
     scope: Scope,
@@ -317,8 +306,8 @@ def _merge(
 ) -> tuple[list[Change], list[list[str]], list[AmbiguousCluster]]:
     """Merge same-wording groups; ask the LLM about ambiguous clusters (see memman/merge.py)."""
     with store.read() as conn:
-        found = merge.find_clusters(conn, scope, settings, tools.progress)
-        decided = _kept_separate(conn, scope) if tools.client is not None else set()
+        found = merge.find_clusters(store, conn, scope, settings, tools.progress)
+        decided = _kept_separate(store, conn, scope) if tools.client is not None else set()
     stamp = to_stamp(now)
     changes: list[Change] = []
     planned: list[tuple[merge.Row, list[merge.Row]]] = []
@@ -346,7 +335,7 @@ def _merge(
 
             def apply(conn: sa.Connection, batch=batch) -> None:
                 ids = [r.id for rep, others in batch for r in (rep, *others)]
-                current = _active(conn, store, ids)  # one read for the whole batch
+                current = store.active_contents(conn, scope, ids)  # one read for the batch
                 for rep, others in batch:
                     if _unchanged(current, [rep, *others]):  # else changed meanwhile: leave it
                         keeper = (rep.id, rep.content)
@@ -371,10 +360,11 @@ def _merge(
     return changes, found.rejected, ambiguous
 
 
-def _kept_separate(conn: sa.Connection, scope: Scope) -> set[str]:
-    """Clusters the LLM already judged distinct (unchanged since): not asked again."""
-    rows = conn.execute(_VERDICTS_SQL, {"u": scope.user_id, "a": scope.agent_key})
-    return {key for (scores,) in rows if (key := json.loads(scores).get("kept_separate"))}
+def _kept_separate(store: Store, conn: sa.Connection, scope: Scope) -> set[str]:
+    """Clusters the LLM already judged distinct (unchanged since): not asked again (see
+    _record_kept_separate)."""
+    verdicts = store.kept_separate_scores(conn, scope)
+    return {key for scores in verdicts if (key := json.loads(scores).get("kept_separate"))}
 
 
 def _ambiguous(
@@ -441,17 +431,6 @@ def _ambiguous(
     return listed("merged", answer.reason), change
 
 
-def _active(conn: sa.Connection, store: Store, ids: list[str]) -> dict[str, tuple[str, str]]:
-    """id -> (content, metadata JSON) of those memories that are still active."""
-    lt = store.long_term
-    rows = conn.execute(
-        sa.select(lt.c.id, lt.c.content, lt.c.metadata).where(
-            lt.c.id.in_(ids), lt.c.status == Status.ACTIVE.value
-        )
-    )
-    return {memory_id: (content, metadata) for memory_id, content, metadata in rows}
-
-
 def _unchanged(current: dict[str, tuple[str, str]], rows: list[merge.Row]) -> bool:
     """Every planned memory is still active with the text it was planned on."""
     return all(r.id in current and current[r.id][0] == r.content for r in rows)
@@ -469,17 +448,9 @@ def _supersede(
 ) -> None:
     """Others become superseded by keeper (id, content): restorable, with an event each."""
     keeper_id, keeper_content = keeper
-    lt = store.long_term
     for m in others:
-        conn.execute(
-            lt.update()
-            .where(lt.c.id == m.id)
-            .values(
-                status=Status.SUPERSEDED.value,
-                updated_at=stamp,
-                metadata=json.dumps({**json.loads(current[m.id][1]), "superseded_by": keeper_id}),
-            )
-        )
+        metadata = {**json.loads(current[m.id][1]), "superseded_by": keeper_id}
+        store.supersede(conn, scope, m.id, metadata=metadata, now=stamp)
         _event(
             conn,
             store,
@@ -539,7 +510,7 @@ def _apply_llm_merge(
     kept as it is and the rest of the cluster is superseded by it. Returns the kept memory's
     id, or None when a memory of the cluster changed since it was shown to the LLM.
     """
-    current = _active(conn, store, [r.id for r in rows])
+    current = store.active_contents(conn, scope, [r.id for r in rows])
     if not _unchanged(current, rows):
         return None
     content = answer.content.strip()
@@ -579,12 +550,6 @@ def _apply_llm_merge(
     return keeper[0]
 
 
-_DECAY_SQL = sa.text(
-    "SELECT id, content, category, confidence, updated_at, last_accessed_at, decayed_at"
-    " FROM long_term WHERE user_id = :u AND agent_id = :a AND status = 'active' ORDER BY pk"
-)
-
-
 def decayed(confidence: float, days: float, settings: Settings) -> float:
     """confidence x (1 - rate)^days, never under the floor (nor above where it started)."""
     return max(settings.decay_floor, confidence * (1 - settings.decay_rate) ** days)
@@ -600,7 +565,7 @@ def _decay(
     superseded: set[str],
 ) -> list[Change]:
     with store.read() as conn:
-        rows = conn.execute(_DECAY_SQL, {"u": scope.user_id, "a": scope.agent_key}).all()
+        rows = store.decay_rows(conn, scope)
     changes = []
     for row in rows:
         if row.id in superseded or is_protected(row.category, row.confidence, settings):
@@ -635,12 +600,11 @@ def _decay(
 def _apply_decay(
     conn: sa.Connection, store: Store, scope: Scope, changes: list[Change], stamp: str
 ) -> None:
-    lt = store.long_term
     for c in changes:
-        values: dict[str, object] = {"confidence": c.confidence_after, "decayed_at": stamp}
-        if c.action == "archive":
-            values.update(status=Status.ARCHIVED.value, updated_at=stamp)
-        conn.execute(lt.update().where(lt.c.id == c.target).values(**values))
+        assert c.confidence_after is not None  # decay changes carry both confidences
+        store.set_confidence(
+            conn, scope, c.target, c.confidence_after, now=stamp, archive=c.action == "archive"
+        )
         _event(
             conn,
             store,

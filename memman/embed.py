@@ -1,8 +1,8 @@
 """Optional embeddings: an `Embedder` protocol and a tiny registry of backends (name -> factory).
 
 `none` is the default and the core never imports torch or onnxruntime: the `local` backend
-imports them only when it is built (install `memman[local]`), and the `openai`
-backend talks to any OpenAI-compatible `/v1/embeddings` (Ollama, vLLM, ...). Every backend
+(memman/local_model.py) imports them only when it is built (install `memman[local]`), and the
+`openai` backend talks to any OpenAI-compatible `/v1/embeddings` (Ollama, vLLM, ...). Every backend
 embeds a batch per call, so an ingest of N facts is N / batch requests, never N.
 """
 
@@ -16,9 +16,9 @@ from typing import Generic, Protocol, TypeVar, runtime_checkable
 import numpy as np
 
 from memman.config import Settings
-from memman.errors import ConfigError, EmbeddingError
+from memman.errors import ConfigError, EmbeddingError, one_line
+from memman.local_model import LOCAL_MODEL, LocalEmbedder
 
-LOCAL_MODEL = "all-minilm-l6-v2"
 OPENAI_MODEL = "text-embedding-3-small"
 
 # Cosine thresholds per model: (noop, novel). Above noop a memory is the same fact (NOOP
@@ -130,11 +130,6 @@ class OpenAIEmbedder:
         return unit_rows(matrix)
 
 
-def one_line(error: BaseException) -> str:
-    """An error as one short line for the pending table and the audit trail."""
-    return f"{type(error).__name__}: {' '.join(str(error).split())[:500]}"
-
-
 T = TypeVar("T")
 
 
@@ -201,15 +196,9 @@ EmbedderFactory = Callable[[Settings], "Embedder | None"]
 
 EMBEDDERS: dict[str, EmbedderFactory] = {
     "none": lambda settings: None,
-    "local": lambda settings: _local_embedder(),
+    "local": lambda settings: LocalEmbedder(),
     "openai": OpenAIEmbedder,
 }
-
-
-def _local_embedder() -> Embedder:
-    from memman.local_model import LocalEmbedder  # imports onnxruntime or torch: only here
-
-    return LocalEmbedder()
 
 
 def register_embedder(name: str, factory: EmbedderFactory) -> None:

@@ -19,15 +19,12 @@ that those rows left. The older log rows of the scope are deleted.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import sqlalchemy as sa
 
-from memman.store import Scope, Store, run_sql
-
-# FTS5 'optimize' merges every segment into one, leaving out deleted documents' terms.
-_FTS_OPTIMIZE = "INSERT INTO long_term_fts(long_term_fts) VALUES('optimize')"
+from memman.scope import Scope
+from memman.store import Store
 
 
 @dataclass(frozen=True)
@@ -48,60 +45,19 @@ class ForgetReport:
 
 def forget(store: Store, user_id: str, agent_id: str | None) -> ForgetReport:
     """Erase every row of the user (of every agent, or only agent_id's scope if given)."""
-    where, params = "user_id = ?", [user_id]
-    if agent_id is not None:
-        where, params = where + " AND agent_id = ?", [*params, Scope(user_id, agent_id).agent_key]
-
-    def purge_rows(conn: sa.Connection) -> dict[str, int]:
-        def delete(table: str, condition: str = where) -> int:
-            return run_sql(conn, f"DELETE FROM {table} WHERE {condition}", params).rowcount
-
-        return {
-            "vector_log": delete("vector_log"),
-            "vectors": delete(
-                "memory_vectors", f"memory_pk IN (SELECT pk FROM long_term WHERE {where})"
-            ),
-            "events": delete("events"),
-            "memories": delete("long_term"),
-            "pending": delete("pending"),
-            "short_term": delete("short_term"),
-            "messages": delete("message_buffer"),
-        }
-
-    return _erase(store, purge_rows)
+    agent_key = None if agent_id is None else Scope(user_id, agent_id).agent_key
+    counts = store.write(lambda conn: store.forget_rows(conn, user_id, agent_key))
+    return ForgetReport(**counts, wal_truncated=store.scrub())
 
 
 def purge(store: Store, memory_id: str, scope: Scope) -> ForgetReport:
     """Erase one memory of the scope with its events and vectors (NotFoundError if the scope
     has no such memory). A merge that copied its words into another memory is not undone."""
-    pk = "(SELECT pk FROM long_term WHERE id = ?)"
-
-    def purge_rows(conn: sa.Connection) -> dict[str, int]:
-        store.get(conn, memory_id, scope)
-
-        def delete(table: str, condition: str) -> int:
-            return run_sql(conn, f"DELETE FROM {table} WHERE {condition}", (memory_id,)).rowcount
-
-        return {
-            "vector_log": delete("vector_log", f"memory_pk = {pk}"),
-            "vectors": delete("memory_vectors", f"memory_pk = {pk}"),
-            "events": delete("events", "memory_id = ?"),
-            "memories": delete("long_term", "id = ?"),
-        }
-
-    return _erase(store, purge_rows)
-
-
-def _erase(store: Store, purge_rows: Callable[[sa.Connection], dict[str, int]]) -> ForgetReport:
-    """Delete in one transaction with secure_delete on and the FTS index optimised, then
-    VACUUM and empty the WAL (Store.scrub)."""
 
     def transaction(conn: sa.Connection) -> dict[str, int]:
-        run_sql(conn, "PRAGMA secure_delete = ON")
-        counts = purge_rows(conn)
-        run_sql(conn, _FTS_OPTIMIZE)
-        run_sql(conn, "PRAGMA secure_delete = OFF")  # the pooled connection's usual setting
-        return counts
+        store.get(conn, memory_id, scope)
+        return store.purge_rows(conn, memory_id)
 
     counts = store.write(transaction)
+    # VACUUM and an emptied WAL (Store.scrub) take the deleted rows' bytes out of the files.
     return ForgetReport(**counts, wal_truncated=store.scrub())

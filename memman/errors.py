@@ -62,3 +62,8 @@ class EmbeddingError(DecisionError):
     `update_memory` parks the fact in `pending` like any failed decision. Raised as is to
     callers of `Embedder.embed` and by `reindex`.
     """
+
+
+def one_line(error: BaseException) -> str:
+    """An error as one short line for the pending table and the audit trail."""
+    return f"{type(error).__name__}: {' '.join(str(error).split())[:500]}"

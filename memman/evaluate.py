@@ -17,7 +17,7 @@ from memman.config import Settings
 from memman.errors import InvalidInputError
 from memman.manager import MemoryManager
 from memman.models import Op, Tier
-from memman.store import Scope
+from memman.scope import Scope
 from memman.text import content_hash
 from memman.topic import about
 

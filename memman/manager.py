@@ -28,8 +28,9 @@ from memman.maintenance import CheckReport
 from memman.models import Event, Memory, Op, PendingFact, SearchHit, Status, Tier, UpdateResult
 from memman.observe import ObserveResult, SessionExtraction
 from memman.recall import ContextBlock
+from memman.scope import Scope, check_id
 from memman.shortterm import ShortTermFact
-from memman.store import Leases, Scope, Store, check_id
+from memman.store import Leases, Store
 from memman.timestamps import stamp
 from memman.transfer import ImportReport
 from memman.vectors import count_missing, make_vector_backend, missing_batch, save_vector
@@ -744,6 +745,7 @@ class MemoryManager:
         check_id("session_id", session_id)
         return self.store.write(
             lambda conn: shortterm.remember(
+                self.store,
                 conn,
                 candidate.scope,
                 candidate.content,
@@ -762,7 +764,7 @@ class MemoryManager:
         """Active short-term facts (every user's if neither id is given)."""
         scope = _all_or_scope(user_id, agent_id)
         with self.store.read() as conn:
-            return shortterm.active(conn, scope)
+            return shortterm.active(self.store, conn, scope)
 
     def consolidate(
         self,

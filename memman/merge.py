@@ -38,7 +38,8 @@ from memman.config import Settings
 from memman.llm import CallInfo, LLMClient, answer_budget
 from memman.prompts import render
 from memman.retrieval import scoped_match
-from memman.store import Scope
+from memman.scope import Scope
+from memman.store import Store
 from memman.text import jaccard, negations, numbers, token_spellings, wording
 
 # An ambiguous cluster is one LLM call; beyond this many memories it is rejected instead (a
@@ -50,13 +51,6 @@ MERGE_TEMPLATE = "merge.j2"
 # Phase name, done, total: consolidate reports its progress through this (the CLI draws a bar).
 Progress = Callable[[str, int, int], None]
 
-_LOAD_SQL = sa.text(
-    "SELECT pk, id, content, category, confidence, access_count, updated_at FROM long_term"
-    " WHERE user_id = :u AND agent_id = :a AND status = 'active' ORDER BY pk"
-)
-# Every row of the scope holding the term (the MATCH is retrieval.scoped_match), unranked:
-# prefix filtering needs the whole posting list, and BM25 ordering would only cost time.
-_POSTINGS_SQL = "SELECT rowid FROM long_term_fts WHERE long_term_fts MATCH ?"
 
 
 def is_protected(category: str | None, confidence: float, settings: Settings) -> bool:
@@ -94,8 +88,8 @@ class Clusters:
     rejected: list[list[str]] = field(default_factory=list)  # related, not mutually: a chain
 
 
-def _load(conn: sa.Connection, scope: Scope, settings: Settings) -> list[Row]:
-    rows = conn.execute(_LOAD_SQL, {"u": scope.user_id, "a": scope.agent_key})
+def _load(store: Store, conn: sa.Connection, scope: Scope, settings: Settings) -> list[Row]:
+    rows = store.merge_rows(conn, scope)
     return [
         Row(r.pk, r.id, r.content, r.confidence, r.access_count, r.updated_at)
         for r in rows
@@ -137,6 +131,7 @@ def _prefixes(tokens: list[frozenset[str]], threshold: float) -> list[frozenset[
 
 
 def _units_holding(
+    store: Store,
     conn: sa.Connection,
     query: str,
     token: str,
@@ -149,17 +144,22 @@ def _units_holding(
     letters and digits only, so no quote can occur): the index tokenizes each spelling as it
     tokenized the memories that hold it, so every one of them is found.
     """
-    found = conn.exec_driver_sql(_POSTINGS_SQL, (query,)).all()
-    units = {unit_of_pk.get(pk, -1) for (pk,) in found}  # -1: protected
+    # Every row of the scope holding the term, unranked: prefix filtering needs the whole
+    # posting list (the query is retrieval.scoped_match's, so it holds the scope).
+    units = {unit_of_pk.get(pk, -1) for pk in store.fts_rowids(conn, query)}  # -1: protected
     return sorted(u for u in units if u >= 0 and token in prefixes[u])
 
 
 def find_clusters(
-    conn: sa.Connection, scope: Scope, settings: Settings, progress: Progress | None = None
+    store: Store,
+    conn: sa.Connection,
+    scope: Scope,
+    settings: Settings,
+    progress: Progress | None = None,
 ) -> Clusters:
     """Same-wording groups and ambiguous clusters of the scope's mergeable memories."""
     by_wording: dict[tuple[str, ...], list[Row]] = {}
-    for row in _load(conn, scope, settings):
+    for row in _load(store, conn, scope, settings):
         by_wording.setdefault(wording(row.content), []).append(row)
     groups = list(by_wording.values())
     same = [g for g in groups if len(g) > 1]
@@ -186,7 +186,9 @@ def find_clusters(
             if token not in postings:
                 spellings = " OR ".join(f'"{w}"' for w in sorted(spelled[token]))
                 query = scoped_match(scope, spellings)
-                postings[token] = _units_holding(conn, query, token, unit_of_pk, prefixes)
+                postings[token] = _units_holding(
+                    store, conn, query, token, unit_of_pk, prefixes
+                )
             units = postings[token]
             for y in units[bisect_right(units, x) :]:  # each pair once, from its first unit
                 if y in seen:

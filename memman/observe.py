@@ -33,8 +33,9 @@ from memman.errors import DecisionError, InvalidInputError
 from memman.llm import LLMClient
 from memman.models import UpdateResult
 from memman.prompts import render
+from memman.scope import Scope, check_encodable, check_id
 from memman.shortterm import ShortTermFact
-from memman.store import Leases, Scope, Store, check_encodable, check_id
+from memman.store import Leases, Store
 from memman.text import normalize
 from memman.timestamps import check_moment, stamp
 from memman.topic import TopicLabels
@@ -197,43 +198,16 @@ def buffer(
                 f"message #{index} has {len(content)} characters; at most {max_chars}"
                 " (max_message_chars)"
             )
-    rows = [
-        {
-            "u": scope.user_id,
-            "a": scope.agent_key,
-            "s": session_id,
-            "r": role,
-            "c": content,
-            "t": stamp(now),
-            "o": when,
-        }
-        for role, content, when in checked
-    ]
-    if rows:
+    if checked:
         store.write(
-            lambda conn: conn.execute(
-                sa.text(
-                    "INSERT INTO message_buffer (user_id, agent_id, session_id, role, content,"
-                    " created_at, observed_at) VALUES (:u, :a, :s, :r, :c, :t, :o)"
-                ),
-                rows,
-            )
+            lambda conn: store.buffer_messages(conn, scope, session_id, checked, stamp(now))
         )
 
 
 def _waiting(store: Store, session_id: str, scope: Scope | None = None) -> list[sa.Row]:
     """The session's buffered messages, oldest first (only the scope's, if given)."""
-    where, params = _in_scope(scope)
-    sql = "SELECT * FROM message_buffer WHERE session_id = :s AND extracted_at IS NULL"
     with store.read() as conn:
-        return conn.execute(sa.text(f"{sql}{where} ORDER BY id"), {**params, "s": session_id}).all()
-
-
-def _in_scope(scope: Scope | None) -> tuple[str, dict[str, str]]:
-    """The message_buffer condition (and its parameters) for one scope, or none for all."""
-    if scope is None:
-        return "", {}
-    return " AND user_id = :u AND agent_id = :a", {"u": scope.user_id, "a": scope.agent_key}
+        return store.waiting_messages(conn, session_id, scope)
 
 
 def waiting_count(store: Store, session_id: str, scope: Scope | None = None) -> int:
@@ -276,25 +250,14 @@ class SessionExtraction(BaseModel):
     result: ObserveResult | None = None  # None: a dry run, nothing extracted
 
 
-# Sessions nobody flushes: the user left, so observe() is never called again for them.
-_IDLE_SQL = (
-    "SELECT session_id, user_id, agent_id, count(*) AS waiting, max(created_at) AS newest_at"
-    " FROM message_buffer WHERE extracted_at IS NULL{scope}"
-    " GROUP BY session_id, user_id, agent_id HAVING max(created_at) <= :cutoff ORDER BY min(id)"
-)
-
-
 def idle_sessions(
     store: Store, scope: Scope | None, *, now: dt.datetime, cooldown_s: float
 ) -> list[IdleSession]:
     """Sessions of the scope (all scopes if None) whose newest buffered message has waited
     cooldown_s, oldest first; a session shared by two scopes is listed once for each."""
-    where, params = _in_scope(scope)
     cutoff = stamp(now - dt.timedelta(seconds=cooldown_s))
     with store.read() as conn:
-        rows = conn.execute(
-            sa.text(_IDLE_SQL.format(scope=where)), {**params, "cutoff": cutoff}
-        ).all()
+        rows = store.idle_session_rows(conn, scope, cutoff)
     return [
         IdleSession(
             session_id=row.session_id,
@@ -412,7 +375,7 @@ def extract(
                 upto = ids[: ids.index(_message_id(found)) + 1] if client is None else ids
                 durable.append(found)
                 marks.append(
-                    (lambda conn, u=upto: _mark_extracted(conn, u, now))
+                    (lambda conn, s=scope, u=upto: store.mark_extracted(conn, s, u, stamp(now)))
                     if client is None or position == last
                     else None
                 )
@@ -424,14 +387,16 @@ def extract(
                     rejected.append(_refused(found, outcome))
                 else:
                     results.append(outcome)
-            store.write(lambda conn, ids=ids: _mark_extracted(conn, ids, now))
+            store.write(
+                lambda conn, s=scope, ids=ids: store.mark_extracted(conn, s, ids, stamp(now))
+            )
             extracted += len(ids)
         if stop:
             break
     leases.release("message_buffer", sorted(claimed))  # those not extracted: the next try's
     if extracted:
-        kept = now - dt.timedelta(days=settings.message_retention_days)
-        store.write(lambda conn: _prune_extracted(conn, kept))
+        for scope in _by_scope([row for row in buffered if row.id in claimed]):
+            prune_extracted(store, scope, settings, now)
     return ObserveResult(
         buffered=waiting_count(store, session_id, only),
         extracted_messages=extracted,
@@ -473,13 +438,7 @@ class Failures:
 def _failures(store: Store, scope: Scope) -> dict[int, Failures]:
     """Message id -> its failed extraction tries in this scope (only messages that failed)."""
     with store.read() as conn:
-        rows = conn.execute(
-            sa.text(
-                "SELECT source, created_at FROM events WHERE user_id = :u AND agent_id = :a"
-                " AND op = 'PENDING' AND prompt_template = :t AND candidate IS NULL"
-            ),
-            {"u": scope.user_id, "a": scope.agent_key, "t": EXTRACT_TEMPLATE},
-        ).all()
+        rows = store.extraction_failures(conn, scope, EXTRACT_TEMPLATE)
     found: dict[int, Failures] = {}
     for source, created_at in rows:
         at = dt.datetime.fromisoformat(created_at)
@@ -546,9 +505,7 @@ def _note_failure(
 def stuck_messages(store: Store, settings: Settings, scope: Scope | None = None) -> int:
     """Buffered messages that failed extraction extract_max_tries times (memman stats)."""
     with store.read() as conn:
-        rows = conn.execute(
-            sa.text("SELECT id, user_id, agent_id FROM message_buffer WHERE extracted_at IS NULL")
-        ).all()
+        rows = store.unextracted_messages(conn)
     by_scope = _by_scope(rows)
     if scope is not None:
         by_scope = {scope: by_scope.get(scope, [])}
@@ -637,19 +594,13 @@ def _by_scope(rows: list[sa.Row]) -> dict[Scope, list[sa.Row]]:
     return grouped
 
 
-def _mark_extracted(conn: sa.Connection, ids: list[int], now: dt.datetime) -> None:
-    conn.execute(
-        sa.text(
-            "UPDATE message_buffer SET extracted_at = :t, lease_owner = NULL,"
-            " lease_expires = NULL WHERE id IN :ids"
-        ).bindparams(sa.bindparam("ids", expanding=True)),
-        {"t": stamp(now), "ids": ids},
-    )
-
-
-def _prune_extracted(conn: sa.Connection, before: dt.datetime) -> None:
-    """Delete messages extracted before `before` (message_retention_days): their facts are
-    in memory, and the buffer must not grow with every message ever observed."""
-    conn.execute(
-        sa.text("DELETE FROM message_buffer WHERE extracted_at < :t"), {"t": stamp(before)}
-    )
+def prune_extracted(
+    store: Store, scope: Scope | None, settings: Settings, now: dt.datetime
+) -> None:
+    """Delete the scope's messages (every scope's if None) extracted longer ago than
+    message_retention_days: their facts are in memory, and the buffer must not grow with every
+    message ever observed. A flush prunes the scopes it extracted (a hot-path statement
+    filters by its scope); consolidate prunes the scopes it runs over, so a user who never
+    flushes again is pruned too."""
+    before = stamp(now - dt.timedelta(days=settings.message_retention_days))
+    store.write(lambda conn: store.prune_extracted(conn, scope, before))

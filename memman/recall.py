@@ -25,7 +25,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import sqlalchemy as sa
 
 from memman import shortterm
 from memman.config import Settings
@@ -34,8 +33,9 @@ from memman.errors import EmbeddingError
 from memman.models import Memory, SearchHit
 from memman.prompts import render
 from memman.retrieval import Retrieved, hybrid_candidates, lexical_candidates
+from memman.scope import Scope
 from memman.shortterm import ShortTermFact
-from memman.store import Scope, Store
+from memman.store import Store
 from memman.text import content_tokens, jaccard, meaning_difference
 from memman.timestamps import stamp
 from memman.vectors import VectorSearch
@@ -188,18 +188,11 @@ def search(
     if hits:
         when = stamp(now)
         ids = [h.id for h in hits]
-        store.try_write(lambda conn: _reinforce(store, conn, ids, when), "reinforcing recalls")
+        # Recalled facts decay slower and rank higher (one UPDATE for every hit).
+        store.try_write(
+            lambda conn: store.note_accessed(conn, scope, ids, when), "reinforcing recalls"
+        )
     return hits
-
-
-def _reinforce(store: Store, conn: sa.Connection, ids: list[str], stamp: str) -> None:
-    """One UPDATE for every returned memory: recalled facts decay slower and rank higher."""
-    lt = store.long_term
-    conn.execute(
-        lt.update()
-        .where(lt.c.id.in_(ids))
-        .values(access_count=lt.c.access_count + 1, last_accessed_at=stamp)
-    )
 
 
 @dataclass(frozen=True)
@@ -233,7 +226,7 @@ def context(
     (promote_min_recalls), consolidate promotes it to long-term memory.
     """
     with store.read() as conn:
-        current = shortterm.relevant(conn, scope, query, now=now)
+        current = shortterm.relevant(store, conn, scope, query, now=now)
         core = store.core_memories(
             conn,
             scope,
@@ -253,7 +246,9 @@ def context(
         ids = [f.id for f in block.short_term]
         spacing = dt.timedelta(hours=settings.promote_recall_spacing_hours)
         store.try_write(
-            lambda conn: shortterm.note_recalled(conn, ids, now=now, spacing=spacing),
+            lambda conn: shortterm.note_recalled(
+                store, conn, scope, ids, now=now, spacing=spacing
+            ),
             "counting short-term recalls",
         )
     return block

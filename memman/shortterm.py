@@ -17,7 +17,8 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 
 from memman.config import Settings
-from memman.store import Scope
+from memman.scope import Scope
+from memman.store import Store
 from memman.text import content_hash, content_tokens
 from memman.timestamps import stamp
 
@@ -67,6 +68,7 @@ def _from_row(row: sa.Row) -> ShortTermFact:
 
 
 def remember(
+    store: Store,
     conn: sa.Connection,
     scope: Scope,
     content: str,
@@ -81,73 +83,46 @@ def remember(
     """Store a transient fact, or refresh the same active one (its sessions and expiry)."""
     digest = content_hash(content)
     expires = stamp(now + ttl(settings, category))
-    row = conn.execute(
-        sa.text(
-            "SELECT * FROM short_term WHERE user_id = :u AND agent_id = :a"
-            " AND content_hash = :h AND status = 'active'"
-        ),
-        {"u": scope.user_id, "a": scope.agent_key, "h": digest},
-    ).first()
+    row = store.short_term_by_hash(conn, scope, digest)
     if row is None:
-        conn.execute(
-            sa.text(
-                "INSERT INTO short_term (user_id, agent_id, content, content_hash, category,"
-                " importance, sessions, source, created_at, updated_at, expires_at)"
-                " VALUES (:u, :a, :c, :h, :cat, :imp, :s, :src, :now, :now, :exp)"
-            ),
-            {
-                "u": scope.user_id,
-                "a": scope.agent_key,
-                "c": content,
-                "h": digest,
-                "cat": category,
-                "imp": importance,
-                "s": json.dumps([session_id]),
-                "src": source,
-                "now": stamp(now),
-                "exp": expires,
-            },
+        store.insert_short_term(
+            conn,
+            scope,
+            content=content,
+            content_hash=digest,
+            category=category,
+            importance=importance,
+            sessions=json.dumps([session_id]),
+            source=source,
+            created_at=stamp(now),
+            updated_at=stamp(now),
+            expires_at=expires,
         )
     else:
         sessions = json.loads(row._mapping["sessions"])
         if session_id not in sessions:
             sessions.append(session_id)
-        conn.execute(
-            sa.text(
-                "UPDATE short_term SET sessions = :s, updated_at = :now, expires_at = :exp"
-                " WHERE id = :id"
-            ),
-            {"s": json.dumps(sessions), "now": stamp(now), "exp": expires, "id": row.id},
+        store.refresh_short_term(
+            conn, scope, row.id, sessions=json.dumps(sessions), now=stamp(now), expires=expires
         )
-    fresh = conn.execute(
-        sa.text(
-            "SELECT * FROM short_term WHERE user_id = :u AND agent_id = :a"
-            " AND content_hash = :h AND status = 'active'"
-        ),
-        {"u": scope.user_id, "a": scope.agent_key, "h": digest},
-    ).one()
+    fresh = store.short_term_by_hash(conn, scope, digest)
+    assert fresh is not None  # written above, in this transaction
     return _from_row(fresh)
 
 
-def active(conn: sa.Connection, scope: Scope | None) -> list[ShortTermFact]:
+def active(store: Store, conn: sa.Connection, scope: Scope | None) -> list[ShortTermFact]:
     """Active short-term facts (every scope if scope is None), oldest first."""
-    sql = "SELECT * FROM short_term WHERE status = 'active'"
-    params: dict[str, str] = {}
-    if scope is not None:
-        sql += " AND user_id = :u AND agent_id = :a"
-        params = {"u": scope.user_id, "a": scope.agent_key}
-    return [_from_row(row) for row in conn.execute(sa.text(sql + " ORDER BY id"), params)]
+    return [_from_row(row) for row in store.active_short_term(conn, scope)]
 
 
-def set_status(conn: sa.Connection, fact_id: int, status: str, now: dt.datetime) -> None:
-    conn.execute(
-        sa.text("UPDATE short_term SET status = :s, updated_at = :now WHERE id = :id"),
-        {"s": status, "now": stamp(now), "id": fact_id},
-    )
+def set_status(
+    store: Store, conn: sa.Connection, scope: Scope, fact_id: int, status: str, now: dt.datetime
+) -> None:
+    store.set_short_term_status(conn, scope, fact_id, status, stamp(now))
 
 
 def relevant(
-    conn: sa.Connection, scope: Scope, query: str, *, now: dt.datetime
+    store: Store, conn: sa.Connection, scope: Scope, query: str, *, now: dt.datetime
 ) -> list[ShortTermFact]:
     """Unexpired active facts sharing a content word with the query, most shared words first.
 
@@ -155,13 +130,7 @@ def relevant(
     shown, even if no consolidate has run since. The scope holds a handful of active facts,
     so they are compared in Python (the same stemmed, stopword-free tokens as Jaccard).
     """
-    rows = conn.execute(
-        sa.text(
-            "SELECT * FROM short_term WHERE user_id = :u AND agent_id = :a"
-            " AND status = 'active' AND expires_at > :now ORDER BY updated_at DESC, id DESC"
-        ),
-        {"u": scope.user_id, "a": scope.agent_key, "now": stamp(now)},
-    ).all()
+    rows = store.unexpired_short_term(conn, scope, stamp(now))
     wanted = content_tokens(query)
     shared = [(len(wanted & content_tokens(row.content)), row) for row in rows]
     best = sorted((pair for pair in shared if pair[0]), key=lambda pair: -pair[0])
@@ -169,17 +138,19 @@ def relevant(
 
 
 def note_recalled(
-    conn: sa.Connection, fact_ids: list[int], *, now: dt.datetime, spacing: dt.timedelta
+    store: Store,
+    conn: sa.Connection,
+    scope: Scope,
+    fact_ids: list[int],
+    *,
+    now: dt.datetime,
+    spacing: dt.timedelta,
 ) -> None:
-    """One UPDATE: each of these facts was put into a prompt once more.
+    """Each of these facts was put into a prompt once more (one UPDATE).
 
     A recall counts only if the last counted one is at least `spacing` ago, so the turns of
     one conversation that keep showing a fact are one occasion, not many.
     """
-    conn.execute(
-        sa.text(
-            "UPDATE short_term SET recall_count = recall_count + 1, last_recalled_at = :now"
-            " WHERE id IN :ids AND (last_recalled_at IS NULL OR last_recalled_at <= :spaced)"
-        ).bindparams(sa.bindparam("ids", expanding=True)),
-        {"ids": fact_ids, "now": stamp(now), "spaced": stamp(now - spacing)},
+    store.note_short_term_recalled(
+        conn, scope, fact_ids, now=stamp(now), spaced=stamp(now - spacing)
     )

@@ -39,12 +39,17 @@ from memman.errors import (
 )
 from memman.migrations import migrations
 from memman.models import Event, Memory, PendingFact, Status
+
+# Re-exported: importers from before the value types moved to memman/scope.py keep working.
+from memman.scope import MAX_SCOPE_ID_CHARS, Scope, check_encodable, check_id  # noqa: F401
+from memman.storage.lifecycle import LifecycleRows
+from memman.storage.messages import MessageRows
+from memman.storage.upkeep import UpkeepRows
 from memman.timestamps import stamp
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
-MAX_SCOPE_ID_CHARS = 256
 # The tables that grow with use, counted by memman stats.
 GROWING_TABLES = (
     "long_term",
@@ -59,47 +64,6 @@ GROWING_TABLES = (
 LEASED_TABLES = frozenset({"pending", "message_buffer"})
 # SQLite binds at most 32,766 variables per statement (SQLITE_MAX_VARIABLE_NUMBER since 3.32).
 PKS_PER_STATEMENT = 30_000
-
-
-def check_id(name: str, value: object) -> str:
-    """A user, agent, session or memory id as memman stores and matches it, or
-    InvalidInputError: a non-empty string of at most MAX_SCOPE_ID_CHARS characters, no NUL,
-    encodable as UTF-8 (a lone surrogate would otherwise fail inside SQLite's driver with an
-    untyped UnicodeEncodeError)."""
-    if not isinstance(value, str) or not value.strip():
-        raise InvalidInputError(f"{name} must be a non-empty string")
-    if len(value) > MAX_SCOPE_ID_CHARS or "\x00" in value:
-        raise InvalidInputError(f"{name} must be at most {MAX_SCOPE_ID_CHARS} characters, no NUL")
-    return check_encodable(name, value)
-
-
-def check_encodable(name: str, text: str) -> str:
-    """text, or InvalidInputError if it cannot be stored as UTF-8 (a lone surrogate, which
-    Python strings allow and SQLite's driver refuses with an untyped UnicodeEncodeError)."""
-    if not text.isascii():
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError:
-            raise InvalidInputError(f"{name} is not valid Unicode (lone surrogate?)") from None
-    return text
-
-
-@dataclass(frozen=True)
-class Scope:
-    """Who a memory belongs to. A hard filter in every query: scopes never mix."""
-
-    user_id: str
-    agent_id: str | None = None
-
-    def __post_init__(self) -> None:
-        check_id("user_id", self.user_id)
-        if self.agent_id is not None:
-            check_id("agent_id", self.agent_id)
-
-    @property
-    def agent_key(self) -> str:
-        """The stored form of agent_id: '' for none, so the unique index sees one value."""
-        return self.agent_id or ""
 
 
 def _scope_where(table: sa.Table, scope: Scope) -> sa.ColumnElement[bool]:
@@ -160,8 +124,11 @@ def _sqlite_url(path: str, read_only: bool) -> str:
     return f"sqlite:///{uri}{'&' if '?' in uri else '?'}uri=true"
 
 
-class Store:
-    """One SQLite file (or ":memory:") with memman's schema, migrated on open."""
+class Store(LifecycleRows, MessageRows, UpkeepRows):
+    """One SQLite file (or ":memory:") with memman's schema, migrated on open.
+
+    The lifecycle stages' statements are in memman/storage/ (mixins), so those stages write
+    no SQL (memman/storage/protocol.py lists the operations)."""
 
     def __init__(
         self,

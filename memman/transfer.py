@@ -19,23 +19,36 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import sqlalchemy as sa
 from pydantic import ValidationError
 
 from memman.errors import InvalidInputError, MemmanError
-from memman.models import Event, Memory, Status
-from memman.store import Scope
+from memman.models import Event, Memory, Status, UpdateResult
+from memman.scope import Scope
+from memman.store import Store
 from memman.text import content_hash
-
-if TYPE_CHECKING:
-    from memman.manager import MemoryManager
 
 MEMORY = "memory"
 EVENT = "event"
 # Copied records per write transaction: few enough that other writers wait only briefly.
 BATCH = 500
+
+
+class Manager(Protocol):
+    """What export and import use of a MemoryManager. A protocol, not the class: the manager
+    imports this module, so importing it back would make a cycle."""
+
+    store: Store
+
+    def export(
+        self, *, user_id: str | None, agent_id: str | None, include_inactive: bool
+    ) -> Iterator[Memory]: ...
+
+    def export_events(self, *, user_id: str | None, agent_id: str | None) -> Iterator[Event]: ...
+
+    def update_memory(self, content: str, **options: Any) -> UpdateResult: ...
 
 
 @dataclass
@@ -51,7 +64,7 @@ class ImportReport:
 
 
 def export_lines(
-    mm: MemoryManager,
+    mm: Manager,
     *,
     user_id: str | None = None,
     agent_id: str | None = None,
@@ -91,7 +104,7 @@ def parse_line(line: str) -> Memory | Event:
     return record
 
 
-def import_lines(mm: MemoryManager, lines: Iterable[str], *, raw: bool = False) -> ImportReport:
+def import_lines(mm: Manager, lines: Iterable[str], *, raw: bool = False) -> ImportReport:
     """Read an export into the store (see the module docstring for what is copied and when)."""
     store = mm.store
     with store.read() as conn:
@@ -129,7 +142,7 @@ def import_lines(mm: MemoryManager, lines: Iterable[str], *, raw: bool = False) 
 
 def _copy(
     conn: sa.Connection,
-    mm: MemoryManager,
+    mm: Manager,
     batch: list[tuple[int, Memory | Event]],
     renumber_events: bool,
     report: ImportReport,
@@ -154,7 +167,7 @@ def _copy(
         report.copied += 1
 
 
-def _decide(mm: MemoryManager, number: int, memory: Memory, report: ImportReport) -> None:
+def _decide(mm: Manager, number: int, memory: Memory, report: ImportReport) -> None:
     """An active memory into a store that has some: skipped if held, else decided."""
     scope = Scope(memory.user_id, memory.agent_id)
     with mm.store.read() as conn:

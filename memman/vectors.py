@@ -36,7 +36,8 @@ import numpy as np
 import sqlalchemy as sa
 
 from memman.errors import ConfigError
-from memman.store import Scope, run_sql
+from memman.scope import Scope
+from memman.store import run_sql
 
 # The per-fact statements run through store.run_sql (plain DBAPI, see there); the rest are
 # SQLAlchemy text.

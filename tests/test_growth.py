@@ -79,3 +79,19 @@ def test_the_wal_has_a_size_limit_and_stats_shows_the_sizes(tmp_path, memman, db
     shown = memman("stats", "--db", db)
     assert shown.code == 0
     assert "file bytes" in shown.out and "wal bytes" in shown.out and "rows in events" in shown.out
+
+
+def test_a_flush_prunes_its_own_scope_and_consolidate_every_scope(tmp_path):
+    """A flush's prune names its scope (tests/test_scope_predicate.py), so a user who never
+    flushes again keeps extracted messages until consolidate prunes them."""
+    path = str(tmp_path / "m.db")
+    clock = Clock()
+    with MemoryManager(path, clock=clock, message_retention_days=1) as mm:
+        mm.observe([{"role": "user", "content": "I keep bees"}], user_id="u", session_id="a")
+        mm.flush("a", user_id="u")
+        clock.advance(days=2)
+        mm.observe([{"role": "user", "content": "I own a kayak"}], user_id="v", session_id="b")
+        mm.flush("b", user_id="v")
+        assert rows(path, "SELECT user_id FROM message_buffer ORDER BY id") == [("u",), ("v",)]
+        mm.consolidate()
+        assert rows(path, "SELECT user_id FROM message_buffer") == [("v",)]

@@ -1,0 +1,45 @@
+"""Storage behind one door: the design, and where the move stands (issue 15).
+
+Why. memman's SQL was written in nine modules in five access styles (SQLAlchemy Core,
+`text()`, the raw DBAPI connection through `store.run_sql`, sqlite-utils, PRAGMAs). A second
+backend (PostgreSQL, for deployments that outgrow one SQLite file) would have meant editing
+all nine. The stages should instead call a small typed interface and never write SQL; a
+backend implements that interface once.
+
+The interface. `memman.storage.protocol.Storage` lists the operations the stages use today,
+each with its contract: what it returns, what it locks, what it raises. Two rules hold for
+all of them:
+
+- Transactions are the store's: `read()` gives a snapshot, `write(fn)` runs fn in one write
+  transaction and retries it while the database is busy (so fn has no side effects outside
+  the connection). Every other method takes that connection and runs inside the caller's
+  transaction; none commits.
+- Every statement on a scoped table (long_term, events, pending, short_term, message_buffer,
+  memory_vectors, vector_log, the FTS index) names the scope: `user_id = ? AND agent_id = ?`,
+  the scope token in an FTS query, or the scope's values in an INSERT.
+  tests/test_scope_predicate.py checks this on every statement the write path, recall and
+  consolidate send, with a commented list of by-key exceptions. This is what lets the schema
+  be distributed by scope later (Citus's distribution column, or a database per tenant group).
+
+The layout. `memman.scope` (Scope, the id checks) and `memman.errors` sit at the bottom and
+import no storage; tests/test_layout.py keeps the import graph free of cycles. This package
+holds the SQLite statements as mixins of `memman.store.Store`:
+
+- `lifecycle.py`: short-term facts, consolidation, merging, recall counts;
+- `messages.py`: the chat-message buffer (observe, flush, idle sessions);
+- `upkeep.py`: verified erasure, integrity checks, the online backup.
+
+consolidate, merge, shortterm, observe, recall, erase and maintenance write no SQL now
+(tests/test_layout.py holds them to it); calibrate, evaluate and demo never did.
+
+Not yet behind the door (modules other work was changing in the same round): store.py itself
+(moves here as `storage/sqlite.py`), the write path's statements in retrieval.py (FTS5
+candidates), vectors.py (vector reads, the change log), apply.py (one update), transfer.py
+(one count) and migrations.py (schema, sqlite-utils). `apply` should then hand storage one
+change set (row change + audit event + vector) per decision.
+
+PostgreSQL. `.ci/postgres` starts a throwaway PostgreSQL 15 cluster and tests/postgres.py
+gives the tests its URL (or skips saying why). A `PostgresStore` implementing `Storage` comes
+next: the same statements with `tsvector` + GIN for the FTS ones, `SELECT ... FOR UPDATE`
+where SQLite relies on `BEGIN IMMEDIATE`, float4 arrays (or pgvector) for vectors.
+"""

@@ -1,0 +1,409 @@
+"""`Storage`: the operations memman's stages ask of a store, each with its contract.
+
+Read from what the stages call today (store.py and the statements the lifecycle modules used
+to write). `memman.store.Store` implements it for SQLite; tests/test_storage_protocol.py
+checks that every operation listed here exists there with the same parameters. A PostgreSQL
+store implements the same list.
+
+Common to every method that takes `conn`: it runs inside the caller's transaction (from
+`read()` or `write()`), never commits, and raises what the driver raised, wrapped by
+SQLAlchemy (`write()` turns "busy", "full" and "read-only" into memman's typed errors). On
+SQLite a `write()` transaction holds the file's write lock from its first statement
+(`BEGIN IMMEDIATE`), so "locks" below only says what a row-locking backend must lock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import Any, Protocol, TypeVar
+
+import sqlalchemy as sa
+
+from memman.models import Event, Memory, PendingFact, Status
+from memman.scope import Scope
+
+T = TypeVar("T")
+
+
+class Storage(Protocol):
+    """A memman store. Every scoped statement names the scope (see memman/storage/__init__)."""
+
+    # -- transactions and the store as a whole -----------------------------------------------
+
+    def read(self) -> AbstractContextManager[sa.Connection]:
+        """A consistent snapshot for reads; takes no write lock, waits for none."""
+        ...
+
+    def write(self, fn: Callable[[sa.Connection], T]) -> T:
+        """fn's return value; all of fn's changes commit together or not at all. fn may run
+        again while the database is busy. Raises StoreBusyError after busy_patience_s,
+        StoreFullError, StoreReadOnlyError."""
+        ...
+
+    def try_write(self, fn: Callable[[sa.Connection], T], what: str) -> T | None:
+        """write(fn) for bookkeeping a read does: None (logged) on a full or read-only store."""
+        ...
+
+    def sizes(self) -> dict[str, Any]:
+        """Bytes on disk and rows per growing table (memman stats); a snapshot, no lock."""
+        ...
+
+    def scrub(self) -> bool:
+        """Rewrite the file without free pages and empty the log; takes the write lock.
+        False when a reader's older snapshot kept the log."""
+        ...
+
+    def close(self) -> None:
+        """Release every connection."""
+        ...
+
+    # -- long-term memories -------------------------------------------------------------------
+
+    def active_by_hash(self, conn: sa.Connection, scope: Scope, content_hash: str) -> Memory | None:
+        """The scope's active memory with this content hash (unique per scope), or None."""
+        ...
+
+    def active_hashes(self, conn: sa.Connection, scope: Scope, hashes: list[str]) -> set[str]:
+        """Which of these hashes an active memory of the scope holds."""
+        ...
+
+    def active_by_topic(
+        self, conn: sa.Connection, scope: Scope, subject: str, attribute: str, limit: int
+    ) -> list[Memory]:
+        """The scope's active memories about (subject, attribute), newest observed first."""
+        ...
+
+    def get(self, conn: sa.Connection, memory_id: str, scope: Scope | None = None) -> Memory:
+        """The memory; NotFoundError if absent or of another scope (the same error)."""
+        ...
+
+    def resolve_id(self, conn: sa.Connection, prefix: str, scope: Scope | None = None) -> str:
+        """The one id starting with prefix; NotFoundError, or InvalidInputError if ambiguous
+        or shorter than 4 characters."""
+        ...
+
+    def memories_by_pk(self, conn: sa.Connection, pks: list[int]) -> dict[int, Memory]:
+        """pk -> memory for the pks a scoped retrieval returned (any number of them)."""
+        ...
+
+    def list(
+        self,
+        conn: sa.Connection,
+        scope: Scope,
+        *,
+        statuses: tuple[Status, ...] = ...,
+        limit: int | None = None,
+        offset: int = 0,
+    ) -> list[Memory]:
+        """The scope's memories in these statuses, oldest first, one page."""
+        ...
+
+    def iter_memories(
+        self, conn: sa.Connection, scope: Scope | None, *, statuses: tuple[Status, ...]
+    ) -> Iterator[Memory]:
+        """Memories of the scope (every scope if None), oldest first, streamed."""
+        ...
+
+    def core_memories(
+        self,
+        conn: sa.Connection,
+        scope: Scope,
+        *,
+        categories: list[str],
+        attributes: frozenset[str],
+        limit: int,
+    ) -> list[Memory]:
+        """The scope's protected, pinned and profile memories, in that order, at most limit."""
+        ...
+
+    def count_by_status(self, conn: sa.Connection, scope: Scope | None) -> dict[str, int]:
+        """status -> memories of the scope (every scope if None)."""
+        ...
+
+    def insert_memory(
+        self,
+        conn: sa.Connection,
+        scope: Scope,
+        *,
+        content: str,
+        content_hash: str,
+        now: str,
+        source: str | None,
+        metadata: dict[str, Any],
+        confidence: float = ...,
+        category: str | None = None,
+        importance: float = ...,
+        subject: str | None = None,
+        attribute: str | None = None,
+        observed_at: str | None = None,
+    ) -> str:
+        """The new active memory's id. Raises IntegrityError if the scope already holds the
+        hash as an active memory (the unique index: a concurrent writer won)."""
+        ...
+
+    def change_content(
+        self,
+        conn: sa.Connection,
+        memory: Memory,
+        *,
+        content: str,
+        content_hash: str,
+        now: str,
+        source: str | None,
+        subject: str | None = None,
+        attribute: str | None = None,
+        observed_at: str | None = None,
+    ) -> None:
+        """New text for the memory (locks its row); the FTS index follows."""
+        ...
+
+    def set_status(self, conn: sa.Connection, memory_id: str, status: Status, now: str) -> None:
+        """The memory's new status (locks its row)."""
+        ...
+
+    def reinforce(
+        self, conn: sa.Connection, memory: Memory, *, now: str, source: str | None
+    ) -> None:
+        """A repeated fact: repetition_count + 1 and the source kept (locks the row)."""
+        ...
+
+    def copy_memory(self, conn: sa.Connection, memory: Memory, content_hash: str) -> None:
+        """Insert the memory as given, id and status included (an import)."""
+        ...
+
+    def existing_memory_ids(self, conn: sa.Connection, ids: list[str]) -> set[str]:
+        """Which of these ids the store holds, in any status."""
+        ...
+
+    # -- audit events -------------------------------------------------------------------------
+
+    def insert_event(self, conn: sa.Connection, scope: Scope, **values: Any) -> int:
+        """The event's id; a NOOP repeating the memory's previous event is folded into it
+        (repeat_count, last_at; locks that event's row)."""
+        ...
+
+    def copy_event(self, conn: sa.Connection, event: Event, *, keep_id: bool) -> None:
+        """Insert the event as given (its id too if keep_id)."""
+        ...
+
+    def events_for_memory(self, conn: sa.Connection, memory_id: str) -> list[Event]:
+        """The memory's events, oldest first."""
+        ...
+
+    def recent_events(self, conn: sa.Connection, scope: Scope | None, limit: int) -> list[Event]:
+        """The newest events of the scope (every scope if None), newest first."""
+        ...
+
+    def iter_events(self, conn: sa.Connection, scope: Scope | None) -> Iterator[Event]:
+        """Events of the scope (every scope if None), oldest first, streamed."""
+        ...
+
+    def event_counts(self, conn: sa.Connection, scope: Scope | None) -> dict[str, dict[str, int]]:
+        """op -> tier -> events, folded repeats counted."""
+        ...
+
+    # -- parked facts and leases --------------------------------------------------------------
+
+    def insert_pending(self, conn: sa.Connection, scope: Scope, **values: Any) -> int:
+        """Park a fact that could not be decided; its id."""
+        ...
+
+    def list_pending(self, conn: sa.Connection, scope: Scope | None) -> list[PendingFact]:
+        """Parked facts of the scope (every scope if None), oldest first."""
+        ...
+
+    def delete_pending(self, conn: sa.Connection, pending_id: int) -> None:
+        """Settle a parked fact; LeaseLostError if another worker settled it first."""
+        ...
+
+    def note_pending_failure(
+        self, conn: sa.Connection, pending_id: int, error: str, now: str
+    ) -> None:
+        """One more failed attempt on the parked fact, with its error."""
+        ...
+
+    def claim(self, table: str, ids: list[int], owner: str, now: str, expires: str) -> set[int]:
+        """Lease these rows of pending or message_buffer to owner until expires, in its own
+        short write transaction; the ids it got (not those another owner holds unexpired).
+        InvalidInputError for another table."""
+        ...
+
+    def release(self, table: str, ids: list[int], owner: str) -> None:
+        """Give back owner's leases on these rows, in its own write transaction."""
+        ...
+
+    # -- short-term facts (memman/storage/lifecycle.py) ---------------------------------------
+
+    def short_term_by_hash(
+        self, conn: sa.Connection, scope: Scope, content_hash: str
+    ) -> sa.Row | None:
+        """The scope's active short-term row with this hash, or None."""
+        ...
+
+    def insert_short_term(self, conn: sa.Connection, scope: Scope, **values: Any) -> None:
+        """A new active short-term fact."""
+        ...
+
+    def refresh_short_term(
+        self,
+        conn: sa.Connection,
+        scope: Scope,
+        fact_id: int,
+        *,
+        sessions: str,
+        now: str,
+        expires: str,
+    ) -> None:
+        """A short-term fact seen again: its sessions and expiry (locks its row)."""
+        ...
+
+    def active_short_term(self, conn: sa.Connection, scope: Scope | None) -> list[sa.Row]:
+        """Active short-term rows of the scope (every scope if None), oldest first."""
+        ...
+
+    def unexpired_short_term(self, conn: sa.Connection, scope: Scope, now: str) -> list[sa.Row]:
+        """The scope's active short-term rows expiring after now, newest first."""
+        ...
+
+    def set_short_term_status(
+        self, conn: sa.Connection, scope: Scope, fact_id: int, status: str, now: str
+    ) -> None:
+        """expired or promoted (locks the row)."""
+        ...
+
+    def note_short_term_recalled(
+        self, conn: sa.Connection, scope: Scope, fact_ids: list[int], *, now: str, spaced: str
+    ) -> None:
+        """recall_count + 1 for those last counted at or before `spaced` (locks the rows)."""
+        ...
+
+    # -- consolidation, merging, recall (memman/storage/lifecycle.py) -------------------------
+
+    def scopes_with_memories(self, conn: sa.Connection) -> list[Scope]:
+        """Every scope with a long-term or short-term row."""
+        ...
+
+    def kept_separate_scores(self, conn: sa.Connection, scope: Scope) -> list[str]:
+        """The scores JSON of the scope's "keep separate" verdicts."""
+        ...
+
+    def active_contents(
+        self, conn: sa.Connection, scope: Scope, ids: list[str]
+    ) -> dict[str, tuple[str, str]]:
+        """id -> (content, metadata JSON) of those of the scope's memories still active."""
+        ...
+
+    def supersede(
+        self, conn: sa.Connection, scope: Scope, memory_id: str, *, metadata: dict, now: str
+    ) -> None:
+        """The scope's memory becomes superseded with this metadata (locks its row)."""
+        ...
+
+    def decay_rows(self, conn: sa.Connection, scope: Scope) -> list[sa.Row]:
+        """The scope's active memories with what decay reads, in pk order."""
+        ...
+
+    def set_confidence(
+        self,
+        conn: sa.Connection,
+        scope: Scope,
+        memory_id: str,
+        confidence: float,
+        *,
+        now: str,
+        archive: bool,
+    ) -> None:
+        """Decayed confidence (archived too if `archive`), locks the row."""
+        ...
+
+    def merge_rows(self, conn: sa.Connection, scope: Scope) -> list[sa.Row]:
+        """The scope's active memories with what clustering reads, in pk order."""
+        ...
+
+    def fts_rowids(self, conn: sa.Connection, match: str) -> list[int]:
+        """pks matching a scoped full-text query (from retrieval.scoped_match), unranked."""
+        ...
+
+    def note_accessed(
+        self, conn: sa.Connection, scope: Scope, memory_ids: list[str], now: str
+    ) -> None:
+        """access_count + 1 for the scope's recalled memories (locks the rows)."""
+        ...
+
+    # -- the message buffer (memman/storage/messages.py) --------------------------------------
+
+    def buffer_messages(
+        self,
+        conn: sa.Connection,
+        scope: Scope,
+        session_id: str,
+        messages: list[tuple[str, str, str | None]],
+        now: str,
+    ) -> None:
+        """Append (role, content, observed_at) messages of the session."""
+        ...
+
+    def waiting_messages(
+        self, conn: sa.Connection, session_id: str, scope: Scope | None
+    ) -> list[sa.Row]:
+        """The session's messages not yet extracted (the scope's, if given), oldest first."""
+        ...
+
+    def idle_session_rows(
+        self, conn: sa.Connection, scope: Scope | None, cutoff: str
+    ) -> list[sa.Row]:
+        """Sessions whose newest waiting message is at or before cutoff, oldest first."""
+        ...
+
+    def extraction_failures(
+        self, conn: sa.Connection, scope: Scope, template: str
+    ) -> list[tuple[str, str]]:
+        """(source, created_at) of the scope's failed extractions."""
+        ...
+
+    def unextracted_messages(self, conn: sa.Connection) -> list[sa.Row]:
+        """(id, user_id, agent_id) of every waiting message (memman stats)."""
+        ...
+
+    def mark_extracted(self, conn: sa.Connection, scope: Scope, ids: list[int], now: str) -> None:
+        """These messages of the scope are extracted; their leases end (locks the rows)."""
+        ...
+
+    def prune_extracted(self, conn: sa.Connection, scope: Scope | None, before: str) -> int:
+        """Delete messages of the scope (every scope if None) extracted before `before`."""
+        ...
+
+    # -- erasure, checks, backup (memman/storage/upkeep.py) -----------------------------------
+
+    def forget_rows(
+        self, conn: sa.Connection, user_id: str, agent_key: str | None
+    ) -> dict[str, int]:
+        """Delete every row of the user (or of one agent's scope) securely; rows per table."""
+        ...
+
+    def purge_rows(self, conn: sa.Connection, memory_id: str) -> dict[str, int]:
+        """Delete one memory with its events and vectors securely; rows per table."""
+        ...
+
+    def integrity_problems(self, conn: sa.Connection) -> list[str]:
+        """What the database's own integrity check found (empty: sound)."""
+        ...
+
+    def pending_counts(self, conn: sa.Connection, stuck_attempts: int) -> tuple[int, int]:
+        """(parked facts, those failed at least stuck_attempts times)."""
+        ...
+
+    def orphan_vectors(self, conn: sa.Connection) -> int:
+        """Vectors of no memory, or malformed."""
+        ...
+
+    def check_fts(self, conn: sa.Connection) -> None:
+        """Raises sa.exc.DatabaseError if the full-text index disagrees with long_term
+        (needs a write transaction on SQLite; changes nothing)."""
+        ...
+
+    def backup_to(self, target: Path) -> None:
+        """A consistent copy into a new file; InvalidInputError if it cannot be created."""
+        ...

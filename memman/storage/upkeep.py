@@ -1,0 +1,137 @@
+"""The statements that work on the store as a whole: verified erasure, checks, backups.
+
+A mixin of `memman.store.Store` (which supplies `read`, `pending` and `dbapi`): erase.py and
+maintenance.py call these methods instead of writing SQL or PRAGMAs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
+from pathlib import Path
+from types import ModuleType
+
+import sqlalchemy as sa
+
+from memman.errors import InvalidInputError
+
+# FTS5 'optimize' merges every segment into one, leaving out deleted documents' terms.
+_FTS_OPTIMIZE = "INSERT INTO long_term_fts(long_term_fts) VALUES('optimize')"
+# FTS5's integrity-check is written as an INSERT, so it needs a write transaction; it
+# changes nothing.
+_FTS_CHECK = "INSERT INTO long_term_fts(long_term_fts, rank) VALUES('integrity-check', 1)"
+# A vector is orphaned when its memory row is gone (a write that bypassed memman) or its blob
+# is not dim float32 values (a torn or foreign write); either would break cosine search.
+_ORPHAN_VECTORS = """
+    SELECT count(*) FROM memory_vectors AS v
+    WHERE NOT EXISTS (SELECT 1 FROM long_term WHERE long_term.pk = v.memory_pk)
+       OR length(v.vector) != 4 * v.dim
+"""
+
+
+class UpkeepRows:
+    """Erasure (secure_delete, FTS optimize), integrity checks and the online backup."""
+
+    pending: sa.Table
+    dbapi: ModuleType
+    read: Callable[[], AbstractContextManager[sa.Connection]]
+
+    # -- erasure ----------------------------------------------------------------------------
+
+    def forget_rows(
+        self, conn: sa.Connection, user_id: str, agent_key: str | None
+    ) -> dict[str, int]:
+        """Delete every row of the user (of every agent, or only of agent_key's scope) from
+        every table, securely (see _securely); returns the rows deleted per table."""
+        where, params = "user_id = ?", [user_id]
+        if agent_key is not None:
+            where, params = where + " AND agent_id = ?", [*params, agent_key]
+
+        def deletes() -> Iterator[tuple[str, str, str, list[str]]]:
+            yield "vector_log", "vector_log", where, params
+            yield (
+                "vectors",
+                "memory_vectors",
+                f"memory_pk IN (SELECT pk FROM long_term WHERE {where})",
+                params,
+            )
+            for name, table in (
+                ("events", "events"),
+                ("memories", "long_term"),
+                ("pending", "pending"),
+                ("short_term", "short_term"),
+                ("messages", "message_buffer"),
+            ):
+                yield name, table, where, params
+
+        return self._securely(conn, deletes())
+
+    def purge_rows(self, conn: sa.Connection, memory_id: str) -> dict[str, int]:
+        """Delete one memory with its events, vectors and vector log rows, securely; the
+        caller has checked that the memory is in its scope."""
+        pk = "(SELECT pk FROM long_term WHERE id = ?)"
+        deletes = [
+            ("vector_log", "vector_log", f"memory_pk = {pk}", [memory_id]),
+            ("vectors", "memory_vectors", f"memory_pk = {pk}", [memory_id]),
+            ("events", "events", "memory_id = ?", [memory_id]),
+            ("memories", "long_term", "id = ?", [memory_id]),
+        ]
+        return self._securely(conn, iter(deletes))
+
+    @staticmethod
+    def _securely(
+        conn: sa.Connection, deletes: Iterator[tuple[str, str, str, list[str]]]
+    ) -> dict[str, int]:
+        """Run the (name, table, condition, parameters) deletes with secure_delete on, so
+        SQLite zeroes what it frees, then merge the FTS5 index into one segment, which drops
+        the deleted documents' terms. Table names and conditions are memman's own."""
+        conn.exec_driver_sql("PRAGMA secure_delete = ON")
+        counts = {
+            name: conn.exec_driver_sql(
+                f"DELETE FROM {table} WHERE {condition}", tuple(params)
+            ).rowcount
+            for name, table, condition, params in deletes
+        }
+        conn.exec_driver_sql(_FTS_OPTIMIZE)
+        conn.exec_driver_sql("PRAGMA secure_delete = OFF")  # the pooled connection's usual
+        return counts
+
+    # -- checks -----------------------------------------------------------------------------
+
+    def integrity_problems(self, conn: sa.Connection) -> list[str]:
+        """PRAGMA integrity_check's lines other than "ok"."""
+        return [row[0] for row in conn.exec_driver_sql("PRAGMA integrity_check") if row[0] != "ok"]
+
+    def pending_counts(self, conn: sa.Connection, stuck_attempts: int) -> tuple[int, int]:
+        """(parked facts, those that failed at least stuck_attempts times), every scope."""
+        pe = self.pending
+        total, stuck = conn.execute(
+            sa.select(sa.func.count(), sa.func.count().filter(pe.c.attempts >= stuck_attempts))
+        ).one()
+        return total, stuck
+
+    def orphan_vectors(self, conn: sa.Connection) -> int:
+        """Vectors of no memory, or whose blob does not hold dim float32 values."""
+        return conn.exec_driver_sql(_ORPHAN_VECTORS).scalar_one()
+
+    def check_fts(self, conn: sa.Connection) -> None:
+        """FTS5's integrity-check, in a write transaction; raises sa.exc.DatabaseError saying
+        how the index disagrees with long_term."""
+        conn.exec_driver_sql(_FTS_CHECK)
+
+    # -- backup -----------------------------------------------------------------------------
+
+    def backup_to(self, target: Path) -> None:
+        """Copy one consistent snapshot into a new file at target with SQLite's online backup
+        (other processes keep writing); InvalidInputError if the file cannot be created."""
+        try:
+            # The store's own driver: the backup API only copies between connections of one
+            # module (pysqlite3 when sqlite-vec is in use).
+            copy = self.dbapi.connect(target)
+        except self.dbapi.Error as error:
+            raise InvalidInputError(f"cannot create backup {target}: {error}") from error
+        try:
+            with self.read() as conn:
+                conn.connection.dbapi_connection.backup(copy)
+        finally:
+            copy.close()
