@@ -57,11 +57,14 @@ def check(store: Store) -> CheckReport:
             orphans = store.orphan_vectors(conn)
     except sa.exc.DatabaseError as error:
         integrity.append(f"vectors unreadable: {error.orig}")
-    try:
-        store.write(store.check_fts)
-        fts_error = None
-    except sa.exc.DatabaseError as error:
-        fts_error = str(error.orig)
+    if store.read_only:
+        fts_error = store.check_fts_of_snapshot()
+    else:
+        try:
+            store.write(store.check_fts)
+            fts_error = None
+        except sa.exc.DatabaseError as error:
+            fts_error = str(error.orig)
     return CheckReport(integrity, fts_error, pending, stuck, orphans)
 
 

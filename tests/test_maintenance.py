@@ -65,6 +65,21 @@ def test_an_fts_index_that_disagrees_with_the_table_is_reported(db):
     assert CliRunner().invoke(app, ["check", "--db", db]).exit_code == 1
 
 
+def test_a_read_only_store_is_checked_in_full(db):
+    # FTS5's integrity-check is an INSERT, which a read-only file refuses: the check must still
+    # run (on a snapshot), sound and damaged alike, and never turn into a write error.
+    read_only = f"file:{db}?mode=ro"
+    with offline_manager(read_only) as mm:
+        assert mm.check().ok
+    assert CliRunner().invoke(app, ["check", "--db", read_only]).exit_code == 0
+    raw(db, "INSERT INTO long_term_fts(rowid, content) VALUES (999, 'ghost memory')")
+    with offline_manager(read_only) as mm:
+        report = mm.check()
+    assert report.fts_error and "malformed" in report.fts_error
+    run = CliRunner().invoke(app, ["check", "--db", read_only])
+    assert run.exit_code == 1 and "fts index" in run.output and "read-only" not in run.output
+
+
 def test_orphan_and_torn_vectors_are_reported(db):
     # A vector for a memory row that does not exist, and one whose blob is not dim floats.
     raw(db, "INSERT INTO memory_vectors VALUES (999, 'm', 2, zeroblob(8))")

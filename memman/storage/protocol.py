@@ -404,6 +404,11 @@ class Storage(Protocol):
         (needs a write transaction on SQLite; changes nothing)."""
         ...
 
+    def check_fts_of_snapshot(self) -> str | None:
+        """The full-text index check on an in-memory copy, for a read-only store; why the
+        index disagrees with long_term, or None. Holds the whole store in memory meanwhile."""
+        ...
+
     def backup_to(self, target: Path) -> None:
         """A consistent copy into a new file; InvalidInputError if it cannot be created."""
         ...

@@ -119,6 +119,22 @@ class UpkeepRows:
         how the index disagrees with long_term."""
         conn.exec_driver_sql(_FTS_CHECK)
 
+    def check_fts_of_snapshot(self) -> str | None:
+        """FTS5's integrity-check on an in-memory copy of the store, for a store opened
+        read-only (the check is written as an INSERT, which a read-only file refuses). The
+        copy holds the whole file in memory while the check runs. Returns why the index
+        disagrees with long_term, or None when it agrees."""
+        copy = self.dbapi.connect(":memory:")
+        try:
+            with self.read() as conn:
+                conn.connection.dbapi_connection.backup(copy)
+            copy.execute(_FTS_CHECK)
+        except self.dbapi.DatabaseError as error:
+            return str(error)
+        finally:
+            copy.close()
+        return None
+
     # -- backup -----------------------------------------------------------------------------
 
     def backup_to(self, target: Path) -> None:
