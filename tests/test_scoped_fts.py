@@ -1,4 +1,4 @@
-"""The FTS5 index holds each row's scope (m020): a query walks one scope's rows, never another's."""
+"""The FTS5 index keys each word by its scope (m021): a query walks one scope's postings only."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import sqlite3
 import pytest
 import sqlite_utils
 
-from memman import MemoryManager, Op, retrieval
+from memman import MemoryManager, Op
 from memman.migrations import migrations
-from memman.retrieval import fts_query, lexical_candidates, scope_token
+from memman.retrieval import fts_query, lexical_candidates, scoped_match
 from memman.store import Scope
 from memman.text import content_hash
 
@@ -62,14 +62,7 @@ def _fill_at_m019(path) -> None:
     db.close()
 
 
-# Both ways retrieval asks FTS5: the scoped MATCH (a small scope) and the file's top rows
-# filtered, falling back to the scoped MATCH (a scope of at least BIG_SCOPE rows).
-both_paths = pytest.mark.parametrize("big_scope", [1000, 1])
-
-
-@both_paths
-def test_a_file_at_m019_migrates_and_finds_the_same_candidates(path, monkeypatch, big_scope):
-    monkeypatch.setattr(retrieval, "BIG_SCOPE", big_scope)
+def test_a_file_at_m019_migrates_and_finds_the_same_candidates(path):
     _fill_at_m019(path)
     k = 4
     before = {}
@@ -102,15 +95,13 @@ def test_a_file_at_m019_migrates_and_finds_the_same_candidates(path, monkeypatch
     conn.close()
 
 
-@both_paths
-def test_a_scoped_query_never_returns_another_scopes_rows(path, monkeypatch, big_scope):
-    monkeypatch.setattr(retrieval, "BIG_SCOPE", big_scope)
+def test_a_scoped_query_never_returns_another_scopes_rows(path):
     with MemoryManager(str(path)) as mm:
         for user, agent in USERS:
             for fact in FACTS:
                 mm.update_memory(fact, user_id=user, agent_id=agent or None)
-        # A user id that spells another scope's token, or FTS syntax, is only a user id.
-        mm.update_memory("User likes hiking", user_id='u"x0 OR scope')
+        # A user id that spells a scope key, or FTS syntax, is only a user id.
+        mm.update_memory("User likes hiking", user_id='q1j" OR scope')
         for user, agent in USERS:
             for query in QUERIES:
                 hits = mm.search(query, user_id=user, agent_id=agent or None, limit=20)
@@ -123,20 +114,18 @@ def test_check_reports_a_row_indexed_under_another_scope(path):
     with MemoryManager(str(path)) as mm:
         mm.update_memory("User likes hiking", user_id="alice")
         assert mm.check().ok
-    # What a write bypassing the triggers could leave: alice's row filed under bob's scope.
+    # What a write bypassing the triggers could leave: alice's row filed under bob's key.
     conn = sqlite3.connect(path)
-    pk, content, token = conn.execute(
-        "SELECT pk, content, scope FROM long_term_fts_source"
-    ).fetchone()
+    pk, keyed = conn.execute("SELECT pk, content FROM long_term_fts_source").fetchone()
     conn.execute(
-        "INSERT INTO long_term_fts(long_term_fts, rowid, content, scope)"
-        " VALUES ('delete', ?, ?, ?)",
-        (pk, content, token),
+        "INSERT INTO long_term_fts(long_term_fts, rowid, content) VALUES ('delete', ?, ?)",
+        (pk, keyed),
     )
     conn.execute(
-        "INSERT INTO long_term_fts(rowid, content, scope) VALUES (?, ?, ?)",
-        (pk, content, scope_token(Scope("bob"))),
+        "INSERT INTO long_term_fts(rowid, content) VALUES (?, ?)",
+        (pk, scoped_match("q2j", '"User" "likes" "hiking"').replace('"', "")),
     )
+    conn.execute("INSERT INTO fts_scopes (user_id, agent_id) VALUES ('bob', '')")
     conn.commit()
     conn.close()
     with MemoryManager(str(path)) as mm:
