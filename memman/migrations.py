@@ -489,7 +489,8 @@ def m021_fts_postings_per_scope(db: sqlite_utils.Database) -> None:
         "SELECT max(pk), count(*) FROM (SELECT pk FROM long_term WHERE pk > ? ORDER BY pk LIMIT ?)"
     )
     done, last = 0, -1
-    _log_progress(done, total)
+    if total:  # a blank file has nothing to show
+        _log_progress(done, total)
     while done < total:
         end, rows = db.execute(upto, (last, M021_BATCH)).fetchone()
         if end is None:

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import logging
+import multiprocessing
+import os
+import signal
 import sqlite3
 
 import pytest
 import sqlite_utils
 
 from memman import MemoryManager, Op
+from memman import migrations as migrations_module
 from memman.migrations import migrations
 from memman.retrieval import fts_query, lexical_candidates, scoped_match
 from memman.store import Scope
@@ -132,3 +137,157 @@ def test_check_reports_a_row_indexed_under_another_scope(path):
         report = mm.check()
         assert not report.ok and report.fts_error
         assert mm.search("hiking", user_id="bob") == []
+
+
+def _fill_at_m020(path, users=USERS) -> None:
+    db = sqlite_utils.Database(path)
+    migrations.apply(db, stop_before="m021_fts_postings_per_scope")
+    db.close()
+    _insert(path, users)
+
+
+def _insert(path, users) -> None:
+    stamp = "2025-01-01T00:00:00.000+00:00"
+    db = sqlite_utils.Database(path)
+    db["long_term"].insert_all(
+        {
+            "id": f"{user}-{agent}-{i}",
+            "user_id": user,
+            "agent_id": agent,
+            "content": f"{fact} {user_n}" if i % 2 else fact,
+            "content_hash": content_hash(f"{fact} {user_n}" if i % 2 else fact),
+            "created_at": stamp,
+            "updated_at": stamp,
+            "observed_at": stamp,
+        }
+        for user_n, (user, agent) in enumerate(users)
+        for i, fact in enumerate(FACTS)
+    )
+    db.close()
+
+
+# m020's candidate query: the scope token ANDed in, bm25 over file-wide term counts.
+M020_CANDIDATES = """
+    SELECT long_term.id FROM long_term_fts JOIN long_term ON long_term.pk = long_term_fts.rowid
+    WHERE long_term_fts MATCH 'scope : "' || 'u' || hex(:user) || 'x' || hex(:agent) || '0"'
+        || ' AND content : (' || :query || ')'
+      AND long_term.user_id = :user AND long_term.agent_id = :agent
+      AND long_term.status = 'active'
+    ORDER BY bm25(long_term_fts, 1.0, 0.0) LIMIT :k
+"""
+
+
+def _candidates(mm: MemoryManager, user: str, agent: str, query: str, k: int = 4) -> list[str]:
+    with mm.store.read() as read:
+        found = lexical_candidates(mm.store, read, Scope(user, agent or None), query, k)
+    return [r.memory.id for r in found]
+
+
+def test_a_file_at_m020_migrates_and_keeps_its_search_results(path):
+    _fill_at_m020(path)
+    conn = sqlite3.connect(path)
+    before = {
+        (user, agent, query): [
+            memory_id
+            for (memory_id,) in conn.execute(
+                M020_CANDIDATES,
+                {"user": user, "agent": agent, "query": fts_query(query), "k": 4},
+            )
+        ]
+        for user, agent in USERS
+        for query in QUERIES
+    }
+    conn.close()
+    assert all(before.values())
+    with MemoryManager(str(path)) as mm:
+        after = {
+            (user, agent, query): _candidates(mm, user, agent, query)
+            for user, agent in USERS
+            for query in QUERIES
+        }
+        assert after == before
+        hits = mm.search("coffee oat milk", user_id="carol", agent_id="travel-bot")
+        assert [hit.id for hit in hits][:1] == ["carol-travel-bot-3"]
+    conn = sqlite3.connect(path)
+    conn.execute("INSERT INTO long_term_fts(long_term_fts, rank) VALUES('integrity-check', 1)")
+    conn.close()
+
+
+def test_scopes_holding_the_same_facts_get_the_same_results(path):
+    twins = [(f"twin-{n}", "") for n in range(4)]
+    with MemoryManager(str(path)) as mm:
+        for user, _ in twins:
+            for fact in FACTS:
+                mm.update_memory(fact, user_id=user)
+        for query in QUERIES:
+            results = []
+            for user, _ in twins:
+                with mm.store.read() as read:
+                    found = lexical_candidates(mm.store, read, Scope(user), query, 4)
+                results.append([(r.memory.content, r.bm25, r.jaccard) for r in found])
+            assert results[0] and all(result == results[0] for result in results)
+
+
+def test_other_users_rows_do_not_reorder_a_users_candidates(tmp_path):
+    """Alice's one "hiking" memory outranks her three "chess" ones for "hiking chess" because
+    hiking is the rarer word of her memories, whatever other users write: with file-wide term
+    counts (m020) a crowd of hikers made "hiking" common and put chess first."""
+    alice = ["User likes hiking", "User likes chess", "User likes chess clubs", "User plays chess"]
+    crowd = [f"User {n} went hiking" for n in range(60)]
+
+    def ranked(path, others: list[str]) -> list[str]:
+        with MemoryManager(str(path)) as mm:
+            for fact in alice:
+                mm.update_memory(fact, user_id="alice")
+            for n, fact in enumerate(others):
+                mm.update_memory(fact, user_id=f"hiker-{n}")
+            with mm.store.read() as read:
+                found = lexical_candidates(mm.store, read, Scope("alice"), "hiking chess", 4)
+            return [r.memory.content for r in found]
+
+    alone = ranked(tmp_path / "alone.db", [])
+    assert alone[0] == "User likes hiking"
+    assert ranked(tmp_path / "crowded.db", crowd) == alone
+
+
+def test_the_migration_logs_its_progress_per_batch(path, monkeypatch, caplog):
+    _fill_at_m020(path)  # 30 rows
+    monkeypatch.setattr("memman.migrations.M021_BATCH", 12)
+    with caplog.at_level(logging.INFO, logger="memman.migrations"):
+        MemoryManager(str(path)).close()
+    steps = [r.progress for r in caplog.records if hasattr(r, "progress")]
+    assert steps == [(0, 30), (12, 30), (24, 30), (30, 30)]
+
+
+def _open_and_die_midway(path: str) -> None:
+    """Opens the store (which migrates it) and is SIGKILLed after the first indexed batch."""
+
+    class Kill(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            done, total = getattr(record, "progress", (0, 0))
+            if 0 < done < total:
+                os.kill(os.getpid(), signal.SIGKILL)
+
+    migrations_module.M021_BATCH = 10
+    logger = logging.getLogger("memman.migrations")
+    logger.setLevel(logging.INFO)
+    logger.addHandler(Kill())
+    MemoryManager(path)
+
+
+def test_a_migration_killed_midway_leaves_a_file_that_opens(path):
+    _fill_at_m020(path)
+    child = multiprocessing.get_context("fork").Process(
+        target=_open_and_die_midway, args=(str(path),)
+    )
+    child.start()
+    child.join()
+    assert child.exitcode == -signal.SIGKILL
+    db = sqlite_utils.Database(path)
+    assert [m.name for m in migrations.applied(db)][-1] == "m020_scoped_fts"
+    db.close()
+    with MemoryManager(str(path)) as mm:
+        assert _candidates(mm, "alice", "", "dog Rex") == ["alice--2", "alice--1"]
+    conn = sqlite3.connect(path)
+    conn.execute("INSERT INTO long_term_fts(long_term_fts, rank) VALUES('integrity-check', 1)")
+    conn.close()
