@@ -13,7 +13,7 @@ import sqlite_utils
 
 from memman import MemoryManager, Op
 from memman import migrations as migrations_module
-from memman.migrations import migrations
+from memman.migrations import keyed_rows_sql, keyed_text, migrations
 from memman.retrieval import fts_query, lexical_candidates, scoped_match
 from memman.store import Scope
 from memman.text import content_hash
@@ -291,3 +291,21 @@ def test_a_migration_killed_midway_leaves_a_file_that_opens(path):
     conn = sqlite3.connect(path)
     conn.execute("INSERT INTO long_term_fts(long_term_fts, rank) VALUES('integrity-check', 1)")
     conn.close()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "User likes hiking",
+        "O'Neill’s café, (née Müller) -- 5€ each...",
+        "  leading and trailing  ",
+        "tabs\tand\nnewlines\r\n“quoted” «guillemets» a—b a–b ¿qué? ¡sí! x·y • z_w",
+        "",
+    ],
+)
+def test_the_migration_keys_words_as_the_triggers_do(text):
+    """m021 fills the index in Python (keyed_text); the triggers key in SQL (keyed_rows_sql)."""
+    conn = sqlite3.connect(":memory:")
+    sql = keyed_rows_sql("SELECT 1 AS pk, ? AS t, 'q42j' AS k")
+    ((from_sql,),) = conn.execute(f"SELECT content FROM ({sql})", (text,)).fetchall()
+    assert keyed_text(text, "q42j") == from_sql
