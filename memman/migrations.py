@@ -7,7 +7,6 @@ edited: a change to the schema is a new function at the end of this file.
 
 from __future__ import annotations
 
-import functools
 import logging
 
 import sqlite_utils
@@ -364,12 +363,16 @@ def m020_scoped_fts(db: sqlite_utils.Database) -> None:
     db.execute("INSERT INTO long_term_fts (long_term_fts, rank) VALUES ('automerge', 8)")
 
 
-# What the FTS5 tokenizer splits words at that m021 puts the scope key after: ASCII spaces and
-# punctuation and the typographic marks facts are written with. A character missing here still
-# splits a word, leaving its second part unkeyed in the index, where no scoped query finds it.
-FTS_KEY_AFTER = tuple(" \t\n\r!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~") + tuple(
+# What the FTS5 tokenizer splits words at that m021 turns into spaces before keying each word:
+# ASCII spaces and punctuation and the typographic marks facts are written with. A character
+# missing here still splits a word, leaving its second part unkeyed in the index, where no
+# scoped query finds it.
+FTS_SEPARATORS = tuple("\t\n\r!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~") + tuple(
     "\u00a0\u2018\u2019\u201c\u201d\u2013\u2014\u2026\u00ab\u00bb\u00b7\u2022\u00bf\u00a1"
 )
+# Runs of up to 32 spaces become one: a run left over would index a bare key as a word,
+# which makes the row look longer to bm25 (", " would count as a word).
+_COLLAPSE_SPACES = 5
 
 
 def scope_key(scope_id: int) -> str:
@@ -383,29 +386,34 @@ def scope_key(scope_id: int) -> str:
 
 
 def keyed_rows_sql(rows: str) -> str:
-    """SQL selecting (pk, content) from rows, a SELECT of (pk, t, k): t with the key k before
-    each of its words. retrieval.scoped_match keys a query's words the same way.
+    """SQL selecting (pk, content) from rows, a SELECT of (pk, t, k): t's words separated by
+    single spaces, each prefixed by the key k. keyed_text computes the same in Python.
 
     The replace() calls are staged in nested subqueries of twelve, because SQLite's parser
     overflows its stack at about thirty nested calls in one expression.
     """
-    for start in range(0, len(FTS_KEY_AFTER), 12):
+    for start in range(0, len(FTS_SEPARATORS), 12):
         expr = "t"
-        for char in FTS_KEY_AFTER[start : start + 12]:
-            expr = f"replace({expr}, char({ord(char)}), char({ord(char)}) || k)"
+        for char in FTS_SEPARATORS[start : start + 12]:
+            expr = f"replace({expr}, char({ord(char)}), ' ')"
         rows = f"SELECT pk, {expr} AS t, k FROM ({rows})"
-    return f"SELECT pk, k || t AS content FROM ({rows})"
+    expr = "t"
+    for _ in range(_COLLAPSE_SPACES):
+        expr = f"replace({expr}, '  ', ' ')"
+    return f"SELECT pk, k || replace(trim({expr}), ' ', ' ' || k) AS content FROM ({rows})"
 
 
-@functools.lru_cache(maxsize=4096)
-def _key_after(key: str) -> dict[int, str]:
-    return {ord(char): char + key for char in FTS_KEY_AFTER}
+_TO_SPACE = {ord(char): " " for char in FTS_SEPARATORS}
 
 
 def keyed_text(text: str, key: str) -> str:
-    """What keyed_rows_sql makes of text, computed in Python (str.translate is one C pass where
-    fifty replace() calls cost ~14 us a row: m021 fills the index with this, triggers use SQL)."""
-    return key + text.translate(_key_after(key))
+    """What keyed_rows_sql makes of text, computed in Python: m021 fills the index with this
+    (str.translate is one C pass; the SQL's replace() chain cost ~14 us a row), triggers use
+    the SQL."""
+    text = text.translate(_TO_SPACE)
+    for _ in range(_COLLAPSE_SPACES):
+        text = text.replace("  ", " ")
+    return key + text.strip(" ").replace(" ", " " + key)
 
 
 M021_BATCH = 20_000
