@@ -31,8 +31,24 @@ MAX_QUERY_TERMS = 32
 # (migrations.m021), so its IDF counts the scope's rows only.
 RANK = "bm25(long_term_fts)"
 # The MATCH names the scope's keyed terms only, so FTS5 ranks only the scope's rows; the join
-# checks the scope again on those few rows, so even an index that drifted from the table (a
-# write that bypassed the triggers) never returns another user's memory.
+# checks the scope again, so even an index that drifted from the table (a write that bypassed
+# the triggers) never returns another user's memory. FTS5 first keeps its best rows alone,
+# over-fetched: joining every matching row before the LIMIT cost 5.5 ms against 2.4 ms in a
+# scope of 100k rows. When the join leaves fewer than k of a full over-fetch (many retired
+# memories), the whole match is joined instead (_CANDIDATES_SQL).
+OVERFETCH = 4
+_TOP_THEN_FILTER_SQL = f"""
+    SELECT long_term.pk, f.bm25, f.fetched FROM (
+        SELECT rowid, bm25, count(*) OVER () AS fetched FROM (
+            SELECT rowid, {RANK} AS bm25 FROM long_term_fts
+            WHERE long_term_fts MATCH :query ORDER BY bm25 LIMIT :overfetch
+        )
+    ) AS f JOIN long_term ON long_term.pk = f.rowid
+    WHERE long_term.user_id = :user_id AND long_term.agent_id = :agent_id
+      AND long_term.status = 'active'
+    ORDER BY f.bm25
+    LIMIT :limit
+    """
 _CANDIDATES_SQL = (  # run_sql: once or twice per fact written (see store.run_sql)
     f"""
     SELECT long_term.pk, {RANK} AS bm25
@@ -128,7 +144,15 @@ def _bm25_ranked(conn: sa.Connection, scope: Scope, text: str, k: int) -> list[t
     key = index_key(conn, scope)
     if key is None:
         return []
-    params = {**_scope_params(scope), "limit": k, "query": scoped_match(key, query)}
+    params = {
+        **_scope_params(scope),
+        "limit": k,
+        "overfetch": k * OVERFETCH,
+        "query": scoped_match(key, query),
+    }
+    top = run_sql(conn, _TOP_THEN_FILTER_SQL, params).fetchall()
+    if len(top) == k or (top and top[0][2] < k * OVERFETCH):
+        return [(pk, bm25) for pk, bm25, _ in top]
     return [(pk, bm25) for pk, bm25 in run_sql(conn, _CANDIDATES_SQL, params).fetchall()]
 
 

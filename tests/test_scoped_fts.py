@@ -309,3 +309,19 @@ def test_the_migration_keys_words_as_the_triggers_do(text):
     sql = keyed_rows_sql("SELECT 1 AS pk, ? AS t, 'q42j' AS k")
     ((from_sql,),) = conn.execute(f"SELECT content FROM ({sql})", (text,)).fetchall()
     assert keyed_text(text, "q42j") == from_sql
+
+
+def test_retired_memories_ranked_first_do_not_hide_the_active_ones(path):
+    """FTS5 keeps retired rows (status is not indexed): when the over-fetched best rows are all
+    retired, the active ones further down are still found."""
+    with MemoryManager(str(path)) as mm:
+        retired = [mm.update_memory(f"Hiking {n}", user_id="alice") for n in range(12)]
+        for result in retired:
+            mm.delete(result.memory_id, user_id="alice")
+        mm.update_memory(
+            "User went hiking in the Alps with an old friend from school", user_id="alice"
+        )
+        mm.update_memory("User once went hiking in Norway during a rainy summer", user_id="alice")
+        found = _candidates(mm, "alice", "", "hiking", k=2)
+        assert len(found) == 2
+        assert all(mm.get(memory_id, user_id="alice").status == "active" for memory_id in found)
