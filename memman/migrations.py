@@ -490,10 +490,19 @@ def m021_fts_postings_per_scope(db: sqlite_utils.Database) -> None:
     db.execute(
         f"CREATE TRIGGER long_term_ai AFTER INSERT ON long_term BEGIN {add_scope}; {insert}; END"
     )
-    db.execute(f"CREATE TRIGGER long_term_ad AFTER DELETE ON long_term BEGIN {delete}; END")
+    # A scope's last row gone (forget, purge), its ids leave fts_scopes too: erasure leaves no
+    # trace of the user in the file.
+    drop_scope = (
+        "DELETE FROM fts_scopes WHERE user_id = old.user_id AND agent_id = old.agent_id"
+        " AND NOT EXISTS (SELECT 1 FROM long_term"
+        " WHERE user_id = old.user_id AND agent_id = old.agent_id)"
+    )
+    db.execute(
+        f"CREATE TRIGGER long_term_ad AFTER DELETE ON long_term BEGIN {delete}; {drop_scope}; END"
+    )
     db.execute(
         "CREATE TRIGGER long_term_au AFTER UPDATE OF content, user_id, agent_id ON long_term"
-        f" BEGIN {delete}; {add_scope}; {insert}; END"
+        f" BEGIN {delete}; {add_scope}; {insert}; {drop_scope}; END"
     )
     (total,) = db.execute("SELECT count(*) FROM long_term").fetchone()
     batch = (

@@ -325,3 +325,20 @@ def test_retired_memories_ranked_first_do_not_hide_the_active_ones(path):
         found = _candidates(mm, "alice", "", "hiking", k=2)
         assert len(found) == 2
         assert all(mm.get(memory_id, user_id="alice").status == "active" for memory_id in found)
+
+
+def test_forgetting_a_user_drops_their_scope_key(path):
+    with MemoryManager(str(path)) as mm:
+        mm.update_memory("User likes hiking", user_id="alice")
+        mm.update_memory("User likes chess", user_id="alice", agent_id="coach")
+        mm.update_memory("User likes hiking", user_id="bob")
+        mm.forget("alice")
+        with mm.store.read() as read:
+            left = read.exec_driver_sql("SELECT user_id, agent_id FROM fts_scopes").all()
+        assert [tuple(row) for row in left] == [("bob", "")]
+        mm.update_memory("User likes sailing", user_id="alice")
+        assert [hit.content for hit in mm.search("sailing", user_id="alice")] == [
+            "User likes sailing"
+        ]
+        assert [hit.content for hit in mm.search("hiking", user_id="bob")] == ["User likes hiking"]
+        assert mm.check().ok
