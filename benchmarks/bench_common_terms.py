@@ -91,12 +91,13 @@ def main() -> None:
                 fn(query)
                 samples.append((time.process_time() - start) * 1000)
             report[name] = _stats(samples)
+        dropped_in_run = dropped
         same = sum(full(q)[:5] == capped(q)[:5] for q in queries)
         terms = sum(len(retrieval._PHRASE.findall(q)) for q in queries)
         print(f"{args.layout}, cap: terms held by > {args.share:.0%} of the scope ({cap} rows)")
         print(f"CPU ms without cap: {report['full']}")
         print(f"CPU ms with cap:    {report['capped']}")
-        print(f"terms dropped: {dropped} of {terms}; same top 5: {same} of {len(queries)}")
+        print(f"terms dropped: {dropped_in_run} of {terms}; same top 5: {same} of {len(queries)}")
         conn.close()
 
 
