@@ -17,7 +17,14 @@ from typing import Annotated
 import typer
 from pydantic import TypeAdapter
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
 
 from memman.config import load_settings
@@ -88,13 +95,14 @@ class _MigrationBar(logging.Handler):
     def __init__(self) -> None:
         super().__init__(logging.INFO)
         self.bar: Progress | None = None
+        self.task: TaskID | None = None
 
     def emit(self, record: logging.LogRecord) -> None:
         progress = getattr(record, "progress", None)
         if progress is None:
             return
         done, total = progress
-        if self.bar is None:
+        if self.bar is None or self.task is None:
             self.bar = Progress(
                 TextColumn("{task.description}"),
                 BarColumn(),

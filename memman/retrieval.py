@@ -28,7 +28,9 @@ _FTS_TOKEN = re.compile(r"[^\W_]+")
 MAX_QUERY_TERMS = 32
 
 # bm25() is lower-is-better; ORDER BY rank uses it directly. Each term is keyed by the scope
-# (migrations.m021), so its IDF counts the scope's rows only.
+# (migrations.m021), so its IDF counts the rows holding it in the scope only; the row total and
+# average length stay the file's (FTS5 has no per-query N), which flattens IDF a little in a
+# file of many users (RESULTS.md, Session 6: recall@1 -0.6 .. +0.1 points).
 RANK = "bm25(long_term_fts)"
 # The MATCH names the scope's keyed terms only, so FTS5 ranks only the scope's rows; the join
 # checks the scope again, so even an index that drifted from the table (a write that bypassed
