@@ -364,7 +364,7 @@ def m020_scoped_fts(db: sqlite_utils.Database) -> None:
 
 
 # What the FTS5 tokenizer splits words at that m021 turns into spaces before keying each word:
-# ASCII spaces and punctuation and the typographic marks facts are written with. A character
+# ASCII whitespace and punctuation and the typographic marks facts are written with. A character
 # missing here still splits a word, leaving its second part unkeyed in the index, where no
 # scoped query finds it.
 FTS_SEPARATORS = tuple("\t\n\r!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~") + tuple(
@@ -380,7 +380,7 @@ def scope_key(scope_id: int) -> str:
 
     Porter's rules count vowel-consonant runs and look for a vowel in the stem, so a prefix
     without vowels stems "q7jlikes" as it stems "likes"; the final "j" ends the number, so
-    no two scopes' tokens can coincide.
+    no two scopes' tokens can coincide. m021's SQL writes the same ('q' || id || 'j').
     """
     return f"q{scope_id}j"
 
@@ -433,9 +433,9 @@ def m021_fts_postings_per_scope(db: sqlite_utils.Database) -> None:
     # list spanning every user, and bm25() counts a term's rows file-wide for its IDF: a user's
     # query cost still grew with the file (search 0.42 -> 1.22 ms at 10,000 users x 100). Now
     # every indexed token carries its scope's key ("q7jhiking"), so a term's posting list holds
-    # one scope's rows and both the MATCH and bm25's counts stay within the scope. Scopes get a
-    # small id here (the key must stay short: porter stems tokens of up to 64 characters). The
-    # index is filled in batches of M021_BATCH rows, each logged (the CLI draws a bar), all in
+    # one scope's rows: the MATCH, and bm25's count of the rows holding a term, stay within the
+    # scope (its row total and average length remain the file's). Scopes get a small id here
+    # (the key must stay short: porter stems tokens of up to 64 characters). The index is filled in batches of M021_BATCH rows, each logged (the CLI draws a bar), all in
     # the migration's one transaction: a crash leaves the file at m020.
     for trigger in ("long_term_ai", "long_term_ad", "long_term_au"):
         db.execute(f"DROP TRIGGER IF EXISTS {trigger}")
