@@ -435,8 +435,9 @@ def m021_fts_postings_per_scope(db: sqlite_utils.Database) -> None:
     # every indexed token carries its scope's key ("q7jhiking"), so a term's posting list holds
     # one scope's rows: the MATCH, and bm25's count of the rows holding a term, stay within the
     # scope (its row total and average length remain the file's). Scopes get a small id here
-    # (the key must stay short: porter stems tokens of up to 64 characters). The index is filled in batches of M021_BATCH rows, each logged (the CLI draws a bar), all in
-    # the migration's one transaction: a crash leaves the file at m020.
+    # (the key must stay short: porter stems tokens of up to 64 characters). The index is filled
+    # in batches of M021_BATCH rows, each logged (the CLI draws a bar), all in the migration's
+    # one transaction: a crash leaves the file at m020.
     for trigger in ("long_term_ai", "long_term_ad", "long_term_au"):
         db.execute(f"DROP TRIGGER IF EXISTS {trigger}")
     db.execute("DROP TABLE long_term_fts")
