@@ -123,14 +123,16 @@ class _MigrationBar(logging.Handler):
 def _open(db: str | None) -> MemoryManager:
     """The store, migrated if it is older than this memman, with a bar while that runs."""
     logger = logging.getLogger("memman.migrations")
-    bar, level = _MigrationBar(), logger.level
+    bar, level, propagate = _MigrationBar(), logger.level, logger.propagate
     logger.addHandler(bar)
     logger.setLevel(logging.INFO)
+    logger.propagate = False  # the bar shows the records; the root handler would print them
     try:
         return MemoryManager(db)
     finally:
         logger.removeHandler(bar)
         logger.setLevel(level)
+        logger.propagate = propagate
         bar.close()
 
 
