@@ -31,8 +31,9 @@ PAIRS_PER_USER = 50  # a user's other A sentences are distractors too (same genr
 TOP = 5
 
 
-def _users(dataset: str, distractors: int, pairs: int) -> list[dict]:
-    """Each user's pairs and MSC distractor facts, from a fixed seed."""
+def _users(dataset: str, distractors: int, pairs: int, crowd: int = 0) -> list[dict]:
+    """Each user's pairs and MSC distractor facts, from a fixed seed; then `crowd` users of
+    100 MSC facts and no pairs, who only make the file bigger (other users' rows)."""
     from bench_update import load_corpus
     from calibrate_lexical import mrpc_pairs, sts_pairs
 
@@ -45,7 +46,7 @@ def _users(dataset: str, distractors: int, pairs: int) -> list[dict]:
             "noise": random.Random(SEED + u).sample(facts, distractors),
         }
         for u, start in enumerate(range(0, len(chosen), PAIRS_PER_USER))
-    ]
+    ] + [{"pairs": [], "noise": random.Random(-1 - c).sample(facts, 100)} for c in range(crowd)]
 
 
 def _fill(path: str, users: list[dict]) -> list[dict]:
@@ -108,17 +109,17 @@ def _recall(queries: list[dict], results: list[dict], route: str, k: int) -> flo
     return found / len(queries)
 
 
-def run(dataset: str, distractors: int, pairs: int, old: str, new: str) -> dict:
+def run(dataset: str, distractors: int, pairs: int, old: str, new: str, crowd: int = 0) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         old_db, new_db = str(Path(tmp) / "old.db"), str(Path(tmp) / "new.db")
         upath, qpath = Path(tmp) / "users.json", Path(tmp) / "queries.json"
-        upath.write_text(json.dumps(_users(dataset, distractors, pairs)))
+        upath.write_text(json.dumps(_users(dataset, distractors, pairs, crowd)))
         queries = _child(old, "fill", ["--db", old_db, "--users", str(upath)])
         shutil.copy(old_db, new_db)
         qpath.write_text(json.dumps(queries))
         before = _child(old, "measure", ["--db", old_db, "--queries", str(qpath)])
         after = _child(new, "measure", ["--db", new_db, "--queries", str(qpath)])
-    row = {"dataset": dataset, "distractors": distractors, "queries": len(queries)}
+    row = {"dataset": dataset, "distractors": distractors, "queries": len(queries), "crowd": crowd}
     for route in ("search", "lexical"):
         for k in (1, TOP):
             row[f"{route}@{k}"] = (
@@ -154,6 +155,7 @@ def main() -> None:
     parser.add_argument("--new", default=str(Path(__file__).resolve().parents[1]))
     parser.add_argument("--distractors", default="100,2000", help="MSC facts per user")
     parser.add_argument("--pairs", type=int, default=1000, help="pairs sampled per data set")
+    parser.add_argument("--crowd", type=int, default=0, help="other users of 100 facts each")
     parser.add_argument("--child", choices=["fill", "measure"], help=argparse.SUPPRESS)
     parser.add_argument("--db", help=argparse.SUPPRESS)
     parser.add_argument("--users", help=argparse.SUPPRESS)
@@ -170,7 +172,7 @@ def main() -> None:
     rows = []
     for dataset in ("stsb", "mrpc"):
         for distractors in (int(n) for n in args.distractors.split(",")):
-            rows.append(run(dataset, distractors, args.pairs, args.old, args.new))
+            rows.append(run(dataset, distractors, args.pairs, args.old, args.new, args.crowd))
             print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
     print(table(rows))
 

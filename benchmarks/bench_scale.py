@@ -159,7 +159,7 @@ def table(results: list[dict]) -> str:
             )
         before, after = r["old"]["open_ms"], r["new"]["open_ms"]
         lines.append(
-            f"| {r['layout']} | open (after: incl. m020 migration)"
+            f"| {r['layout']} | open (after: incl. migrating)"
             f" | {before['cpu']:.0f} / {before['wall']:.0f}"
             f" | {after['cpu']:.0f} / {after['wall']:.0f} | |"
         )

@@ -31,7 +31,14 @@ from pathlib import Path
 
 from memman import MemoryManager
 from memman.config import load_settings
-from memman.retrieval import _CANDIDATES_SQL, RANK, fts_query, lexical_candidates, scoped_match
+from memman.retrieval import (
+    _CANDIDATES_SQL,
+    RANK,
+    fts_query,
+    index_key,
+    lexical_candidates,
+    scoped_match,
+)
 from memman.store import Scope
 from memman.text import normalize
 
@@ -199,7 +206,9 @@ def run_size(n: int, ops: int) -> dict:
         search = [timed(lambda t=t: manager.search(t, user_id=USER)) for t in search_texts]
 
         raw = sqlite3.connect(path)
-        queries = [scoped_match(scope, fts_query(t)) for t in query_texts]
+        with store.read() as conn:
+            key = index_key(conn, scope)
+        queries = [scoped_match(key, fts_query(t)) for t in query_texts]
         fts_only = (
             f"SELECT rowid, {RANK} AS bm25 FROM long_term_fts"
             " WHERE long_term_fts MATCH ? ORDER BY bm25 LIMIT ?"
@@ -209,7 +218,7 @@ def run_size(n: int, ops: int) -> dict:
         raw_join = [timed(lambda p=p: raw.execute(_CANDIDATES_SQL, p).fetchall()) for p in params]
         raw_join_restated = [
             timed(lambda p=p: raw.execute(_CANDIDATES_SQL, p).fetchall())
-            for p in ({**params[0], "query": scoped_match(scope, fts_query(t))} for t in restated)
+            for p in ({**params[0], "query": scoped_match(key, fts_query(t))} for t in restated)
         ]
         raw.close()
 

@@ -50,11 +50,10 @@ def _statements(path: str, queries: list[str]) -> dict[str, float]:
     conn = sqlite3.connect(path)
     params = {"user_id": USER, "agent_id": "", "limit": K, "overfetch": 4 * K, "cap": 1000}
     fts = "SELECT rowid FROM long_term_fts WHERE long_term_fts MATCH :query ORDER BY {} LIMIT 80"
-    timed = {
-        "top_then_filter": retrieval._TOP_THEN_FILTER_SQL,
-        "fts_alone_default_bm25": fts.format("bm25(long_term_fts)"),
-    }
-    if hasattr(retrieval, "scoped_match"):
+    timed = {"fts_alone_default_bm25": fts.format("bm25(long_term_fts)")}
+    if hasattr(retrieval, "_TOP_THEN_FILTER_SQL"):  # m020's big-scope route
+        timed["top_then_filter"] = retrieval._TOP_THEN_FILTER_SQL
+    if hasattr(retrieval, "_SCOPE_SIZE_SQL"):  # m020's big-scope route
         timed["scope_size_count"] = retrieval._SCOPE_SIZE_SQL
         timed["fts_alone_rank_1_0"] = fts.format(retrieval.RANK)
     out = {}
@@ -63,11 +62,20 @@ def _statements(path: str, queries: list[str]) -> dict[str, float]:
             conn.execute(sql, {**params, "query": query}).fetchall()
         run = lambda q, s=sql: conn.execute(s, {**params, "query": q}).fetchall()  # noqa: E731
         out[name] = _median_ms(run, queries)
-    if hasattr(retrieval, "scoped_match"):
-        scoped = retrieval.scoped_match(Scope(USER), "{}")
+    if hasattr(retrieval, "index_key"):  # m021: each word keyed by its scope
+        (scope_id,) = conn.execute(
+            "SELECT id FROM fts_scopes WHERE user_id = ? AND agent_id = ''", (USER,)
+        ).fetchone()
+        key = f"q{scope_id}j"
+        scoped = lambda q: retrieval.scoped_match(key, q)  # noqa: E731
+    elif hasattr(retrieval, "scoped_match"):  # m020: the scope token ANDed in
+        scoped = lambda q: retrieval.scoped_match(Scope(USER), q)  # noqa: E731
+    else:
+        scoped = None
+    if scoped is not None:
         out["scoped_join"] = _median_ms(
             lambda q: conn.execute(
-                retrieval._CANDIDATES_SQL, {**params, "query": scoped.replace("{}", q)}
+                retrieval._CANDIDATES_SQL, {**params, "query": scoped(q)}
             ).fetchall(),
             queries,
         )

@@ -17,7 +17,14 @@ from typing import Annotated
 import typer
 from pydantic import TypeAdapter
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
 
 from memman.config import load_settings
@@ -79,8 +86,54 @@ UserOption = Annotated[
 ]
 
 
+class _MigrationBar(logging.Handler):
+    """Draws the progress a long migration logs (record.progress = (done, total)) as a bar.
+
+    The bar appears on the first such record only: opening an up-to-date store shows nothing.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.bar: Progress | None = None
+        self.task: TaskID | None = None
+
+    def emit(self, record: logging.LogRecord) -> None:
+        progress = getattr(record, "progress", None)
+        if progress is None:
+            return
+        done, total = progress
+        if self.bar is None or self.task is None:
+            self.bar = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeRemainingColumn(),
+                console=errors,
+            )
+            self.bar.start()
+            self.task = self.bar.add_task("upgrading the store", total=total)
+        self.bar.update(self.task, completed=done, total=total)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+        super().close()
+
+
 def _open(db: str | None) -> MemoryManager:
-    return MemoryManager(db)
+    """The store, migrated if it is older than this memman, with a bar while that runs."""
+    logger = logging.getLogger("memman.migrations")
+    bar, level, propagate = _MigrationBar(), logger.level, logger.propagate
+    logger.addHandler(bar)
+    logger.setLevel(logging.INFO)
+    logger.propagate = False  # the bar shows the records; the root handler would print them
+    try:
+        return MemoryManager(db)
+    finally:
+        logger.removeHandler(bar)
+        logger.setLevel(level)
+        logger.propagate = propagate
+        bar.close()
 
 
 def _short(memory_id: str | None) -> str:

@@ -37,7 +37,7 @@ from pydantic import BaseModel, Field, model_validator
 from memman.config import Settings
 from memman.llm import CallInfo, LLMClient, answer_budget
 from memman.prompts import render
-from memman.retrieval import scoped_match
+from memman.retrieval import index_key, scoped_match
 from memman.scope import Scope
 from memman.store import Store
 from memman.text import jaccard, negations, numbers, token_spellings, wording
@@ -177,6 +177,7 @@ def find_clusters(
     prefixes = _prefixes(tokens, threshold)
     parent = list(range(len(groups)))
     postings: dict[str, list[int]] = {}  # token -> units whose prefix holds it, ascending
+    key = index_key(conn, scope) if reps else None
     for x, prefix in enumerate(prefixes):
         if progress is not None and x % 1000 == 0:
             progress("finding near-duplicates", x, len(tokens))
@@ -185,9 +186,11 @@ def find_clusters(
         for token in prefix:
             if token not in postings:
                 spellings = " OR ".join(f'"{w}"' for w in sorted(spelled[token]))
-                query = scoped_match(scope, spellings)
-                postings[token] = _units_holding(
-                    store, conn, query, token, unit_of_pk, prefixes
+                query = scoped_match(key, spellings) if key is not None else None
+                postings[token] = (
+                    []
+                    if query is None
+                    else _units_holding(store, conn, query, token, unit_of_pk, prefixes)
                 )
             units = postings[token]
             for y in units[bisect_right(units, x) :]:  # each pair once, from its first unit

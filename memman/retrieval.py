@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import sqlalchemy as sa
 
+from memman.migrations import scope_key
 from memman.models import Memory
 from memman.store import Scope, Store, run_sql
 from memman.text import NEGATIONS, STOPWORDS, content_tokens, jaccard, written_words
@@ -26,12 +27,30 @@ _FTS_TOKEN = re.compile(r"[^\W_]+")
 # Long paragraphs would make an OR query of hundreds of terms: slow and no better at recall.
 MAX_QUERY_TERMS = 32
 
-# bm25() is lower-is-better; ORDER BY rank uses it directly. The scope column weighs 0: every
-# row of the scope holds its token once, so it would only add a length-dependent constant.
-RANK = "bm25(long_term_fts, 1.0, 0.0)"
-# The MATCH keeps the scope (scoped_match), so FTS5 ranks only the scope's rows; the join
-# checks the scope again on those few rows, so even an index that drifted from the table (a
-# write that bypassed the triggers) never returns another user's memory.
+# bm25() is lower-is-better; ORDER BY rank uses it directly. Each term is keyed by the scope
+# (migrations.m021), so its IDF counts the rows holding it in the scope only; the row total and
+# average length stay the file's (FTS5 has no per-query N), which flattens IDF a little in a
+# file of many users (RESULTS.md, Session 6: recall@1 -0.6 .. +0.1 points).
+RANK = "bm25(long_term_fts)"
+# The MATCH names the scope's keyed terms only, so FTS5 ranks only the scope's rows; the join
+# checks the scope again, so even an index that drifted from the table (a write that bypassed
+# the triggers) never returns another user's memory. FTS5 first keeps its best rows alone,
+# over-fetched: joining every matching row before the LIMIT cost 5.5 ms against 2.4 ms in a
+# scope of 100k rows. When the join leaves fewer than k of a full over-fetch (many retired
+# memories), the whole match is joined instead (_CANDIDATES_SQL).
+OVERFETCH = 4
+_TOP_THEN_FILTER_SQL = f"""
+    SELECT long_term.pk, f.bm25, f.fetched FROM (
+        SELECT rowid, bm25, count(*) OVER () AS fetched FROM (
+            SELECT rowid, {RANK} AS bm25 FROM long_term_fts
+            WHERE long_term_fts MATCH :query ORDER BY bm25 LIMIT :overfetch
+        )
+    ) AS f JOIN long_term ON long_term.pk = f.rowid
+    WHERE long_term.user_id = :user_id AND long_term.agent_id = :agent_id
+      AND long_term.status = 'active'
+    ORDER BY f.bm25
+    LIMIT :limit
+    """
 _CANDIDATES_SQL = (  # run_sql: once or twice per fact written (see store.run_sql)
     f"""
     SELECT long_term.pk, {RANK} AS bm25
@@ -43,21 +62,30 @@ _CANDIDATES_SQL = (  # run_sql: once or twice per fact written (see store.run_sq
     LIMIT :limit
     """
 )
+_SCOPE_ID_SQL = "SELECT id FROM fts_scopes WHERE user_id = :user_id AND agent_id = :agent_id"
+_PHRASE = re.compile(r'"((?:[^"]|"")*)"')
 
 
-def scope_token(scope: Scope) -> str:
-    """The FTS5 token of the scope's rows, as migrations.scope_token_sql computes it in SQL."""
-    user, agent = (part.encode("utf-8").hex() for part in (scope.user_id, scope.agent_key))
-    return f"u{user}x{agent}0"
+def _scope_params(scope: Scope) -> dict[str, str]:
+    return {"user_id": scope.user_id, "agent_id": scope.agent_key}
 
 
-def scoped_match(scope: Scope, query: str) -> str:
-    """An FTS5 MATCH for query's terms in the content of the scope's rows only.
+def index_key(conn: sa.Connection, scope: Scope) -> str | None:
+    """The prefix of the scope's tokens in the FTS index, None if the scope never had a row."""
+    row = run_sql(conn, _SCOPE_ID_SQL, _scope_params(scope)).fetchone()
+    return None if row is None else scope_key(row[0])
 
-    FTS5 then walks the scope's postings alone, so the cost of a query no longer grows with
-    the other scopes in the file; the content filter keeps a term from matching a scope token.
+
+def scoped_match(key: str, query: str) -> str:
+    """query (quoted phrases, as fts_query writes them) for the tokens of one scope's rows.
+
+    Each word of each phrase gets the scope's key, as m021 indexed it, so FTS5 walks only
+    that scope's posting lists: the cost of a query does not grow with the other scopes.
     """
-    return f'scope : "{scope_token(scope)}" AND content : ({query})'
+    return _PHRASE.sub(
+        lambda phrase: '"' + " ".join(key + t for t in _FTS_TOKEN.findall(phrase[1])) + '"',
+        query,
+    )
 
 
 def _fts_parts(written: str) -> list[str]:
@@ -110,50 +138,24 @@ class Retrieved:
     cosine: float | None = None  # None: no embedder configured
 
 
-# The scoped MATCH walks the scope token's postings beside the terms': in a file of many
-# scopes that is far cheaper than ranking every row of the file, but when one scope holds most
-# of the file it doubles the cost (4.6 -> 7.8 ms search at 100k rows in one scope). So a big
-# scope first asks FTS5 for the file's best rows alone, over-fetched, and keeps its own: when
-# that leaves k rows they are exactly the scope's top k (the scope token weighs 0, so a row
-# scores the same either way). Otherwise, and always for a small scope, the scoped query runs.
-BIG_SCOPE = 1000
-OVERFETCH = 4
-_SCOPE_SIZE_SQL = """
-    SELECT count(*) FROM (
-        SELECT 1 FROM long_term WHERE user_id = :user_id AND agent_id = :agent_id LIMIT :cap
-    )
-    """
-_TOP_THEN_FILTER_SQL = f"""
-    SELECT long_term.pk, f.bm25 FROM (
-        SELECT rowid, {RANK} AS bm25 FROM long_term_fts
-        WHERE long_term_fts MATCH :query ORDER BY bm25 LIMIT :overfetch
-    ) AS f JOIN long_term ON long_term.pk = f.rowid
-    WHERE long_term.user_id = :user_id AND long_term.agent_id = :agent_id
-      AND long_term.status = 'active'
-    ORDER BY f.bm25
-    LIMIT :limit
-    """
-
-
 def _bm25_ranked(conn: sa.Connection, scope: Scope, text: str, k: int) -> list[tuple[int, float]]:
     """(pk, bm25) of the scope's top-k active memories for the text, best first."""
     query = fts_query(text)
     if query is None:
         return []
+    key = index_key(conn, scope)
+    if key is None:
+        return []
     params = {
-        "user_id": scope.user_id,
-        "agent_id": scope.agent_key,
+        **_scope_params(scope),
         "limit": k,
         "overfetch": k * OVERFETCH,
-        "cap": BIG_SCOPE,
+        "query": scoped_match(key, query),
     }
-    (size,) = run_sql(conn, _SCOPE_SIZE_SQL, params).fetchone()
-    if size >= BIG_SCOPE:
-        ranked = run_sql(conn, _TOP_THEN_FILTER_SQL, {**params, "query": query}).fetchall()
-        if len(ranked) == k:
-            return [(pk, bm25) for pk, bm25 in ranked]
-    scoped = {**params, "query": scoped_match(scope, query)}
-    return [(pk, bm25) for pk, bm25 in run_sql(conn, _CANDIDATES_SQL, scoped).fetchall()]
+    top = run_sql(conn, _TOP_THEN_FILTER_SQL, params).fetchall()
+    if len(top) == k or (top and top[0][2] < k * OVERFETCH):
+        return [(pk, bm25) for pk, bm25, _ in top]
+    return [(pk, bm25) for pk, bm25 in run_sql(conn, _CANDIDATES_SQL, params).fetchall()]
 
 
 def lexical_candidates(

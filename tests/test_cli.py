@@ -10,11 +10,14 @@ from pathlib import Path
 
 import click
 import pytest
+import sqlite_utils
 import typer
 
 from memman import MemoryManager, Op
 from memman.cli import app, main
 from memman.config import Settings
+from memman.migrations import migrations
+from memman.text import content_hash
 from tests.decisions import answer
 from tests.fake_openai import Reply
 
@@ -321,3 +324,46 @@ def test_text_that_looks_like_rich_markup_prints_as_is(memman, db):
         assert run.code == 0 and fact in run.out, command
     bad = memman("list", "--db", db, "-u", "[/u]", "--limit", "-1")
     assert bad.code == 1 and bad.err.startswith("Error: ")
+
+
+def _file_before_m021(db: str, memories: int) -> None:
+    stamp = "2025-01-01T00:00:00.000+00:00"
+    older = sqlite_utils.Database(db)
+    migrations.apply(older, stop_before="m021_fts_postings_per_scope")
+    older["long_term"].insert_all(
+        {
+            "id": f"m{i}",
+            "user_id": "alice",
+            "content": f"User likes hiking trail {i}",
+            "content_hash": content_hash(f"User likes hiking trail {i}"),
+            "created_at": stamp,
+            "updated_at": stamp,
+            "observed_at": stamp,
+        }
+        for i in range(memories)
+    )
+    older.close()
+
+
+def test_opening_a_store_that_migrates_draws_a_bar(memman, db):
+    _file_before_m021(db, 30)
+    run = memman("search", "hiking", "--user", "alice", "--db", db)
+    assert run.code == 0 and "5 hits" in run.out
+    assert "upgrading the store" in run.err and "30/30" in run.err
+    # Up to date now: the next open draws nothing.
+    assert memman("search", "hiking", "--user", "alice", "--db", db).err == ""
+
+
+def test_the_migration_bar_alone_reaches_the_terminal(db, tmp_path):
+    """In a fresh process (main() configures the root logger): the bar, not the log records."""
+    _file_before_m021(db, 30)
+    done = subprocess.run(
+        [sys.executable, "-m", "memman", "search", "hiking", "-u", "alice", "--db", db],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0
+    assert "upgrading the store" in done.stderr
+    assert "indexing memories" not in done.stderr and "INFO" not in done.stderr

@@ -80,8 +80,9 @@ def test_blank_file_gets_the_full_schema(path):
     assert db["long_term"].pks == ["pk"]
     assert set(db["events"].columns_dict) >= EVENT_COLUMNS
     assert set(db["pending"].columns_dict) >= PENDING_COLUMNS
-    # m020: the index reads long_term through a view that adds each row's scope token.
+    # m021: the index reads long_term through a view that keys each word by its scope.
     assert "long_term_fts_source" in db.view_names()
+    assert db["fts_scopes"].columns_dict == {"id": int, "user_id": str, "agent_id": str}
     assert {"long_term_fts", "long_term_fts_data", "long_term_fts_idx"} <= set(db.table_names())
     assert {t.name for t in db["long_term"].triggers} >= {
         "long_term_ai",
@@ -90,7 +91,6 @@ def test_blank_file_gets_the_full_schema(path):
     }
     fts_sql = db["long_term_fts"].schema
     assert "content='long_term_fts_source'" in fts_sql
-    assert "scope" in fts_sql
     assert "porter" in fts_sql
     (index,) = [i for i in db["long_term"].indexes if i.name == "long_term_active_hash"]
     assert index.unique and index.columns == ["user_id", "agent_id", "content_hash"]
@@ -134,8 +134,9 @@ def test_fts_index_follows_the_table_through_triggers(path):
         r = mm.update_memory("User likes coffee", user_id="alice")
         mm.update_memory("User likes coffee with oat milk", user_id="alice")
     conn = sqlite3.connect(path)
+    # alice is the file's first scope: id 1, so her words are indexed as "q1j<word>" (m021).
     matches = conn.execute(
-        "select rowid from long_term_fts where long_term_fts match 'oat'"
+        "select rowid from long_term_fts where long_term_fts match 'q1joat'"
     ).fetchall()
     pk = conn.execute("select pk from long_term where id = ?", (r.memory_id,)).fetchone()[0]
     assert matches == [(pk,)]
