@@ -18,7 +18,7 @@ import pytest
 import sqlalchemy as sa
 
 from memman import MemoryManager
-from memman.retrieval import scope_token
+from memman.retrieval import index_key
 from memman.scope import Scope
 from memman.text import content_hash
 from tests.decisions import answer, llm_manager
@@ -26,6 +26,7 @@ from tests.fake_openai import Reply
 from tests.test_batch_decisions import NEWS, STORED, batch_answer, item
 from tests.test_semantic_retrieval import FakeEmbedder
 
+KEYED_MATCH = re.compile(r"MATCH '(.*?)'(?: |$)")
 SCOPED_TABLES = frozenset(
     {
         "long_term",
@@ -122,11 +123,11 @@ def traced() -> Iterator[list[str]]:
     sa.event.remove(sa.engine.Engine, "connect", on_connect)
 
 
-def unscoped(statements: list[str], scope: Scope) -> tuple[list[str], int]:
+def unscoped(statements: list[str], scope: Scope, key: str | None) -> tuple[list[str], int]:
     """The statements on scoped tables without the scope's predicate, and how many were
     checked. Lines starting "--" are what a traced statement ran inside (trigger bodies,
-    FTS5's own tables): the statement that started them is checked."""
-    token = scope_token(scope)
+    FTS5's own tables): the statement that started them is checked. An FTS MATCH whose every
+    word carries the scope's index key (m021) reads only that scope's posting lists."""
     where = (f"user_id = '{scope.user_id}'", f"agent_id = '{scope.agent_key}'")
     values = f"VALUES ('{scope.user_id}', '{scope.agent_key}'"
     missing, checked = [], 0
@@ -139,12 +140,23 @@ def unscoped(statements: list[str], scope: Scope) -> tuple[list[str], int]:
         checked += 1
         scoped = (
             all(part in flat for part in where)
-            or f'scope : "{token}"' in flat
+            or (key is not None and _keyed_match(flat, key))
             or (re.match(r"^INSERT INTO \w+ \(user_id, agent_id,", flat) and values in flat)
         )
         if not scoped and not any(pattern.search(flat) for pattern in ALLOWED):
             missing.append(flat[:300])
     return missing, checked
+
+
+def _keyed_match(flat: str, key: str) -> bool:
+    match = KEYED_MATCH.search(flat)
+    words = re.findall(r"\w+", match[1]) if match else []
+    return bool(words) and all(word.startswith(key) for word in words)
+
+
+def alice_key(mm: MemoryManager) -> str | None:
+    with mm.store.read() as conn:
+        return index_key(conn, ALICE)
 
 
 def _neighbours(mm: MemoryManager) -> None:
@@ -209,7 +221,7 @@ def test_write_path_and_recall_statements_filter_by_scope(db, clock, traced, emb
         for name, run in PHASES:
             traced.clear()
             run(mm)
-            missing, checked = unscoped(traced, ALICE)
+            missing, checked = unscoped(traced, ALICE, alice_key(mm))
             assert checked, f"{name}: no statement on a scoped table was traced"
             assert not missing, f"{name} sent statements without the scope: {missing}"
 
@@ -239,7 +251,7 @@ def test_llm_decisions_and_parked_facts_filter_by_scope(db, fake_openai, traced)
         for name, run in phases:
             traced.clear()
             ops.append(run())
-            missing, checked = unscoped(traced, ALICE)
+            missing, checked = unscoped(traced, ALICE, alice_key(mm))
             assert checked, f"{name}: no statement on a scoped table was traced"
             assert not missing, f"{name} sent statements without the scope: {missing}"
     assert [r.op for r in ops[0]] == ["DELETE", "ADD", "UPDATE"]  # each kind was applied
@@ -248,12 +260,18 @@ def test_llm_decisions_and_parked_facts_filter_by_scope(db, fake_openai, traced)
 
 def test_the_check_catches_a_statement_without_the_scope():
     prune = "DELETE FROM message_buffer WHERE extracted_at < '2026-01-01'"
+    bobs_words = """SELECT rowid FROM long_term_fts WHERE long_term_fts MATCH '"q2jtea"'"""
+    mixed = """SELECT rowid FROM long_term_fts WHERE long_term_fts MATCH '"q1jtea" OR "tea"'"""
     missing, checked = unscoped(
         [
             prune,
             "SELECT * FROM short_term WHERE user_id = 'alice' AND agent_id = ''",
+            """SELECT rowid FROM long_term_fts WHERE long_term_fts MATCH '"q1jgreen q1jtea"'""",
+            bobs_words,
+            mixed,
             "-- SELECT pgno FROM 'main'.'long_term_fts_idx' WHERE segid=?",
         ],
         ALICE,
+        "q1j",
     )
-    assert (missing, checked) == ([prune], 2)
+    assert (missing, checked) == ([prune, bobs_words, mixed], 5)
