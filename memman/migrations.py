@@ -369,6 +369,8 @@ def m020_scoped_fts(db: sqlite_utils.Database) -> None:
 # scoped query finds it.
 FTS_SEPARATORS = tuple("\t\n\r!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~") + tuple(
     "\u00a0\u2018\u2019\u201c\u201d\u2013\u2014\u2026\u00ab\u00bb\u00b7\u2022\u00bf\u00a1"
+    # Currency and common symbols, which chat glues to numbers and words ("£900", "5°C").
+    "\u00a3\u20ac\u00a5\u20b9\u00a2\u00b0\u00d7\u00f7\u00b1\u2265\u2264\u2192\u2122\u00a9\u00ae\u00b4\u201a"
 )
 # Runs of up to 32 spaces become one: a run left over would index a bare key as a word,
 # which makes the row look longer to bm25 (", " would count as a word).

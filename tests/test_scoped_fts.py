@@ -342,3 +342,14 @@ def test_forgetting_a_user_drops_their_scope_key(path):
         ]
         assert [hit.content for hit in mm.search("hiking", user_id="bob")] == ["User likes hiking"]
         assert mm.check().ok
+
+
+@pytest.mark.parametrize(
+    ("fact", "number"), [("User pays £900 rent a month", "900"), ("User's gym is €45 a week", "45")]
+)
+def test_a_word_glued_to_a_symbol_is_found(path, fact, number):
+    """The tokenizer splits at £ and €: unless m021 spaces them first, the number after one
+    is indexed without the scope's key, where no scoped query reaches it."""
+    with MemoryManager(str(path)) as mm:
+        mm.update_memory(fact, user_id="alice")
+        assert [hit.memory.content for hit in mm.search(number, user_id="alice")] == [fact]
