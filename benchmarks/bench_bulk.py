@@ -1,0 +1,143 @@
+"""Bulk ingest into a big scope (issue 14): update_many of held-out facts into one user of 100k.
+
+One file is filled with MSC persona facts for user-0 (bench_scale's plain inserts, the FTS
+triggers index them); each round copies it and times one update_many of the batch (offline
+decider, no embedder) with CPU (time.process_time) and wall clocks. The batch mixes facts
+never stored (bench_update's held-out ones) with restated facts beyond the fill, so it holds
+novel facts, paraphrases of stored ones and topic conflicts. The old code (a `git archive`
+tree) and this tree each run in their own subprocess on copies of the same file.
+
+    git archive <branch point> | tar -x -C /tmp/bulk_old
+    PYTHONPATH=$PWD MEMMAN_DATA=/work/shared/data python benchmarks/bench_bulk.py \\
+        --old /tmp/bulk_old [--fill 100000] [--facts 5000] [--rounds 3] [--profile]
+
+--profile prints cProfile's top functions (by own time) of one round of this tree.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import json
+import os
+import pstats
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from bench_scale import _fill
+from timing import medians, timed
+
+USER = "user-0"
+
+
+def _texts(fill: int, facts: int) -> dict:
+    """The fill of user-0, then the batch: held-out facts first, restated ones after."""
+    from bench_update import load_corpus
+
+    stored, held_out = load_corpus()
+    if fill + facts > len(stored) + len(held_out):
+        raise SystemExit(f"only {len(stored) + len(held_out)} distinct facts available")
+    batch = (held_out + stored[fill:])[:facts]
+    return {"rows": [stored[:fill]], "batch": batch}
+
+
+def _measure(base: str, batch: list[str], rounds: int, chunk: int | None, profile: bool) -> dict:
+    from memman import MemoryManager
+    from memman.config import load_settings
+
+    samples, ops = [], {}
+    for round_ in range(rounds):
+        path = f"{base}.round{round_}"
+        shutil.copy(base, path)
+        settings = load_settings(db=path, decider="offline")
+        with MemoryManager(path, settings=settings) as mm:
+            mm.search("warm the page cache", user_id=USER)
+            results: list = []
+
+            def run(mm=mm, results=results) -> None:
+                results.extend(mm.update_many(batch, user_id=USER, chunk_size=chunk))
+
+            if profile and round_ == 0:
+                profiler = cProfile.Profile()
+                samples.append(timed(lambda run=run, p=profiler: p.runcall(run)))
+                out = io.StringIO()
+                pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(25)
+                print(out.getvalue(), file=sys.stderr)
+            else:
+                samples.append(timed(run))
+            ops = {}
+            for result in results:
+                ops[result.op.value] = ops.get(result.op.value, 0) + 1
+            active = mm.stats(user_id=USER)
+        os.remove(path)
+    times = medians(samples)
+    return {
+        "ms": times,
+        "facts_per_s": {k: len(batch) / (v / 1000) for k, v in times.items()},
+        "ops": ops,
+        "stats": active,
+    }
+
+
+def _child(tree: str, args: list[str]) -> dict:
+    env = {**os.environ, "PYTHONPATH": tree}
+    out = subprocess.run(
+        [sys.executable, __file__, *args], env=env, check=True, stdout=subprocess.PIPE, text=True
+    ).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--old", help="a tree of the code before the change (git archive)")
+    parser.add_argument("--new", default=str(Path(__file__).resolve().parents[1]))
+    parser.add_argument("--fill", type=int, default=100_000, help="memories of user-0 first")
+    parser.add_argument("--facts", type=int, default=5000, help="facts in the timed batch")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--chunk", type=int, help="update_many chunk_size (default: setting)")
+    parser.add_argument("--profile", action="store_true", help="cProfile one round (new)")
+    parser.add_argument("--child", choices=["fill", "measure"], help=argparse.SUPPRESS)
+    parser.add_argument("--db", help=argparse.SUPPRESS)
+    parser.add_argument("--texts", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        texts = json.loads(Path(args.texts).read_text())
+        if args.child == "fill":
+            _fill(args.db, texts["rows"])
+            print(json.dumps({}))
+        else:
+            result = _measure(args.db, texts["batch"], args.rounds, args.chunk, args.profile)
+            print(json.dumps(result))
+        return
+    trees = {"old": args.old, "new": args.new} if args.old else {"new": args.new}
+    results = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        texts = str(Path(tmp) / "texts.json")
+        Path(texts).write_text(json.dumps(_texts(args.fill, args.facts)))
+        base = str(Path(tmp) / "base.db")
+        _child(args.new, ["--child", "fill", "--db", base, "--texts", texts])
+        for name, tree in trees.items():
+            child = ["--child", "measure", "--db", base, "--texts", texts]
+            child += ["--rounds", str(args.rounds)]
+            child += ["--chunk", str(args.chunk)] if args.chunk else []
+            child += ["--profile"] if args.profile and name == "new" else []
+            results[name] = _child(tree, child)
+            print(json.dumps({name: results[name]}), file=sys.stderr, flush=True)
+    print(f"update_many of {args.facts} facts into user-0 of {args.fill:,} memories,")
+    print(f"medians over {args.rounds} rounds (offline decider, no embedder)\n")
+    print("| code | CPU s | wall s | facts/s CPU | facts/s wall | ops |")
+    print("|---|---:|---:|---:|---:|---|")
+    for name, r in results.items():
+        ops = ", ".join(f"{op} {n}" for op, n in sorted(r["ops"].items()))
+        print(
+            f"| {name} | {r['ms']['cpu'] / 1000:.2f} | {r['ms']['wall'] / 1000:.2f}"
+            f" | {r['facts_per_s']['cpu']:,.0f} | {r['facts_per_s']['wall']:,.0f} | {ops} |"
+        )
+
+
+if __name__ == "__main__":
+    main()
