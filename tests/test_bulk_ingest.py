@@ -1,0 +1,110 @@
+"""Bulk ingest (issue 14): update_many decides a chunk together and writes its ADDs with one
+executemany, with the same resulting store as writing the facts one at a time."""
+
+from __future__ import annotations
+
+import pytest
+
+from memman import MemoryManager, Op
+from memman.errors import StoreError
+from memman.store import Store
+
+STORED = [
+    "I live in Paris",
+    "I work at Google",
+    "I enjoy reading mystery novels",
+    "My sister is a nurse",
+]
+CORPUS = [
+    "I play the violin",
+    "My brother collects stamps",
+    "i play the violin.",  # a duplicate inside the chunk (same normalised text)
+    "I am 30 years old",
+    "Tomatoes grow on my balcony",
+    "I enjoy reading mystery novels",  # an exact repeat of a stored fact
+    "I really enjoy reading mystery novels at night",  # a paraphrase of a stored fact
+    "I moved to Berlin",  # replaces the stored residence
+    "I am 31 years old",  # contradicts a fact earlier in the same chunk
+    "My favorite color is blue",
+    "Winter evenings are for chess",
+    "My favorite color is green",  # single-valued: replaces blue, same chunk
+    "I work at Apple",
+    "Our cat sleeps on the piano",
+    "My sister is a nurse",
+    "I drive a red bicycle to work",
+    "Saturday mornings mean pancakes",
+    "I play the violin",
+    "I no longer work at Apple",
+    "Jazz records fill my shelves",
+]
+
+
+def snapshot(mm: MemoryManager) -> list[tuple]:
+    """Every memory of user u (any status) with its event kinds, independent of ids and order."""
+    rows = []
+    for memory in mm.export(user_id="u", include_inactive=True):
+        events = tuple((e.op.value, e.tier.value) for e in mm.history(memory.id, user_id="u"))
+        rows.append((memory.content, memory.status.value, memory.subject, memory.attribute, events))
+    return sorted(rows)
+
+
+def seeded(path: str, clock) -> MemoryManager:
+    mm = MemoryManager(path, decider="offline", clock=clock)
+    for fact in STORED:
+        mm.update_memory(fact, user_id="u")
+    return mm
+
+
+@pytest.mark.parametrize("chunk_size", [1, 6, 500])
+def test_update_many_gives_the_store_of_one_at_a_time(tmp_path, clock, chunk_size):
+    with seeded(str(tmp_path / "single.db"), clock) as single:
+        one_by_one = [single.update_memory(fact, user_id="u") for fact in CORPUS]
+        expected = snapshot(single)
+    with seeded(str(tmp_path / "bulk.db"), clock) as bulk:
+        together = bulk.update_many(CORPUS, user_id="u", chunk_size=chunk_size)
+        assert snapshot(bulk) == expected
+    assert [(r.op, r.tier) for r in together] == [(r.op, r.tier) for r in one_by_one]
+    assert {r.op for r in together} >= {Op.ADD, Op.NOOP, Op.UPDATE}
+
+
+def test_independent_facts_of_a_chunk_are_written_with_one_executemany(
+    tmp_path, clock, monkeypatch
+):
+    inserts: list[int] = []
+    write = Store.insert_memories
+
+    def counted(self, conn, scope, rows):
+        inserts.append(len(rows))
+        return write(self, conn, scope, rows)
+
+    monkeypatch.setattr(Store, "insert_memories", counted)
+    facts = [f for f in CORPUS if f not in STORED][:12]
+    with MemoryManager(str(tmp_path / "m.db"), decider="offline", clock=clock) as mm:
+        results = mm.update_many(facts, user_id="u")
+        adds = [r for r in results if r.op is Op.ADD]
+        # Fewer statements than ADDs: held ADDs went in together.
+        assert len(inserts) < len(adds)
+        assert sum(inserts) == len(adds)
+        for result in adds:
+            event = mm.history(result.memory_id, user_id="u")[0]
+            assert (event.op, event.id, event.content_after) == (
+                Op.ADD,
+                result.event_id,
+                result.content,
+            )
+
+
+def test_a_failed_chunk_leaves_nothing_half_written(tmp_path, clock, monkeypatch):
+    def broken(self, conn, scope, rows):
+        raise StoreError("disk gone")
+
+    path = str(tmp_path / "m.db")
+    with MemoryManager(path, decider="offline", clock=clock) as mm:
+        monkeypatch.setattr(Store, "insert_events", broken)
+        with pytest.raises(StoreError):
+            mm.update_many(
+                ["Tomatoes grow on my balcony", "Jazz records fill my shelves"], user_id="u"
+            )
+        monkeypatch.undo()
+        assert mm.list(user_id="u") == []
+        assert mm.events(user_id="u") == []
