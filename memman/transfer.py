@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
 from pydantic import ValidationError
@@ -100,8 +100,12 @@ def import_lines(mm: MemoryManager, lines: Iterable[str], *, raw: bool = False) 
     copy = raw or empty_memories
     report = ImportReport()
     batch: list[tuple[int, Memory | Event]] = []
+    deciding: list[tuple[int, Memory]] = []
 
-    def flush() -> None:
+    def flush() -> None:  # in file order: a decision sees every record before it
+        if deciding:
+            _decide(mm, deciding, report)
+            deciding.clear()
         if batch:
             store.write(lambda conn: _copy(conn, mm, batch, bool(events), report))
             batch.clear()
@@ -117,12 +121,17 @@ def import_lines(mm: MemoryManager, lines: Iterable[str], *, raw: bool = False) 
         if isinstance(record, Event) and not copy:
             report.events_skipped += 1
         elif copy or isinstance(record, Event) or record.status is not Status.ACTIVE:
+            if deciding:
+                flush()
             batch.append((number, record))
             if len(batch) >= BATCH:
                 flush()
         else:
-            flush()  # in file order: a decision sees every record before it
-            _decide(mm, number, record, report)
+            if batch:
+                flush()
+            deciding.append((number, record))
+            if len(deciding) >= BATCH:
+                flush()
     flush()
     return report
 
@@ -154,33 +163,51 @@ def _copy(
         report.copied += 1
 
 
-def _decide(mm: MemoryManager, number: int, memory: Memory, report: ImportReport) -> None:
-    """An active memory into a store that has some: skipped if held, else decided."""
-    scope = Scope(memory.user_id, memory.agent_id)
-    with mm.store.read() as conn:
-        held = mm.store.existing_memory_ids(conn, [memory.id]) or mm.store.active_by_hash(
-            conn, scope, content_hash(memory.content)
+def _decide(mm: MemoryManager, memories: list[tuple[int, Memory]], report: ImportReport) -> None:
+    """Active memories into a store that has some: each skipped if held (same id, or same
+    active text of the scope, earlier lines of the run included), the rest decided together
+    by MemoryManager.ingest (one transaction per chunk)."""
+    store = mm.store
+    with store.read() as conn:
+        held_ids = store.existing_memory_ids(conn, [m.id for _, m in memories])
+        held_texts = {
+            (scope, digest)
+            for scope, digests in _hashes_by_scope(memories).items()
+            for digest in store.active_hashes(conn, scope, digests)
+        }
+    numbers, records = [], []
+    for number, memory in memories:
+        key = (Scope(memory.user_id, memory.agent_id), content_hash(memory.content))
+        if memory.id in held_ids or key in held_texts:
+            report.duplicates += 1
+            continue
+        held_ids.add(memory.id)
+        held_texts.add(key)
+        numbers.append(number)
+        records.append(
+            {
+                "fact": memory.content,
+                "user_id": memory.user_id,
+                "agent_id": memory.agent_id,
+                "source": memory.sources[0] if memory.sources else "import",
+                "metadata": memory.metadata,
+                "category": memory.category,
+                "importance": memory.importance,
+                "subject": memory.subject,
+                "attribute": memory.attribute,
+                "observed_at": memory.observed_at,
+            }
         )
-    if held:
-        report.duplicates += 1
-        return
-    options: dict[str, Any] = {
-        "category": memory.category,
-        "importance": memory.importance,
-        "subject": memory.subject,
-        "attribute": memory.attribute,
-        "observed_at": memory.observed_at,
-    }
-    try:
-        result = mm.update_memory(
-            memory.content,
-            user_id=memory.user_id,
-            agent_id=memory.agent_id,
-            source=memory.sources[0] if memory.sources else "import",
-            metadata=memory.metadata,
-            **options,
-        )
-    except MemmanError as error:
-        report.bad.append(f"line {number}: {error}")
-        return
-    report.decided[result.op.value] = report.decided.get(result.op.value, 0) + 1
+    for number, result in zip(numbers, mm.ingest(records), strict=True):
+        if isinstance(result, MemmanError):
+            report.bad.append(f"line {number}: {result}")
+        else:
+            report.decided[result.op.value] = report.decided.get(result.op.value, 0) + 1
+
+
+def _hashes_by_scope(memories: list[tuple[int, Memory]]) -> dict[Scope, list[str]]:
+    by_scope: dict[Scope, list[str]] = {}
+    for _, memory in memories:
+        scope = Scope(memory.user_id, memory.agent_id)
+        by_scope.setdefault(scope, []).append(content_hash(memory.content))
+    return by_scope

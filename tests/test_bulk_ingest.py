@@ -3,6 +3,9 @@ executemany, with the same resulting store as writing the facts one at a time.""
 
 from __future__ import annotations
 
+import json
+import sys
+
 import pytest
 
 from memman import MemoryManager, Op
@@ -68,16 +71,9 @@ def test_update_many_gives_the_store_of_one_at_a_time(tmp_path, clock, chunk_siz
 
 
 def test_independent_facts_of_a_chunk_are_written_with_one_executemany(
-    tmp_path, clock, monkeypatch
+    tmp_path, clock, counted_inserts
 ):
-    inserts: list[int] = []
-    write = Store.insert_memories
-
-    def counted(self, conn, scope, rows):
-        inserts.append(len(rows))
-        return write(self, conn, scope, rows)
-
-    monkeypatch.setattr(Store, "insert_memories", counted)
+    inserts = counted_inserts
     facts = [f for f in CORPUS if f not in STORED][:12]
     with MemoryManager(str(tmp_path / "m.db"), decider="offline", clock=clock) as mm:
         results = mm.update_many(facts, user_id="u")
@@ -108,3 +104,56 @@ def test_a_failed_chunk_leaves_nothing_half_written(tmp_path, clock, monkeypatch
         monkeypatch.undo()
         assert mm.list(user_id="u") == []
         assert mm.events(user_id="u") == []
+
+
+@pytest.fixture
+def counted_inserts(monkeypatch) -> list[int]:
+    """Rows per Store.insert_memories statement (the write itself unchanged)."""
+    inserts: list[int] = []
+    write = Store.insert_memories
+
+    def counted(self, conn, scope, rows):
+        inserts.append(len(rows))
+        return write(self, conn, scope, rows)
+
+    monkeypatch.setattr(Store, "insert_memories", counted)
+    return inserts
+
+
+def test_cli_ingest_decides_like_one_at_a_time_and_writes_adds_together(
+    tmp_path, clock, counted_inserts, monkeypatch
+):
+    from memman.cli import main
+
+    with seeded(str(tmp_path / "single.db"), clock) as single:
+        for fact in CORPUS:
+            single.update_memory(fact, user_id="u")
+        expected = snapshot(single)
+    path = str(tmp_path / "bulk.db")
+    seeded(path, clock).close()
+    counted_inserts.clear()
+    lines = tmp_path / "facts.jsonl"
+    lines.write_text("\n".join(json.dumps({"fact": fact}) for fact in CORPUS) + "\n")
+    monkeypatch.setenv("MEMMAN_DECIDER", "offline")
+    monkeypatch.setattr(sys, "argv", ["memman", "ingest", str(lines), "-u", "u", "--db", path])
+    with pytest.raises(SystemExit) as exit_:
+        main()
+    assert exit_.value.code in (0, None)
+    adds = sum(1 for row in expected if row[4][0][0] == "ADD") - len(STORED)
+    assert sum(counted_inserts) == adds and len(counted_inserts) < adds
+    with MemoryManager(path, decider="offline", clock=clock) as bulk:
+        assert snapshot(bulk) == expected
+
+
+def test_a_merging_import_decides_in_chunks(tmp_path, clock, counted_inserts):
+    with MemoryManager(str(tmp_path / "source.db"), decider="offline", clock=clock) as source:
+        source.update_many(CORPUS, user_id="u")
+        dump = list(source.export_jsonl(user_id="u"))
+    with seeded(str(tmp_path / "target.db"), clock) as target:
+        counted_inserts.clear()
+        report = target.import_jsonl(dump)
+        assert report.bad == []
+        added = report.decided.get("ADD", 0)
+        assert added > 1 and sum(counted_inserts) == added and len(counted_inserts) < added
+        contents = {m.content for m in target.list(user_id="u", limit=100)}
+        assert "Jazz records fill my shelves" in contents
