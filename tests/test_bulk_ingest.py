@@ -157,3 +157,31 @@ def test_a_merging_import_decides_in_chunks(tmp_path, clock, counted_inserts):
         assert added > 1 and sum(counted_inserts) == added and len(counted_inserts) < added
         contents = {m.content for m in target.list(user_id="u", limit=100)}
         assert "Jazz records fill my shelves" in contents
+
+
+def test_ingest_writes_records_of_several_scopes_and_reports_bad_ones_in_place(tmp_path, clock):
+    records = [
+        {"fact": "Tomatoes grow on my balcony", "user_id": "a", "source": "crm:1"},
+        {"fact": "Jazz records fill my shelves", "user_id": "b"},
+        {"fact": "Jazz records fill my shelves"},  # user_id from the argument: "a"
+        {"user_id": "a"},  # no fact
+        {"fact": "Our cat sleeps on the piano", "colour": "red"},  # unknown key
+        {"fact": "Tomatoes grow on my balcony", "user_id": "a"},
+    ]
+    with MemoryManager(str(tmp_path / "m.db"), decider="offline", clock=clock) as mm:
+        results = mm.ingest(records, user_id="a")
+        assert [getattr(r, "op", type(r).__name__) for r in results] == [
+            Op.ADD,
+            Op.ADD,
+            Op.ADD,
+            "InvalidInputError",
+            "InvalidInputError",
+            Op.NOOP,
+        ]
+        assert "unknown keys: colour" in str(results[4])
+        assert sorted(m.content for m in mm.list(user_id="a")) == [
+            "Jazz records fill my shelves",
+            "Tomatoes grow on my balcony",
+        ]
+        assert [m.sources for m in mm.list(user_id="b")] == [[]]
+        assert mm.get(results[0].memory_id, user_id="a").sources == ["crm:1"]
