@@ -11,7 +11,8 @@ tree) and this tree each run in their own subprocess on copies of the same file.
     PYTHONPATH=$PWD MEMMAN_DATA=/work/shared/data python benchmarks/bench_bulk.py \\
         --old /tmp/bulk_old [--fill 100000] [--facts 5000] [--rounds 3] [--profile]
 
---profile prints cProfile's top functions (by own time) of one round of this tree.
+--profile prints cProfile's top functions (by own time) of one round of this tree, and CPU per
+SQL statement (the write path's run_sql statements; executemany is not among them).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from bench_scale import _fill
@@ -45,11 +47,35 @@ def _texts(fill: int, facts: int) -> dict:
     return {"rows": [stored[:fill]], "batch": batch}
 
 
+def _count_statements() -> dict[str, list[float]]:
+    """Wrap run_sql (where the write path's per-fact statements go) to sum CPU per statement."""
+    import memman.retrieval
+    import memman.store
+    import memman.vectors
+
+    spent: dict[str, list[float]] = {}
+    original = memman.store.run_sql
+
+    def counted(conn, sql, params=()):
+        cpu = time.process_time()
+        try:
+            return original(conn, sql, params)
+        finally:
+            entry = spent.setdefault(" ".join(sql.split()), [0, 0.0])
+            entry[0] += 1
+            entry[1] += time.process_time() - cpu
+
+    for module in (memman.store, memman.retrieval, memman.vectors):
+        module.run_sql = counted
+    return spent
+
+
 def _measure(base: str, batch: list[str], rounds: int, chunk: int | None, profile: bool) -> dict:
     from memman import MemoryManager
     from memman.config import load_settings
 
     samples, ops = [], {}
+    spent = _count_statements() if profile else {}
     for round_ in range(rounds):
         path = f"{base}.round{round_}"
         shutil.copy(base, path)
@@ -67,6 +93,9 @@ def _measure(base: str, batch: list[str], rounds: int, chunk: int | None, profil
                 out = io.StringIO()
                 pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(25)
                 print(out.getvalue(), file=sys.stderr)
+                for sql, (n, cpu) in sorted(spent.items(), key=lambda kv: -kv[1][1])[:8]:
+                    per_fact = cpu * 1000 / len(batch)
+                    print(f"{n:7d} calls {per_fact:6.3f} ms/fact  {sql[-110:]}", file=sys.stderr)
             else:
                 samples.append(timed(run))
             ops = {}

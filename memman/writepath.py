@@ -29,7 +29,7 @@ from memman.retrieval import Retrieved, hybrid_candidates, lexical_candidates
 from memman.route import Route, RouteKind, Thresholds, route, similarity_scores
 from memman.store import Scope, Store
 from memman.supersede import route_by_topic
-from memman.text import content_tokens, jaccard
+from memman.text import content_hash, content_tokens, jaccard
 from memman.timestamps import stamp
 from memman.vectors import VectorSearch
 
@@ -152,11 +152,9 @@ class WritePath:
                 held.hold(i, outcome, alsos.get(i))
                 continue
             walked[i] = outcome
-            if isinstance(outcome, UpdateResult):
-                if outcome.op is Op.ADD:
-                    absent.discard(candidate.content_hash)
-                elif outcome.op in (Op.UPDATE, Op.DELETE):
-                    absent.clear()  # new text may repeat a later fact: ask the store again
+            if isinstance(outcome, UpdateResult) and outcome.op in (Op.ADD, Op.UPDATE):
+                # Text now stored (the candidate's, an UPDATE's new one): no longer absent.
+                absent.discard(content_hash(outcome.content or ""))
             also = alsos.get(i)
             if isinstance(outcome, UpdateResult) and also is not None:
                 also(conn)
