@@ -11,6 +11,8 @@ tree) and this tree each run in their own subprocess on copies of the same file.
     PYTHONPATH=$PWD MEMMAN_DATA=/work/shared/data python benchmarks/bench_bulk.py \\
         --old /tmp/bulk_old [--fill 100000] [--facts 5000] [--rounds 3] [--profile]
 
+--compare writes the batch into two fresh stores, one fact at a time and with update_many, and
+says whether the stores (contents, statuses, event kinds per memory) and decisions are equal.
 --profile prints cProfile's top functions (by own time) of one round of this tree, and CPU per
 SQL statement (the write path's run_sql statements; executemany is not among them).
 """
@@ -112,6 +114,34 @@ def _measure(base: str, batch: list[str], rounds: int, chunk: int | None, profil
     }
 
 
+def _snapshot(mm) -> list[tuple]:
+    rows = []
+    for memory in mm.export(user_id=USER, include_inactive=True):
+        events = tuple((e.op.value, e.tier.value) for e in mm.history(memory.id, user_id=USER))
+        rows.append((memory.content, memory.status.value, memory.subject, memory.attribute, events))
+    return sorted(rows)
+
+
+def _compare(folder: str, batch: list[str]) -> dict:
+    """One at a time vs update_many into fresh stores: the same decisions and store?"""
+    from memman import MemoryManager
+
+    def write(name: str, bulk: bool) -> tuple[list, list]:
+        with MemoryManager(str(Path(folder) / name), decider="offline") as mm:
+            if bulk:
+                results = mm.update_many(batch, user_id=USER)
+            else:
+                results = [mm.update_memory(fact, user_id=USER) for fact in batch]
+            return [(r.op.value, r.tier.value) for r in results], _snapshot(mm)
+
+    single, bulk = write("single.db", False), write("bulk.db", True)
+    return {
+        "same_decisions": single[0] == bulk[0],
+        "same_store": single[1] == bulk[1],
+        "memories": len(bulk[1]),
+    }
+
+
 def _child(tree: str, args: list[str]) -> dict:
     env = {**os.environ, "PYTHONPATH": tree}
     out = subprocess.run(
@@ -129,7 +159,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--chunk", type=int, help="update_many chunk_size (default: setting)")
     parser.add_argument("--profile", action="store_true", help="cProfile one round (new)")
-    parser.add_argument("--child", choices=["fill", "measure"], help=argparse.SUPPRESS)
+    parser.add_argument("--compare", action="store_true", help="bulk vs one at a time (new)")
+    parser.add_argument("--child", choices=["fill", "measure", "compare"], help=argparse.SUPPRESS)
     parser.add_argument("--db", help=argparse.SUPPRESS)
     parser.add_argument("--texts", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -138,6 +169,8 @@ def main() -> None:
         if args.child == "fill":
             _fill(args.db, texts["rows"])
             print(json.dumps({}))
+        elif args.child == "compare":
+            print(json.dumps(_compare(str(Path(args.db).parent), texts["batch"])))
         else:
             result = _measure(args.db, texts["batch"], args.rounds, args.chunk, args.profile)
             print(json.dumps(result))
@@ -148,6 +181,9 @@ def main() -> None:
         texts = str(Path(tmp) / "texts.json")
         Path(texts).write_text(json.dumps(_texts(args.fill, args.facts)))
         base = str(Path(tmp) / "base.db")
+        if args.compare:
+            compared = _child(args.new, ["--child", "compare", "--db", base, "--texts", texts])
+            print(f"one at a time vs update_many, fresh stores: {compared}")
         _child(args.new, ["--child", "fill", "--db", base, "--texts", texts])
         for name, tree in trees.items():
             child = ["--child", "measure", "--db", base, "--texts", texts]
