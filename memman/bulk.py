@@ -27,7 +27,8 @@ from memman.retrieval import fts_query
 from memman.store import Store
 from memman.text import normalize, written_words
 
-# Run with a held ADD when it is written (update_many's `also`, see WritePath.batch).
+# More work for the transaction that applies or parks a fact (see WritePath.process); a held
+# ADD's runs when the ADD is written.
 Also = Callable[[sa.Connection], None] | None
 
 

@@ -18,7 +18,7 @@ import numpy as np
 import sqlalchemy as sa
 
 from memman.apply import Addition, StaleDecision, addition, apply_decision, park
-from memman.bulk import HeldAdditions
+from memman.bulk import Also, HeldAdditions
 from memman.candidate import Candidate
 from memman.config import Settings
 from memman.decide import Decided, Decider, Decision, OfflineDecider, decide_all
@@ -41,8 +41,6 @@ MAX_STALE_RETRIES = 3
 # A candidate's embedding: None without an embedder; the EmbeddingError when embedding failed,
 # which parks the fact unless the hash tier settles it (see WritePath._settle).
 Embedded = np.ndarray | EmbeddingError | None
-# More work for the transaction that applies or parks a fact (see WritePath.process).
-Also = Callable[[sa.Connection], None] | None
 Outcome = TypeVar("Outcome", UpdateResult, UpdateResult | Route)
 
 
