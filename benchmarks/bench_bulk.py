@@ -11,6 +11,8 @@ tree) and this tree each run in their own subprocess on copies of the same file.
     PYTHONPATH=$PWD MEMMAN_DATA=/work/shared/data python benchmarks/bench_bulk.py \\
         --old /tmp/bulk_old [--fill 100000] [--facts 5000] [--rounds 3] [--profile]
 
+--imports N exports the first N memories of the filled user and times import_jsonl of them into
+an empty store (raw copy) and into a store holding one memory (merging: decided in chunks).
 --compare writes the batch into two fresh stores, one fact at a time and with update_many, and
 says whether the stores (contents, statuses, event kinds per memory) and decisions are equal.
 --profile prints cProfile's top functions (by own time) of one round of this tree, and CPU per
@@ -22,6 +24,7 @@ from __future__ import annotations
 import argparse
 import cProfile
 import io
+import itertools
 import json
 import os
 import pstats
@@ -142,6 +145,24 @@ def _compare(folder: str, batch: list[str]) -> dict:
     }
 
 
+def _imports(base: str, n: int) -> dict:
+    """CPU records/s of a raw and a merging import of n exported memories of user-0."""
+    from memman import MemoryManager
+
+    with MemoryManager(base, decider="offline") as source:
+        lines = list(itertools.islice(source.export_jsonl(user_id=USER), n))
+    rates = {}
+    for kind in ("raw", "merge"):
+        path = f"{base}.{kind}"
+        with MemoryManager(path, decider="offline") as mm:
+            if kind == "merge":
+                mm.update_memory("A fact so the store is not empty", user_id=USER)
+            cpu, wall = timed(lambda mm=mm: mm.import_jsonl(lines))
+            rates[kind] = {"cpu": n / (cpu / 1000), "wall": n / (wall / 1000)}
+        os.remove(path)
+    return rates
+
+
 def _child(tree: str, args: list[str]) -> dict:
     env = {**os.environ, "PYTHONPATH": tree}
     out = subprocess.run(
@@ -160,7 +181,10 @@ def main() -> None:
     parser.add_argument("--chunk", type=int, help="update_many chunk_size (default: setting)")
     parser.add_argument("--profile", action="store_true", help="cProfile one round (new)")
     parser.add_argument("--compare", action="store_true", help="bulk vs one at a time (new)")
-    parser.add_argument("--child", choices=["fill", "measure", "compare"], help=argparse.SUPPRESS)
+    parser.add_argument("--imports", type=int, help="time import_jsonl of this many memories")
+    parser.add_argument(
+        "--child", choices=["fill", "measure", "compare", "imports"], help=argparse.SUPPRESS
+    )
     parser.add_argument("--db", help=argparse.SUPPRESS)
     parser.add_argument("--texts", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -171,6 +195,8 @@ def main() -> None:
             print(json.dumps({}))
         elif args.child == "compare":
             print(json.dumps(_compare(str(Path(args.db).parent), texts["batch"])))
+        elif args.child == "imports":
+            print(json.dumps(_imports(args.db, args.imports)))
         else:
             result = _measure(args.db, texts["batch"], args.rounds, args.chunk, args.profile)
             print(json.dumps(result))
@@ -192,6 +218,10 @@ def main() -> None:
             child += ["--profile"] if args.profile and name == "new" else []
             results[name] = _child(tree, child)
             print(json.dumps({name: results[name]}), file=sys.stderr, flush=True)
+            if args.imports:
+                child = ["--child", "imports", "--db", base, "--texts", texts]
+                rates = _child(tree, [*child, "--imports", str(args.imports)])
+                print(f"{name}: import_jsonl of {args.imports} records/s (CPU, wall): {rates}")
     print(f"update_many of {args.facts} facts into user-0 of {args.fill:,} memories,")
     print(f"medians over {args.rounds} rounds (offline decider, no embedder)\n")
     print("| code | CPU s | wall s | facts/s CPU | facts/s wall | ops |")
