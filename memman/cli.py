@@ -211,7 +211,8 @@ def ingest(
     agent: AgentOption = None,
     db: DbOption = None,
 ) -> None:
-    """Feed a JSONL file of facts through update_memory; bad lines are reported and skipped."""
+    """Feed a JSONL file of facts through update_memory's decisions, a chunk at a time
+    (MemoryManager.ingest); bad lines are reported and skipped."""
     try:
         lines = file.read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as error:

@@ -585,7 +585,8 @@ class MemoryManager:
         Into an empty store, or with raw=True, records are copied as they are (ids, statuses,
         counters, stamps, events). Into a store that holds memories, what it already has is
         skipped, inactive memories are copied with their status and active ones go through
-        update_memory. A bad line is reported (`report.bad`) and the rest are imported.
+        update_memory's decisions in chunks (see ingest). A bad line is reported (`report.bad`)
+        and the rest are imported.
         """
         if isinstance(source, str | Path):
             try:

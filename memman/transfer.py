@@ -9,9 +9,11 @@ Importing copies records as they are when the store is empty or when asked (`raw
 export read into a new file gives the same rows back. Into a store that already holds memories,
 a memory it already has (same id, or an active one of the scope with the same text) is skipped,
 an inactive one is copied with its status (a deleted memory stays deleted), and an active one
-goes through `update_memory`, which decides it against what is there and records why; the
-source's events are then not copied, since the decisions made here are the ones that apply.
-A bad line is reported with its number and the rest are imported.
+is decided against what is there, with why recorded (MemoryManager.ingest: update_memory's
+decisions, a chunk at a time; held texts are looked up once per run of such records, so a text
+that an earlier decision of the run wrote, an UPDATE's new text, is decided as a hash NOOP rather
+than counted a duplicate). The source's events are then not copied, since the decisions made
+here are the ones that apply. A bad line is reported with its number and the rest are imported.
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ class ImportReport:
 
     copied: int = 0  # memories written as they were: id, status, counters, stamps
     duplicates: int = 0  # memories the store already held (same id, or same active text)
-    decided: dict[str, int] = field(default_factory=dict)  # through update_memory, by op
+    decided: dict[str, int] = field(default_factory=dict)  # through MemoryManager.ingest, by op
     events_copied: int = 0
     events_skipped: int = 0  # a merge import records its own decisions instead
     bad: list[str] = field(default_factory=list)  # "line N: why", the line left out
