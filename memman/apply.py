@@ -8,6 +8,9 @@ the caller decides again rather than applying a decision about text that no long
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 import numpy as np
 import sqlalchemy as sa
 
@@ -16,10 +19,13 @@ from memman.decide import Decision
 from memman.embed import Embedder
 from memman.errors import DecisionError, EmbeddingError
 from memman.models import Memory, Op, Status, Tier, UpdateResult
-from memman.store import Store
+from memman.store import Store, memory_row, new_memory_id
 from memman.text import content_hash
 from memman.topic import about
 from memman.vectors import save_vector
+
+# The events columns an LLM call fills (llm.Call.audit_columns); None for the cheap tiers.
+AUDIT_COLUMNS = ("model", "prompt_template", "prompt_hash", "latency_ms", "attempts", "tokens")
 
 
 class StaleDecision(Exception):
@@ -109,27 +115,12 @@ def apply_decision(
     reason = decision.reason
 
     if op is Op.ADD:
-        memory_id = store.insert_memory(
-            conn,
-            scope,
-            content=candidate.content,
-            content_hash=candidate.content_hash,
-            now=now,
-            source=candidate.source,
-            metadata=candidate.metadata,
-            confidence=candidate.confidence,
-            category=candidate.category,
-            importance=DEFAULT_IMPORTANCE if candidate.importance is None else candidate.importance,
-            observed_at=candidate.observed_at or now,
-            **_topic_columns(candidate, candidate.content, decision.about),
-        )
-        after = candidate.content
-        if embedder is not None:
-            assert vector is not None, "the candidate is embedded before the transaction"
-            save_vector(conn, memory_id, embedder.name, vector)
-    elif decision.target is None:  # a NOOP that names no memory: nothing to change
-        pass
-    else:
+        change = addition(candidate, decision, now=now, scores=scores, vector=vector)
+        (result,) = write_additions(store, conn, [change], embedder=embedder)
+        if pending_id is not None:
+            store.delete_pending(conn, pending_id)
+        return result
+    if decision.target is not None:  # else a NOOP that names no memory: nothing to change
         target = _current(store, conn, decision.target)
         memory_id, before = target.id, target.content
         decision = _older_news(candidate, target, decision)
@@ -173,7 +164,6 @@ def apply_decision(
                     assert new_vector is not None, "new text is embedded before the transaction"
                     save_vector(conn, target.id, embedder.name, new_vector)
 
-    call = decision.call
     event_id = store.insert_event(
         conn,
         scope,
@@ -185,7 +175,7 @@ def apply_decision(
         content_after=after,
         reason=reason,
         scores=scores,
-        **(call.audit_columns() if call else {}),
+        **_audit_columns(decision),
         source=candidate.source,
         created_at=now,
     )
@@ -201,6 +191,100 @@ def apply_decision(
         previous_content=before,
         offline=decision.tier is Tier.OFFLINE,
     )
+
+
+def _audit_columns(decision: Decision) -> dict[str, object]:
+    """The events columns of the LLM call behind a decision (all None without one), so every
+    event row has the same columns (Store.insert_events writes many in one statement)."""
+    if decision.call is not None:
+        return decision.call.audit_columns()
+    return dict.fromkeys(AUDIT_COLUMNS)
+
+
+@dataclass(frozen=True)
+class Addition:
+    """One ADD's change set: the new memory's row, its audit event and its vector, written
+    together by write_additions (alone, or with the other ADDs of a chunk)."""
+
+    candidate: Candidate
+    decision: Decision
+    row: dict[str, Any]  # store.memory_row
+    event: dict[str, Any]  # store.insert_events
+    vector: np.ndarray | None
+
+
+def addition(
+    candidate: Candidate,
+    decision: Decision,
+    *,
+    now: str,
+    scores: dict | None,
+    vector: np.ndarray | None,
+) -> Addition:
+    """The change set of an ADD decision, nothing written yet."""
+    row = memory_row(
+        memory_id=new_memory_id(),
+        content=candidate.content,
+        content_hash=candidate.content_hash,
+        now=now,
+        source=candidate.source,
+        metadata=candidate.metadata,
+        confidence=candidate.confidence,
+        category=candidate.category,
+        importance=DEFAULT_IMPORTANCE if candidate.importance is None else candidate.importance,
+        observed_at=candidate.observed_at or now,
+        **_topic_columns(candidate, candidate.content, decision.about),
+    )
+    event = {
+        "memory_id": row["id"],
+        "op": Op.ADD.value,
+        "tier": decision.tier.value,
+        "candidate": candidate.content,
+        "content_before": None,
+        "content_after": candidate.content,
+        "reason": decision.reason,
+        "scores": scores,
+        **_audit_columns(decision),
+        "source": candidate.source,
+        "created_at": now,
+    }
+    return Addition(candidate, decision, row, event, vector)
+
+
+def write_additions(
+    store: Store,
+    conn: sa.Connection,
+    additions: list[Addition],
+    *,
+    embedder: Embedder | None,
+) -> list[UpdateResult]:
+    """Write ADDs of one scope inside the caller's transaction: the rows with one executemany,
+    their events with another, then the vectors (with an embedder). The one way a memory is
+    added by the write path, for one fact or a chunk."""
+    if not additions:
+        return []
+    scope = additions[0].candidate.scope
+    store.insert_memories(conn, scope, [a.row for a in additions])
+    event_ids = store.insert_events(conn, scope, [a.event for a in additions])
+    results = []
+    for change, event_id in zip(additions, event_ids, strict=True):
+        if embedder is not None:
+            assert change.vector is not None, "the candidate is embedded before the transaction"
+            save_vector(conn, change.row["id"], embedder.name, change.vector)
+        tier = change.decision.tier
+        results.append(
+            UpdateResult(
+                op=Op.ADD,
+                memory_id=change.row["id"],
+                tier=tier,
+                reason=change.decision.reason,
+                event_id=event_id,
+                content=change.candidate.content,
+                previous_content=None,
+                offline=tier is Tier.OFFLINE,
+            )
+        )
+    return results
 
 
 def park(

@@ -264,13 +264,22 @@ def ingest(
     agent: AgentOption = None,
     db: DbOption = None,
 ) -> None:
-    """Feed a JSONL file of facts through update_memory; bad lines are reported and skipped."""
+    """Feed a JSONL file of facts through update_memory's decisions, a chunk at a time
+    (MemoryManager.ingest); bad lines are reported and skipped."""
     try:
         lines = file.read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as error:
         raise InvalidInputError(f"cannot read {file}: {error}") from error
     counts: dict[str, int] = {}
     bad: list[str] = []
+    records: list[tuple[int, dict]] = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            records.append((number, _ingest_record(line, f"{file.name}:{number}", user)))
+        except (ValueError, MemmanError) as error:  # json.JSONDecodeError is a ValueError
+            bad.append(f"line {number}: {error}")
     with (
         _open(db) as mm,
         Progress(
@@ -281,37 +290,42 @@ def ingest(
             console=errors,
         ) as progress,
     ):
-        task = progress.add_task("ingest", total=len(lines))
-        for number, line in enumerate(lines, start=1):
-            progress.advance(task)
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-                if isinstance(record, str):
-                    record = {"fact": record}
-                if isinstance(record, dict) and "fact" not in record and "content" in record:
-                    record["fact"] = record["content"]  # a line of `memman export`
-                if not isinstance(record, dict) or "fact" not in record:
-                    raise InvalidInputError("expected an object with a 'fact' key")
-                if record.get("user_id", user) is None:
-                    raise InvalidInputError("no user_id: give one in the line or --user")
-                result = mm.update_memory(
-                    record["fact"],
-                    user_id=record.get("user_id", user),
-                    agent_id=record.get("agent_id", agent),
-                    source=record.get("source", f"{file.name}:{number}"),
-                    metadata=record.get("metadata"),
-                )
-                counts[result.op.value] = counts.get(result.op.value, 0) + 1
-            except (ValueError, MemmanError) as error:  # json.JSONDecodeError is a ValueError
-                bad.append(f"line {number}: {error}")
+        task = progress.add_task("ingest", total=len(records))
+        step = mm.settings.batch_chunk_size
+        for start in range(0, len(records), step):
+            part = records[start : start + step]
+            decided = mm.ingest([r for _, r in part], user_id=user, agent_id=agent)
+            for (number, _), result in zip(part, decided, strict=True):
+                if isinstance(result, MemmanError):
+                    bad.append(f"line {number}: {result}")
+                else:
+                    counts[result.op.value] = counts.get(result.op.value, 0) + 1
+            progress.advance(task, len(part))
+    bad.sort(key=lambda message: int(message.split(":")[0].removeprefix("line ")))
     for message in bad:
         errors.print(message)
     summary = ", ".join(f"{op} {n}" for op, n in sorted(counts.items())) or "nothing"
     console.print(f"{sum(counts.values())} facts decided ({summary}); {len(bad)} bad lines skipped")
     if bad:
         raise typer.Exit(2)
+
+
+def _ingest_record(line: str, source: str, user: str | None) -> dict:
+    """One line of an ingest file as a MemoryManager.ingest record (fact, scope, source,
+    metadata); a line of `memman export` gives its content as the fact."""
+    record = json.loads(line)
+    if isinstance(record, str):
+        record = {"fact": record}
+    if isinstance(record, dict) and "fact" not in record and "content" in record:
+        record["fact"] = record["content"]
+    if not isinstance(record, dict) or "fact" not in record:
+        raise InvalidInputError("expected an object with a 'fact' key")
+    if record.get("user_id", user) is None:
+        raise InvalidInputError("no user_id: give one in the line or --user")
+    kept = {
+        key: record[key] for key in ("fact", "user_id", "agent_id", "metadata") if key in record
+    }
+    return {**kept, "source": record.get("source", source)}
 
 
 @app.command()

@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import warnings
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +39,11 @@ from memman.writepath import Also, WritePath
 log = logging.getLogger(__name__)
 Clock = Callable[[], dt.datetime]
 
+# What an ingest record may say about its fact (MemoryManager.ingest).
+INGEST_KEYS = frozenset(
+    "fact user_id agent_id source metadata category importance subject attribute"
+    " observed_at".split()
+)
 # Any larger limit or offset overflows SQLite's integer binding (OverflowError, not our error).
 MAX_COUNT = 2**31 - 1
 
@@ -292,6 +297,77 @@ class MemoryManager:
                 raise InvalidInputError(f"fact #{index}: {error}") from error
         return self._writes.batch(scope, candidates, chunk_size or self.settings.batch_chunk_size)
 
+    def ingest(
+        self,
+        records: Iterable[Mapping[str, Any]],
+        *,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        source: str | None = None,
+        chunk_size: int | None = None,
+    ) -> list[UpdateResult | InvalidInputError]:
+        """update_many for records of several scopes (`memman ingest`, a merging import).
+
+        A record is a mapping with "fact" and optionally "user_id", "agent_id", "source",
+        "metadata", "category", "importance", "subject", "attribute" and "observed_at" (the
+        arguments of update_memory); user_id, agent_id and source default to the arguments.
+        A bad record gets its InvalidInputError in its place and the others are written.
+        Records are decided in order; a run of consecutive records of one scope is written as
+        update_many writes a batch (one transaction per chunk, its ADDs together).
+        """
+        size = chunk_size or self.settings.batch_chunk_size
+        _check_count("chunk_size", size, minimum=1)
+        results: list[UpdateResult | InvalidInputError | None] = []
+        run: list[tuple[int, Candidate]] = []
+
+        def write_run() -> None:
+            if run:
+                written = self._writes.batch(run[0][1].scope, [c for _, c in run], size)
+                for (index, _), result in zip(run, written, strict=True):
+                    results[index] = result
+                run.clear()
+
+        for index, record in enumerate(records):
+            results.append(None)
+            try:
+                candidate = self._record_candidate(record, user_id, agent_id, source)
+            except InvalidInputError as error:
+                results[index] = error
+                continue
+            if run and (run[0][1].scope != candidate.scope or len(run) >= size):
+                write_run()
+            run.append((index, candidate))
+        write_run()
+        return [result for result in results if result is not None]
+
+    def _record_candidate(
+        self,
+        record: Mapping[str, Any],
+        user_id: str | None,
+        agent_id: str | None,
+        source: str | None,
+    ) -> Candidate:
+        """The candidate of one ingest record (InvalidInputError saying what is wrong)."""
+        if not isinstance(record, Mapping) or "fact" not in record:
+            raise InvalidInputError("expected an object with a 'fact' key")
+        unknown = set(record) - INGEST_KEYS
+        if unknown:
+            raise InvalidInputError(f"unknown keys: {', '.join(sorted(map(str, unknown)))}")
+        user = record.get("user_id", user_id)
+        if user is None:
+            raise InvalidInputError("no user_id: give one in the record or as an argument")
+        return self._candidate(
+            record["fact"],
+            Scope(user, record.get("agent_id", agent_id)),
+            record.get("source", source),
+            record.get("metadata"),
+            record.get("category"),
+            record.get("importance"),
+            observed_at=record.get("observed_at"),
+            subject=record.get("subject"),
+            attribute=record.get("attribute"),
+        )
+
     # -- pending -----------------------------------------------------------------------------------
 
     def pending(
@@ -510,7 +586,8 @@ class MemoryManager:
         Into an empty store, or with raw=True, records are copied as they are (ids, statuses,
         counters, stamps, events). Into a store that holds memories, what it already has is
         skipped, inactive memories are copied with their status and active ones go through
-        update_memory. A bad line is reported (`report.bad`) and the rest are imported.
+        update_memory's decisions in chunks (see ingest). A bad line is reported (`report.bad`)
+        and the rest are imported.
         """
         if isinstance(source, str | Path):
             try:

@@ -563,29 +563,32 @@ class Store(LifecycleRows, MessageRows, UpkeepRows):
         subject: str | None = None,
         attribute: str | None = None,
         observed_at: str | None = None,
+        memory_id: str | None = None,
     ) -> str:
-        memory_id = new_memory_id()
-        _insert_returning_id(
-            conn,
-            "long_term",
-            scope,
-            {
-                "id": memory_id,
-                "category": category,
-                "content": content,
-                "content_hash": content_hash,
-                "importance": importance,
-                "confidence": confidence,
-                "created_at": now,
-                "updated_at": now,
-                "sources": json.dumps([source] if source else []),
-                "metadata": json.dumps(metadata),
-                "subject": subject,
-                "attribute": attribute,
-                "observed_at": observed_at or now,
-            },
+        """Insert one new active memory (insert_memories with one row) and return its id."""
+        row = memory_row(
+            memory_id=memory_id or new_memory_id(),
+            content=content,
+            content_hash=content_hash,
+            now=now,
+            source=source,
+            metadata=metadata,
+            confidence=confidence,
+            category=category,
+            importance=importance,
+            subject=subject,
+            attribute=attribute,
+            observed_at=observed_at,
         )
-        return memory_id
+        self.insert_memories(conn, scope, [row])
+        return row["id"]
+
+    def insert_memories(
+        self, conn: sa.Connection, scope: Scope, rows: list[dict[str, Any]]
+    ) -> None:
+        """Insert memory_row()s of one scope with one executemany (the FTS and vector-log
+        triggers fire per row as for a single insert)."""
+        _insert_many(conn, "long_term", scope, rows)
 
     def change_content(
         self,
@@ -684,6 +687,28 @@ class Store(LifecycleRows, MessageRows, UpkeepRows):
                 )
                 return int(previous[0])
         return _insert_returning_id(conn, "events", scope, values)
+
+    def insert_events(
+        self, conn: sa.Connection, scope: Scope, rows: list[dict[str, Any]]
+    ) -> list[int]:
+        """Record new audit events of one scope (never folded: for ADDs) with one executemany;
+        their ids in order. Inside the write transaction nobody else inserts, so they are the
+        ids after the largest one before."""
+        if not rows:
+            return []
+        (before,) = run_sql(conn, "SELECT coalesce(max(id), 0) FROM events").fetchone()
+        _insert_many(
+            conn,
+            "events",
+            scope,
+            [{**row, "scores": json.dumps(row.get("scores") or {})} for row in rows],
+        )
+        ids = run_sql(
+            conn,
+            "SELECT id FROM events WHERE user_id = ? AND agent_id = ? AND id > ? ORDER BY id",
+            (scope.user_id, scope.agent_key, before),
+        )
+        return [int(event_id) for (event_id,) in ids]
 
     def events_for_memory(self, conn: sa.Connection, memory_id: str) -> list[Event]:
         ev = self.events
@@ -836,6 +861,58 @@ def _insert_returning_id(
     marks = ", ".join("?" * len(row))
     cursor = run_sql(conn, f"INSERT INTO {table} ({columns}) VALUES ({marks})", list(row.values()))
     return int(cursor.lastrowid)
+
+
+def _insert_many(conn: sa.Connection, table: str, scope: Scope, rows: list[dict[str, Any]]) -> None:
+    """Insert rows of a scope, all with the same columns, with one executemany.
+
+    As in _insert_returning_id, column names come from this module's callers only.
+    """
+    if not rows:
+        return
+    scoped = [{"user_id": scope.user_id, "agent_id": scope.agent_key, **row} for row in rows]
+    columns = ", ".join(scoped[0])
+    marks = ", ".join("?" * len(scoped[0]))
+    sql = f"INSERT INTO {table} ({columns}) VALUES ({marks})"
+    try:
+        conn.connection.driver_connection.executemany(sql, [list(r.values()) for r in scoped])
+    except conn.dialect.loaded_dbapi.Error as error:  # wrapped as run_sql wraps it
+        raise sa.exc.DBAPIError.instance(
+            sql, None, error, conn.dialect.loaded_dbapi.Error
+        ) from error
+
+
+def memory_row(
+    *,
+    memory_id: str,
+    content: str,
+    content_hash: str,
+    now: str,
+    source: str | None,
+    metadata: dict[str, Any],
+    confidence: float = DEFAULT_CONFIDENCE,
+    category: str | None = None,
+    importance: float = 5.0,
+    subject: str | None = None,
+    attribute: str | None = None,
+    observed_at: str | None = None,
+) -> dict[str, Any]:
+    """The long_term values of a new active memory, for Store.insert_memories."""
+    return {
+        "id": memory_id,
+        "category": category,
+        "content": content,
+        "content_hash": content_hash,
+        "importance": importance,
+        "confidence": confidence,
+        "created_at": now,
+        "updated_at": now,
+        "sources": json.dumps([source] if source else []),
+        "metadata": json.dumps(metadata),
+        "subject": subject,
+        "attribute": attribute,
+        "observed_at": observed_at or now,
+    }
 
 
 # Provenance kept per memory: a fact repeated in every session must not grow its row forever.

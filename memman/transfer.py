@@ -9,15 +9,17 @@ Importing copies records as they are when the store is empty or when asked (`raw
 export read into a new file gives the same rows back. Into a store that already holds memories,
 a memory it already has (same id, or an active one of the scope with the same text) is skipped,
 an inactive one is copied with its status (a deleted memory stays deleted), and an active one
-goes through `update_memory`, which decides it against what is there and records why; the
-source's events are then not copied, since the decisions made here are the ones that apply.
-A bad line is reported with its number and the rest are imported.
+is decided against what is there, with why recorded (MemoryManager.ingest: update_memory's
+decisions, a chunk at a time; held texts are looked up once per run of such records, so a text
+that an earlier decision of the run wrote, an UPDATE's new text, is decided as a hash NOOP rather
+than counted a duplicate). The source's events are then not copied, since the decisions made
+here are the ones that apply. A bad line is reported with its number and the rest are imported.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -48,7 +50,9 @@ class Manager(Protocol):
 
     def export_events(self, *, user_id: str | None, agent_id: str | None) -> Iterator[Event]: ...
 
-    def update_memory(self, content: str, **options: Any) -> UpdateResult: ...
+    def ingest(
+        self, records: Iterable[Mapping[str, Any]]
+    ) -> list[UpdateResult | InvalidInputError]: ...
 
 
 @dataclass
@@ -57,7 +61,7 @@ class ImportReport:
 
     copied: int = 0  # memories written as they were: id, status, counters, stamps
     duplicates: int = 0  # memories the store already held (same id, or same active text)
-    decided: dict[str, int] = field(default_factory=dict)  # through update_memory, by op
+    decided: dict[str, int] = field(default_factory=dict)  # through MemoryManager.ingest, by op
     events_copied: int = 0
     events_skipped: int = 0  # a merge import records its own decisions instead
     bad: list[str] = field(default_factory=list)  # "line N: why", the line left out
@@ -113,8 +117,12 @@ def import_lines(mm: Manager, lines: Iterable[str], *, raw: bool = False) -> Imp
     copy = raw or empty_memories
     report = ImportReport()
     batch: list[tuple[int, Memory | Event]] = []
+    deciding: list[tuple[int, Memory]] = []
 
-    def flush() -> None:
+    def flush() -> None:  # in file order: a decision sees every record before it
+        if deciding:
+            _decide(mm, deciding, report)
+            deciding.clear()
         if batch:
             store.write(lambda conn: _copy(conn, mm, batch, bool(events), report))
             batch.clear()
@@ -130,12 +138,17 @@ def import_lines(mm: Manager, lines: Iterable[str], *, raw: bool = False) -> Imp
         if isinstance(record, Event) and not copy:
             report.events_skipped += 1
         elif copy or isinstance(record, Event) or record.status is not Status.ACTIVE:
+            if deciding:
+                flush()
             batch.append((number, record))
             if len(batch) >= BATCH:
                 flush()
         else:
-            flush()  # in file order: a decision sees every record before it
-            _decide(mm, number, record, report)
+            if batch:
+                flush()
+            deciding.append((number, record))
+            if len(deciding) >= BATCH:
+                flush()
     flush()
     return report
 
@@ -167,33 +180,51 @@ def _copy(
         report.copied += 1
 
 
-def _decide(mm: Manager, number: int, memory: Memory, report: ImportReport) -> None:
-    """An active memory into a store that has some: skipped if held, else decided."""
-    scope = Scope(memory.user_id, memory.agent_id)
-    with mm.store.read() as conn:
-        held = mm.store.existing_memory_ids(conn, [memory.id]) or mm.store.active_by_hash(
-            conn, scope, content_hash(memory.content)
+def _decide(mm: Manager, memories: list[tuple[int, Memory]], report: ImportReport) -> None:
+    """Active memories into a store that has some: each skipped if held (same id, or same
+    active text of the scope, earlier lines of the run included), the rest decided together
+    by MemoryManager.ingest (one transaction per chunk)."""
+    store = mm.store
+    with store.read() as conn:
+        held_ids = store.existing_memory_ids(conn, [m.id for _, m in memories])
+        held_texts = {
+            (scope, digest)
+            for scope, digests in _hashes_by_scope(memories).items()
+            for digest in store.active_hashes(conn, scope, digests)
+        }
+    numbers, records = [], []
+    for number, memory in memories:
+        key = (Scope(memory.user_id, memory.agent_id), content_hash(memory.content))
+        if memory.id in held_ids or key in held_texts:
+            report.duplicates += 1
+            continue
+        held_ids.add(memory.id)
+        held_texts.add(key)
+        numbers.append(number)
+        records.append(
+            {
+                "fact": memory.content,
+                "user_id": memory.user_id,
+                "agent_id": memory.agent_id,
+                "source": memory.sources[0] if memory.sources else "import",
+                "metadata": memory.metadata,
+                "category": memory.category,
+                "importance": memory.importance,
+                "subject": memory.subject,
+                "attribute": memory.attribute,
+                "observed_at": memory.observed_at,
+            }
         )
-    if held:
-        report.duplicates += 1
-        return
-    options: dict[str, Any] = {
-        "category": memory.category,
-        "importance": memory.importance,
-        "subject": memory.subject,
-        "attribute": memory.attribute,
-        "observed_at": memory.observed_at,
-    }
-    try:
-        result = mm.update_memory(
-            memory.content,
-            user_id=memory.user_id,
-            agent_id=memory.agent_id,
-            source=memory.sources[0] if memory.sources else "import",
-            metadata=memory.metadata,
-            **options,
-        )
-    except MemmanError as error:
-        report.bad.append(f"line {number}: {error}")
-        return
-    report.decided[result.op.value] = report.decided.get(result.op.value, 0) + 1
+    for number, result in zip(numbers, mm.ingest(records), strict=True):
+        if isinstance(result, MemmanError):
+            report.bad.append(f"line {number}: {result}")
+        else:
+            report.decided[result.op.value] = report.decided.get(result.op.value, 0) + 1
+
+
+def _hashes_by_scope(memories: list[tuple[int, Memory]]) -> dict[Scope, list[str]]:
+    by_scope: dict[Scope, list[str]] = {}
+    for _, memory in memories:
+        scope = Scope(memory.user_id, memory.agent_id)
+        by_scope.setdefault(scope, []).append(content_hash(memory.content))
+    return by_scope

@@ -17,7 +17,8 @@ from typing import TypeVar
 import numpy as np
 import sqlalchemy as sa
 
-from memman.apply import StaleDecision, apply_decision, park
+from memman.apply import Addition, StaleDecision, addition, apply_decision, park
+from memman.bulk import Also, HeldAdditions
 from memman.candidate import Candidate
 from memman.config import Settings
 from memman.decide import Decided, Decider, Decision, OfflineDecider, decide_all
@@ -28,7 +29,7 @@ from memman.retrieval import Retrieved, hybrid_candidates, lexical_candidates
 from memman.route import Route, RouteKind, Thresholds, route, similarity_scores
 from memman.store import Scope, Store
 from memman.supersede import route_by_topic
-from memman.text import content_tokens, jaccard
+from memman.text import content_hash, content_tokens, jaccard
 from memman.timestamps import stamp
 from memman.vectors import VectorSearch
 
@@ -40,8 +41,6 @@ MAX_STALE_RETRIES = 3
 # A candidate's embedding: None without an embedder; the EmbeddingError when embedding failed,
 # which parks the fact unless the hash tier settles it (see WritePath._settle).
 Embedded = np.ndarray | EmbeddingError | None
-# More work for the transaction that applies or parks a fact (see WritePath.process).
-Also = Callable[[sa.Connection], None] | None
 Outcome = TypeVar("Outcome", UpdateResult, UpdateResult | Route)
 
 
@@ -129,6 +128,8 @@ class WritePath:
         """
         walked: dict[int, UpdateResult | Route] = {}
         claims = _Claims(self.cosine_novel())
+        held = HeldAdditions(self.store) if self.embedder is None else None
+        absent = self._absent_hashes(conn, window, candidates)
         for i in window:
             candidate, vector = candidates[i], vectors[i]
             needs_vector = vector is None and self._needs_vector(conn, candidate)
@@ -137,8 +138,21 @@ class WritePath:
             if needs_vector or claims.touched_by(candidate, vector):
                 claims.wait(candidate, vector)
                 continue
-            outcome = self._settle(conn, candidate, vector=vector)
+            if held is not None and held.touched_by(candidate):
+                written = held.write(conn)
+                absent -= {candidates[j].content_hash for j in written}
+                walked.update(written)
+            outcome = self._settle(
+                conn, candidate, vector=vector, held=held, absent=candidate.content_hash in absent
+            )
+            if isinstance(outcome, Addition):
+                assert held is not None
+                held.hold(i, outcome, alsos.get(i))
+                continue
             walked[i] = outcome
+            if isinstance(outcome, UpdateResult) and outcome.op in (Op.ADD, Op.UPDATE):
+                # Text now stored (the candidate's, an UPDATE's new one): no longer absent.
+                absent.discard(content_hash(outcome.content or ""))
             also = alsos.get(i)
             if isinstance(outcome, UpdateResult) and also is not None:
                 also(conn)
@@ -146,7 +160,20 @@ class WritePath:
                 claims.add(candidate, vector, outcome.related)
                 if claims.count >= self.settings.llm_batch_size:
                     break
-        return walked
+        if held is not None:
+            walked.update(held.write(conn))
+        return dict(sorted(walked.items()))
+
+    def _absent_hashes(
+        self, conn: sa.Connection, window: list[int], candidates: list[Candidate]
+    ) -> set[str]:
+        """The window's hashes no active memory of the scope holds (one query), so the hash
+        tier need not ask the store fact by fact."""
+        hashes = list(dict.fromkeys(candidates[i].content_hash for i in window))
+        if not hashes:
+            return set()
+        scope = candidates[window[0]].scope
+        return set(hashes) - self.store.active_hashes(conn, scope, hashes)
 
     def _decide_walked(
         self,
@@ -314,15 +341,25 @@ class WritePath:
         candidate: Candidate,
         pending_id: int | None = None,
         vector: Embedded = None,
-    ) -> UpdateResult | Route:
+        *,
+        held: HeldAdditions | None = None,
+        absent: bool = False,
+    ) -> UpdateResult | Route | Addition:
         """Inside a write transaction: settle the candidate by the cheap tiers if possible.
 
-        Returns the applied result, or the ambiguous Route when an LLM has to decide. When
+        Returns the applied result, or the ambiguous Route when an LLM has to decide. With
+        `held` (update_many's chunk path), an ADD is returned unwritten, as its Addition, for
+        the caller to hold; `absent` says the store holds no active memory with the
+        candidate's hash (checked for the whole chunk at once). When
         embedding failed, the hash tier may still settle an exact repeat (it needs no vector
         and decides the same with or without one); anything else is parked, because routing
         without the vector would decide differently from the configured semantic tier.
         """
-        existing = self.store.active_by_hash(conn, candidate.scope, candidate.content_hash)
+        existing = (
+            None
+            if absent
+            else self.store.active_by_hash(conn, candidate.scope, candidate.content_hash)
+        )
         if existing is not None:
             decision = Decision(
                 Op.NOOP, "same normalised text as an existing memory", Tier.HASH, target=existing
@@ -333,7 +370,7 @@ class WritePath:
         routed = self._route(conn, candidate, vector)
         if isinstance(routed, tuple):
             decision, scores = routed
-            return self._apply(conn, candidate, decision, scores, pending_id, vector)
+            return self._apply_or_hold(conn, candidate, decision, scores, pending_id, vector, held)
         if routed.kind is RouteKind.NOVEL:
             decision = Decision(Op.ADD, routed.reason, Tier.NOVEL)
         elif routed.kind is RouteKind.DUPLICATE:
@@ -344,7 +381,24 @@ class WritePath:
             decision = self.decider.decide(candidate, routed.related, today=self.clock().date())
         else:
             return routed
-        return self._apply(conn, candidate, decision, routed.scores(), pending_id, vector)
+        return self._apply_or_hold(
+            conn, candidate, decision, routed.scores(), pending_id, vector, held
+        )
+
+    def _apply_or_hold(
+        self,
+        conn: sa.Connection,
+        candidate: Candidate,
+        decision: Decision,
+        scores: dict | None,
+        pending_id: int | None,
+        vector: Embedded,
+        held: HeldAdditions | None,
+    ) -> UpdateResult | Addition:
+        """_apply, except that an ADD of the chunk path comes back unwritten (see _settle)."""
+        if held is not None and decision.op is Op.ADD and pending_id is None:
+            return addition(candidate, decision, now=self._now(), scores=scores, vector=None)
+        return self._apply(conn, candidate, decision, scores, pending_id, vector)
 
     def process(
         self,
@@ -369,6 +423,7 @@ class WritePath:
             outcome = write(lambda conn: self._settle(conn, candidate, pending_id, vector))
             if isinstance(outcome, UpdateResult):
                 return outcome
+            assert isinstance(outcome, Route), "only the chunk path holds an ADD back"
             (decided,) = decide_all(
                 self.decider, [(candidate, outcome.related)], today=self.clock().date()
             )

@@ -138,9 +138,18 @@ class Storage(Protocol):
         subject: str | None = None,
         attribute: str | None = None,
         observed_at: str | None = None,
+        memory_id: str | None = None,
     ) -> str:
-        """The new active memory's id. Raises IntegrityError if the scope already holds the
-        hash as an active memory (the unique index: a concurrent writer won)."""
+        """The new active memory's id (memory_id, or a new one). Raises IntegrityError if the
+        scope already holds the hash as an active memory (the unique index: a concurrent
+        writer won)."""
+        ...
+
+    def insert_memories(
+        self, conn: sa.Connection, scope: Scope, rows: list[dict[str, Any]]
+    ) -> None:
+        """Insert memory_row()s of one scope in one statement batch; IntegrityError as for
+        insert_memory, and then none of the rows is written (the caller's transaction)."""
         ...
 
     def change_content(
@@ -182,6 +191,13 @@ class Storage(Protocol):
     def insert_event(self, conn: sa.Connection, scope: Scope, **values: Any) -> int:
         """The event's id; a NOOP repeating the memory's previous event is folded into it
         (repeat_count, last_at; locks that event's row)."""
+        ...
+
+    def insert_events(
+        self, conn: sa.Connection, scope: Scope, rows: list[dict[str, Any]]
+    ) -> list[int]:
+        """Record new audit events of one scope (ADDs: never folded) in one statement batch;
+        their ids, in the order of rows."""
         ...
 
     def copy_event(self, conn: sa.Connection, event: Event, *, keep_id: bool) -> None:

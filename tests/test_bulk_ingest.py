@@ -1,0 +1,187 @@
+"""Bulk ingest (issue 14): update_many decides a chunk together and writes its ADDs with one
+executemany, with the same resulting store as writing the facts one at a time."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+
+from memman import MemoryManager, Op
+from memman.errors import StoreError
+from memman.store import Store
+
+STORED = [
+    "I live in Paris",
+    "I work at Google",
+    "I enjoy reading mystery novels",
+    "My sister is a nurse",
+]
+CORPUS = [
+    "I play the violin",
+    "My brother collects stamps",
+    "i play the violin.",  # a duplicate inside the chunk (same normalised text)
+    "I am 30 years old",
+    "Tomatoes grow on my balcony",
+    "I enjoy reading mystery novels",  # an exact repeat of a stored fact
+    "I really enjoy reading mystery novels at night",  # a paraphrase of a stored fact
+    "I moved to Berlin",  # replaces the stored residence
+    "I am 31 years old",  # contradicts a fact earlier in the same chunk
+    "My favorite color is blue",
+    "Winter evenings are for chess",
+    "My favorite color is green",  # single-valued: replaces blue, same chunk
+    "I work at Apple",
+    "Our cat sleeps on the piano",
+    "My sister is a nurse",
+    "I drive a red bicycle to work",
+    "Saturday mornings mean pancakes",
+    "I play the violin",
+    "I no longer work at Apple",
+    "Jazz records fill my shelves",
+]
+
+
+def snapshot(mm: MemoryManager) -> list[tuple]:
+    """Every memory of user u (any status) with its event kinds, independent of ids and order."""
+    rows = []
+    for memory in mm.export(user_id="u", include_inactive=True):
+        events = tuple((e.op.value, e.tier.value) for e in mm.history(memory.id, user_id="u"))
+        rows.append((memory.content, memory.status.value, memory.subject, memory.attribute, events))
+    return sorted(rows)
+
+
+def seeded(path: str, clock) -> MemoryManager:
+    mm = MemoryManager(path, decider="offline", clock=clock)
+    for fact in STORED:
+        mm.update_memory(fact, user_id="u")
+    return mm
+
+
+@pytest.mark.parametrize("chunk_size", [1, 6, 500])
+def test_update_many_gives_the_store_of_one_at_a_time(tmp_path, clock, chunk_size):
+    with seeded(str(tmp_path / "single.db"), clock) as single:
+        one_by_one = [single.update_memory(fact, user_id="u") for fact in CORPUS]
+        expected = snapshot(single)
+    with seeded(str(tmp_path / "bulk.db"), clock) as bulk:
+        together = bulk.update_many(CORPUS, user_id="u", chunk_size=chunk_size)
+        assert snapshot(bulk) == expected
+    assert [(r.op, r.tier) for r in together] == [(r.op, r.tier) for r in one_by_one]
+    assert {r.op for r in together} >= {Op.ADD, Op.NOOP, Op.UPDATE}
+
+
+def test_independent_facts_of_a_chunk_are_written_with_one_executemany(
+    tmp_path, clock, counted_inserts
+):
+    inserts = counted_inserts
+    facts = [f for f in CORPUS if f not in STORED][:12]
+    with MemoryManager(str(tmp_path / "m.db"), decider="offline", clock=clock) as mm:
+        results = mm.update_many(facts, user_id="u")
+        adds = [r for r in results if r.op is Op.ADD]
+        # Fewer statements than ADDs: held ADDs went in together.
+        assert len(inserts) < len(adds)
+        assert sum(inserts) == len(adds)
+        for result in adds:
+            event = mm.history(result.memory_id, user_id="u")[0]
+            assert (event.op, event.id, event.content_after) == (
+                Op.ADD,
+                result.event_id,
+                result.content,
+            )
+
+
+def test_a_failed_chunk_leaves_nothing_half_written(tmp_path, clock, monkeypatch):
+    def broken(self, conn, scope, rows):
+        raise StoreError("disk gone")
+
+    path = str(tmp_path / "m.db")
+    with MemoryManager(path, decider="offline", clock=clock) as mm:
+        monkeypatch.setattr(Store, "insert_events", broken)
+        with pytest.raises(StoreError):
+            mm.update_many(
+                ["Tomatoes grow on my balcony", "Jazz records fill my shelves"], user_id="u"
+            )
+        monkeypatch.undo()
+        assert mm.list(user_id="u") == []
+        assert mm.events(user_id="u") == []
+
+
+@pytest.fixture
+def counted_inserts(monkeypatch) -> list[int]:
+    """Rows per Store.insert_memories statement (the write itself unchanged)."""
+    inserts: list[int] = []
+    write = Store.insert_memories
+
+    def counted(self, conn, scope, rows):
+        inserts.append(len(rows))
+        return write(self, conn, scope, rows)
+
+    monkeypatch.setattr(Store, "insert_memories", counted)
+    return inserts
+
+
+def test_cli_ingest_decides_like_one_at_a_time_and_writes_adds_together(
+    tmp_path, clock, counted_inserts, monkeypatch
+):
+    from memman.cli import main
+
+    with seeded(str(tmp_path / "single.db"), clock) as single:
+        for fact in CORPUS:
+            single.update_memory(fact, user_id="u")
+        expected = snapshot(single)
+    path = str(tmp_path / "bulk.db")
+    seeded(path, clock).close()
+    counted_inserts.clear()
+    lines = tmp_path / "facts.jsonl"
+    lines.write_text("\n".join(json.dumps({"fact": fact}) for fact in CORPUS) + "\n")
+    monkeypatch.setenv("MEMMAN_DECIDER", "offline")
+    monkeypatch.setattr(sys, "argv", ["memman", "ingest", str(lines), "-u", "u", "--db", path])
+    with pytest.raises(SystemExit) as exit_:
+        main()
+    assert exit_.value.code in (0, None)
+    adds = sum(1 for row in expected if row[4][0][0] == "ADD") - len(STORED)
+    assert sum(counted_inserts) == adds and len(counted_inserts) < adds
+    with MemoryManager(path, decider="offline", clock=clock) as bulk:
+        assert snapshot(bulk) == expected
+
+
+def test_a_merging_import_decides_in_chunks(tmp_path, clock, counted_inserts):
+    with MemoryManager(str(tmp_path / "source.db"), decider="offline", clock=clock) as source:
+        source.update_many(CORPUS, user_id="u")
+        dump = list(source.export_jsonl(user_id="u"))
+    with seeded(str(tmp_path / "target.db"), clock) as target:
+        counted_inserts.clear()
+        report = target.import_jsonl(dump)
+        assert report.bad == []
+        added = report.decided.get("ADD", 0)
+        assert added > 1 and sum(counted_inserts) == added and len(counted_inserts) < added
+        contents = {m.content for m in target.list(user_id="u", limit=100)}
+        assert "Jazz records fill my shelves" in contents
+
+
+def test_ingest_writes_records_of_several_scopes_and_reports_bad_ones_in_place(tmp_path, clock):
+    records = [
+        {"fact": "Tomatoes grow on my balcony", "user_id": "a", "source": "crm:1"},
+        {"fact": "Jazz records fill my shelves", "user_id": "b"},
+        {"fact": "Jazz records fill my shelves"},  # user_id from the argument: "a"
+        {"user_id": "a"},  # no fact
+        {"fact": "Our cat sleeps on the piano", "colour": "red"},  # unknown key
+        {"fact": "Tomatoes grow on my balcony", "user_id": "a"},
+    ]
+    with MemoryManager(str(tmp_path / "m.db"), decider="offline", clock=clock) as mm:
+        results = mm.ingest(records, user_id="a")
+        assert [getattr(r, "op", type(r).__name__) for r in results] == [
+            Op.ADD,
+            Op.ADD,
+            Op.ADD,
+            "InvalidInputError",
+            "InvalidInputError",
+            Op.NOOP,
+        ]
+        assert "unknown keys: colour" in str(results[4])
+        assert sorted(m.content for m in mm.list(user_id="a")) == [
+            "Jazz records fill my shelves",
+            "Tomatoes grow on my balcony",
+        ]
+        assert [m.sources for m in mm.list(user_id="b")] == [[]]
+        assert mm.get(results[0].memory_id, user_id="a").sources == ["crm:1"]
