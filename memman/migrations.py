@@ -524,3 +524,16 @@ def m021_fts_postings_per_scope(db: sqlite_utils.Database) -> None:
         done, last = done + len(rows), rows[-1][0]
         _log_progress(done, total)
     db.execute("INSERT INTO long_term_fts (long_term_fts, rank) VALUES ('automerge', 8)")
+
+
+@migrations()
+def m022_topic_index_ordered(db: sqlite_utils.Database) -> None:
+    # Memories about one topic, newest observed first, read by one index seek: with
+    # observed_at in the index the scan stops after `limit` rows instead of sorting every
+    # memory of the topic (a common verb topic holds thousands in a 100k scope: ~1.5 ms a fact).
+    db.execute("DROP INDEX long_term_topic")
+    db.execute(
+        "CREATE INDEX long_term_topic"
+        " ON long_term (user_id, agent_id, subject, attribute, observed_at)"
+        " WHERE status = 'active'"
+    )

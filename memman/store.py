@@ -211,7 +211,7 @@ class Store(LifecycleRows, MessageRows, UpkeepRows):
             self._by_id_sql = select_memory + " WHERE id = ?"
             self._by_topic_sql = (
                 select_memory + " WHERE user_id = ? AND agent_id = ? AND subject = ?"
-                " AND attribute = ? AND status = 'active' ORDER BY observed_at DESC LIMIT ?"
+                " AND attribute = ? AND status = 'active' ORDER BY observed_at DESC, pk DESC LIMIT ?"
             )
         except StoreError:
             self.engine.dispose()
@@ -420,7 +420,8 @@ class Store(LifecycleRows, MessageRows, UpkeepRows):
         self, conn: sa.Connection, scope: Scope, subject: str, attribute: str, limit: int
     ) -> list[Memory]:
         """The scope's active memories about this subject and attribute, newest observed
-        first (the long_term_topic index: one seek, whatever the store's size)."""
+        first, the later written first among equal times (the long_term_topic index: one
+        seek that stops after limit rows, whatever the store's size)."""
         rows = run_sql(
             conn, self._by_topic_sql, (scope.user_id, scope.agent_key, subject, attribute, limit)
         )
