@@ -211,7 +211,8 @@ class Store(LifecycleRows, MessageRows, UpkeepRows):
             self._by_id_sql = select_memory + " WHERE id = ?"
             self._by_topic_sql = (
                 select_memory + " WHERE user_id = ? AND agent_id = ? AND subject = ?"
-                " AND attribute = ? AND status = 'active' ORDER BY observed_at DESC, pk DESC LIMIT ?"
+                " AND attribute = ? AND status = 'active'"
+                " ORDER BY observed_at DESC, pk DESC LIMIT ?"
             )
         except StoreError:
             self.engine.dispose()
