@@ -32,11 +32,20 @@ from memman.text import numbers
 from memman.topic import (
     Topic,
     about,
+    counted,
     is_single_valued,
     is_verb_topic,
     object_words,
     same_value,
+    trim_value,
 )
+
+# Past-tense verbs: "visited Paris in 2019" and "in 2022" are two events, not a recount.
+_PAST = frozenset(
+    """was were went got bought sold took made had saw ran ate did left came became grew met
+    won lost began wrote drove flew gave quit""".split()
+)
+_YEAR = 1900, 2100
 
 
 @dataclass(frozen=True)
@@ -67,10 +76,15 @@ def route_by_topic(
     seen = [*retrieved, *same_topic]
     other = frozenset(m.id for m in seen if _other_topic(topic, m, single_valued, by_meaning))
     related = [m for m in same_topic if m.id not in other]
+    if topic.retracted and is_verb_topic(topic.attribute):
+        taken = _taken_back(candidate, topic, seen)
+        return TopicRouting(taken, other, related)
     if not same_topic or is_verb_topic(topic.attribute):
         # A fallback topic only tells other facts apart; what a verb's object changes is the
-        # router's and the decider's to judge (they see the memories of the same verb).
-        return TopicRouting(other_topics=other, same_topic=related)
+        # router's and the decider's to judge (they see the memories of the same verb), but
+        # for a new count of the same thing ("runs 5 km" -> "runs 10 km").
+        recount = _recounted_verb(candidate, topic, related) if same_topic else None
+        return TopicRouting(recount, other, related)
     if is_single_valued(topic.attribute, single_valued):
         decision = _single(candidate, topic, same_topic[0])
     else:
@@ -96,6 +110,8 @@ def _other_topic(
         return False  # by_meaning: "enjoys prawns" may say "loves shellfish"; the cosine judges
     stated = about(memory.content)
     if stated is None or stated.attribute != topic.attribute:
+        return False
+    if same_value(stated.value, topic.replaces):  # "tea instead of coffee": coffee is touched
         return False
     if stated.value is None or topic.value is None:
         return False
@@ -123,7 +139,9 @@ def _single(candidate: Candidate, topic: Topic, current: Memory) -> Decision | N
     if same_polarity and (
         same_value(stated.value, topic.value) or (topic.retracted and topic.value is None)
     ):
-        return None  # the same value again: the router decides NOOP or refinement
+        # The same value again: the router decides NOOP or refinement, but for a new count
+        # ("lived in Chicago for 3 years" -> "for 4 years", "10 cigarettes a day" -> "3").
+        return _newer_count(candidate, topic, current, numbers(current.content))
     if (
         topic.retracted
         and topic.value is not None
@@ -150,12 +168,80 @@ def _multi(candidate: Candidate, topic: Topic, same_topic: list[Memory]) -> Deci
     return None
 
 
+def _newer_count(
+    candidate: Candidate, topic: Topic, memory: Memory, had: frozenset[str]
+) -> Decision | None:
+    """UPDATE when the candidate counts the memory's thing differently; None when the counts
+    are the same, missing, or years (a year dates an event, it does not count a thing)."""
+    said = numbers(candidate.content)
+    if not said or not had or said == had or any(_is_year(n) for n in said | had):
+        return None
+    counts = f"{', '.join(sorted(had))} -> {', '.join(sorted(said))}"
+    why = f"{topic.attribute}: the same thing counted anew ({counts}), the newer count wins"
+    return Decision(Op.UPDATE, why, Tier.TOPIC, target=memory, content=candidate.content)
+
+
+def _is_year(number: str) -> bool:
+    return number.isdigit() and len(number) == 4 and _YEAR[0] <= int(number) <= _YEAR[1]
+
+
+def _recounted_verb(
+    candidate: Candidate, topic: Topic, same_topic: list[Memory]
+) -> Decision | None:
+    """A verb topic's object counted anew: "User keeps 3 chickens" -> "User keeps 5 chickens",
+    "I'm in my second year of nursing school" -> "third year". Only for a present-tense verb
+    (a state, not an event: "visited Paris in 2019" / "in 2022" are both true)."""
+    verb = topic.attribute.partition(":")[2]
+    if topic.value is None or verb in _PAST or verb.endswith("ed"):
+        return None
+    thing, said = counted(topic.value)
+    for memory in same_topic:
+        stated = _stated(memory)
+        if stated is None or stated.retracted or stated.value is None:
+            continue
+        its_thing, had = counted(stated.value)
+        if thing and its_thing == thing and said and had and said != had:
+            return _newer_count(candidate, topic, memory, numbers(memory.content))
+    return None
+
+
+def _taken_back(candidate: Candidate, topic: Topic, seen: list[Memory]) -> Decision | None:
+    """A retraction no attribute pattern reads ("sold my motorcycle", "stopped learning
+    German", "cancelled the gym membership"): the one active memory of the same person that
+    holds every word of what is taken back is replaced by it. Two or more such memories, or
+    none: nothing is settled."""
+    wanted = _stems(trim_value(topic.value or "") or "")
+    if not wanted:
+        return None
+    holders = {
+        m.id: m
+        for m in seen
+        if m.subject in (topic.subject, None)
+        and wanted <= _stems(m.content)
+        and not _says_retracted(m)
+    }
+    if len(holders) != 1:
+        return None
+    [memory] = holders.values()
+    why = f"takes back {topic.value!r}, which this memory states; the newer statement replaces it"
+    return Decision(Op.UPDATE, why, Tier.TOPIC, target=memory, content=candidate.content)
+
+
+def _stems(text: str) -> frozenset[str]:
+    """Content words cut to five letters: "allergy" and "allergic", "cats" and "cat" meet."""
+    return frozenset(w[:5] for w in object_words(text) if len(w) > 2)
+
+
+def _says_retracted(memory: Memory) -> bool:
+    stated = about(memory.content)
+    return stated is not None and stated.retracted
+
+
 def _recounted(candidate: Candidate, topic: Topic, same_topic: list[Memory]) -> Decision | None:
     """A value the memory took back, stated again ("I have no pets" -> "we adopted a dog"),
     or the same value with another count ("I have two cats" -> "I have three cats now"): the
     newer statement replaces the memory. Anything else about the same value (a refinement, a
     paraphrase) is the router's to compare."""
-    said = numbers(candidate.content)
     for memory in same_topic:
         stated = _stated(memory)
         if (
@@ -166,13 +252,21 @@ def _recounted(candidate: Candidate, topic: Topic, same_topic: list[Memory]) -> 
             return _replace(candidate, topic, memory, stated)
     for memory in same_topic:
         stated = _stated(memory)
-        if stated is None or stated.retracted or not same_value(stated.value, topic.value):
-            continue
-        had = numbers(memory.content)
-        if said and had and said != had:
-            counts = f"{', '.join(sorted(had))} -> {', '.join(sorted(said))}"
-            why = f"{topic.attribute}: {stated.value!r} {counts}, the newer count wins"
+        if stated is not None and not stated.retracted and same_value(stated.value, topic.replaces):
+            # "drinks green tea instead of coffee": the coffee memory is no longer true.
+            why = f"{topic.attribute}: {topic.value!r} instead of {stated.value!r}"
             return Decision(Op.UPDATE, why, Tier.TOPIC, target=memory, content=candidate.content)
+    for memory in same_topic:
+        stated = _stated(memory)
+        if stated is None or stated.retracted or stated.value is None or topic.value is None:
+            continue
+        if not same_value(stated.value, topic.value):
+            thing, its_thing = counted(topic.value)[0], counted(stated.value)[0]
+            if not thing or thing != its_thing:  # "three languages" / "four languages"
+                continue
+        recount = _newer_count(candidate, topic, memory, numbers(memory.content))
+        if recount is not None:
+            return recount
     return None
 
 

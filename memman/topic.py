@@ -62,13 +62,15 @@ class Topic:
 
     `retracted` marks a fact that takes a value back ("I don't live in Berlin anymore", "I
     quit caffeine"); its `value` is the value taken back, None when it names none ("I have
-    no pets").
+    no pets"). `replaces` is a value the fact says it replaces ("drinks tea instead of
+    coffee", "from Indiana, not Ohio"): a multi-valued memory of that value is superseded.
     """
 
     subject: str
     attribute: str
     value: str | None = None
     retracted: bool = False
+    replaces: str | None = None
 
 
 # People (and pets) the user talks about: "my sister lives in Rome" is the sister's residence.
@@ -99,6 +101,23 @@ _STILL_TRUE_FILLERS = frozenset(
 )
 # Verbs that take something back: "I quit smoking" is "I smoke", negated.
 _QUITTING = re.compile(r"^(?:quit|stopped|gave up|give up|have given up|have quit) (?P<rest>.+)$")
+# Verbs that end what their object names: "sold my motorcycle", "cancelled the membership".
+_ENDING = re.compile(
+    r"^(?:sold|cancell?ed|dropped|abandoned|outgrew|came off|got off|got rid of|gave away"
+    r"|ended|broke off) (?P<rest>.+)$"
+)
+# The attribute of a fact that ends something no pattern names: the memory holding its object
+# is taken back (supersede._taken_back).
+ENDED = "verb:quit"
+# "Lena and I broke up": the user's relationship status.
+_BREAKUP = re.compile(
+    r"^(?:\w+ and (?:i|user)|(?:i|user) and (?:my|their|his|her) \w+) (?P<p>(?:just |recently"
+    r" |finally )?(?:broke up|split up|separated|got divorced|divorced)(?: .*)?)$"
+)
+# "My hamster Peanut died", "my roommate moved out".
+_GONE = re.compile(r"^(?:\w+ )?(?:died|passed away|ran away|was rehomed|moved out)(?: .*)?$")
+_CHILDREN = frozenset("son daughter baby child".split())
+_CORRECTION = re.compile(r"^(?P<head>.+?) (?P<how>not|instead of|rather than) (?P<old>.+)$")
 _SMOKES = frozenset("smoke cigarettes cigars cigar tobacco vaping vape".split())
 _GERUNDS = {
     "smoking": "smoke", "drinking": "drink", "working": "work", "eating": "eat",
@@ -108,7 +127,7 @@ _GERUNDS = {
 _VALUE_END = frozenset(
     """in at for with since because and but so now currently last this every each when while
     who which that especially from to as on after before during until anymore any more again
-    these days nowadays right too though ago""".split()
+    these days nowadays right too though ago he she they it i we""".split()
 )
 # "I like to go fishing" likes "fishing".
 _LEADING_VERB = re.compile(r"^(?:to go |to |going |go )")
@@ -161,6 +180,9 @@ _NUMBER_WORDS = {
 }  # fmt: skip
 
 _PARTNERS = "girlfriend|boyfriend|partner|wife|husband|fiance|fiancee"
+_DECADES = r"(?:teens|twenties|thirties|forties|fifties|sixties|seventies|eighties|\d0s)"
+_HOME = r"(?:a |an |my |our )?(?:\w+ )?(?:apartment|flat|house|home|condo|place|studio)"
+_SCHOOL_LEVELS = "high school|middle school|grad school|college|university|uni"
 
 # (attribute, pattern over the predicate in first-person form). The named group v is the
 # value; a pattern without it states a fixed value (its `fixed`). Checked in order: the
@@ -178,6 +200,7 @@ _PATTERNS: list[tuple[str, re.Pattern[str], str | None]] = [
         ("native_language", rf"^my (?:native|first|mother) (?:language|tongue) am {_V}$", None),
         ("birthday", rf"^(?:my birthday am|birthday am|was born on) {_V}$", None),
         ("age", r"^(?:am|turned|just turned) (?P<v>\d+)(?: years? old| yrs? old)?(?: .*)?$", None),
+        ("age", rf"^am in (?:my|their|his|her) (?P<v>(?:early |mid |late )?{_DECADES})$", None),
         (
             "hometown",
             rf"^(?:am originally from|am from|come from|grew up in|was born in"
@@ -187,7 +210,15 @@ _PATTERNS: list[tuple[str, re.Pattern[str], str | None]] = [
         ("residence", rf"^(?:live|am living|reside|am based|am located|have lived) in {_V}$", None),
         ("residence", rf"^(?:moved|relocated|have moved|have relocated) (?:back )?to {_V}$", None),
         ("residence", rf"^(?:my home am|home am) in {_V}$", None),
+        ("residence", rf"^(?:rent|am renting|bought|have bought|got) {_HOME} in {_V}$", None),
         ("residence", r"^moved out(?: of (?P<v>.+))?$", "-"),
+        (
+            "employer",
+            r"^am (?:employed|working)(?: at the moment| right now| at present)?$",
+            "employed",
+        ),
+        ("employer", r"^(?:changed|switched) jobs(?: .*)?$", "new"),
+        ("job", r"^(?:changed|switched) (?:careers?|professions?)(?: .*)?$", "new"),
         ("employer", rf"^(?:work|am working|have worked)(?: \w+){{0,2}} (?:at|for) {_V}$", None),
         (
             "employer",
@@ -208,6 +239,23 @@ _PATTERNS: list[tuple[str, re.Pattern[str], str | None]] = [
         ("job", rf"^(?:work|am working)(?: \w+){{0,3}} as {_SERVICE}{_V}$", None),
         ("job", rf"^(?:my job am|job am|became|got promoted to) {_SERVICE}{_V}$", None),
         ("diet", rf"^am {_SERVICE}(?P<v>{'|'.join(sorted(DIETS))})$", None),
+        ("smoking", r"^am (?:a )?non smoker$", "-"),
+        (
+            "smoking",
+            r"^(?:picked up|started|took up|have started) (?:smoking|vaping)(?: .*)?$",
+            "smokes",
+        ),
+        (
+            "school",
+            rf"^am (?:a |an )?(?P<v>{_SCHOOL_LEVELS})"
+            r" (?:senior|junior|freshman|sophomore|student)$",
+            None,
+        ),
+        (
+            "school",
+            rf"^(?:started|began|entered|am starting) (?P<v>{_SCHOOL_LEVELS})(?: .*)?$",
+            None,
+        ),
         ("diet", rf"^(?:follow|am on|eat) {_SERVICE}(?P<v>\w+(?: \w+)?) diet(?: .*)?$", None),
         ("diet", r"^eat meat(?: .*)?$", "omnivore"),
         ("job", rf"^am {_SERVICE}{_V}$", "job?"),  # only when the head word is an occupation
@@ -218,8 +266,13 @@ _PATTERNS: list[tuple[str, re.Pattern[str], str | None]] = [
         ),
         ("relationship_status", r"^am in a relationship", "in a relationship"),
         ("relationship_status", r"^(?:am dating|am seeing) .+$", "in a relationship"),
-        ("relationship_status", rf"^have {_SERVICE}(?:{_PARTNERS})$", "in a relationship"),
+        (
+            "relationship_status",
+            rf"^have {_SERVICE}(?:{_PARTNERS})(?: named .+| called .+)?$",
+            "in a relationship",
+        ),
         ("relationship_status", r"^(?:broke up|just broke up|split up)", "single"),
+        ("relationship_status", r"^(?:got )?(?P<v>divorced|separated)(?: .*)?$", "status?"),
         ("smoking", r"^(?:smoke|am a smoker|smoke cigarettes)$", "smokes"),
         ("smoking", r"^(?:smoke|am a smoker)", "smokes"),
         ("drinks", rf"^drink (?:a lot of |lots of |a cup of |a glass of )?{_V}$", "drink?"),
@@ -258,35 +311,78 @@ _PATTERNS: list[tuple[str, re.Pattern[str], str | None]] = [
         ),
     ]
 ]
-_FAVORITE = re.compile(r"^my (?:favorite|favourite) (?P<thing>\w+(?: \w+)?) am (?P<v>.+)$")
+_FAVORITE = re.compile(r"^my (?:favorite|favourite|main) (?P<thing>\w+(?: \w+)?) am (?P<v>.+)$")
+# "Radiohead is the group I love most": favorite:band.
+_LOVED_MOST = re.compile(
+    r"^(?P<v>.+) am the (?P<thing>\w+) i (?:love|like|enjoy)(?: the)? (?:most|best)$"
+)
+# One favorite, whatever it is called: "the group I love most" is the favorite band.
+_FAVORITE_THINGS = {
+    "group": "band", "film": "movie", "colour": "color", "dish": "food", "meal": "food",
+    "tune": "song", "author": "writer", "hobbies": "hobby",
+}  # fmt: skip
 _FAVORITE_AFTER = re.compile(r"^(?P<v>.+) am my (?:favorite|favourite) (?P<thing>\w+(?: \w+)?)$")
 _DISLIKE = ("dislike ", "hate ", "can not stand ")
 
 
 def about(text: str) -> Topic | None:
     """The topic of a fact, or None when the extractor does not recognise it."""
-    favorite = _FAVORITE_AFTER.match(_first_person(words(text)))
-    if favorite:  # "Coffee is my favorite drink"
-        return Topic(USER, _favorite(favorite.group("thing")), _value(favorite.group("v")))
+    spoken = _first_person(_without_openers(words(text)))
+    favorite = _FAVORITE_AFTER.match(spoken) or _LOVED_MOST.match(spoken)
+    if favorite:  # "Coffee is my favorite drink", "Radiohead is the group I love most"
+        return Topic(USER, _favorite(favorite.group("thing")), trim_value(favorite.group("v")))
     parsed = _subject_and_predicate(text)
     if parsed is None:
         return None
     subject, predicate = parsed
-    predicate, negated = _strip_negation(predicate)
-    topic = _match(predicate) or _verb_and_object(predicate, subject)
+    corrected = _corrected(predicate)
+    if corrected is not None:
+        return Topic(subject, *corrected)
+    predicate, negated, ended = _strip_negation(predicate)
+    topic = _match(predicate)
+    if topic is None and ended:  # "I sold my motorcycle": whatever held "motorcycle" ended
+        value = trim_value(predicate)
+        return Topic(subject, ENDED, value, True) if value else None
+    topic = topic or _verb_and_object(predicate, subject)
     if topic is None:
         return None
     attribute, value, retracted = topic
     return Topic(subject, attribute, value, retracted or negated)
 
 
+def _corrected(predicate: str) -> tuple[str, str, bool, str] | None:
+    """A value stated in place of another: "am originally from indiana not ohio" is hometown
+    Indiana, replacing Ohio; "drink tea instead of coffee" replaces coffee. A bare "not"
+    corrects only a single-valued attribute ("like dogs but not cats" replaces nothing)."""
+    found = _CORRECTION.match(predicate)
+    if found is None:
+        return None
+    matched = _match(found.group("head"))
+    old = trim_value(found.group("old"))
+    if matched is None or matched[1] is None or matched[2] or old is None:
+        return None
+    attribute, value, _ = matched
+    if found.group("how") == "not" and not is_single_valued(attribute):
+        return None
+    return attribute, value, False, old
+
+
+def _without_openers(tokens: list[str]) -> list[str]:
+    while len(tokens) > 2 and tokens[0] in _OPENERS:  # "Honestly, I'm ...", "These days I ..."
+        tokens = tokens[1:]
+    return tokens
+
+
 def _subject_and_predicate(text: str) -> tuple[str, str] | None:
     tokens = [t for t in words(text) if t]
     written = text.strip().split()
-    while len(tokens) > 2 and tokens[0] in _OPENERS:  # "Honestly, I'm ...", "These days I ..."
-        tokens, written = tokens[1:], written[1:]
+    kept = _without_openers(tokens)
+    tokens, written = kept, written[len(written) - len(kept) :] if kept else []
     if len(tokens) < 2:
         return None
+    breakup = _BREAKUP.match(" ".join(tokens))
+    if breakup:  # "Lena and I broke up", "User and their boyfriend split up"
+        return USER, _first_person(breakup.group("p").split())
     first = tokens[0]
     written = written[0] if written else ""
     if first == "we":  # "We adopted a greyhound": the user's household
@@ -313,10 +409,17 @@ def _possessive(rest: list[str]) -> tuple[str, str] | None:
     """After "my" / "User's": another person's fact, or the user's own ("my name is Ana")."""
     if not rest:
         return None
+    if rest[0] in _CHILDREN and rest[1:3] == ["was", "born"]:  # "my daughter was born ..."
+        return USER, "have a child"
+    if rest[0] in OTHERS | _PETS and _GONE.match(" ".join(rest[1:])):
+        # "My hamster Peanut died", "my roommate moved out": the user no longer has them.
+        return USER, f"no longer have a {rest[0]}"
     if rest[0] in OTHERS and len(rest) > 1:
         return rest[0], _first_person(rest[1:])
-    if len(rest) > 2 and rest[0] in ("best", "older", "younger", "little", "big") and (
-        rest[1] in OTHERS
+    if (
+        len(rest) > 2
+        and rest[0] in ("best", "older", "younger", "little", "big")
+        and (rest[1] in OTHERS)
     ):
         return rest[1], _first_person(rest[2:])
     return USER, "my " + _first_person(rest)
@@ -342,8 +445,10 @@ def _first_person(tokens: list[str]) -> str:
     return " ".join(out)
 
 
-def _strip_negation(predicate: str) -> tuple[str, bool]:
-    negated = False
+def _strip_negation(predicate: str) -> tuple[str, bool, bool]:
+    """The predicate without its negation, whether it was negated, and whether it is now the
+    object of a verb that ended something ("quit the chess club" -> "the chess club")."""
+    negated = ended = False
     for negator in _NEGATORS:
         if negator in predicate + " " and (
             predicate.startswith(negator) or f" {negator}" in f" {predicate} "
@@ -353,28 +458,32 @@ def _strip_negation(predicate: str) -> tuple[str, bool]:
     for tail in (" anymore", " any more", " any longer"):
         if predicate.endswith(tail):
             predicate, negated = predicate[: -len(tail)], True
+    ending = _ENDING.match(predicate)
+    if ending:
+        return ending.group("rest"), True, True
     quitting = _QUITTING.match(predicate)
     if quitting:
         rest = quitting.group("rest").split()
+        ended = not rest[0].endswith("ing")
         rest[0] = _GERUNDS.get(rest[0], rest[0])
         predicate, negated = " ".join(rest), True
         if predicate in ("my job", "work", "job"):
             predicate = "lost my job"
         elif rest[-1] in _SMOKES:
             predicate = "smoke"
-    return predicate.replace("have got ", "have ").strip(), negated
+    return predicate.replace("have got ", "have ").strip(), negated, ended
 
 
 def _match(predicate: str) -> tuple[str, str | None, bool] | None:
     favorite = _FAVORITE.match(predicate) or _FAVORITE_AFTER.match(predicate)
     if favorite:
-        return _favorite(favorite.group("thing")), _value(favorite.group("v")), False
+        return _favorite(favorite.group("thing")), trim_value(favorite.group("v")), False
     for attribute, pattern, fixed in _PATTERNS:
         found = pattern.match(predicate)
         if not found:
             continue
         raw = found.groupdict().get("v")
-        value = _value(raw) if raw else None
+        value = trim_value(raw) if raw else None
         if fixed is None:
             if not value:
                 continue
@@ -404,7 +513,7 @@ def _verb_and_object(predicate: str, subject: str) -> tuple[str, str | None, boo
         verb = f"{verb}_{second}"
     elif rest.startswith("to "):  # "want to open a store": verb:want, "open a store"
         rest = rest[3:]
-    if not verb.replace("_", "").isalpha() or verb in STOPWORDS - {"am", "have"}:
+    if not verb.replace("_", "").isalpha() or verb in STOPWORDS - {"am", "have", "own"}:
         return None
     if subject == USER and not rest:
         return None
@@ -425,7 +534,7 @@ def object_words(value: str) -> frozenset[str]:
 
 
 def _favorite(thing: str) -> str:
-    return f"{FAVORITE}:{thing.replace(' ', '_')}"
+    return f"{FAVORITE}:{_FAVORITE_THINGS.get(thing, thing).replace(' ', '_')}"
 
 
 def _checked(
@@ -434,6 +543,8 @@ def _checked(
     """The patterns whose match alone is not enough: the value must be of the right kind."""
     if fixed == "-":  # a retraction naming the value it takes back, or none
         return attribute, value, True
+    if fixed == "new":  # a new value, not named ("I changed careers")
+        return attribute, None, False
     if fixed == "job?":
         return (attribute, value, False) if value and value.split()[-1] in OCCUPATIONS else None
     if fixed == "status?":
@@ -459,7 +570,7 @@ def _checked(
     return attribute, fixed, False
 
 
-def _value(raw: str) -> str | None:
+def trim_value(raw: str) -> str | None:
     """The value's words up to where it ends, without articles: "the Berlin office" ->
     "berlin office", "Munich last month" -> "munich"."""
     kept: list[str] = []
@@ -471,6 +582,28 @@ def _value(raw: str) -> str | None:
         kept.append(word)
     value = " ".join(kept)
     return value or None
+
+
+_ORDINALS = frozenset(
+    "first second third fourth fifth sixth seventh eighth ninth tenth once twice".split()
+)
+_ORDINAL = re.compile(r"^\d+(?:st|nd|rd|th)$")
+_COUNT_WORDS = frozenset("time times".split())  # "four times a week": part of the count
+
+
+def counted(value: str) -> tuple[str, frozenset[str]]:
+    """A value's words without its counts, and the counts: "10 km three times a week" ->
+    ("km a week", {"10", "three"}). "82 kg now" and "90 kg" are the same thing counted
+    differently; a year ("in 2019") is a count too, and the caller decides what to do with it."""
+    words_, counts = [], set()
+    for word in (trim_value(value) or "").split():
+        if word in _ARTICLES or word in _COUNT_WORDS:
+            continue
+        if word.isdigit() or word in _NUMBER_WORDS or word in _ORDINALS or _ORDINAL.match(word):
+            counts.add(_NUMBER_WORDS.get(word, word))
+        else:
+            words_.append(word.rstrip("s"))
+    return " ".join(words_), frozenset(counts)
 
 
 def same_value(a: str | None, b: str | None) -> bool:
