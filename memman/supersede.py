@@ -169,11 +169,16 @@ def _multi(candidate: Candidate, topic: Topic, same_topic: list[Memory]) -> Deci
 
 
 def _newer_count(
-    candidate: Candidate, topic: Topic, memory: Memory, had: frozenset[str]
+    candidate: Candidate,
+    topic: Topic,
+    memory: Memory,
+    had: frozenset[str],
+    said: frozenset[str] | None = None,
 ) -> Decision | None:
-    """UPDATE when the candidate counts the memory's thing differently; None when the counts
-    are the same, missing, or years (a year dates an event, it does not count a thing)."""
-    said = numbers(candidate.content)
+    """UPDATE when the candidate counts the memory's thing differently (`said`: the
+    candidate's counts, its numbers by default); None when the counts are the same, missing,
+    or years (a year dates an event, it does not count a thing)."""
+    said = numbers(candidate.content) if said is None else said
     if not said or not had or said == had or any(_is_year(n) for n in said | had):
         return None
     counts = f"{', '.join(sorted(had))} -> {', '.join(sorted(said))}"
@@ -200,8 +205,8 @@ def _recounted_verb(
         if stated is None or stated.retracted or stated.value is None:
             continue
         its_thing, had = counted(stated.value)
-        if thing and its_thing == thing and said and had and said != had:
-            return _newer_count(candidate, topic, memory, numbers(memory.content))
+        if thing and its_thing == thing:
+            return _newer_count(candidate, topic, memory, had, said)
     return None
 
 

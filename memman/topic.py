@@ -35,9 +35,11 @@ SINGLE_VALUED = frozenset(
 MULTI_VALUED = frozenset("likes drinks pets plays speaks allergy hobby".split())
 # Favourites are single-valued per thing: "favorite:color", "favorite:band".
 FAVORITE = "favorite"
+# So is an amount the user states of their own: "My rent is $1,200 a month" is amount:rent.
+AMOUNT = "amount"
 # The fallback: "verb:collect" for "I collect antique dolls" (see _verb_and_object).
 VERB = "verb"
-ATTRIBUTES = SINGLE_VALUED | MULTI_VALUED | {f"{FAVORITE}:*", f"{VERB}:*"}
+ATTRIBUTES = SINGLE_VALUED | MULTI_VALUED | {f"{FAVORITE}:*", f"{AMOUNT}:*", f"{VERB}:*"}
 _SHARED_OBJECT_WORDS = frozenset(
     """named called name one two three four five six seven eight nine ten many much lot lots
     little bit time times day days year years thing things kind sort""".split()
@@ -53,7 +55,7 @@ _SUBJECTLESS_VERBS = frozenset(
 
 
 def is_single_valued(attribute: str, single_valued: frozenset[str] = SINGLE_VALUED) -> bool:
-    return attribute in single_valued or attribute.startswith(FAVORITE + ":")
+    return attribute in single_valued or attribute.startswith((FAVORITE + ":", AMOUNT + ":"))
 
 
 @dataclass(frozen=True)
@@ -117,6 +119,12 @@ _BREAKUP = re.compile(
 # "My hamster Peanut died", "my roommate moved out".
 _GONE = re.compile(r"^(?:\w+ )?(?:died|passed away|ran away|was rehomed|moved out)(?: .*)?$")
 _CHILDREN = frozenset("son daughter baby child".split())
+_NAMED = re.compile(r"^(?:is|am) (?P<how>called |named )?(?P<name>\w+)$")
+# "Forget what I said about learning Rust": a take-back of whatever said it.
+_FORGET = re.compile(
+    r"^(?:please )?(?:forget|ignore|disregard) (?:what|that|everything) i (?:said|told you)"
+    r" about (?P<v>.+)$"
+)
 _CORRECTION = re.compile(r"^(?P<head>.+?) (?P<how>not|instead of|rather than) (?P<old>.+)$")
 _SMOKES = frozenset("smoke cigarettes cigars cigar tobacco vaping vape".split())
 _GERUNDS = {
@@ -312,6 +320,10 @@ _PATTERNS: list[tuple[str, re.Pattern[str], str | None]] = [
     ]
 ]
 _FAVORITE = re.compile(r"^my (?:favorite|favourite|main) (?P<thing>\w+(?: \w+)?) am (?P<v>.+)$")
+_AMOUNT = re.compile(
+    r"^my (?P<thing>\w+) (?:am|am now|went up to|went down to|rose to|fell to|increased to"
+    r"|dropped to) (?P<v>\D*\d.*)$"
+)
 # "Radiohead is the group I love most": favorite:band.
 _LOVED_MOST = re.compile(
     r"^(?P<v>.+) am the (?P<thing>\w+) i (?:love|like|enjoy)(?: the)? (?:most|best)$"
@@ -331,6 +343,10 @@ def about(text: str) -> Topic | None:
     favorite = _FAVORITE_AFTER.match(spoken) or _LOVED_MOST.match(spoken)
     if favorite:  # "Coffee is my favorite drink", "Radiohead is the group I love most"
         return Topic(USER, _favorite(favorite.group("thing")), trim_value(favorite.group("v")))
+    forget = _FORGET.match(spoken)
+    if forget:
+        value = trim_value(forget.group("v"))
+        return Topic(USER, ENDED, value, True) if value else None
     parsed = _subject_and_predicate(text)
     if parsed is None:
         return None
@@ -410,10 +426,13 @@ def _possessive(rest: list[str]) -> tuple[str, str] | None:
     if not rest:
         return None
     if rest[0] in _CHILDREN and rest[1:3] == ["was", "born"]:  # "my daughter was born ..."
-        return USER, "have a child"
+        return USER, "have one child"
     if rest[0] in OTHERS | _PETS and _GONE.match(" ".join(rest[1:])):
         # "My hamster Peanut died", "my roommate moved out": the user no longer has them.
         return USER, f"no longer have a {rest[0]}"
+    named = _NAMED.match(" ".join(rest[1:]))
+    if named and rest[0] in ("wife", "husband") and not named.group("how"):  # "my wife is Sarah"
+        return USER, f"am married to {named.group('name')}"
     if rest[0] in OTHERS and len(rest) > 1:
         return rest[0], _first_person(rest[1:])
     if (
@@ -478,6 +497,9 @@ def _match(predicate: str) -> tuple[str, str | None, bool] | None:
     favorite = _FAVORITE.match(predicate) or _FAVORITE_AFTER.match(predicate)
     if favorite:
         return _favorite(favorite.group("thing")), trim_value(favorite.group("v")), False
+    amount = _AMOUNT.match(predicate)
+    if amount:
+        return f"{AMOUNT}:{amount.group('thing')}", trim_value(amount.group("v")), False
     for attribute, pattern, fixed in _PATTERNS:
         found = pattern.match(predicate)
         if not found:
