@@ -30,6 +30,7 @@ from memman.decide import Decision
 from memman.models import Memory, Op, Tier
 from memman.text import numbers
 from memman.topic import (
+    ENDED,
     Topic,
     about,
     counted,
@@ -46,6 +47,8 @@ _PAST = frozenset(
     won lost began wrote drove flew gave quit""".split()
 )
 _YEAR = 1900, 2100
+# What "no longer have X" can take back: "no longer has Bruno" ends "has a dog named Bruno".
+_HAVING = frozenset("verb:have verb:own pets children relationship_status allergy car".split())
 
 
 @dataclass(frozen=True)
@@ -214,14 +217,24 @@ def _taken_back(candidate: Candidate, topic: Topic, seen: list[Memory]) -> Decis
     """A retraction no attribute pattern reads ("sold my motorcycle", "stopped learning
     German", "cancelled the gym membership"): the one active memory of the same person that
     holds every word of what is taken back is replaced by it. Two or more such memories, or
-    none: nothing is settled."""
+    none: nothing is settled. A verb takes back only what the same verb stated ("stopped
+    learning German" / "is learning German", not "loves German films"), "have" what any
+    having stated; a verb that ends something (topic.ENDED: "sold", "cancelled") any
+    memory."""
     wanted = _stems(trim_value(topic.value or "") or "")
     if not wanted:
         return None
+    if topic.attribute == ENDED:
+        verbs = None
+    elif topic.attribute in _HAVING:
+        verbs = _HAVING
+    else:
+        verbs = frozenset({topic.attribute})
     holders = {
         m.id: m
         for m in seen
         if m.subject in (topic.subject, None)
+        and (verbs is None or m.attribute is None or m.attribute in verbs)
         and wanted <= _stems(m.content)
         and not _says_retracted(m)
     }

@@ -105,8 +105,8 @@ _STILL_TRUE_FILLERS = frozenset(
 _QUITTING = re.compile(r"^(?:quit|stopped|gave up|give up|have given up|have quit) (?P<rest>.+)$")
 # Verbs that end what their object names: "sold my motorcycle", "cancelled the membership".
 _ENDING = re.compile(
-    r"^(?:sold|cancell?ed|dropped|abandoned|outgrew|came off|got off|got rid of|gave away"
-    r"|ended|broke off) (?P<rest>.+)$"
+    r"^(?:(?:sold|gave away) (?=my |our |the )|(?:cancell?ed|dropped|abandoned|outgrew"
+    r"|came off|got rid of|ended|broke off) )(?P<rest>.+)$"
 )
 # The attribute of a fact that ends something no pattern names: the memory holding its object
 # is taken back (supersede._taken_back).
@@ -119,7 +119,6 @@ _BREAKUP = re.compile(
 # "My hamster Peanut died", "my roommate moved out".
 _GONE = re.compile(r"^(?:\w+ )?(?:died|passed away|ran away|was rehomed|moved out)(?: .*)?$")
 _CHILDREN = frozenset("son daughter baby child".split())
-_NAMED = re.compile(r"^(?:is|am) (?P<how>called |named )?(?P<name>\w+)$")
 # "Forget what I said about learning Rust": a take-back of whatever said it.
 _FORGET = re.compile(
     r"^(?:please )?(?:forget|ignore|disregard) (?:what|that|everything) i (?:said|told you)"
@@ -373,12 +372,15 @@ def _corrected(predicate: str) -> tuple[str, str, bool, str] | None:
     found = _CORRECTION.match(predicate)
     if found is None:
         return None
-    matched = _match(found.group("head"))
+    head = found.group("head")
+    matched = _match(head)
     old = trim_value(found.group("old"))
     if matched is None or matched[1] is None or matched[2] or old is None:
         return None
     attribute, value, _ = matched
-    if found.group("how") == "not" and not is_single_valued(attribute):
+    if found.group("how") == "not" and (
+        not is_single_valued(attribute) or not head.endswith(" " + matched[1])
+    ):  # "from canada and i am not a student": the "not" is another clause's
         return None
     return attribute, value, False, old
 
@@ -430,9 +432,6 @@ def _possessive(rest: list[str]) -> tuple[str, str] | None:
     if rest[0] in OTHERS | _PETS and _GONE.match(" ".join(rest[1:])):
         # "My hamster Peanut died", "my roommate moved out": the user no longer has them.
         return USER, f"no longer have a {rest[0]}"
-    named = _NAMED.match(" ".join(rest[1:]))
-    if named and rest[0] in ("wife", "husband") and not named.group("how"):  # "my wife is Sarah"
-        return USER, f"am married to {named.group('name')}"
     if rest[0] in OTHERS and len(rest) > 1:
         return rest[0], _first_person(rest[1:])
     if (
