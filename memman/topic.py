@@ -35,7 +35,8 @@ SINGLE_VALUED = frozenset(
 MULTI_VALUED = frozenset("likes drinks pets plays speaks allergy hobby".split())
 # Favourites are single-valued per thing: "favorite:color", "favorite:band".
 FAVORITE = "favorite"
-# So is an amount the user states of their own: "My rent is $1,200 a month" is amount:rent.
+# So is an amount the user states of one thing of theirs: "My rent is $1,200 a month" is
+# amount:rent (a number of its own is needed: "my truck is a Ford F150" is no amount).
 AMOUNT = "amount"
 # The fallback: "verb:collect" for "I collect antique dolls" (see _verb_and_object).
 VERB = "verb"
@@ -320,8 +321,8 @@ _PATTERNS: list[tuple[str, re.Pattern[str], str | None]] = [
 ]
 _FAVORITE = re.compile(r"^my (?:favorite|favourite|main) (?P<thing>\w+(?: \w+)?) am (?P<v>.+)$")
 _AMOUNT = re.compile(
-    r"^my (?P<thing>\w+) (?:am|am now|went up to|went down to|rose to|fell to|increased to"
-    r"|dropped to) (?P<v>\D*\d.*)$"
+    r"^my (?P<thing>\w+(?<!s)) (?:am|am now|went up to|went down to|rose to|fell to"
+    r"|increased to|dropped to) (?P<v>(?:.* )?\d+(?: .*)?)$"
 )
 # "Radiohead is the group I love most": favorite:band.
 _LOVED_MOST = re.compile(
@@ -496,9 +497,6 @@ def _match(predicate: str) -> tuple[str, str | None, bool] | None:
     favorite = _FAVORITE.match(predicate) or _FAVORITE_AFTER.match(predicate)
     if favorite:
         return _favorite(favorite.group("thing")), trim_value(favorite.group("v")), False
-    amount = _AMOUNT.match(predicate)
-    if amount:
-        return f"{AMOUNT}:{amount.group('thing')}", trim_value(amount.group("v")), False
     for attribute, pattern, fixed in _PATTERNS:
         found = pattern.match(predicate)
         if not found:
@@ -513,6 +511,9 @@ def _match(predicate: str) -> tuple[str, str | None, bool] | None:
         checked = _checked(attribute, fixed, raw, value)
         if checked is not None:
             return checked
+    amount = _AMOUNT.match(predicate)  # after the patterns: "my car is a 98 jaguar" is a car
+    if amount:
+        return f"{AMOUNT}:{amount.group('thing')}", trim_value(amount.group("v")), False
     return None
 
 
