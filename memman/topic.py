@@ -125,6 +125,7 @@ _FORGET = re.compile(
     r"^(?:please )?(?:forget|ignore|disregard) (?:what|that|everything) i (?:said|told you)"
     r" about (?P<v>.+)$"
 )
+_LATER_CLAUSE = re.compile(r"^(?P<head>.+?) (?:but|and|though|although) (?P<rest>.+)$")
 _CORRECTION = re.compile(r"^(?P<head>.+?) (?P<how>not|instead of|rather than) (?P<old>.+)$")
 _SMOKES = frozenset("smoke cigarettes cigars cigar tobacco vaping vape".split())
 _GERUNDS = {
@@ -354,6 +355,7 @@ def about(text: str) -> Topic | None:
     corrected = _corrected(predicate)
     if corrected is not None:
         return Topic(subject, *corrected)
+    predicate = _first_clause(predicate)
     predicate, negated, ended = _strip_negation(predicate)
     topic = _match(predicate)
     if topic is None and ended:  # "I sold my motorcycle": whatever held "motorcycle" ended
@@ -384,6 +386,16 @@ def _corrected(predicate: str) -> tuple[str, str, bool, str] | None:
     ):  # "from canada and i am not a student": the "not" is another clause's
         return None
     return attribute, value, False, old
+
+
+def _first_clause(predicate: str) -> str:
+    """The predicate up to a later clause that holds the only negation: "like dogs but not
+    cats" likes dogs, "live in berlin and i am not a student" lives in Berlin. A value ends
+    at "and" / "but" anyway (_VALUE_END); this keeps the later "not" from negating it."""
+    found = _LATER_CLAUSE.match(predicate)
+    if found is None or _NEGATION_WORDS & set(found.group("head").split()):
+        return predicate
+    return found.group("head") if _NEGATION_WORDS & set(found.group("rest").split()) else predicate
 
 
 def _without_openers(tokens: list[str]) -> list[str]:
