@@ -38,7 +38,6 @@ from memman.topic import (
     is_verb_topic,
     object_words,
     same_value,
-    trim_value,
 )
 
 # Past-tense verbs: "visited Paris in 2019" and "in 2022" are two events, not a recount.
@@ -47,6 +46,13 @@ _PAST = frozenset(
     won lost began wrote drove flew gave quit""".split()
 )
 _YEAR = 1900, 2100
+# A take-back names one thing: an object of more words is a sentence that happens to hold a
+# negation ("I'm quite positive about it except I wouldn't want ...", MRPC), not a take-back.
+_MAX_TAKEN = 4
+_CLAUSE_END = frozenset(
+    """since because after before when while now anymore again ago so but and that which who
+    though as he she they it i we""".split()
+)
 # What "no longer have X" can take back: "no longer has Bruno" ends "has a dog named Bruno".
 _HAVING = frozenset("verb:have verb:own pets children relationship_status allergy car".split())
 
@@ -221,8 +227,8 @@ def _taken_back(candidate: Candidate, topic: Topic, seen: list[Memory]) -> Decis
     learning German" / "is learning German", not "loves German films"), "have" what any
     having stated; a verb that ends something (topic.ENDED: "sold", "cancelled") any
     memory."""
-    wanted = _stems(trim_value(topic.value or "") or "")
-    if not wanted:
+    wanted = _stems(_taken(topic.value or ""))
+    if not wanted or len(wanted) > _MAX_TAKEN:
         return None
     if topic.attribute == ENDED:
         verbs = None
@@ -243,6 +249,18 @@ def _taken_back(candidate: Candidate, topic: Topic, seen: list[Memory]) -> Decis
     [memory] = holders.values()
     why = f"takes back {topic.value!r}, which this memory states; the newer statement replaces it"
     return Decision(Op.UPDATE, why, Tier.TOPIC, target=memory, content=candidate.content)
+
+
+def _taken(value: str) -> str:
+    """What a take-back names: its object up to where a new clause starts ("glasses anymore
+    since the laser surgery" -> "glasses"), prepositions kept: "not stirring chili in a
+    kettle" takes back chili in a kettle, not any chili."""
+    kept = []
+    for word in value.split():
+        if kept and word in _CLAUSE_END:
+            break
+        kept.append(word)
+    return " ".join(kept)
 
 
 def _stems(text: str) -> frozenset[str]:

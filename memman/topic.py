@@ -125,7 +125,10 @@ _FORGET = re.compile(
     r"^(?:please )?(?:forget|ignore|disregard) (?:what|that|everything) i (?:said|told you)"
     r" about (?P<v>.+)$"
 )
-_LATER_CLAUSE = re.compile(r"^(?P<head>.+?) (?:but|and|though|although) (?P<rest>.+)$")
+_LATER_CLAUSE = re.compile(
+    r"^(?P<head>.+?) (?:but|and|though|although|except|because|since|when|while|if|unless"
+    r"|that|who|which) (?P<rest>.+)$"
+)
 _CORRECTION = re.compile(r"^(?P<head>.+?) (?P<how>not|instead of|rather than) (?P<old>.+)$")
 _SMOKES = frozenset("smoke cigarettes cigars cigar tobacco vaping vape".split())
 _GERUNDS = {

@@ -28,9 +28,15 @@ def active(mm: MemoryManager, user: str = "ana") -> list[str]:
         ("I'm a non-smoker", Topic("user", "smoking", None, True)),
         ("User is in their early twenties", Topic("user", "age", "early twenties")),
         ("My main hobby is pottery now", Topic("user", "favorite:hobby", "pottery")),
-        ("These days Radiohead is the group I love most", Topic("user", "favorite:band", "radiohead")),
+        (
+            "These days Radiohead is the group I love most",
+            Topic("user", "favorite:band", "radiohead"),
+        ),
         ("My rent is $1,200 a month", Topic("user", "amount:rent", "1 200 a month")),
-        ("User is originally from Indiana, not Ohio", Topic("user", "hometown", "indiana", replaces="ohio")),
+        (
+            "User is originally from Indiana, not Ohio",
+            Topic("user", "hometown", "indiana", replaces="ohio"),
+        ),
         ("User drinks tea instead of coffee", Topic("user", "drinks", "tea", replaces="coffee")),
         # Not an amount: the number is part of a name; not a take-back: a trade.
         ("My truck is a black Ford F150", None),
