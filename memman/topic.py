@@ -393,12 +393,16 @@ def _corrected(predicate: str) -> tuple[str, str, bool, str] | None:
 
 def _first_clause(predicate: str) -> str:
     """The predicate up to a later clause that holds the only negation: "like dogs but not
-    cats" likes dogs, "live in berlin and i am not a student" lives in Berlin. A value ends
+    cats" likes dogs, "live in berlin and i am not a student" lives in Berlin (a later clause
+    of nothing but the negation negates the head: "but i do not"). A value ends
     at "and" / "but" anyway (_VALUE_END); this keeps the later "not" from negating it."""
     found = _LATER_CLAUSE.match(predicate)
     if found is None or _NEGATION_WORDS & set(found.group("head").split()):
         return predicate
-    return found.group("head") if _NEGATION_WORDS & set(found.group("rest").split()) else predicate
+    rest = found.group("rest")
+    if not _NEGATION_WORDS & set(rest.split()) or not content_tokens(rest):
+        return predicate  # "wanted to play instruments but i do not": the head's negation
+    return found.group("head")
 
 
 def _without_openers(tokens: list[str]) -> list[str]:
