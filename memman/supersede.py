@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from memman.candidate import Candidate
 from memman.decide import Decision
 from memman.models import Memory, Op, Tier
-from memman.text import numbers
+from memman.text import content_tokens, numbers
 from memman.topic import (
     ENDED,
     Topic,
@@ -37,6 +37,7 @@ from memman.topic import (
     is_single_valued,
     is_verb_topic,
     object_words,
+    phrasing,
     same_value,
 )
 
@@ -148,9 +149,11 @@ def _single(candidate: Candidate, topic: Topic, current: Memory) -> Decision | N
     if same_polarity and (
         same_value(stated.value, topic.value) or (topic.retracted and topic.value is None)
     ):
-        # The same value again: the router decides NOOP or refinement, but for a new count
-        # ("lived in Chicago for 3 years" -> "for 4 years", "10 cigarettes a day" -> "3").
-        return _newer_count(candidate, topic, current, numbers(current.content))
+        # The same value again: a new count ("lived in Chicago for 3 years" -> "for 4
+        # years"), the same said in other words, or for the router: a refinement.
+        return _newer_count(
+            candidate, topic, current, numbers(current.content)
+        ) or _restated(candidate, topic, current)
     if (
         topic.retracted
         and topic.value is not None
@@ -193,6 +196,29 @@ def _newer_count(
     counts = f"{', '.join(sorted(had))} -> {', '.join(sorted(said))}"
     why = f"{topic.attribute}: the same thing counted anew ({counts}), the newer count wins"
     return Decision(Op.UPDATE, why, Tier.TOPIC, target=memory, content=candidate.content)
+
+
+def _restated(candidate: Candidate, topic: Topic, memory: Memory) -> Decision | None:
+    """NOOP when the candidate states a single-valued memory's value in other words and adds
+    nothing: every content word it has that the memory lacks is one the attribute is phrased
+    with ("I'm based in Berlin" / "I live in Berlin", "User is employed at Google" / "works
+    at Google"), and the numbers agree. "I live in Berlin with my wife" adds "wife": a
+    refinement, for the router; so is a candidate with no word of its own (the router's
+    lexical and containment NOOPs). A multi-valued "I love jazz" after "I like jazz" stays
+    the decider's: how much the user likes it may be the news."""
+    added = {
+        word  # numbers are compared on their own: "two kids" / "2 children"
+        for word in content_tokens(candidate.content) - content_tokens(memory.content)
+        if not numbers(word)
+    }
+    if (
+        not added
+        or not added <= phrasing(topic.attribute)
+        or numbers(candidate.content) != numbers(memory.content)
+    ):
+        return None
+    why = f"{topic.attribute}: the same value ({topic.value!r}) in other words"
+    return Decision(Op.NOOP, why, Tier.TOPIC, target=memory)
 
 
 def _is_year(number: str) -> bool:

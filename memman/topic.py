@@ -17,6 +17,7 @@ before. Its coverage is listed in ATTRIBUTES and measured in benchmarks/bench_co
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -559,6 +560,21 @@ def _verb_and_object(predicate: str, subject: str) -> tuple[str, str | None, boo
     if subject == USER and not rest:
         return None
     return f"{VERB}:{'be' if verb == 'am' else verb}", rest or None, False
+
+
+@functools.cache
+def phrasing(attribute: str) -> frozenset[str]:
+    """The content words the extractor's patterns use to say an attribute ("based", "reside",
+    "moved" for residence): two statements of one value that differ only in these say the
+    same thing ("I live in Berlin" / "I'm based in Berlin")."""
+    if attribute.startswith(FAVORITE + ":"):
+        return content_tokens("favorite favourite my the is")
+    literal = " ".join(
+        " ".join(re.findall(r"[a-z]{3,}", pattern.pattern))
+        for name, pattern, _ in _PATTERNS
+        if name == attribute
+    )
+    return content_tokens(literal)
 
 
 def is_verb_topic(attribute: str) -> bool:

@@ -122,3 +122,35 @@ def test_a_take_back_that_two_memories_could_mean_settles_nothing(db):
     r = mm.update_memory("I sold my bike", user_id="ana")
     assert r.tier is not Tier.TOPIC
     assert "I own a red bike" in active(mm) and "I own a blue bike" in active(mm)
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("I live in Berlin", "I'm based in Berlin"),
+        ("User works at Google", "User is employed at Google"),
+        ("I have two kids", "I have 2 children"),
+        ("User is vegetarian", "User follows a vegetarian diet"),
+        ("I am a software engineer", "I work as a software engineer"),
+        ("User grew up in Manchester", "User is originally from Manchester"),
+        ("User's name is Priya", "User is called Priya"),
+    ],
+)
+def test_a_single_value_restated_in_other_words_is_a_noop_with_no_llm_call(
+    db, fake_openai, old, new
+):
+    mm = llm_manager(db, fake_openai.base_url)
+    first = mm.update_memory(old, user_id="ana")
+    r = mm.update_memory(new, user_id="ana")
+    assert (r.op, r.tier, r.memory_id) == (Op.NOOP, Tier.TOPIC, first.memory_id)
+    assert fake_openai.requests == []
+    assert active(mm) == [old]
+
+
+def test_a_restatement_that_adds_a_detail_is_not_a_noop(db):
+    mm = MemoryManager(db)
+    first = mm.update_memory("I live in Berlin", user_id="ana")
+    r = mm.update_memory("I'm based in Berlin with my wife", user_id="ana")
+    assert r.op is not Op.NOOP
+    assert mm.get(first.memory_id, user_id="ana").status.value in ("active", "superseded")
+    assert "I'm based in Berlin with my wife" in active(mm)
