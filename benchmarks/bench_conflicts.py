@@ -271,6 +271,7 @@ def _fake_llm() -> Iterator[tuple[dict, Prompts]]:
         "llm_model": "fake-model",
         "llm_base_url": server.base_url,
         "llm_api_key": "x",
+        "llm_mode": "tools",
         "decider": "llm",
         "embedder": "none",
     }

@@ -249,10 +249,10 @@ def _taken_back(candidate: Candidate, topic: Topic, seen: list[Memory]) -> Decis
     """A retraction no attribute pattern reads ("sold my motorcycle", "stopped learning
     German", "cancelled the gym membership"): the one active memory of the same person that
     holds every word of what is taken back is replaced by it. Two or more such memories, or
-    none: nothing is settled. A verb takes back only what the same verb stated ("stopped
-    learning German" / "is learning German", not "loves German films"), "have" what any
-    having stated; a verb that ends something (topic.ENDED: "sold", "cancelled") any
-    memory."""
+    none, or only memories whose topic is not known: nothing is settled. A verb takes back
+    only what the same verb stated ("stopped learning German" / "is learning German", not
+    "loves German films"), "have" what any having stated; a verb that ends something
+    (topic.ENDED: "sold", "cancelled") any memory."""
     wanted = _stems(_taken(topic.value or ""))
     if not wanted or len(wanted) > _MAX_TAKEN:
         return None
@@ -265,8 +265,9 @@ def _taken_back(candidate: Candidate, topic: Topic, seen: list[Memory]) -> Decis
     holders = {
         m.id: m
         for m in seen
-        if m.subject in (topic.subject, None)
-        and (verbs is None or m.attribute is None or m.attribute in verbs)
+        if m.subject == topic.subject
+        and m.attribute is not None
+        and (verbs is None or m.attribute in verbs)
         and wanted <= _stems(m.content)
         and not _says_retracted(m)
     }
@@ -290,8 +291,10 @@ def _taken(value: str) -> str:
 
 
 def _stems(text: str) -> frozenset[str]:
-    """Content words cut to five letters: "allergy" and "allergic", "cats" and "cat" meet."""
-    return frozenset(w[:5] for w in object_words(text) if len(w) > 2)
+    """Content words cut to five letters: "allergy" and "allergic", "cats" and "cat" meet.
+    Every word counts: "not reliable in other things" does not take back "reliable in my
+    job", nor "do not make a lot of money" "make money from passive income"."""
+    return frozenset(w[:5] for w in content_tokens(text) if len(w) > 2)
 
 
 def _says_retracted(memory: Memory) -> bool:
