@@ -646,17 +646,23 @@ _ORDINALS = frozenset(
 )
 _ORDINAL = re.compile(r"^\d+(?:st|nd|rd|th)$")
 _COUNT_WORDS = frozenset("time times".split())  # "four times a week": part of the count
+_NAMING = frozenset("number no".split())
 
 
 def counted(value: str) -> tuple[str, frozenset[str]]:
     """A value's words without its counts, and the counts: "10 km three times a week" ->
-    ("km a week", {"10", "three"}). "82 kg now" and "90 kg" are the same thing counted
-    differently; a year ("in 2019") is a count too, and the caller decides what to do with it."""
+    ("km week", {"10", "3"}). "82 kg now" and "90 kg" are the same thing counted
+    differently; a year ("in 2019") is a count too, and the caller decides what to do with it.
+    A number after "number" names a thing: "boat number 2" and "boat number 3" are two boats."""
     words_, counts = [], set()
+    before = ""
     for word in (trim_value(value) or "").split():
+        named, before = before in _NAMING, word
         if word in _ARTICLES or word in _COUNT_WORDS:
             continue
-        if word.isdigit() or word in _NUMBER_WORDS or word in _ORDINALS or _ORDINAL.match(word):
+        if named:
+            words_.append(word)
+        elif word.isdigit() or word in _NUMBER_WORDS or word in _ORDINALS or _ORDINAL.match(word):
             counts.add(_NUMBER_WORDS.get(word, word))
         else:
             words_.append(word.rstrip("s"))

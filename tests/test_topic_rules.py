@@ -105,6 +105,7 @@ def test_the_newer_statement_replaces_the_old_with_no_llm_call(db, fake_openai, 
         ("I love German films", "I stopped learning German"),  # another verb's German
         ("I like dogs", "I like dogs but not cats"),  # a later clause's "not" is its own
         ("My sister runs 5 km a day", "I run 10 km a day"),
+        ("I own boat number 1", "I own boat number 2"),  # a number that names, not counts
     ],
 )
 def test_look_alikes_of_the_new_rules_both_stay(db, old, new):
