@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from memman.candidate import Candidate
-from memman.decide import Decision
+from memman.decide import Decision, negates
 from memman.models import Memory, Op, Tier
 from memman.text import content_tokens, numbers
 from memman.topic import (
@@ -273,6 +273,8 @@ def _taken_back(candidate: Candidate, topic: Topic, seen: list[Memory]) -> Decis
     }
     if len(holders) != 1:
         return None
+    if negates(candidate.content, next(iter(holders.values())).content):
+        return None  # the same words negated: the router and the decider's (decide.negates)
     [memory] = holders.values()
     why = f"takes back {topic.value!r}, which this memory states; the newer statement replaces it"
     return Decision(Op.UPDATE, why, Tier.TOPIC, target=memory, content=candidate.content)

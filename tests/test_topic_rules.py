@@ -56,7 +56,6 @@ SUPERSEDED = [
     ("I drink energy drinks", "I gave up energy drinks"),
     ("I'm learning German", "I stopped learning German"),
     ("User wears glasses", "User doesn't wear glasses anymore since the laser surgery"),
-    ("User is lactose intolerant", "User is not lactose intolerant"),
     ("User has a dog named Bruno", "User no longer has Bruno, he was rehomed"),
     ("User has a hamster named Peanut", "User's hamster Peanut died"),
     ("I have a roommate", "My roommate moved out, I live alone now"),
