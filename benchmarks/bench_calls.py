@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import sys
 import tempfile
@@ -36,7 +37,11 @@ from memman import MemoryManager  # noqa: E402
 from tests.decisions import add_everything  # noqa: E402
 from tests.fake_openai import FakeOpenAI  # noqa: E402
 
-DATA = ROOT.parent / "shared" / "data" / "msc" / "msc_personas_all.json"
+DATA = (
+    Path(os.environ.get("MEMMAN_DATA", ROOT.parent / "shared" / "data"))
+    / "msc"
+    / "msc_personas_all.json"
+)
 CHARS_PER_TOKEN = 4
 
 

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import sys
 import tempfile
@@ -49,7 +50,8 @@ from memman.models import Status
 
 ROOT = Path(__file__).resolve().parents[1]
 CASES = ROOT / "evals" / "conflicts.jsonl"
-PERSONAS = ROOT.parent / "shared" / "data" / "msc" / "msc_personas_all.json"
+DATA = Path(os.environ.get("MEMMAN_DATA", ROOT.parent / "shared" / "data"))
+PERSONAS = DATA / "msc" / "msc_personas_all.json"
 KINDS = (
     "contradiction_disjoint",
     "contradiction_shared",
@@ -247,12 +249,14 @@ def _metrics(outcomes: list[Outcome]) -> dict[str, float | int | None]:
 
 @contextmanager
 def _fake_llm() -> Iterator[tuple[dict, Prompts]]:
-    """The fake OpenAI server answering every chat call with a valid ADD (tools mode)."""
+    """The fake OpenAI server answering every chat call with a valid ADD (tools mode), one
+    per candidate of a batch call too (the distractors' update_many is batched: answered
+    with one decision, they were parked, not stored, before session 6)."""
     sys.path.insert(0, str(ROOT))
-    from tests.fake_openai import FakeOpenAI, Reply, chat_completion
+    from tests.decisions import add_everything
+    from tests.fake_openai import FakeOpenAI
 
-    add = {"decision": {"op": "ADD", "reason": "benchmark: routing only"}}
-    server = FakeOpenAI(default_reply=Reply(body=chat_completion(tool_args=add))).start()
+    server = FakeOpenAI(default_reply=add_everything).start()
 
     def prompts() -> list[str]:
         return [
@@ -267,6 +271,7 @@ def _fake_llm() -> Iterator[tuple[dict, Prompts]]:
         "llm_model": "fake-model",
         "llm_base_url": server.base_url,
         "llm_api_key": "x",
+        "llm_mode": "tools",
         "decider": "llm",
         "embedder": "none",
     }

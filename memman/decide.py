@@ -60,7 +60,7 @@ class OfflineDecider:
 
     "User likes coffee" -> "User likes coffee with oat milk" extends the memory (see
     text.extends; "has a dog" -> "has a dog allergy" does not), so the memory is updated.
-    "User is vegetarian" -> "User is not vegetarian" says the opposite of it (see _negates):
+    "User is vegetarian" -> "User is not vegetarian" says the opposite of it (see negates):
     the newer statement is the current truth, so it
     replaces the memory (the old text stays in its history), and the prompt never gets both.
     Any other contradiction or a paraphrase cannot be told apart from a new fact without
@@ -75,7 +75,7 @@ class OfflineDecider:
 
     def decide(self, candidate: Candidate, related: list[Retrieved], *, today: dt.date) -> Decision:
         extended = [r.memory for r in related if extends(candidate.content, r.memory.content)]
-        negated = [r.memory for r in related if _negates(candidate.content, r.memory.content)]
+        negated = [r.memory for r in related if negates(candidate.content, r.memory.content)]
         if len(extended) == 1 and not negated:
             why = "offline: the candidate strictly extends this memory"
             return Decision(
@@ -101,7 +101,7 @@ class OfflineDecider:
         return Decision(Op.ADD, why, Tier.OFFLINE)
 
 
-def _negates(candidate: str, memory: str) -> bool:
+def negates(candidate: str, memory: str) -> bool:
     """One of the two is negated and otherwise they say the same words in the same order.
 
     "User is not vegetarian" / "User is vegetarian", "User doesn't like cilantro" / "User

@@ -26,17 +26,36 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from memman.candidate import Candidate
-from memman.decide import Decision
+from memman.decide import Decision, negates
 from memman.models import Memory, Op, Tier
-from memman.text import numbers
+from memman.text import content_tokens, numbers
 from memman.topic import (
+    ENDED,
     Topic,
     about,
+    counted,
     is_single_valued,
     is_verb_topic,
     object_words,
+    phrasing,
     same_value,
 )
+
+# Past-tense verbs: "visited Paris in 2019" and "in 2022" are two events, not a recount.
+_PAST = frozenset(
+    """was were went got bought sold took made had saw ran ate did left came became grew met
+    won lost began wrote drove flew gave quit""".split()
+)
+_YEAR = 1900, 2100
+# A take-back names one thing: an object of more words is a sentence that happens to hold a
+# negation ("I'm quite positive about it except I wouldn't want ...", MRPC), not a take-back.
+_MAX_TAKEN = 4
+_CLAUSE_END = frozenset(
+    """since because after before when while now anymore again ago so but and that which who
+    though as he she they it i we""".split()
+)
+# What "no longer have X" can take back: "no longer has Bruno" ends "has a dog named Bruno".
+_HAVING = frozenset("verb:have verb:own pets children relationship_status allergy car".split())
 
 
 @dataclass(frozen=True)
@@ -67,10 +86,15 @@ def route_by_topic(
     seen = [*retrieved, *same_topic]
     other = frozenset(m.id for m in seen if _other_topic(topic, m, single_valued, by_meaning))
     related = [m for m in same_topic if m.id not in other]
+    if topic.retracted and is_verb_topic(topic.attribute):
+        taken = _taken_back(candidate, topic, seen)
+        return TopicRouting(taken, other, related)
     if not same_topic or is_verb_topic(topic.attribute):
         # A fallback topic only tells other facts apart; what a verb's object changes is the
-        # router's and the decider's to judge (they see the memories of the same verb).
-        return TopicRouting(other_topics=other, same_topic=related)
+        # router's and the decider's to judge (they see the memories of the same verb), but
+        # for a new count of the same thing ("runs 5 km" -> "runs 10 km").
+        recount = _recounted_verb(candidate, topic, related) if same_topic else None
+        return TopicRouting(recount, other, related)
     if is_single_valued(topic.attribute, single_valued):
         decision = _single(candidate, topic, same_topic[0])
     else:
@@ -96,6 +120,8 @@ def _other_topic(
         return False  # by_meaning: "enjoys prawns" may say "loves shellfish"; the cosine judges
     stated = about(memory.content)
     if stated is None or stated.attribute != topic.attribute:
+        return False
+    if same_value(stated.value, topic.replaces):  # "tea instead of coffee": coffee is touched
         return False
     if stated.value is None or topic.value is None:
         return False
@@ -123,7 +149,11 @@ def _single(candidate: Candidate, topic: Topic, current: Memory) -> Decision | N
     if same_polarity and (
         same_value(stated.value, topic.value) or (topic.retracted and topic.value is None)
     ):
-        return None  # the same value again: the router decides NOOP or refinement
+        # The same value again: a new count ("lived in Chicago for 3 years" -> "for 4
+        # years"), the same said in other words, or for the router: a refinement.
+        return _newer_count(
+            candidate, topic, current, numbers(current.content)
+        ) or _restated(candidate, topic, current)
     if (
         topic.retracted
         and topic.value is not None
@@ -150,12 +180,135 @@ def _multi(candidate: Candidate, topic: Topic, same_topic: list[Memory]) -> Deci
     return None
 
 
+def _newer_count(
+    candidate: Candidate,
+    topic: Topic,
+    memory: Memory,
+    had: frozenset[str],
+    said: frozenset[str] | None = None,
+) -> Decision | None:
+    """UPDATE when the candidate counts the memory's thing differently (`said`: the
+    candidate's counts, its numbers by default); None when the counts are the same, missing,
+    or years (a year dates an event, it does not count a thing)."""
+    said = numbers(candidate.content) if said is None else said
+    if not said or not had or said == had or any(_is_year(n) for n in said | had):
+        return None
+    counts = f"{', '.join(sorted(had))} -> {', '.join(sorted(said))}"
+    why = f"{topic.attribute}: the same thing counted anew ({counts}), the newer count wins"
+    return Decision(Op.UPDATE, why, Tier.TOPIC, target=memory, content=candidate.content)
+
+
+def _restated(candidate: Candidate, topic: Topic, memory: Memory) -> Decision | None:
+    """NOOP when the candidate states a single-valued memory's value in other words and adds
+    nothing: every content word it has that the memory lacks is one the attribute is phrased
+    with ("I'm based in Berlin" / "I live in Berlin", "User is employed at Google" / "works
+    at Google"), and the numbers agree. "I live in Berlin with my wife" adds "wife": a
+    refinement, for the router; so is a candidate with no word of its own (the router's
+    lexical and containment NOOPs). A multi-valued "I love jazz" after "I like jazz" stays
+    the decider's: how much the user likes it may be the news."""
+    added = {
+        word  # numbers are compared on their own: "two kids" / "2 children"
+        for word in content_tokens(candidate.content) - content_tokens(memory.content)
+        if not numbers(word)
+    }
+    if (
+        not added
+        or not added <= phrasing(topic.attribute)
+        or numbers(candidate.content) != numbers(memory.content)
+    ):
+        return None
+    why = f"{topic.attribute}: the same value ({topic.value!r}) in other words"
+    return Decision(Op.NOOP, why, Tier.TOPIC, target=memory)
+
+
+def _is_year(number: str) -> bool:
+    return number.isdigit() and len(number) == 4 and _YEAR[0] <= int(number) <= _YEAR[1]
+
+
+def _recounted_verb(
+    candidate: Candidate, topic: Topic, same_topic: list[Memory]
+) -> Decision | None:
+    """A verb topic's object counted anew: "User keeps 3 chickens" -> "User keeps 5 chickens",
+    "I'm in my second year of nursing school" -> "third year". Only for a present-tense verb
+    (a state, not an event: "visited Paris in 2019" / "in 2022" are both true)."""
+    verb = topic.attribute.partition(":")[2]
+    if topic.value is None or verb in _PAST or verb.endswith("ed"):
+        return None
+    thing, said = counted(topic.value)
+    for memory in same_topic:
+        stated = _stated(memory)
+        if stated is None or stated.retracted or stated.value is None:
+            continue
+        its_thing, had = counted(stated.value)
+        if thing and its_thing == thing:
+            return _newer_count(candidate, topic, memory, had, said)
+    return None
+
+
+def _taken_back(candidate: Candidate, topic: Topic, seen: list[Memory]) -> Decision | None:
+    """A retraction no attribute pattern reads ("sold my motorcycle", "stopped learning
+    German", "cancelled the gym membership"): the one active memory of the same person that
+    holds every word of what is taken back is replaced by it. Two or more such memories, or
+    none, or only memories whose topic is not known: nothing is settled. A verb takes back
+    only what the same verb stated ("stopped learning German" / "is learning German", not
+    "loves German films"), "have" what any having stated; a verb that ends something
+    (topic.ENDED: "sold", "cancelled") any memory."""
+    wanted = _stems(_taken(topic.value or ""))
+    if not wanted or len(wanted) > _MAX_TAKEN:
+        return None
+    if topic.attribute == ENDED:
+        verbs = None
+    elif topic.attribute in _HAVING:
+        verbs = _HAVING
+    else:
+        verbs = frozenset({topic.attribute})
+    holders = {
+        m.id: m
+        for m in seen
+        if m.subject == topic.subject
+        and m.attribute is not None
+        and (verbs is None or m.attribute in verbs)
+        and wanted <= _stems(m.content)
+        and not _says_retracted(m)
+    }
+    if len(holders) != 1:
+        return None
+    if negates(candidate.content, next(iter(holders.values())).content):
+        return None  # the same words negated: the router and the decider's (decide.negates)
+    [memory] = holders.values()
+    why = f"takes back {topic.value!r}, which this memory states; the newer statement replaces it"
+    return Decision(Op.UPDATE, why, Tier.TOPIC, target=memory, content=candidate.content)
+
+
+def _taken(value: str) -> str:
+    """What a take-back names: its object up to where a new clause starts ("glasses anymore
+    since the laser surgery" -> "glasses"), prepositions kept: "not stirring chili in a
+    kettle" takes back chili in a kettle, not any chili."""
+    kept = []
+    for word in value.split():
+        if kept and word in _CLAUSE_END:
+            break
+        kept.append(word)
+    return " ".join(kept)
+
+
+def _stems(text: str) -> frozenset[str]:
+    """Content words cut to five letters: "allergy" and "allergic", "cats" and "cat" meet.
+    Every word counts: "not reliable in other things" does not take back "reliable in my
+    job", nor "do not make a lot of money" "make money from passive income"."""
+    return frozenset(w[:5] for w in content_tokens(text) if len(w) > 2)
+
+
+def _says_retracted(memory: Memory) -> bool:
+    stated = about(memory.content)
+    return stated is not None and stated.retracted
+
+
 def _recounted(candidate: Candidate, topic: Topic, same_topic: list[Memory]) -> Decision | None:
     """A value the memory took back, stated again ("I have no pets" -> "we adopted a dog"),
     or the same value with another count ("I have two cats" -> "I have three cats now"): the
     newer statement replaces the memory. Anything else about the same value (a refinement, a
     paraphrase) is the router's to compare."""
-    said = numbers(candidate.content)
     for memory in same_topic:
         stated = _stated(memory)
         if (
@@ -166,13 +319,21 @@ def _recounted(candidate: Candidate, topic: Topic, same_topic: list[Memory]) -> 
             return _replace(candidate, topic, memory, stated)
     for memory in same_topic:
         stated = _stated(memory)
-        if stated is None or stated.retracted or not same_value(stated.value, topic.value):
-            continue
-        had = numbers(memory.content)
-        if said and had and said != had:
-            counts = f"{', '.join(sorted(had))} -> {', '.join(sorted(said))}"
-            why = f"{topic.attribute}: {stated.value!r} {counts}, the newer count wins"
+        if stated is not None and not stated.retracted and same_value(stated.value, topic.replaces):
+            # "drinks green tea instead of coffee": the coffee memory is no longer true.
+            why = f"{topic.attribute}: {topic.value!r} instead of {stated.value!r}"
             return Decision(Op.UPDATE, why, Tier.TOPIC, target=memory, content=candidate.content)
+    for memory in same_topic:
+        stated = _stated(memory)
+        if stated is None or stated.retracted or stated.value is None or topic.value is None:
+            continue
+        if not same_value(stated.value, topic.value):
+            thing, its_thing = counted(topic.value)[0], counted(stated.value)[0]
+            if not thing or thing != its_thing:  # "three languages" / "four languages"
+                continue
+        recount = _newer_count(candidate, topic, memory, numbers(memory.content))
+        if recount is not None:
+            return recount
     return None
 
 

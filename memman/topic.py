@@ -17,6 +17,7 @@ before. Its coverage is listed in ATTRIBUTES and measured in benchmarks/bench_co
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -35,9 +36,12 @@ SINGLE_VALUED = frozenset(
 MULTI_VALUED = frozenset("likes drinks pets plays speaks allergy hobby".split())
 # Favourites are single-valued per thing: "favorite:color", "favorite:band".
 FAVORITE = "favorite"
+# So is an amount the user states of one thing of theirs: "My rent is $1,200 a month" is
+# amount:rent (a number of its own is needed: "my truck is a Ford F150" is no amount).
+AMOUNT = "amount"
 # The fallback: "verb:collect" for "I collect antique dolls" (see _verb_and_object).
 VERB = "verb"
-ATTRIBUTES = SINGLE_VALUED | MULTI_VALUED | {f"{FAVORITE}:*", f"{VERB}:*"}
+ATTRIBUTES = SINGLE_VALUED | MULTI_VALUED | {f"{FAVORITE}:*", f"{AMOUNT}:*", f"{VERB}:*"}
 _SHARED_OBJECT_WORDS = frozenset(
     """named called name one two three four five six seven eight nine ten many much lot lots
     little bit time times day days year years thing things kind sort""".split()
@@ -53,7 +57,7 @@ _SUBJECTLESS_VERBS = frozenset(
 
 
 def is_single_valued(attribute: str, single_valued: frozenset[str] = SINGLE_VALUED) -> bool:
-    return attribute in single_valued or attribute.startswith(FAVORITE + ":")
+    return attribute in single_valued or attribute.startswith((FAVORITE + ":", AMOUNT + ":"))
 
 
 @dataclass(frozen=True)
@@ -62,13 +66,15 @@ class Topic:
 
     `retracted` marks a fact that takes a value back ("I don't live in Berlin anymore", "I
     quit caffeine"); its `value` is the value taken back, None when it names none ("I have
-    no pets").
+    no pets"). `replaces` is a value the fact says it replaces ("drinks tea instead of
+    coffee", "from Indiana, not Ohio"): a multi-valued memory of that value is superseded.
     """
 
     subject: str
     attribute: str
     value: str | None = None
     retracted: bool = False
+    replaces: str | None = None
 
 
 # People (and pets) the user talks about: "my sister lives in Rome" is the sister's residence.
@@ -99,6 +105,32 @@ _STILL_TRUE_FILLERS = frozenset(
 )
 # Verbs that take something back: "I quit smoking" is "I smoke", negated.
 _QUITTING = re.compile(r"^(?:quit|stopped|gave up|give up|have given up|have quit) (?P<rest>.+)$")
+# Verbs that end what their object names: "sold my motorcycle", "cancelled the membership".
+_ENDING = re.compile(
+    r"^(?:(?:sold|gave away) (?=my |our |the )|(?:cancell?ed|dropped|abandoned|outgrew"
+    r"|came off|got rid of|ended|broke off) )(?P<rest>.+)$"
+)
+# The attribute of a fact that ends something no pattern names: the memory holding its object
+# is taken back (supersede._taken_back).
+ENDED = "verb:quit"
+# "Lena and I broke up": the user's relationship status.
+_BREAKUP = re.compile(
+    r"^(?:\w+ and (?:i|user)|(?:i|user) and (?:my|their|his|her) \w+) (?P<p>(?:just |recently"
+    r" |finally )?(?:broke up|split up|separated|got divorced|divorced)(?: .*)?)$"
+)
+# "My hamster Peanut died", "my roommate moved out".
+_GONE = re.compile(r"^(?:\w+ )?(?:died|passed away|ran away|was rehomed|moved out)(?: .*)?$")
+_CHILDREN = frozenset("son daughter baby child".split())
+# "Forget what I said about learning Rust": a take-back of whatever said it.
+_FORGET = re.compile(
+    r"^(?:please )?(?:forget|ignore|disregard) (?:what|that|everything) i (?:said|told you)"
+    r" about (?P<v>.+)$"
+)
+_LATER_CLAUSE = re.compile(
+    r"^(?P<head>.+?) (?:but|and|though|although|except|because|since|when|while|if|unless"
+    r"|that|who|which) (?P<rest>.+)$"
+)
+_CORRECTION = re.compile(r"^(?P<head>.+?) (?P<how>not|instead of|rather than) (?P<old>.+)$")
 _SMOKES = frozenset("smoke cigarettes cigars cigar tobacco vaping vape".split())
 _GERUNDS = {
     "smoking": "smoke", "drinking": "drink", "working": "work", "eating": "eat",
@@ -108,7 +140,7 @@ _GERUNDS = {
 _VALUE_END = frozenset(
     """in at for with since because and but so now currently last this every each when while
     who which that especially from to as on after before during until anymore any more again
-    these days nowadays right too though ago""".split()
+    these days nowadays right too though ago he she they it i we""".split()
 )
 # "I like to go fishing" likes "fishing".
 _LEADING_VERB = re.compile(r"^(?:to go |to |going |go )")
@@ -161,6 +193,9 @@ _NUMBER_WORDS = {
 }  # fmt: skip
 
 _PARTNERS = "girlfriend|boyfriend|partner|wife|husband|fiance|fiancee"
+_DECADES = r"(?:teens|twenties|thirties|forties|fifties|sixties|seventies|eighties|\d0s)"
+_HOME = r"(?:a |an |my |our )?(?:\w+ )?(?:apartment|flat|house|home|condo|place|studio)"
+_SCHOOL_LEVELS = "high school|middle school|grad school|college|university|uni"
 
 # (attribute, pattern over the predicate in first-person form). The named group v is the
 # value; a pattern without it states a fixed value (its `fixed`). Checked in order: the
@@ -178,6 +213,7 @@ _PATTERNS: list[tuple[str, re.Pattern[str], str | None]] = [
         ("native_language", rf"^my (?:native|first|mother) (?:language|tongue) am {_V}$", None),
         ("birthday", rf"^(?:my birthday am|birthday am|was born on) {_V}$", None),
         ("age", r"^(?:am|turned|just turned) (?P<v>\d+)(?: years? old| yrs? old)?(?: .*)?$", None),
+        ("age", rf"^am in (?:my|their|his|her) (?P<v>(?:early |mid |late )?{_DECADES})$", None),
         (
             "hometown",
             rf"^(?:am originally from|am from|come from|grew up in|was born in"
@@ -187,7 +223,15 @@ _PATTERNS: list[tuple[str, re.Pattern[str], str | None]] = [
         ("residence", rf"^(?:live|am living|reside|am based|am located|have lived) in {_V}$", None),
         ("residence", rf"^(?:moved|relocated|have moved|have relocated) (?:back )?to {_V}$", None),
         ("residence", rf"^(?:my home am|home am) in {_V}$", None),
+        ("residence", rf"^(?:rent|am renting|bought|have bought|got) {_HOME} in {_V}$", None),
         ("residence", r"^moved out(?: of (?P<v>.+))?$", "-"),
+        (
+            "employer",
+            r"^am (?:employed|working)(?: at the moment| right now| at present)?$",
+            "employed",
+        ),
+        ("employer", r"^(?:changed|switched) jobs(?: .*)?$", "new"),
+        ("job", r"^(?:changed|switched) (?:careers?|professions?)(?: .*)?$", "new"),
         ("employer", rf"^(?:work|am working|have worked)(?: \w+){{0,2}} (?:at|for) {_V}$", None),
         (
             "employer",
@@ -208,6 +252,23 @@ _PATTERNS: list[tuple[str, re.Pattern[str], str | None]] = [
         ("job", rf"^(?:work|am working)(?: \w+){{0,3}} as {_SERVICE}{_V}$", None),
         ("job", rf"^(?:my job am|job am|became|got promoted to) {_SERVICE}{_V}$", None),
         ("diet", rf"^am {_SERVICE}(?P<v>{'|'.join(sorted(DIETS))})$", None),
+        ("smoking", r"^am (?:a )?non smoker$", "-"),
+        (
+            "smoking",
+            r"^(?:picked up|started|took up|have started) (?:smoking|vaping)(?: .*)?$",
+            "smokes",
+        ),
+        (
+            "school",
+            rf"^am (?:a |an )?(?P<v>{_SCHOOL_LEVELS})"
+            r" (?:senior|junior|freshman|sophomore|student)$",
+            None,
+        ),
+        (
+            "school",
+            rf"^(?:started|began|entered|am starting) (?P<v>{_SCHOOL_LEVELS})(?: .*)?$",
+            None,
+        ),
         ("diet", rf"^(?:follow|am on|eat) {_SERVICE}(?P<v>\w+(?: \w+)?) diet(?: .*)?$", None),
         ("diet", r"^eat meat(?: .*)?$", "omnivore"),
         ("job", rf"^am {_SERVICE}{_V}$", "job?"),  # only when the head word is an occupation
@@ -218,8 +279,13 @@ _PATTERNS: list[tuple[str, re.Pattern[str], str | None]] = [
         ),
         ("relationship_status", r"^am in a relationship", "in a relationship"),
         ("relationship_status", r"^(?:am dating|am seeing) .+$", "in a relationship"),
-        ("relationship_status", rf"^have {_SERVICE}(?:{_PARTNERS})$", "in a relationship"),
+        (
+            "relationship_status",
+            rf"^have {_SERVICE}(?:{_PARTNERS})(?: named .+| called .+)?$",
+            "in a relationship",
+        ),
         ("relationship_status", r"^(?:broke up|just broke up|split up)", "single"),
+        ("relationship_status", r"^(?:got )?(?P<v>divorced|separated)(?: .*)?$", "status?"),
         ("smoking", r"^(?:smoke|am a smoker|smoke cigarettes)$", "smokes"),
         ("smoking", r"^(?:smoke|am a smoker)", "smokes"),
         ("drinks", rf"^drink (?:a lot of |lots of |a cup of |a glass of )?{_V}$", "drink?"),
@@ -258,35 +324,104 @@ _PATTERNS: list[tuple[str, re.Pattern[str], str | None]] = [
         ),
     ]
 ]
-_FAVORITE = re.compile(r"^my (?:favorite|favourite) (?P<thing>\w+(?: \w+)?) am (?P<v>.+)$")
+_FAVORITE = re.compile(r"^my (?:favorite|favourite|main) (?P<thing>\w+(?: \w+)?) am (?P<v>.+)$")
+_AMOUNT = re.compile(
+    r"^my (?P<thing>\w+(?<!s)) (?:am|am now|went up to|went down to|rose to|fell to"
+    r"|increased to|dropped to) (?P<v>(?:.* )?\d+(?: .*)?)$"
+)
+# "Radiohead is the group I love most": favorite:band.
+_LOVED_MOST = re.compile(
+    r"^(?P<v>.+) am the (?P<thing>\w+) i (?:love|like|enjoy)(?: the)? (?:most|best)$"
+)
+# One favorite, whatever it is called: "the group I love most" is the favorite band.
+_FAVORITE_THINGS = {
+    "group": "band", "film": "movie", "colour": "color", "dish": "food", "meal": "food",
+    "tune": "song", "author": "writer", "hobbies": "hobby",
+}  # fmt: skip
 _FAVORITE_AFTER = re.compile(r"^(?P<v>.+) am my (?:favorite|favourite) (?P<thing>\w+(?: \w+)?)$")
 _DISLIKE = ("dislike ", "hate ", "can not stand ")
 
 
 def about(text: str) -> Topic | None:
     """The topic of a fact, or None when the extractor does not recognise it."""
-    favorite = _FAVORITE_AFTER.match(_first_person(words(text)))
-    if favorite:  # "Coffee is my favorite drink"
-        return Topic(USER, _favorite(favorite.group("thing")), _value(favorite.group("v")))
+    spoken = _first_person(_without_openers(words(text)))
+    favorite = _FAVORITE_AFTER.match(spoken) or _LOVED_MOST.match(spoken)
+    if favorite:  # "Coffee is my favorite drink", "Radiohead is the group I love most"
+        return Topic(USER, _favorite(favorite.group("thing")), trim_value(favorite.group("v")))
+    forget = _FORGET.match(spoken)
+    if forget:
+        value = trim_value(forget.group("v"))
+        return Topic(USER, ENDED, value, True) if value else None
     parsed = _subject_and_predicate(text)
     if parsed is None:
         return None
     subject, predicate = parsed
-    predicate, negated = _strip_negation(predicate)
-    topic = _match(predicate) or _verb_and_object(predicate, subject)
+    corrected = _corrected(predicate)
+    if corrected is not None:
+        return Topic(subject, *corrected)
+    predicate = _first_clause(predicate)
+    predicate, negated, ended = _strip_negation(predicate)
+    topic = _match(predicate)
+    if topic is None and ended:  # "I sold my motorcycle": whatever held "motorcycle" ended
+        value = trim_value(predicate)
+        return Topic(subject, ENDED, value, True) if value else None
+    topic = topic or _verb_and_object(predicate, subject)
     if topic is None:
         return None
     attribute, value, retracted = topic
     return Topic(subject, attribute, value, retracted or negated)
 
 
+def _corrected(predicate: str) -> tuple[str, str, bool, str] | None:
+    """A value stated in place of another: "am originally from indiana not ohio" is hometown
+    Indiana, replacing Ohio; "drink tea instead of coffee" replaces coffee. A bare "not"
+    corrects only a single-valued attribute ("like dogs but not cats" replaces nothing)."""
+    found = _CORRECTION.match(predicate)
+    if found is None:
+        return None
+    head = found.group("head")
+    matched = _match(head)
+    old = trim_value(found.group("old"))
+    if matched is None or matched[1] is None or matched[2] or old is None:
+        return None
+    attribute, value, _ = matched
+    if found.group("how") == "not" and (
+        not is_single_valued(attribute) or not head.endswith(" " + matched[1])
+    ):  # "from canada and i am not a student": the "not" is another clause's
+        return None
+    return attribute, value, False, old
+
+
+def _first_clause(predicate: str) -> str:
+    """The predicate up to a later clause that holds the only negation: "like dogs but not
+    cats" likes dogs, "live in berlin and i am not a student" lives in Berlin (a later clause
+    of nothing but the negation negates the head: "but i do not"). A value ends
+    at "and" / "but" anyway (_VALUE_END); this keeps the later "not" from negating it."""
+    found = _LATER_CLAUSE.match(predicate)
+    if found is None or _NEGATION_WORDS & set(found.group("head").split()):
+        return predicate
+    rest = found.group("rest")
+    if not _NEGATION_WORDS & set(rest.split()) or not content_tokens(rest):
+        return predicate  # "wanted to play instruments but i do not": the head's negation
+    return found.group("head")
+
+
+def _without_openers(tokens: list[str]) -> list[str]:
+    while len(tokens) > 2 and tokens[0] in _OPENERS:  # "Honestly, I'm ...", "These days I ..."
+        tokens = tokens[1:]
+    return tokens
+
+
 def _subject_and_predicate(text: str) -> tuple[str, str] | None:
     tokens = [t for t in words(text) if t]
     written = text.strip().split()
-    while len(tokens) > 2 and tokens[0] in _OPENERS:  # "Honestly, I'm ...", "These days I ..."
-        tokens, written = tokens[1:], written[1:]
+    kept = _without_openers(tokens)
+    tokens, written = kept, written[len(written) - len(kept) :] if kept else []
     if len(tokens) < 2:
         return None
+    breakup = _BREAKUP.match(" ".join(tokens))
+    if breakup:  # "Lena and I broke up", "User and their boyfriend split up"
+        return USER, _first_person(breakup.group("p").split())
     first = tokens[0]
     written = written[0] if written else ""
     if first == "we":  # "We adopted a greyhound": the user's household
@@ -313,10 +448,17 @@ def _possessive(rest: list[str]) -> tuple[str, str] | None:
     """After "my" / "User's": another person's fact, or the user's own ("my name is Ana")."""
     if not rest:
         return None
+    if rest[0] in _CHILDREN and rest[1:3] == ["was", "born"]:  # "my daughter was born ..."
+        return USER, "have one child"
+    if rest[0] in OTHERS | _PETS and _GONE.match(" ".join(rest[1:])):
+        # "My hamster Peanut died", "my roommate moved out": the user no longer has them.
+        return USER, f"no longer have a {rest[0]}"
     if rest[0] in OTHERS and len(rest) > 1:
         return rest[0], _first_person(rest[1:])
-    if len(rest) > 2 and rest[0] in ("best", "older", "younger", "little", "big") and (
-        rest[1] in OTHERS
+    if (
+        len(rest) > 2
+        and rest[0] in ("best", "older", "younger", "little", "big")
+        and (rest[1] in OTHERS)
     ):
         return rest[1], _first_person(rest[2:])
     return USER, "my " + _first_person(rest)
@@ -342,8 +484,10 @@ def _first_person(tokens: list[str]) -> str:
     return " ".join(out)
 
 
-def _strip_negation(predicate: str) -> tuple[str, bool]:
-    negated = False
+def _strip_negation(predicate: str) -> tuple[str, bool, bool]:
+    """The predicate without its negation, whether it was negated, and whether it is now the
+    object of a verb that ended something ("quit the chess club" -> "the chess club")."""
+    negated = ended = False
     for negator in _NEGATORS:
         if negator in predicate + " " and (
             predicate.startswith(negator) or f" {negator}" in f" {predicate} "
@@ -353,28 +497,32 @@ def _strip_negation(predicate: str) -> tuple[str, bool]:
     for tail in (" anymore", " any more", " any longer"):
         if predicate.endswith(tail):
             predicate, negated = predicate[: -len(tail)], True
+    ending = _ENDING.match(predicate)
+    if ending:
+        return ending.group("rest"), True, True
     quitting = _QUITTING.match(predicate)
     if quitting:
         rest = quitting.group("rest").split()
+        ended = not rest[0].endswith("ing")
         rest[0] = _GERUNDS.get(rest[0], rest[0])
         predicate, negated = " ".join(rest), True
         if predicate in ("my job", "work", "job"):
             predicate = "lost my job"
         elif rest[-1] in _SMOKES:
             predicate = "smoke"
-    return predicate.replace("have got ", "have ").strip(), negated
+    return predicate.replace("have got ", "have ").strip(), negated, ended
 
 
 def _match(predicate: str) -> tuple[str, str | None, bool] | None:
     favorite = _FAVORITE.match(predicate) or _FAVORITE_AFTER.match(predicate)
     if favorite:
-        return _favorite(favorite.group("thing")), _value(favorite.group("v")), False
+        return _favorite(favorite.group("thing")), trim_value(favorite.group("v")), False
     for attribute, pattern, fixed in _PATTERNS:
         found = pattern.match(predicate)
         if not found:
             continue
         raw = found.groupdict().get("v")
-        value = _value(raw) if raw else None
+        value = trim_value(raw) if raw else None
         if fixed is None:
             if not value:
                 continue
@@ -383,6 +531,9 @@ def _match(predicate: str) -> tuple[str, str | None, bool] | None:
         checked = _checked(attribute, fixed, raw, value)
         if checked is not None:
             return checked
+    amount = _AMOUNT.match(predicate)  # after the patterns: "my car is a 98 jaguar" is a car
+    if amount:
+        return f"{AMOUNT}:{amount.group('thing')}", trim_value(amount.group("v")), False
     return None
 
 
@@ -404,11 +555,26 @@ def _verb_and_object(predicate: str, subject: str) -> tuple[str, str | None, boo
         verb = f"{verb}_{second}"
     elif rest.startswith("to "):  # "want to open a store": verb:want, "open a store"
         rest = rest[3:]
-    if not verb.replace("_", "").isalpha() or verb in STOPWORDS - {"am", "have"}:
+    if not verb.replace("_", "").isalpha() or verb in STOPWORDS - {"am", "have", "own"}:
         return None
     if subject == USER and not rest:
         return None
     return f"{VERB}:{'be' if verb == 'am' else verb}", rest or None, False
+
+
+@functools.cache
+def phrasing(attribute: str) -> frozenset[str]:
+    """The content words the extractor's patterns use to say an attribute ("based", "reside",
+    "moved" for residence): two statements of one value that differ only in these say the
+    same thing ("I live in Berlin" / "I'm based in Berlin")."""
+    if attribute.startswith(FAVORITE + ":"):
+        return content_tokens("favorite favourite my the is")
+    literal = " ".join(
+        " ".join(re.findall(r"[a-z]{3,}", pattern.pattern))
+        for name, pattern, _ in _PATTERNS
+        if name == attribute
+    )
+    return content_tokens(literal)
 
 
 def is_verb_topic(attribute: str) -> bool:
@@ -425,7 +591,7 @@ def object_words(value: str) -> frozenset[str]:
 
 
 def _favorite(thing: str) -> str:
-    return f"{FAVORITE}:{thing.replace(' ', '_')}"
+    return f"{FAVORITE}:{_FAVORITE_THINGS.get(thing, thing).replace(' ', '_')}"
 
 
 def _checked(
@@ -434,6 +600,8 @@ def _checked(
     """The patterns whose match alone is not enough: the value must be of the right kind."""
     if fixed == "-":  # a retraction naming the value it takes back, or none
         return attribute, value, True
+    if fixed == "new":  # a new value, not named ("I changed careers")
+        return attribute, None, False
     if fixed == "job?":
         return (attribute, value, False) if value and value.split()[-1] in OCCUPATIONS else None
     if fixed == "status?":
@@ -459,7 +627,7 @@ def _checked(
     return attribute, fixed, False
 
 
-def _value(raw: str) -> str | None:
+def trim_value(raw: str) -> str | None:
     """The value's words up to where it ends, without articles: "the Berlin office" ->
     "berlin office", "Munich last month" -> "munich"."""
     kept: list[str] = []
@@ -471,6 +639,34 @@ def _value(raw: str) -> str | None:
         kept.append(word)
     value = " ".join(kept)
     return value or None
+
+
+_ORDINALS = frozenset(
+    "first second third fourth fifth sixth seventh eighth ninth tenth once twice".split()
+)
+_ORDINAL = re.compile(r"^\d+(?:st|nd|rd|th)$")
+_COUNT_WORDS = frozenset("time times".split())  # "four times a week": part of the count
+_NAMING = frozenset("number no".split())
+
+
+def counted(value: str) -> tuple[str, frozenset[str]]:
+    """A value's words without its counts, and the counts: "10 km three times a week" ->
+    ("km week", {"10", "3"}). "82 kg now" and "90 kg" are the same thing counted
+    differently; a year ("in 2019") is a count too, and the caller decides what to do with it.
+    A number after "number" names a thing: "boat number 2" and "boat number 3" are two boats."""
+    words_, counts = [], set()
+    before = ""
+    for word in (trim_value(value) or "").split():
+        named, before = before in _NAMING, word
+        if word in _ARTICLES or word in _COUNT_WORDS:
+            continue
+        if named:
+            words_.append(word)
+        elif word.isdigit() or word in _NUMBER_WORDS or word in _ORDINALS or _ORDINAL.match(word):
+            counts.add(_NUMBER_WORDS.get(word, word))
+        else:
+            words_.append(word.rstrip("s"))
+    return " ".join(words_), frozenset(counts)
 
 
 def same_value(a: str | None, b: str | None) -> bool:

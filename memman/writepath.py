@@ -24,13 +24,15 @@ from memman.config import Settings
 from memman.decide import Decided, Decider, Decision, OfflineDecider, decide_all
 from memman.embed import Embedder, Lookahead, cosine_thresholds
 from memman.errors import DecisionError, EmbeddingError
-from memman.models import Op, Tier, UpdateResult
+from memman.meaning import prototypes
+from memman.models import Memory, Op, Tier, UpdateResult
 from memman.retrieval import Retrieved, hybrid_candidates, lexical_candidates
 from memman.route import Route, RouteKind, Thresholds, route, similarity_scores
 from memman.store import Scope, Store
 from memman.supersede import route_by_topic
 from memman.text import content_hash, content_tokens, jaccard
 from memman.timestamps import stamp
+from memman.topic import USER, is_verb_topic
 from memman.vectors import VectorSearch
 
 log = logging.getLogger(__name__)
@@ -309,9 +311,10 @@ class WritePath:
         related = [r for r in retrieved if r.memory.id not in topical.other_topics]
         shown = {r.memory.id for r in related}
         tokens = content_tokens(candidate.content)
+        same_topic = topical.same_topic + self._by_meaning(conn, candidate, vector, same)
         about_it = [
             Retrieved(m, bm25=None, jaccard=jaccard(tokens, content_tokens(m.content)))
-            for m in topical.same_topic
+            for m in same_topic
             if m.id not in shown
         ]
         routed = route(
@@ -321,9 +324,9 @@ class WritePath:
             novel_jaccard=self.settings.novel_jaccard,
             cosine=cosine,
         )
-        if routed.kind is RouteKind.NOVEL and topical.same_topic:
+        if routed.kind is RouteKind.NOVEL and same_topic:
             # Below the word thresholds, but about the same thing: the decider must see it.
-            same_ids = {m.id for m in topical.same_topic}
+            same_ids = {m.id for m in same_topic}
             reason = f"{len(same_ids)} memories with the same subject and attribute"
             return Route(
                 RouteKind.AMBIGUOUS,
@@ -334,6 +337,31 @@ class WritePath:
             reason = f"{routed.reason}; {len(retrieved) - len(related)} about other topics"
             return Route(RouteKind.NOVEL, reason)
         return routed
+
+    def _by_meaning(
+        self,
+        conn: sa.Connection,
+        candidate: Candidate,
+        vector: np.ndarray | None,
+        same: list[Memory],
+    ) -> list[Memory]:
+        """The memories of the attribute a fact the extractor reads none of is nearest to by
+        meaning (memman/meaning.py): shown to the decider, never settled on."""
+        topic = candidate.topic
+        if vector is None or self.embedder is None:
+            return []
+        if topic is not None and not is_verb_topic(topic.attribute):
+            return []
+        found = prototypes(self.embedder.name)
+        attribute = found.nearest(vector) if found is not None else None
+        if attribute is None:
+            return []
+        subject = USER if topic is None else topic.subject
+        known = {m.id for m in same}
+        nearby = self.store.active_by_topic(
+            conn, candidate.scope, subject, attribute, self.settings.top_k
+        )
+        return [m for m in nearby if m.id not in known]
 
     def _settle(
         self,
