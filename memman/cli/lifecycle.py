@@ -7,29 +7,11 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeRemainingColumn,
-)
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from memman.cli.common import (
-    AgentOption,
-    DbOption,
-    UserOption,
-    _open,
-    console,
-    errors,
-)
-from memman.cli.render import (
-    _add_decision,
-    _decisions_table,
-    _mode_line,
-    _short,
-)
+from memman.cli.common import AgentOption, DbOption, UserOption, _open, console, errors
+from memman.cli.render import _add_decision, _decisions_table, _mode_line, _short
 from memman.errors import InvalidInputError
 
 

@@ -17,11 +17,7 @@ from memman.cli.common import (
     _print_json,
     console,
 )
-from memman.cli.render import (
-    _events_table,
-    _memories_table,
-    _short,
-)
+from memman.cli.render import _events_table, _memories_table, _short
 from memman.recall import ContextBlock
 
 

@@ -6,10 +6,7 @@ from typing import Annotated
 
 import typer
 
-from memman.cli.common import (
-    AgentOption,
-    DbOption,
-)
+from memman.cli.common import AgentOption, DbOption
 
 
 def mcp(

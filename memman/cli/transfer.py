@@ -9,13 +9,7 @@ from typing import Annotated
 
 import typer
 
-from memman.cli.common import (
-    AgentOption,
-    DbOption,
-    _open,
-    console,
-    errors,
-)
+from memman.cli.common import AgentOption, DbOption, _open, console, errors
 from memman.errors import InvalidInputError
 
 

@@ -8,10 +8,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from memman.cli.common import (
-    console,
-    errors,
-)
+from memman.cli.common import console, errors
 from memman.config import load_settings
 from memman.errors import ConfigError
 

@@ -6,23 +6,10 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeRemainingColumn,
-)
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from memman.cli.common import (
-    DbOption,
-    JsonOption,
-    _open,
-    _print_json,
-    console,
-    errors,
-)
+from memman.cli.common import DbOption, JsonOption, _open, _print_json, console, errors
 from memman.config import load_settings
 from memman.maintenance import STUCK_ATTEMPTS
 

@@ -7,28 +7,10 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeRemainingColumn,
-)
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from memman.cli.common import (
-    AgentOption,
-    DbOption,
-    UserOption,
-    _open,
-    console,
-    errors,
-)
-from memman.cli.render import (
-    _add_decision,
-    _decisions_table,
-    _memories_table,
-    _mode_line,
-)
+from memman.cli.common import AgentOption, DbOption, UserOption, _open, console, errors
+from memman.cli.render import _add_decision, _decisions_table, _memories_table, _mode_line
 from memman.demo import DEMO_USER, demo_facts
 from memman.errors import InvalidInputError, MemmanError
 from memman.manager import MemoryManager
