@@ -44,7 +44,7 @@ import numpy as np
 import sqlalchemy as sa
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
-from memman import merge, observe, shortterm
+from memman import buffer, merge, observe, shortterm
 from memman.config import Settings
 from memman.embed import Embedder
 from memman.errors import DecisionError
@@ -190,7 +190,7 @@ def consolidate(
         take=budget.take,
     )
     if not dry_run:  # a scope that never flushes again keeps its extracted messages no longer
-        observe.prune_extracted(store, scope, settings, now)
+        buffer.prune_extracted(store, scope, settings, now)
     if scope is not None:
         scopes = [scope]
     else:

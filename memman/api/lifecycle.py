@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from memman import consolidate, observe, shortterm
+from memman import buffer, consolidate, observe, shortterm
 from memman.api.parts import Parts
 from memman.arguments import all_or_scope, check_count, id_scope
 from memman.candidate import Candidate
@@ -37,7 +37,7 @@ class LifecycleCalls(Parts):
         neither counted, extracted nor reported here.
         """
         scope = Scope(user_id, agent_id)
-        observe.buffer(
+        buffer.buffer(
             self.store,
             scope,
             session_id,
@@ -45,7 +45,7 @@ class LifecycleCalls(Parts):
             self.clock(),
             max_chars=self.settings.max_message_chars,
         )
-        if not observe.due(
+        if not buffer.due(
             self.store,
             session_id,
             scope,
@@ -53,7 +53,7 @@ class LifecycleCalls(Parts):
             cooldown_s=self.settings.extract_cooldown_s,
         ):
             return ObserveResult(
-                buffered=observe.waiting_count(self.store, session_id, scope),
+                buffered=buffer.waiting_count(self.store, session_id, scope),
                 offline=self._llm_client is None,
             )
         return self._flush(session_id, scope)

@@ -10,7 +10,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from memman import erase, maintenance, observe, transfer
+from memman import erase, extraction_failures, maintenance, transfer
 from memman.api.parts import Parts
 from memman.arguments import all_or_scope, id_scope
 from memman.erase import ForgetReport
@@ -93,7 +93,7 @@ class UpkeepCalls(Parts):
         """Counts of a scope (every user's if neither id is given)."""
         scope = all_or_scope(user_id, agent_id)
         # Buffered messages whose extraction failed extract_max_tries times.
-        stuck = observe.stuck_messages(self.store, self.settings, scope)
+        stuck = extraction_failures.stuck_messages(self.store, self.settings, scope)
         with self.store.read() as conn:
             return {
                 "memories": self.store.count_by_status(conn, scope),
