@@ -11,7 +11,7 @@ from memman import buffer, consolidate, observe, shortterm
 from memman.api.parts import Parts
 from memman.arguments import all_or_scope, check_count, id_scope
 from memman.candidate import Candidate
-from memman.consolidate import ConsolidationReport
+from memman.consolidation_report import ConsolidationReport
 from memman.errors import InvalidInputError
 from memman.models import UpdateResult
 from memman.observe import ObserveResult, SessionExtraction
