@@ -8,18 +8,15 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-import sqlalchemy as sa
-
-from memman import erase, extraction_failures, maintenance, transfer
+from memman import erase, extraction_failures, maintenance, manual, reindex, transfer
 from memman.api.parts import Parts
 from memman.arguments import all_or_scope, id_scope
 from memman.erase import ForgetReport
-from memman.errors import ConfigError, EmbeddingError, InvalidInputError
+from memman.errors import ConfigError, InvalidInputError
 from memman.maintenance import CheckReport
-from memman.models import Event, Memory, Op, Status, Tier, UpdateResult
+from memman.models import Event, Memory, Op, Status, UpdateResult
 from memman.scope import Scope, check_id
 from memman.transfer import ImportReport
-from memman.vectors import count_missing, missing_batch, save_vector
 
 
 class UpkeepCalls(Parts):
@@ -118,31 +115,7 @@ class UpkeepCalls(Parts):
         """
         if self.embedder is None:
             raise ConfigError("no embedder configured: set embedder = 'local' or 'openai'")
-        model = self.embedder.name
-        with self.store.read() as conn:
-            total = count_missing(conn, model)
-        done, after = 0, 0
-        while True:
-            with self.store.read() as conn:
-                rows = missing_batch(conn, model, after_pk=after, limit=batch)
-            if not rows:
-                return done
-            try:
-                vectors = self.embedder.embed([content for _, _, content in rows])
-            except EmbeddingError as error:
-                raise EmbeddingError(
-                    f"{error} ({done} of {total} memories embedded and kept; rerun to resume)"
-                ) from error
-
-            def write(conn: sa.Connection, rows=rows, vectors=vectors) -> None:
-                for (_, memory_id, _), vector in zip(rows, vectors, strict=True):
-                    save_vector(conn, memory_id, model, vector)
-
-            self.store.write(write)
-            done += len(rows)
-            after = rows[-1][0]
-            if progress is not None:
-                progress(done, total)
+        return reindex.reindex(self.store, self.embedder, batch=batch, progress=progress)
 
     def check(self) -> CheckReport:
         """SQLite integrity, FTS agreement, orphan vectors, stuck pending; see `report.ok`."""
@@ -164,7 +137,9 @@ class UpkeepCalls(Parts):
     ) -> UpdateResult:
         """Soft-delete a memory of the scope (recoverable with restore; `purge` erases)."""
         scope = id_scope("delete", user_id, agent_id)
-        return self._set_status(memory_id, scope, Status.DELETED, Op.DELETE, reason)
+        return manual.set_status(
+            self.store, memory_id, scope, Status.DELETED, Op.DELETE, reason, self._now
+        )
 
     def restore(
         self,
@@ -176,7 +151,9 @@ class UpkeepCalls(Parts):
     ) -> UpdateResult:
         """Bring back a deleted, superseded or archived memory, unless its text is active again."""
         scope = id_scope("restore", user_id, agent_id)
-        return self._set_status(memory_id, scope, Status.ACTIVE, Op.UPDATE, reason)
+        return manual.set_status(
+            self.store, memory_id, scope, Status.ACTIVE, Op.UPDATE, reason, self._now
+        )
 
     def purge(self, memory_id: str, *, user_id: str, agent_id: str | None = None) -> ForgetReport:
         """Erase one memory of the scope for good, with its history and vectors.
@@ -203,52 +180,3 @@ class UpkeepCalls(Parts):
         report = erase.forget(self.store, user_id, agent_id)
         self.vectors.forget(user_id, agent_id)
         return report
-
-    def _set_status(
-        self, memory_id: str, only: Scope | None, status: Status, op: Op, reason: str
-    ) -> UpdateResult:
-        check_id("memory_id", memory_id)
-
-        def change(conn: sa.Connection) -> UpdateResult:
-            memory = self.store.get(conn, memory_id, only)
-            scope = Scope(memory.user_id, memory.agent_id)
-            if status is Status.ACTIVE:
-                if memory.status is Status.ACTIVE:
-                    raise InvalidInputError(f"memory {memory_id} is already active")
-                twin = self.store.active_by_hash(conn, scope, self._hash_of(memory))
-                if twin is not None:
-                    raise InvalidInputError(
-                        f"memory {twin.id} already holds this text; nothing to restore"
-                    )
-            elif memory.status is not Status.ACTIVE:
-                raise InvalidInputError(f"memory {memory_id} is not active ({memory.status})")
-            now = self._now()
-            self.store.set_status(conn, memory_id, status, now)
-            event_id = self.store.insert_event(
-                conn,
-                scope,
-                memory_id=memory_id,
-                op=op.value,
-                tier=Tier.MANUAL.value,
-                candidate=None,
-                content_before=memory.content,
-                content_after=memory.content,
-                reason=reason,
-                created_at=now,
-            )
-            return UpdateResult(
-                op=op,
-                memory_id=memory_id,
-                tier=Tier.MANUAL,
-                reason=reason,
-                event_id=event_id,
-                content=memory.content,
-            )
-
-        return self.store.write(change)
-
-    @staticmethod
-    def _hash_of(memory: Memory) -> str:
-        from memman.text import content_hash
-
-        return content_hash(memory.content)
