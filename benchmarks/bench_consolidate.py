@@ -32,7 +32,8 @@ from bench_semantic import msc_facts
 
 from memman import MemoryManager
 from memman.store import Scope
-from memman.text import content_hash, wording
+from memman.text import content_hash
+from memman.wording import wording
 
 SCOPE = Scope("bench")
 NOW = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)

@@ -28,8 +28,9 @@ from memman.llm import CallInfo, LLMClient, answer_budget
 from memman.models import Memory, Op, Tier
 from memman.prompts import render
 from memman.retrieval import Retrieved
-from memman.text import affirmed, extends, negations, normalize, numbers
+from memman.text import negations, normalize, numbers
 from memman.topic import TopicLabels
+from memman.wording import affirmed, extends
 
 
 @dataclass(frozen=True)
@@ -59,7 +60,7 @@ class OfflineDecider:
     """No LLM: never deletes; updates a memory the candidate strictly extends or negates; else ADD.
 
     "User likes coffee" -> "User likes coffee with oat milk" extends the memory (see
-    text.extends; "has a dog" -> "has a dog allergy" does not), so the memory is updated.
+    wording.extends; "has a dog" -> "has a dog allergy" does not), so the memory is updated.
     "User is vegetarian" -> "User is not vegetarian" says the opposite of it (see negates):
     the newer statement is the current truth, so it
     replaces the memory (the old text stays in its history), and the prompt never gets both.
@@ -105,7 +106,7 @@ def negates(candidate: str, memory: str) -> bool:
     """One of the two is negated and otherwise they say the same words in the same order.
 
     "User is not vegetarian" / "User is vegetarian", "User doesn't like cilantro" / "User
-    likes cilantro" (text.affirmed). "Does not eat pork" / "Never eats pork" are both negated,
+    likes cilantro" (wording.affirmed). "Does not eat pork" / "Never eats pork" are both negated,
     and "I am not from Japan" / "I am in Japan" differ in a word: neither is a flip.
     """
     said = affirmed(candidate)

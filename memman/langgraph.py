@@ -32,9 +32,10 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from memman.arguments import MAX_COUNT
 from memman.candidate import make_candidate
 from memman.errors import ConfigError, InvalidInputError
-from memman.manager import MAX_COUNT, MemoryManager
+from memman.manager import MemoryManager
 from memman.models import Memory, Op, Status, Tier, UpdateResult
 from memman.scope import Scope
 from memman.text import content_hash

@@ -31,225 +31,25 @@ from typing import Any
 from memman.aio import AsyncMemoryManager, off_loop
 from memman.errors import ConfigError, DecisionError, InvalidInputError, NotFoundError
 from memman.manager import MemoryManager
-from memman.models import Event, Op, Status, UpdateResult
+from memman.mem0_config import settings_from_config
+from memman.mem0_shapes import (
+    as_history_entry,
+    as_item,
+    as_messages,
+    as_result,
+    check_top_k,
+    matches,
+    mem0_id,
+    scope_of,
+    split_filters,
+)
 from memman.models import Memory as Record
-from memman.text import content_hash
+from memman.models import Op, Status
 
 log = logging.getLogger(__name__)
 
-# memman's ops under mem0's event names; PENDING (the decider failed, the fact is parked for
-# retry_pending) has no mem0 name and keeps its own.
-EVENTS = {Op.ADD: "ADD", Op.UPDATE: "UPDATE", Op.DELETE: "DELETE", Op.NOOP: "NONE"}
-SCOPE_KEYS = ("user_id", "agent_id", "run_id")
 # Provenance of a text update() wrote: "mem0.update:<id of the memory it replaced>".
 UPDATE_SOURCE = "mem0.update:"
-# OpenAI-compatible providers of mem0's llm/embedder config, and where each keeps its URL.
-BASE_URL_KEYS = {
-    "openai": ("openai_base_url", None),
-    "ollama": ("ollama_base_url", "/v1"),  # mem0 gives Ollama's root; its OpenAI API is /v1
-    "vllm": ("vllm_base_url", None),
-    "lmstudio": ("lmstudio_base_url", None),
-}
-LOCAL_EMBEDDING_MODELS = {"all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"}
-# mem0 config keys that would change behaviour memman cannot reproduce: refused, not ignored.
-UNSUPPORTED_CONFIG = (
-    "graph_store",
-    "reranker",
-    "custom_fact_extraction_prompt",
-    "custom_update_memory_prompt",
-    "custom_instructions",
-)
-
-
-def _provider(section: Any, name: str) -> tuple[str, dict[str, Any]]:
-    if not isinstance(section, dict):
-        raise ConfigError(f"{name} must be a mapping with provider and config")
-    provider = section.get("provider", "openai")
-    config = section.get("config") or {}
-    if not isinstance(config, dict):
-        raise ConfigError(f"{name}.config must be a mapping")
-    return provider, config
-
-
-def _base_url(provider: str, config: dict[str, Any], name: str) -> str | None:
-    if provider not in BASE_URL_KEYS:
-        raise ConfigError(
-            f"{name} provider {provider!r} is not supported by memman: use an OpenAI-compatible "
-            f"one ({', '.join(BASE_URL_KEYS)}) with its base URL"
-        )
-    key, suffix = BASE_URL_KEYS[provider]
-    url = config.get(key)
-    if url and suffix and not url.rstrip("/").endswith(suffix):
-        url = url.rstrip("/") + suffix
-    return url
-
-
-def settings_from_config(config: dict[str, Any]) -> dict[str, Any]:
-    """MemoryManager keyword arguments for a mem0 config dict (`Memory.from_config`).
-
-    Maps `llm` (an OpenAI-compatible provider: model, api_key, base URL), `embedder`
-    (OpenAI-compatible, or huggingface all-MiniLM-L6-v2 -> memman's local model),
-    `history_db_path` or `vector_store.config.path` (the SQLite file). `version` is ignored.
-    """
-    if not isinstance(config, dict):
-        raise ConfigError("a mem0 config must be a dict")
-    refused = [key for key in UNSUPPORTED_CONFIG if config.get(key)]
-    if refused:
-        raise ConfigError(f"memman's mem0 facade does not support {', '.join(refused)}")
-    unknown = set(config) - {
-        "llm",
-        "embedder",
-        "vector_store",
-        "history_db_path",
-        "version",
-        *UNSUPPORTED_CONFIG,
-    }
-    if unknown:
-        raise ConfigError(f"unknown mem0 config keys: {', '.join(sorted(unknown))}")
-    settings: dict[str, Any] = {}
-    urls: dict[str, str] = {}
-    if "llm" in config:
-        provider, llm = _provider(config["llm"], "llm")
-        if url := _base_url(provider, llm, "llm"):
-            urls["llm"] = settings["llm_base_url"] = url
-        if llm.get("model"):
-            settings["llm_model"] = llm["model"]
-        if llm.get("api_key"):
-            settings["llm_api_key"] = llm["api_key"]
-    if "embedder" in config:
-        provider, embedder = _provider(config["embedder"], "embedder")
-        if provider == "huggingface":
-            if embedder.get("model", "all-MiniLM-L6-v2") not in LOCAL_EMBEDDING_MODELS:
-                raise ConfigError("memman's local embedder is all-MiniLM-L6-v2 only")
-            settings["embedder"] = "local"
-        else:
-            if url := _base_url(provider, embedder, "embedder"):
-                if urls.get("llm", url) != url:
-                    raise ConfigError("memman uses one base URL for the LLM and the embedder")
-                settings["llm_base_url"] = url
-            settings["embedder"] = "openai"
-            if embedder.get("model"):
-                settings["embedding_model"] = embedder["model"]
-            if embedder.get("api_key") and "llm_api_key" not in settings:
-                settings["llm_api_key"] = embedder["api_key"]
-    store = config.get("vector_store")
-    if store:
-        provider, store_config = _provider(store, "vector_store")
-        if provider not in ("memman", "sqlite"):
-            raise ConfigError(
-                f"vector_store provider {provider!r}: memman keeps memories and vectors in its "
-                "own SQLite file; give its path as history_db_path"
-            )
-        if store_config.get("path"):
-            settings["path"] = str(store_config["path"])
-    if config.get("history_db_path"):
-        settings["path"] = str(config["history_db_path"])
-    return settings
-
-
-def _entity(value: Any, name: str) -> str | None:
-    """mem0's id rules: ints become strings, whitespace is trimmed, blank is refused."""
-    if value is None:
-        return None
-    text = str(value).strip()
-    if not text or any(c.isspace() for c in text):
-        raise InvalidInputError(f"Invalid {name}: must be a non-empty identifier without spaces")
-    return text
-
-
-def _scope(ids: dict[str, Any]) -> tuple[str, str | None]:
-    """(user_id, agent_id) of memman's scope for mem0's user_id/agent_id/run_id."""
-    user, agent, run = (_entity(ids.get(key), key) for key in SCOPE_KEYS)
-    if user is None and agent is None and run is None:
-        raise InvalidInputError(
-            "At least one of 'user_id', 'agent_id', or 'run_id' must be provided."
-        )
-    if user is None:
-        user = f"agent:{agent}" if agent is not None else f"run:{run}"
-    return user, agent
-
-
-def _split_filters(filters: Any, **given: Any) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(scope ids, metadata equality filters) from mem0's `filters` and top-level ids."""
-    if filters is not None and not isinstance(filters, dict):
-        raise InvalidInputError("filters must be a dict")
-    rest = dict(filters or {})
-    ids = {key: rest.pop(key, None) for key in SCOPE_KEYS}
-    for key, value in given.items():
-        if value is not None:
-            ids[key] = value
-    for key, value in rest.items():
-        if key in ("AND", "OR", "NOT") or isinstance(value, dict | list):
-            raise InvalidInputError(
-                f"filter {key!r}: memman's mem0 facade filters metadata by equal values only"
-            )
-    return ids, rest
-
-
-def _matches(memory: Record, wanted: dict[str, Any]) -> bool:
-    return all(
-        key in memory.metadata and (value == "*" or memory.metadata[key] == value)
-        for key, value in wanted.items()
-    )
-
-
-def _item(memory: Record, score: float | None = None) -> dict[str, Any]:
-    """A memory as mem0 returns it."""
-    item = {
-        "id": memory.id,
-        "memory": memory.content,
-        "hash": content_hash(memory.content),
-        "metadata": memory.metadata or None,
-        "score": score,  # None outside search, as in mem0's items
-        "created_at": memory.created_at,
-        "updated_at": memory.updated_at,
-        "user_id": memory.user_id,
-        "agent_id": memory.agent_id,
-        "run_id": None,  # runs are sessions of the scope, not a property of a memory
-    }
-    return item
-
-
-def _result(result: UpdateResult, text: str | None = None) -> dict[str, Any]:
-    """One decision as an `add` result: mem0's event name, memman's reason."""
-    out: dict[str, Any] = {
-        "id": result.memory_id,
-        "memory": result.content if result.content is not None else result.previous_content,
-        "event": EVENTS.get(result.op, result.op.value),
-        "reason": result.reason,
-    }
-    if out["memory"] is None:
-        out["memory"] = text
-    if result.op in (Op.UPDATE, Op.DELETE) and result.previous_content is not None:
-        out["previous_memory"] = result.previous_content
-    return out
-
-
-def _history_entry(event: Event) -> dict[str, Any]:
-    return {
-        "id": event.id,
-        "memory_id": event.memory_id,
-        "old_memory": event.content_before,
-        "new_memory": None if event.op is Op.DELETE else event.content_after,  # as mem0's
-        "event": EVENTS.get(event.op, event.op.value),
-        "created_at": event.created_at,
-        "updated_at": None,
-        "is_deleted": event.op is Op.DELETE,
-        "actor_id": None,
-        "role": None,
-        "reason": event.reason,
-        "tier": event.tier.value,
-    }
-
-
-def _messages(messages: Any) -> list[dict[str, Any]]:
-    if isinstance(messages, str):
-        return [{"role": "user", "content": messages}]
-    if isinstance(messages, dict):
-        return [messages]
-    if isinstance(messages, list) and all(isinstance(m, dict) for m in messages):
-        return messages
-    raise InvalidInputError("messages must be str, dict, or list[dict]")
 
 
 class Memory:
@@ -305,8 +105,8 @@ class Memory:
         leaves the messages buffered (flush or consolidate extracts them later).
         infer=False: each non-system message's text goes through update_memory as it is.
         """
-        user, agent = _scope({"user_id": user_id, "agent_id": agent_id, "run_id": run_id})
-        chat = _messages(messages)
+        user, agent = scope_of({"user_id": user_id, "agent_id": agent_id, "run_id": run_id})
+        chat = as_messages(messages)
         if not infer:
             texts = [m.get("content") for m in chat if m.get("role") != "system"]
             if not all(isinstance(text, str) for text in texts):
@@ -314,10 +114,10 @@ class Memory:
             results = self.manager.update_many(
                 texts, user_id=user, agent_id=agent, metadata=metadata, source="mem0.add"
             )
-            return {"results": [_result(r, t) for r, t in zip(results, texts, strict=True)]}
+            return {"results": [as_result(r, t) for r, t in zip(results, texts, strict=True)]}
         if metadata:
             log.warning("add(infer=True): memman does not attach metadata to extracted facts")
-        session = _entity(run_id, "run_id") or f"mem0-{uuid.uuid4().hex}"
+        session = mem0_id(run_id, "run_id") or f"mem0-{uuid.uuid4().hex}"
         observed = self.manager.observe(chat, user_id=user, agent_id=agent, session_id=session)
         flushed = self.manager.flush(session, user_id=user, agent_id=agent)
         if flushed.error:
@@ -325,7 +125,7 @@ class Memory:
                 f"extracting the messages failed ({flushed.error}); they stay buffered in "
                 f"session {session} for flush or consolidate"
             )
-        return {"results": [_result(r) for r in [*observed.results, *flushed.results]]}
+        return {"results": [as_result(r) for r in [*observed.results, *flushed.results]]}
 
     def update(
         self,
@@ -361,7 +161,7 @@ class Memory:
                 user_id=memory.user_id,
                 agent_id=memory.agent_id,
             )
-        return {"message": "Memory updated successfully!", **_result(result, text)}
+        return {"message": "Memory updated successfully!", **as_result(result, text)}
 
     def delete(self, memory_id: str) -> dict[str, Any]:
         """Soft-delete one memory (MemoryManager.restore brings it back)."""
@@ -383,7 +183,7 @@ class Memory:
                 "At least one filter is required to delete all memories. If you want to "
                 "delete all memories, use the `reset()` method."
             )
-        user, agent = _scope({"user_id": user_id, "agent_id": agent_id, "run_id": run_id})
+        user, agent = scope_of({"user_id": user_id, "agent_id": agent_id, "run_id": run_id})
         for memory in self.manager.list(user_id=user, agent_id=agent):
             self.manager.delete(
                 memory.id, reason="deleted through mem0 delete_all()", user_id=user, agent_id=agent
@@ -440,7 +240,7 @@ class Memory:
     def get(self, memory_id: str) -> dict[str, Any] | None:
         """The memory as a mem0 item, None if there is no active memory with that id."""
         try:
-            return _item(self._active(memory_id))
+            return as_item(self._active(memory_id))
         except InvalidInputError:
             return None
 
@@ -456,15 +256,15 @@ class Memory:
     ) -> dict[str, Any]:
         """The scope's active memories, oldest first: `{"results": [item, ...]}` (100 at most
         unless limit/top_k says otherwise)."""
-        ids, wanted = _split_filters(filters, user_id=user_id, agent_id=agent_id, run_id=run_id)
-        user, agent = _scope(ids)
-        count = _count(top_k if top_k is not None else limit, default=100)
+        ids, wanted = split_filters(filters, user_id=user_id, agent_id=agent_id, run_id=run_id)
+        user, agent = scope_of(ids)
+        count = check_top_k(top_k if top_k is not None else limit, default=100)
         if not wanted:
             memories = self.manager.list(user_id=user, agent_id=agent, limit=count)
         else:
             found = (m for m in self.manager.iter_all(user_id=user, agent_id=agent))
-            memories = [m for m in found if _matches(m, wanted)][:count]
-        return {"results": [_item(m) for m in memories]}
+            memories = [m for m in found if matches(m, wanted)][:count]
+        return {"results": [as_item(m) for m in memories]}
 
     def search(
         self,
@@ -485,9 +285,9 @@ class Memory:
             raise InvalidInputError("Invalid query: cannot be empty or whitespace-only.")
         if threshold is not None and not 0 <= threshold <= 1:
             raise InvalidInputError(f"Invalid threshold: {threshold}. Must be between 0 and 1.")
-        ids, wanted = _split_filters(filters, user_id=user_id, agent_id=agent_id, run_id=run_id)
-        user, agent = _scope(ids)
-        count = _count(top_k if top_k is not None else limit, default=20)
+        ids, wanted = split_filters(filters, user_id=user_id, agent_id=agent_id, run_id=run_id)
+        user, agent = scope_of(ids)
+        count = check_top_k(top_k if top_k is not None else limit, default=20)
         if count == 0:
             return {"results": []}
         hits = self.manager.search(
@@ -496,9 +296,9 @@ class Memory:
         kept = [
             hit
             for hit in hits
-            if _matches(hit.memory, wanted) and (threshold is None or hit.score >= threshold)
+            if matches(hit.memory, wanted) and (threshold is None or hit.score >= threshold)
         ]
-        return {"results": [_item(hit.memory, hit.score) for hit in kept[:count]]}
+        return {"results": [as_item(hit.memory, hit.score) for hit in kept[:count]]}
 
     def history(self, memory_id: str) -> list[dict[str, Any]]:
         """Every change of a memory, oldest first, keyed as mem0's history (plus memman's
@@ -515,15 +315,7 @@ class Memory:
         if current != memory_id:  # update() moved the text: where it went, too
             moved = self.manager.history(current, **owner)
             events.update((event.id, event) for event in moved)
-        return [_history_entry(events[key]) for key in sorted(events)]
-
-
-def _count(value: Any, *, default: int) -> int:
-    if value is None:
-        return default
-    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-        raise InvalidInputError(f"Invalid top_k: {value}. Must be a non-negative integer.")
-    return value
+        return [as_history_entry(events[key]) for key in sorted(events)]
 
 
 class AsyncMemory:

@@ -40,7 +40,8 @@ from memman.prompts import render
 from memman.retrieval import index_key, scoped_match
 from memman.scope import Scope
 from memman.store import Store
-from memman.text import jaccard, negations, numbers, token_spellings, wording
+from memman.text import jaccard, negations, numbers, token_spellings
+from memman.wording import wording
 
 # An ambiguous cluster is one LLM call; beyond this many memories it is rejected instead (a
 # lower merge_related_jaccard can chain whole topics together).

@@ -5,6 +5,8 @@ from a session once its oldest buffered message has waited `extract_cooldown_s` 
 forces it). A message is marked extracted only after its facts were written, so a crash
 or an LLM failure in between leaves it buffered for the next attempt; re-extracting a
 message is harmless because the write path turns a repeated fact into a NOOP.
+The buffer itself is memman/buffer.py; failed batches and their backoff,
+memman/extraction_failures.py.
 
 Offline, the candidates are the user's own messages, verbatim, except those that state nothing
 about the user (memman/utterance.py): chatter ("ok thanks!", "hmm", "hi"), questions ("What's
@@ -20,40 +22,39 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any, Literal, NamedTuple
+from collections.abc import Callable
+from typing import Literal, NamedTuple
 
 import sqlalchemy as sa
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 
+from memman.buffer import prune_extracted, rows_by_scope, waiting_count, waiting_rows
 from memman.candidate import check_category
 from memman.config import Settings
 from memman.errors import DecisionError, InvalidInputError
+from memman.extraction_failures import (
+    EXTRACT_TEMPLATE,
+    backing_off,
+    batches,
+    note_failure,
+    past_failures,
+    singled_out,
+)
 from memman.llm import LLMClient
 from memman.models import UpdateResult
 from memman.prompts import render
-from memman.scope import Scope, check_encodable, check_id
+from memman.scope import Scope
 from memman.shortterm import ShortTermFact
 from memman.store import Leases, Store
 from memman.text import normalize
-from memman.timestamps import check_moment, stamp
+from memman.timestamps import stamp
 from memman.topic import TopicLabels
 from memman.utterance import Why, skip_reason
 
 log = logging.getLogger(__name__)
 
-# OpenAI's chat roles, old and new ("function" before tools, "developer" for system prompts
-# of reasoning models). Only "user" messages are the user's words; the rest are context.
-ROLES = frozenset({"user", "assistant", "system", "developer", "tool", "function"})
-# Content parts that carry text ("text" in Chat Completions, "input_text" in Responses);
-# images, audio and files are left out.
-TEXT_PARTS = frozenset({"text", "input_text"})
-EXTRACT_TEMPLATE = "extract_facts.j2"
 # max_tokens per extracted fact: its JSON keys (~25 tokens) and a sentence of ~100 characters.
 FACT_TOKENS = 64
-# The slowest retry pace of a failing extraction: backoff doubles per failure up to this.
-MAX_BACKOFF_S = 3600.0
 
 # update_many for one scope's found facts, results in order (a refused fact: its error); each
 # fact's mark (or None) runs in the transaction that writes that fact.
@@ -71,6 +72,8 @@ class Found(NamedTuple):
     observed_at: str | None = None  # when the user said it (the message's time)
     subject: str | None = None  # what it is about, when the LLM said so
     attribute: str | None = None
+
+
 # remember_short_term(fact, scope, source, category, importance) for the session extracted.
 RememberFact = Callable[[str, Scope, str, str | None, float], ShortTermFact]
 
@@ -136,93 +139,6 @@ class ObserveResult(BaseModel):
     # message_buffer. `skipped` lists their texts, `skips` the same messages with why.
     skipped: list[str] = Field(default_factory=list)
     skips: list[Skip] = Field(default_factory=list)
-
-
-
-def _check_messages(messages: Any) -> list[tuple[str, str, str | None]]:
-    """(role, text, when) of each message that has text, as an agent loop hands them over.
-
-    Content may be a string, a list of content parts (their text parts are joined) or None
-    (an assistant turn that only calls tools): a message without text is left out, so a
-    transcript can be passed as it is. `when` is the message's "timestamp" (or
-    "created_at"), when given: the moment its facts were true, not the moment they arrive.
-    """
-    if isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence):
-        raise InvalidInputError("messages must be a list of {'role', 'content'} dicts")
-    checked = []
-    for index, message in enumerate(messages):
-        role = message.get("role") if isinstance(message, dict) else None
-        content = message.get("content") if isinstance(message, dict) else None
-        text = _text_of(content)
-        if role not in ROLES or text is None:
-            raise InvalidInputError(
-                f"message #{index} needs a role ({', '.join(sorted(ROLES))}) and content:"
-                " a string, a list of content parts, or None"
-            )
-        check_encodable(f"message #{index}", text)
-        when = message.get("timestamp", message.get("created_at"))
-        if text:
-            checked.append((role, text, None if when is None else check_moment("timestamp", when)))
-    return checked
-
-
-def _text_of(content: Any) -> str | None:
-    """The text of a message's content ("" if it has none), None if it is not content."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list) and all(isinstance(part, dict) for part in content):
-        texts = [part.get("text") for part in content if part.get("type") in TEXT_PARTS]
-        if all(isinstance(text, str) for text in texts):
-            return "\n".join(texts)
-    return None
-
-
-def buffer(
-    store: Store,
-    scope: Scope,
-    session_id: str,
-    messages: Any,
-    now: dt.datetime,
-    *,
-    max_chars: int,
-) -> None:
-    """Write the messages to the buffer in one transaction (validated first; a message over
-    max_chars is refused, like a fact over max_fact_chars, before any is written)."""
-    check_id("session_id", session_id)
-    checked = _check_messages(messages)
-    for index, (_, content, _) in enumerate(checked):
-        if len(content) > max_chars:
-            raise InvalidInputError(
-                f"message #{index} has {len(content)} characters; at most {max_chars}"
-                " (max_message_chars)"
-            )
-    if checked:
-        store.write(
-            lambda conn: store.buffer_messages(conn, scope, session_id, checked, stamp(now))
-        )
-
-
-def _waiting(store: Store, session_id: str, scope: Scope | None = None) -> list[sa.Row]:
-    """The session's buffered messages, oldest first (only the scope's, if given)."""
-    with store.read() as conn:
-        return store.waiting_messages(conn, session_id, scope)
-
-
-def waiting_count(store: Store, session_id: str, scope: Scope | None = None) -> int:
-    return len(_waiting(store, session_id, scope))
-
-
-def due(
-    store: Store, session_id: str, scope: Scope, *, now: dt.datetime, cooldown_s: float
-) -> bool:
-    """True when the scope's oldest buffered message of the session has waited the cooldown."""
-    waiting = _waiting(store, session_id, scope)
-    if not waiting:
-        return False
-    oldest = dt.datetime.fromisoformat(waiting[0].created_at)
-    return (now - oldest).total_seconds() >= cooldown_s
 
 
 class IdleSession(BaseModel):
@@ -325,18 +241,18 @@ def extract(
     stop = False  # a batch failed or backs off: later ones wait, in order
     # Claimed first: a flush running in another process extracts none of the same messages.
     # A claim that is not given back (this process died) lapses after lease_s.
-    buffered = _waiting(store, session_id, only)
+    buffered = waiting_rows(store, session_id, only)
     claimed = leases.claim("message_buffer", [row.id for row in buffered])
-    for scope, rows in _by_scope([row for row in buffered if row.id in claimed]).items():
-        failures = _failures(store, scope) if client is not None else {}
-        alone = _singled_out(failures, settings)
-        for batch in _batches(rows, settings.extract_batch_chars, alone):
+    for scope, rows in rows_by_scope([row for row in buffered if row.id in claimed]).items():
+        failures = past_failures(store, scope) if client is not None else {}
+        alone = singled_out(failures, settings)
+        for batch in batches(rows, settings.extract_batch_chars, alone):
             ids = [row.id for row in batch]
             if client is None:
                 facts, skipped = _offline_candidates(batch)
                 skips += skipped
             else:
-                waiting = _backing_off(batch, failures, settings, now)
+                waiting = backing_off(batch, failures, settings, now)
                 if waiting is not None:
                     error = error or waiting
                     if batch[0].id in alone:
@@ -349,7 +265,7 @@ def extract(
                     log.warning("extraction failed, messages stay buffered: %s", failure)
                     error, stop = str(failure), True
                     store.write(
-                        lambda conn, s=scope, b=batch, f=failure: _note_failure(
+                        lambda conn, s=scope, b=batch, f=failure: note_failure(
                             conn, store, s, b, f, client, now
                         )
                     )
@@ -395,7 +311,7 @@ def extract(
             break
     leases.release("message_buffer", sorted(claimed))  # those not extracted: the next try's
     if extracted:
-        for scope in _by_scope([row for row in buffered if row.id in claimed]):
+        for scope in rows_by_scope([row for row in buffered if row.id in claimed]):
             prune_extracted(store, scope, settings, now)
     return ObserveResult(
         buffered=waiting_count(store, session_id, only),
@@ -423,122 +339,6 @@ def _ask(client: LLMClient, rows: list[sa.Row], settings: Settings) -> Extracted
     return answer
 
 
-# -- failed extraction batches ------------------------------------------------------------
-# A failed batch leaves an audit event (op PENDING, no candidate, prompt extract_facts.j2,
-# source "extraction:<message ids>"): the events table is where the tries are counted, so a
-# restart does not forget them. A message's failures are the failed batches it was in.
-
-
-@dataclass(frozen=True)
-class Failures:
-    count: int
-    last: dt.datetime
-
-
-def _failures(store: Store, scope: Scope) -> dict[int, Failures]:
-    """Message id -> its failed extraction tries in this scope (only messages that failed)."""
-    with store.read() as conn:
-        rows = store.extraction_failures(conn, scope, EXTRACT_TEMPLATE)
-    found: dict[int, Failures] = {}
-    for source, created_at in rows:
-        at = dt.datetime.fromisoformat(created_at)
-        for text in source.removeprefix("extraction:").split(","):
-            before = found.get(int(text))
-            found[int(text)] = Failures(
-                (before.count if before else 0) + 1, max(at, before.last) if before else at
-            )
-    return found
-
-
-def _singled_out(failures: dict[int, Failures], settings: Settings) -> set[int]:
-    """Messages in extract_max_tries failed batches: each goes alone, its failure its own."""
-    return {i for i, f in failures.items() if f.count >= settings.extract_max_tries}
-
-
-def _backing_off(
-    batch: list[sa.Row], failures: dict[int, Failures], settings: Settings, now: dt.datetime
-) -> str | None:
-    """Why the batch is not sent yet (it failed too recently), or None to send it."""
-    seen = [failures[r.id] for r in batch if r.id in failures]
-    if not seen:
-        return None
-    count = max(f.count for f in seen)
-    last = max(f.last for f in seen)
-    wait = min(settings.extract_retry_backoff_s * 2 ** (count - 1), MAX_BACKOFF_S)
-    ready = last + dt.timedelta(seconds=wait)
-    if now >= ready:
-        return None
-    return (
-        f"extraction of messages {batch[0].id}-{batch[-1].id} failed {count} times;"
-        f" backing off until {stamp(ready)}"
-    )
-
-
-def _note_failure(
-    conn: sa.Connection,
-    store: Store,
-    scope: Scope,
-    batch: list[sa.Row],
-    failure: DecisionError,
-    client: LLMClient,
-    now: dt.datetime,
-) -> None:
-    ids = ",".join(str(row.id) for row in batch)
-    store.insert_event(
-        conn,
-        scope,
-        memory_id=None,
-        op="PENDING",
-        tier="pending",
-        candidate=None,
-        reason=f"extraction failed, messages {ids} stay buffered: {failure}",
-        model=client.model,
-        prompt_template=EXTRACT_TEMPLATE,
-        attempts=failure.attempts,
-        tokens=failure.usage.get("total_tokens"),
-        error=str(failure),
-        source=f"extraction:{ids}",
-        created_at=stamp(now),
-    )
-
-
-def stuck_messages(store: Store, settings: Settings, scope: Scope | None = None) -> int:
-    """Buffered messages that failed extraction extract_max_tries times (memman stats)."""
-    with store.read() as conn:
-        rows = store.unextracted_messages(conn)
-    by_scope = _by_scope(rows)
-    if scope is not None:
-        by_scope = {scope: by_scope.get(scope, [])}
-    stuck = 0
-    for where, waiting in by_scope.items():
-        alone = _singled_out(_failures(store, where), settings)
-        stuck += sum(1 for row in waiting if row.id in alone)
-    return stuck
-
-
-def _batches(rows: list[sa.Row], max_chars: int, alone: set[int]) -> list[list[sa.Row]]:
-    """Consecutive messages, each batch within max_chars (a longer message goes alone).
-
-    Messages in `alone` (failed extraction extract_max_tries times) go alone too: the
-    batches around one are not held back by it, and its own prompt is as small as it can be.
-    """
-    batches: list[list[sa.Row]] = []
-    size = 0
-    for row in rows:
-        single = row.id in alone
-        if (
-            not batches
-            or single
-            or batches[-1][-1].id in alone
-            or (size + len(row.content) > max_chars)
-        ):
-            batches.append([])
-            size = 0
-        batches[-1].append(row)
-        size += len(row.content)
-    return batches
-
-
 def _offline_candidates(rows: list[sa.Row]) -> tuple[list[tuple[Found, str]], list[Skip]]:
     """The user's messages that may state something about the user, verbatim (durable, as
     of the message's time); the others."""
@@ -562,9 +362,7 @@ def _extracted(answer: ExtractedFacts, rows: list[sa.Row]) -> list[tuple[Found, 
     said = max(_said_at(row) for row in rows)
     return [
         (
-            Found(
-                f.content, source, f.category, f.importance, said, f.subject, f.attribute
-            ),
+            Found(f.content, source, f.category, f.importance, said, f.subject, f.attribute),
             f.durability,
         )
         for f in answer.facts
@@ -585,22 +383,3 @@ def _said_at(row: sa.Row) -> str:
 def _refused(found: Found, error: InvalidInputError) -> str:
     log.warning("extracted fact refused (%s): %s", found.source, error)
     return f"{found.source}: {error}"
-
-
-def _by_scope(rows: list[sa.Row]) -> dict[Scope, list[sa.Row]]:
-    grouped: dict[Scope, list[sa.Row]] = {}
-    for row in rows:
-        grouped.setdefault(Scope(row.user_id, row.agent_id or None), []).append(row)
-    return grouped
-
-
-def prune_extracted(
-    store: Store, scope: Scope | None, settings: Settings, now: dt.datetime
-) -> None:
-    """Delete the scope's messages (every scope's if None) extracted longer ago than
-    message_retention_days: their facts are in memory, and the buffer must not grow with every
-    message ever observed. A flush prunes the scopes it extracted (a hot-path statement
-    filters by its scope); consolidate prunes the scopes it runs over, so a user who never
-    flushes again is pruned too."""
-    before = stamp(now - dt.timedelta(days=settings.message_retention_days))
-    store.write(lambda conn: store.prune_extracted(conn, scope, before))

@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from memman.retrieval import Retrieved
-from memman.text import added_words, extends, meaning_difference
+from memman.text import added_words, meaning_difference
+from memman.wording import extends
 
 log = logging.getLogger(__name__)
 
@@ -142,7 +143,7 @@ def _lexical_copy(candidate: str, retrieved: list[Retrieved], noop: float) -> Re
 
 
 def _container(candidate: str, retrieved: list[Retrieved]) -> Retrieved | None:
-    """The most similar memory that holds the candidate's wording and more (text.extends).
+    """The most similar memory that holds the candidate's wording and more (wording.extends).
 
     After "likes jazz" -> "likes jazz and blues" was an UPDATE, "likes jazz" said again is
     known, not a new row beside the memory that extended it.

@@ -23,6 +23,9 @@ OPERATIONS = sorted(
 WITHOUT_SQL = [
     "consolidate", "merge", "shortterm", "observe", "recall", "erase", "maintenance",
     "calibrate", "evaluate", "demo",
+    # moved out of consolidate, observe and the manager (issue 15's split): still stages
+    "buffer", "extraction_failures", "merge_phase", "decay", "consolidation_report", "manual",
+    "reindex",
 ]  # fmt: skip
 SQL_CALLS = {"text", "exec_driver_sql", "run_sql", "execute", "executemany"}
 SQL_WORDS = re.compile(r"^\s*(SELECT|INSERT|UPDATE|DELETE|PRAGMA|VACUUM|BEGIN) ")

@@ -1,0 +1,240 @@
+"""The lifecycle's calls: observe chat messages, extract facts, short-term facts and
+consolidation (memman/observe.py, shortterm.py, consolidate.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from memman import buffer, consolidate, observe, shortterm
+from memman.api.parts import Parts
+from memman.arguments import all_or_scope, check_count, id_scope
+from memman.candidate import Candidate
+from memman.consolidation_report import ConsolidationReport
+from memman.errors import InvalidInputError
+from memman.models import UpdateResult
+from memman.observe import ObserveResult, SessionExtraction
+from memman.scope import Scope, check_id
+from memman.shortterm import ShortTermFact
+from memman.writepath import Also
+
+
+class LifecycleCalls(Parts):
+    """From chat sessions to short-term and long-term memories, and their upkeep."""
+
+    def observe(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        user_id: str,
+        session_id: str,
+        agent_id: str | None = None,
+    ) -> ObserveResult:
+        """Buffer chat messages durably; extract facts once the session's cooldown passed.
+
+        A session belongs to its scope: another user's messages under the same session id are
+        neither counted, extracted nor reported here.
+        """
+        scope = Scope(user_id, agent_id)
+        buffer.buffer(
+            self.store,
+            scope,
+            session_id,
+            messages,
+            self.clock(),
+            max_chars=self.settings.max_message_chars,
+        )
+        if not buffer.due(
+            self.store,
+            session_id,
+            scope,
+            now=self.clock(),
+            cooldown_s=self.settings.extract_cooldown_s,
+        ):
+            return ObserveResult(
+                buffered=buffer.waiting_count(self.store, session_id, scope),
+                offline=self._llm_client is None,
+            )
+        return self._flush(session_id, scope)
+
+    def _write_found_fact(
+        self,
+        fact: str,
+        scope: Scope,
+        source: str,
+        category: str | None,
+        importance: float | None,
+        also: Also = None,
+    ) -> UpdateResult:
+        """A fact extraction or promotion found: validated and decided like update_memory's.
+
+        `also` runs in the transaction that applies or parks it (promotion marks its
+        short-term row there).
+        """
+        candidate = self._candidate(fact, scope, source, None, category, importance)
+        return self._writes.process(candidate, also=also)
+
+    def _write_found_facts(
+        self, scope: Scope, found: list[observe.Found], marks: list[observe.Mark]
+    ) -> list[UpdateResult | InvalidInputError]:
+        """Facts one extraction batch found, through update_many's path (so their ambiguous
+        ones share one decision call); a fact refused as input is returned as its error.
+        Each fact's mark runs in the transaction that writes it."""
+        refused: list[InvalidInputError | None] = []  # None: a candidate, decided below
+        candidates: list[Candidate] = []
+        alsos: dict[int, Also] = {}
+        for fact, mark in zip(found, marks, strict=True):
+            try:
+                candidates.append(
+                    self._candidate(
+                        fact.content,
+                        scope,
+                        fact.source,
+                        None,
+                        fact.category,
+                        fact.importance,
+                        observed_at=fact.observed_at,
+                        subject=fact.subject,
+                        attribute=fact.attribute,
+                    )
+                )
+            except InvalidInputError as error:
+                refused.append(error)
+                continue
+            if mark is not None:
+                alsos[len(candidates) - 1] = mark
+            refused.append(None)
+        size = self.settings.batch_chunk_size
+        decided = iter(self._writes.batch(scope, candidates, size, alsos=alsos))
+        return [next(decided) if error is None else error for error in refused]
+
+    def flush(
+        self, session_id: str, *, user_id: str | None = None, agent_id: str | None = None
+    ) -> ObserveResult:
+        """Extract the scope's buffered messages of a session now, whatever the cooldown.
+
+        user_id will be required: without it, every user's messages under that session id
+        are extracted and reported together.
+        """
+        scope = id_scope("flush", user_id, agent_id)
+        check_id("session_id", session_id)
+        return self._flush(session_id, scope)
+
+    def flush_idle(
+        self, *, user_id: str | None = None, agent_id: str | None = None
+    ) -> list[SessionExtraction]:
+        """Extract every session whose newest buffered message waited extract_cooldown_s.
+
+        For a chat that ended: nobody observes that session again, so its cooldown would
+        never be checked. One scope (every user's if neither id is given); each session's
+        messages of other scopes are left alone. A failed extraction (`result.error`) leaves its
+        messages buffered, as flush() does. consolidate() does this first, too.
+        """
+        return observe.extract_idle(
+            self.store,
+            all_or_scope(user_id, agent_id),
+            now=self.clock(),
+            cooldown_s=self.settings.extract_cooldown_s,
+            extract=self._flush,
+        )
+
+    def _flush(self, session_id: str, only: Scope | None) -> ObserveResult:
+        """Extract the session's buffered messages (of the scope `only`, if given)."""
+        return observe.extract(
+            self.store,
+            session_id,
+            write_facts=self._write_found_facts,
+            remember=lambda fact, scope, source, category, importance: self.remember_short_term(
+                fact,
+                user_id=scope.user_id,
+                agent_id=scope.agent_id,
+                session_id=session_id,
+                category=category,
+                importance=importance,
+                source=source,
+            ),
+            client=self._llm_client,
+            settings=self.settings,
+            now=self.clock(),
+            leases=self._leases,
+            only=only,
+        )
+
+    def remember_short_term(
+        self,
+        fact: str,
+        *,
+        user_id: str,
+        session_id: str,
+        agent_id: str | None = None,
+        category: str | None = None,
+        importance: float = 5.0,
+        source: str | None = None,
+    ) -> ShortTermFact:
+        """Keep a transient fact until its category's TTL; seen again, its expiry renews.
+
+        Validated like update_memory's facts (extracted ones too); category and importance
+        are handed on at promotion.
+        """
+        candidate = self._candidate(
+            fact, Scope(user_id, agent_id), source, None, category, importance
+        )
+        check_id("session_id", session_id)
+        return self.store.write(
+            lambda conn: shortterm.remember(
+                self.store,
+                conn,
+                candidate.scope,
+                candidate.content,
+                session_id=session_id,
+                category=candidate.category,
+                importance=importance if candidate.importance is None else candidate.importance,
+                source=candidate.source,
+                settings=self.settings,
+                now=self.clock(),
+            )
+        )
+
+    def short_term(
+        self, *, user_id: str | None = None, agent_id: str | None = None
+    ) -> list[ShortTermFact]:
+        """Active short-term facts (every user's if neither id is given)."""
+        scope = all_or_scope(user_id, agent_id)
+        with self.store.read() as conn:
+            return shortterm.active(self.store, conn, scope)
+
+    def consolidate(
+        self,
+        *,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        dry_run: bool = False,
+        max_ops: int = 200,
+        progress: Callable[[str, int, int], None] | None = None,
+    ) -> ConsolidationReport:
+        """Extract idle sessions, expire, promote, merge near-duplicates and decay; see
+        memman/consolidate.py.
+
+        Sessions idle for extract_cooldown_s are extracted first, one op each (see
+        flush_idle); `report.extracted_sessions` / `extracted_messages` count them (a dry run
+        lists them in `report.extractions` without extracting).
+
+        With an LLM configured, ambiguous near-duplicate clusters get one merge call each
+        (counted in max_ops); a dry run never calls it. `progress(phase, done, total)` is
+        called while merging (the CLI draws a bar with it).
+        """
+        check_count("max_ops", max_ops, minimum=0)
+        return consolidate.consolidate(
+            self.store,
+            all_or_scope(user_id, agent_id),
+            settings=self.settings,
+            now=self.clock(),
+            dry_run=dry_run,
+            max_ops=max_ops,
+            promote=self._write_found_fact,
+            extract=self._flush,
+            client=self._llm_client,
+            embedder=self.embedder,
+            progress=progress,
+        )

@@ -1,0 +1,182 @@
+"""The store's upkeep and the user's explicit actions: export and import, stats, reindex,
+check, backup, delete, restore, purge and forget.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from memman import erase, extraction_failures, maintenance, manual, reindex, transfer
+from memman.api.parts import Parts
+from memman.arguments import all_or_scope, id_scope
+from memman.erase import ForgetReport
+from memman.errors import ConfigError, InvalidInputError
+from memman.maintenance import CheckReport
+from memman.models import Event, Memory, Op, Status, UpdateResult
+from memman.scope import Scope, check_id
+from memman.transfer import ImportReport
+
+
+class UpkeepCalls(Parts):
+    """Whole-store operations, and the changes a user asks for by id."""
+
+    def export(
+        self,
+        *,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        include_inactive: bool = False,
+    ) -> Iterator[Memory]:
+        """Every memory of a scope (every user's if neither id is given), oldest first.
+
+        One read snapshot for the whole iteration, so an export taken while others write is a
+        consistent point in time; rows stream from the cursor, so 100k memories never sit in a
+        list. Active memories only unless include_inactive (then deleted, superseded and
+        archived ones too, with their status).
+        """
+        scope = all_or_scope(user_id, agent_id)
+        statuses = tuple(Status) if include_inactive else (Status.ACTIVE,)
+        with self.store.read() as conn:
+            yield from self.store.iter_memories(conn, scope, statuses=statuses)
+
+    def export_events(
+        self, *, user_id: str | None = None, agent_id: str | None = None
+    ) -> Iterator[Event]:
+        """The whole audit trail of a scope (every user's if neither id is given), oldest first."""
+        scope = all_or_scope(user_id, agent_id)
+        with self.store.read() as conn:
+            yield from self.store.iter_events(conn, scope)
+
+    def export_jsonl(
+        self,
+        *,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        include_inactive: bool = False,
+        events: bool = False,
+    ) -> Iterator[str]:
+        """The lossless export: every column of every memory (then the audit events if asked)
+        as JSON lines without newlines, which `import_jsonl` reads back (memman/transfer.py)."""
+        return transfer.export_lines(
+            self,
+            user_id=user_id,
+            agent_id=agent_id,
+            include_inactive=include_inactive,
+            events=events,
+        )
+
+    def import_jsonl(
+        self, source: str | Path | Iterable[str], *, raw: bool = False
+    ) -> ImportReport:
+        """Read a lossless export (a file path, or its lines) into this store.
+
+        Into an empty store, or with raw=True, records are copied as they are (ids, statuses,
+        counters, stamps, events). Into a store that holds memories, what it already has is
+        skipped, inactive memories are copied with their status and active ones go through
+        update_memory's decisions in chunks (see ingest). A bad line is reported (`report.bad`)
+        and the rest are imported.
+        """
+        if isinstance(source, str | Path):
+            try:
+                with open(source, encoding="utf-8") as file:
+                    return transfer.import_lines(self, file, raw=raw)
+            except (OSError, UnicodeDecodeError) as error:
+                raise InvalidInputError(f"cannot read {source}: {error}") from error
+        return transfer.import_lines(self, source, raw=raw)
+
+    def stats(self, *, user_id: str | None = None, agent_id: str | None = None) -> dict[str, Any]:
+        """Counts of a scope (every user's if neither id is given)."""
+        scope = all_or_scope(user_id, agent_id)
+        # Buffered messages whose extraction failed extract_max_tries times.
+        stuck = extraction_failures.stuck_messages(self.store, self.settings, scope)
+        with self.store.read() as conn:
+            return {
+                "memories": self.store.count_by_status(conn, scope),
+                "decisions": self.store.event_counts(conn, scope),
+                "pending": len(self.store.list_pending(conn, scope)),
+                "extraction_stuck": stuck,
+                # The whole file's, whatever the scope: file and -wal bytes, rows per table.
+                "storage": self.store.sizes() if self.path != ":memory:" else {},
+            }
+
+    # -- operations ------------------------------------------------------------------------------
+
+    def reindex(
+        self, *, batch: int = 256, progress: Callable[[int, int], None] | None = None
+    ) -> int:
+        """Embed every active memory lacking a vector for the configured model; returns how many.
+
+        Run after configuring an embedder or changing its model: vectors are kept per model, so
+        the old model's vectors are never compared with the new one's. `progress(done, total)`
+        is called after each batch (the CLI draws a bar with it). If the embedder fails it stops
+        with EmbeddingError; the batches before stay committed and a rerun resumes after them.
+        """
+        if self.embedder is None:
+            raise ConfigError("no embedder configured: set embedder = 'local' or 'openai'")
+        return reindex.reindex(self.store, self.embedder, batch=batch, progress=progress)
+
+    def check(self) -> CheckReport:
+        """SQLite integrity, FTS agreement, orphan vectors, stuck pending; see `report.ok`."""
+        return maintenance.check(self.store)
+
+    def backup(self, path: str | Path) -> Path:
+        """Copy the store to a new file with SQLite's online backup, safe while others write."""
+        return maintenance.backup(self.store, path)
+
+    # -- explicit user actions -----------------------------------------------------------------
+
+    def delete(
+        self,
+        memory_id: str,
+        *,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        reason: str = "deleted by the user",
+    ) -> UpdateResult:
+        """Soft-delete a memory of the scope (recoverable with restore; `purge` erases)."""
+        scope = id_scope("delete", user_id, agent_id)
+        return manual.set_status(
+            self.store, memory_id, scope, Status.DELETED, Op.DELETE, reason, self._now
+        )
+
+    def restore(
+        self,
+        memory_id: str,
+        *,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        reason: str = "restored by the user",
+    ) -> UpdateResult:
+        """Bring back a deleted, superseded or archived memory, unless its text is active again."""
+        scope = id_scope("restore", user_id, agent_id)
+        return manual.set_status(
+            self.store, memory_id, scope, Status.ACTIVE, Op.UPDATE, reason, self._now
+        )
+
+    def purge(self, memory_id: str, *, user_id: str, agent_id: str | None = None) -> ForgetReport:
+        """Erase one memory of the scope for good, with its history and vectors.
+
+        Unlike delete() nothing is kept and there is no audit event (it would keep the text);
+        the file is vacuumed and its WAL emptied, as forget() does (memman/erase.py).
+        NotFoundError for an unknown id or one of another scope.
+        """
+        scope = Scope(user_id, agent_id)
+        check_id("memory_id", memory_id)
+        return erase.purge(self.store, memory_id, scope)
+
+    def forget(self, user_id: str, agent_id: str | None = None) -> ForgetReport:
+        """Erase everything of a user, verifiably: the right to be forgotten.
+
+        Every memory of every status, its events, pending and short-term facts, buffered
+        messages, vectors and their log rows, of every agent of the user (only agent_id's
+        scope if given), in one transaction; then the FTS index is optimised, the file
+        vacuumed with secure_delete and the WAL checkpointed to zero bytes, so none of the
+        user's words stay in the database or its WAL (`report.wal_truncated` is False if a
+        reader held an old snapshot: run it again then). Returns rows erased per table.
+        """
+        Scope(user_id, agent_id)  # validates both ids
+        report = erase.forget(self.store, user_id, agent_id)
+        self.vectors.forget(user_id, agent_id)
+        return report

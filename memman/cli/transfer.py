@@ -1,0 +1,89 @@
+"""Commands that carry a store's memories out and in: export, import."""
+
+from __future__ import annotations
+
+import sys
+from contextlib import nullcontext
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from memman.cli.common import AgentOption, DbOption, _open, console, errors
+from memman.errors import InvalidInputError
+
+
+def export(
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write here instead of stdout.")
+    ] = None,
+    user: Annotated[str | None, typer.Option("--user", "-u", help="Only this user.")] = None,
+    agent: AgentOption = None,
+    include_inactive: Annotated[
+        bool, typer.Option("--all", help="Deleted, superseded and archived memories too.")
+    ] = False,
+    events: Annotated[
+        bool, typer.Option("--events", help="Export the audit trail instead of the memories.")
+    ] = False,
+    with_events: Annotated[
+        bool,
+        typer.Option("--with-events", help="The memories, then their audit trail, in one file."),
+    ] = False,
+    db: DbOption = None,
+) -> None:
+    """Write memories (every column) as JSON lines; `memman import` reads them back."""
+    if agent is not None and user is None:
+        raise InvalidInputError("--agent needs --user")
+    if events and with_events:
+        raise InvalidInputError("--events or --with-events, not both")
+    # Written beside the output and renamed once complete: an export killed half way leaves
+    # no truncated file that looks whole, and the next run is not refused because it exists.
+    partial = output.with_name(f".{output.name}.partial") if output else None
+    try:
+        if output and output.exists():
+            raise FileExistsError("the file exists")
+        sink = partial.open("w", encoding="utf-8") if partial else sys.stdout
+    except OSError as error:
+        raise InvalidInputError(f"cannot write {output}: {error}") from error
+    count = 0
+    with _open(db) as mm, sink if output else nullcontext():
+        records = (
+            (e.model_dump_json() for e in mm.export_events(user_id=user, agent_id=agent))
+            if events
+            else mm.export_jsonl(
+                user_id=user,
+                agent_id=agent,
+                include_inactive=include_inactive,
+                events=with_events,
+            )
+        )
+        for record in records:
+            sink.write(record + "\n")
+            count += 1
+    if output and partial:
+        partial.replace(output)
+        what = "events" if events else "records" if with_events else "memories"
+        console.print(f"{count} {what} written to {output}")
+
+
+def import_file(
+    file: Annotated[Path, typer.Argument(help="JSON lines written by `memman export`.")],
+    raw: Annotated[
+        bool,
+        typer.Option("--raw", help="Copy every record as is, even into a store that has some."),
+    ] = False,
+    db: DbOption = None,
+) -> None:
+    """Read an export back: a copy into an empty store, else decided against what is there."""
+    with _open(db) as mm:
+        report = mm.import_jsonl(file, raw=raw)
+    for message in report.bad:
+        errors.print(message, soft_wrap=True, markup=False)  # the line's text may hold "[...]"
+    decided = ", ".join(f"{op} {n}" for op, n in sorted(report.decided.items())) or "none"
+    console.print(
+        f"{report.copied} memories copied, {report.duplicates} already held, decided: {decided};"
+        f" {report.events_copied} events copied, {report.events_skipped} not copied;"
+        f" {len(report.bad)} bad lines skipped"
+    )
+    if report.bad:
+        raise typer.Exit(2)

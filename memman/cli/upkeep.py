@@ -1,0 +1,113 @@
+"""Commands that look after the store file: stats, check, backup, reindex, config."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+from memman.cli.common import DbOption, JsonOption, _open, _print_json, console, errors
+from memman.config import load_settings
+from memman.maintenance import STUCK_ATTEMPTS
+
+# `memman config` looks for the last recorded llm_mode fallback among this many newest events.
+FALLBACK_LOOKBACK = 1000
+
+
+def stats(
+    user: Annotated[str | None, typer.Option("--user", "-u")] = None,
+    as_json: JsonOption = False,
+    db: DbOption = None,
+) -> None:
+    """Counts of memories by status and of decisions by op and tier; file, WAL and table sizes."""
+    with _open(db) as mm:
+        data = mm.stats(user_id=user)
+        if as_json:
+            _print_json(data)
+            return
+        table = Table(title=f"memman stats ({mm.path})")
+        table.add_column("what")
+        table.add_column("count", justify="right")
+        for status, n in sorted(data["memories"].items()):
+            table.add_row(f"memories {status}", str(n))
+        for op, tiers in sorted(data["decisions"].items()):
+            for tier, n in sorted(tiers.items()):
+                table.add_row(f"decisions {op} by {tier}", str(n))
+        table.add_row("pending", str(data["pending"]))
+        table.add_row("messages failing extraction", str(data["extraction_stuck"]))
+        storage = data["storage"]
+        if storage:
+            table.add_row("file bytes", str(storage["file_bytes"]))
+            table.add_row("wal bytes", str(storage["wal_bytes"]))
+            for name, n in storage["rows"].items():
+                table.add_row(f"rows in {name}", str(n))
+        console.print(table)
+
+
+def check(db: DbOption = None) -> None:
+    """Check SQLite integrity, FTS agreement, orphan vectors, stuck pending (exit 1 if not ok)."""
+    with _open(db) as mm:
+        report = mm.check()
+        table = Table(title=f"memman check ({mm.path})")
+    table.add_column("check")
+    table.add_column("result", overflow="fold")
+    table.add_row("sqlite integrity", "; ".join(report.integrity) or "ok")
+    table.add_row("fts index", report.fts_error or "ok")
+    table.add_row("pending facts", str(report.pending))
+    table.add_row(f"stuck pending (>= {STUCK_ATTEMPTS} failures)", str(report.stuck_pending))
+    table.add_row("orphan vectors", str(report.orphan_vectors))
+    console.print(table)
+    if not report.ok:
+        raise typer.Exit(1)
+
+
+def backup(
+    path: Annotated[Path, typer.Argument(help="New file to write the copy to.")],
+    db: DbOption = None,
+) -> None:
+    """Copy the store to PATH with SQLite's online backup (safe while others write)."""
+    with _open(db) as mm:
+        written = mm.backup(path)
+    console.print(f"backed up {mm.path} to {written}")
+
+
+def reindex(
+    db: DbOption = None,
+    batch: Annotated[int, typer.Option(min=1, help="Memories embedded per call.")] = 256,
+) -> None:
+    """Embed every active memory lacking a vector for the configured embedding model."""
+    bar = Progress(
+        TextColumn("embedding"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=errors,
+    )
+    with _open(db) as mm, bar:
+        task = bar.add_task("reindex", total=None)
+        done = mm.reindex(
+            batch=batch, progress=lambda n, total: bar.update(task, completed=n, total=total)
+        )
+    console.print(f"embedded {done} memories")
+
+
+def config(db: DbOption = None) -> None:
+    """Show the effective configuration (API key masked)."""
+    from memman.llm import last_fallback, resolve_mode
+
+    settings = load_settings(db=db)
+    table = Table(title="memman configuration")
+    table.add_column("setting")
+    table.add_column("value", overflow="fold")
+    for key, value in settings.redacted().items():
+        table.add_row(key, "" if value is None else str(value))
+    if settings.llm_configured:
+        table.add_row("llm mode in use", resolve_mode(settings))
+        if Path(settings.db).exists():
+            with _open(settings.db) as mm:
+                note = last_fallback(e.reason for e in mm.events(limit=FALLBACK_LOOKBACK))
+            table.add_row("last llm_mode fallback", note or "none recorded")
+    console.print(table)

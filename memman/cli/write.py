@@ -1,0 +1,151 @@
+"""Commands that write facts through update_memory: demo, add, ingest."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+from memman.cli.common import AgentOption, DbOption, UserOption, _open, console, errors
+from memman.cli.render import _add_decision, _decisions_table, _memories_table, _mode_line
+from memman.demo import DEMO_USER, demo_facts
+from memman.errors import InvalidInputError, MemmanError
+from memman.manager import MemoryManager
+
+
+def demo(
+    db: Annotated[
+        str, typer.Option("--db", help="Where to write the demo store (recreated).")
+    ] = "memman-demo.db",
+) -> None:
+    """Run a sample conversation through update_memory and show every decision."""
+    path = Path(db)
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
+    with MemoryManager(str(path)) as mm:
+        console.print(_mode_line(mm))
+        table = _decisions_table(f"Decisions for user '{DEMO_USER}'")
+        for item in demo_facts():
+            result = mm.update_memory(item.fact, user_id=DEMO_USER, source=f"demo:turn-{item.turn}")
+            _add_decision(table, str(item.turn), item.fact, result)
+        console.print(table)
+        memories = mm.list(user_id=DEMO_USER)
+        console.print(
+            _memories_table(memories, f"Long-term memory of '{DEMO_USER}' ({len(memories)} active)")
+        )
+        console.print(
+            f"Stored in {path}. Try: memman --help, or"
+            f" memman history <id> --user {DEMO_USER} --db {path}"
+        )
+
+
+def add(
+    fact: str,
+    user: UserOption,
+    agent: AgentOption = None,
+    source: Annotated[
+        str | None, typer.Option(help="Provenance: where the fact came from.")
+    ] = None,
+    category: Annotated[
+        str | None,
+        typer.Option(help="e.g. safety or constraint (kept in every context block), preference."),
+    ] = None,
+    importance: Annotated[
+        float | None, typer.Option(help="1-10 (default 5): ranks recall, protects from decay.")
+    ] = None,
+    db: DbOption = None,
+) -> None:
+    """Add one fact through the write path and show the decision."""
+    with _open(db) as mm:
+        result = mm.update_memory(
+            fact,
+            user_id=user,
+            agent_id=agent,
+            source=source,
+            category=category,
+            importance=importance,
+        )
+        table = _decisions_table("Decision")
+        _add_decision(table, "1", fact, result)
+        console.print(table)
+
+
+def ingest(
+    file: Annotated[
+        Path,
+        typer.Argument(
+            help='JSON lines: {"fact": ..., "user_id"?, "agent_id"?, "source"?, "metadata"?}'
+            " (lines of `memman export` work too)"
+        ),
+    ],
+    user: Annotated[
+        str | None, typer.Option("--user", "-u", help="The user of lines without a user_id.")
+    ] = None,
+    agent: AgentOption = None,
+    db: DbOption = None,
+) -> None:
+    """Feed a JSONL file of facts through update_memory's decisions, a chunk at a time
+    (MemoryManager.ingest); bad lines are reported and skipped."""
+    try:
+        lines = file.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as error:
+        raise InvalidInputError(f"cannot read {file}: {error}") from error
+    counts: dict[str, int] = {}
+    bad: list[str] = []
+    records: list[tuple[int, dict]] = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            records.append((number, _ingest_record(line, f"{file.name}:{number}", user)))
+        except (ValueError, MemmanError) as error:  # json.JSONDecodeError is a ValueError
+            bad.append(f"line {number}: {error}")
+    with (
+        _open(db) as mm,
+        Progress(
+            TextColumn("ingesting"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeRemainingColumn(),
+            console=errors,
+        ) as progress,
+    ):
+        task = progress.add_task("ingest", total=len(records))
+        step = mm.settings.batch_chunk_size
+        for start in range(0, len(records), step):
+            part = records[start : start + step]
+            decided = mm.ingest([r for _, r in part], user_id=user, agent_id=agent)
+            for (number, _), result in zip(part, decided, strict=True):
+                if isinstance(result, MemmanError):
+                    bad.append(f"line {number}: {result}")
+                else:
+                    counts[result.op.value] = counts.get(result.op.value, 0) + 1
+            progress.advance(task, len(part))
+    bad.sort(key=lambda message: int(message.split(":")[0].removeprefix("line ")))
+    for message in bad:
+        errors.print(message)
+    summary = ", ".join(f"{op} {n}" for op, n in sorted(counts.items())) or "nothing"
+    console.print(f"{sum(counts.values())} facts decided ({summary}); {len(bad)} bad lines skipped")
+    if bad:
+        raise typer.Exit(2)
+
+
+def _ingest_record(line: str, source: str, user: str | None) -> dict:
+    """One line of an ingest file as a MemoryManager.ingest record (fact, scope, source,
+    metadata); a line of `memman export` gives its content as the fact."""
+    record = json.loads(line)
+    if isinstance(record, str):
+        record = {"fact": record}
+    if isinstance(record, dict) and "fact" not in record and "content" in record:
+        record["fact"] = record["content"]
+    if not isinstance(record, dict) or "fact" not in record:
+        raise InvalidInputError("expected an object with a 'fact' key")
+    if record.get("user_id", user) is None:
+        raise InvalidInputError("no user_id: give one in the line or --user")
+    kept = {
+        key: record[key] for key in ("fact", "user_id", "agent_id", "metadata") if key in record
+    }
+    return {**kept, "source": record.get("source", source)}
