@@ -20,6 +20,8 @@ from importlib import resources
 
 import numpy as np
 
+from memman.topic import USER, Topic, is_verb_topic
+
 PROTOTYPES = "data/attribute_prototypes.npz"
 
 
@@ -54,3 +56,17 @@ def prototypes(model: str) -> Prototypes | None:
             margin=float(data["margin"]),
             floor=float(data["floor"]),
         )
+
+
+def topic_by_meaning(
+    topic: Topic | None, vector: np.ndarray, model: str
+) -> tuple[str, str] | None:
+    """(subject, attribute) of a fact the extractor gave no attribute (none, or only a verb
+    topic), from its vector's nearest prototype; None when its topic is known or none leads."""
+    if topic is not None and not is_verb_topic(topic.attribute):
+        return None
+    found = prototypes(model)
+    attribute = found.nearest(vector) if found is not None else None
+    if attribute is None:
+        return None
+    return (USER if topic is None else topic.subject), attribute

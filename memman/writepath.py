@@ -26,15 +26,15 @@ from memman.config import Settings
 from memman.decide import Decided, Decider, Decision, OfflineDecider, decide_all
 from memman.embed import Embedder, cosine_thresholds
 from memman.errors import DecisionError, EmbeddingError
-from memman.meaning import prototypes
+from memman.meaning import topic_by_meaning
 from memman.models import Memory, Op, Tier, UpdateResult
 from memman.retrieval import Retrieved, hybrid_candidates, lexical_candidates
 from memman.route import Route, RouteKind, Thresholds, route, similarity_scores
+from memman.scope import Scope
 from memman.store import Store
 from memman.supersede import route_by_topic
 from memman.text import content_tokens, jaccard
 from memman.timestamps import stamp
-from memman.topic import USER, is_verb_topic
 from memman.vectors import VectorSearch
 
 log = logging.getLogger(__name__)
@@ -120,13 +120,7 @@ class WritePath(ChunkWalk):
         """
         retrieved, cosine = self._retrieve(conn, candidate, vector)
         topic = candidate.topic
-        same = (
-            self.store.active_by_topic(
-                conn, candidate.scope, topic.subject, topic.attribute, self.settings.top_k
-            )
-            if topic is not None
-            else []
-        )
+        same = self._about(conn, candidate.scope, topic and (topic.subject, topic.attribute))
         topical = route_by_topic(
             candidate,
             same,
@@ -140,7 +134,14 @@ class WritePath(ChunkWalk):
         related = [r for r in retrieved if r.memory.id not in topical.other_topics]
         shown = {r.memory.id for r in related}
         tokens = content_tokens(candidate.content)
-        same_topic = topical.same_topic + self._by_meaning(conn, candidate, vector, same)
+        # The attribute the fact is nearest to by meaning when the extractor reads none
+        # (memman/meaning.py): its memories are shown to the decider, never settled on.
+        near = None
+        if vector is not None and self.embedder is not None:
+            near = topic_by_meaning(topic, vector, self.embedder.name)
+        known = {m.id for m in same}
+        nearby = [m for m in self._about(conn, candidate.scope, near) if m.id not in known]
+        same_topic = topical.same_topic + nearby
         about_it = [
             Retrieved(m, bm25=None, jaccard=jaccard(tokens, content_tokens(m.content)))
             for m in same_topic
@@ -167,30 +168,13 @@ class WritePath(ChunkWalk):
             return Route(RouteKind.NOVEL, reason)
         return routed
 
-    def _by_meaning(
-        self,
-        conn: sa.Connection,
-        candidate: Candidate,
-        vector: np.ndarray | None,
-        same: list[Memory],
+    def _about(
+        self, conn: sa.Connection, scope: Scope, topic: tuple[str, str] | None
     ) -> list[Memory]:
-        """The memories of the attribute a fact the extractor reads none of is nearest to by
-        meaning (memman/meaning.py): shown to the decider, never settled on."""
-        topic = candidate.topic
-        if vector is None or self.embedder is None:
+        """The scope's newest active memories about (subject, attribute); none without one."""
+        if topic is None:
             return []
-        if topic is not None and not is_verb_topic(topic.attribute):
-            return []
-        found = prototypes(self.embedder.name)
-        attribute = found.nearest(vector) if found is not None else None
-        if attribute is None:
-            return []
-        subject = USER if topic is None else topic.subject
-        known = {m.id for m in same}
-        nearby = self.store.active_by_topic(
-            conn, candidate.scope, subject, attribute, self.settings.top_k
-        )
-        return [m for m in nearby if m.id not in known]
+        return self.store.active_by_topic(conn, scope, *topic, self.settings.top_k)
 
     def _settle(
         self,
