@@ -15,6 +15,7 @@ import sqlalchemy as sa
 
 from memman.models import Status
 from memman.scope import Scope
+from memman.storage.keyed import keyed_scope
 
 
 def _in_scope(scope: Scope) -> dict[str, str]:
@@ -121,7 +122,7 @@ class LifecycleRows:
         conn.execute(
             sa.text(
                 "UPDATE short_term SET recall_count = recall_count + 1, last_recalled_at = :now"
-                f" WHERE id IN :ids AND {_SCOPE}"
+                f" WHERE id IN :ids AND {keyed_scope(conn)}"
                 " AND (last_recalled_at IS NULL OR last_recalled_at <= :spaced)"
             ).bindparams(sa.bindparam("ids", expanding=True)),
             {**_in_scope(scope), "ids": fact_ids, "now": now, "spaced": spaced},
@@ -224,9 +225,7 @@ class LifecycleRows:
         conn.execute(
             lt.update()
             .where(
-                lt.c.id.in_(memory_ids),
-                lt.c.user_id == scope.user_id,
-                lt.c.agent_id == scope.agent_key,
+                lt.c.id.in_(memory_ids), sa.text(keyed_scope(conn)).bindparams(**_in_scope(scope))
             )
             .values(access_count=lt.c.access_count + 1, last_accessed_at=now)
         )
