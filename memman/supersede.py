@@ -28,9 +28,10 @@ from dataclasses import dataclass, field
 from memman.candidate import Candidate
 from memman.decide import Decision, negates
 from memman.models import Memory, Op, Tier
-from memman.text import content_tokens, numbers
+from memman.text import content_tokens, numbers, words
 from memman.topic import (
     ENDED,
+    USER,
     Topic,
     about,
     counted,
@@ -84,7 +85,12 @@ def route_by_topic(
     if topic is None:
         return TopicRouting()
     seen = [*retrieved, *same_topic]
-    other = frozenset(m.id for m in seen if _other_topic(topic, m, single_valued, by_meaning))
+    other = frozenset(
+        m.id
+        for m in seen
+        if _other_topic(topic, m, single_valued, by_meaning)
+        and not _introduces(m, topic.subject, candidate.content)
+    )
     related = [m for m in same_topic if m.id not in other]
     if topic.retracted and is_verb_topic(topic.attribute):
         taken = _taken_back(candidate, topic, seen)
@@ -133,6 +139,19 @@ def _other_topic(
     )
 
 
+def _introduces(memory: Memory, subject: str, text: str) -> bool:
+    """True when one of the two is the user's fact that names the other's subject: "User has
+    a dog named Max" introduces the dog of "User's dog is called Max", "I have a sister in
+    Rome" the sister of "my sister moved to Paris". Such a pair is about one thing from two
+    sides, never known to be apart; "I live in Berlin" names no sister and stays apart from
+    "my sister lives in Rome"."""
+    if memory.subject == USER and subject != USER:
+        return subject in words(memory.content)
+    if subject == USER and memory.subject not in (None, USER):
+        return memory.subject in words(text)
+    return False
+
+
 def _stated(memory: Memory) -> Topic | None:
     """What the memory's text says about its own attribute (None: its value is not known)."""
     stated = about(memory.content)
@@ -147,7 +166,7 @@ def _single(candidate: Candidate, topic: Topic, current: Memory) -> Decision | N
         return _replace(candidate, topic, current, stated)
     same_polarity = stated.retracted == topic.retracted
     if same_polarity and (
-        same_value(stated.value, topic.value) or (topic.retracted and topic.value is None)
+        _alike(stated.value, topic.value) or (topic.retracted and topic.value is None)
     ):
         # The same value again: a new count ("lived in Chicago for 3 years" -> "for 4
         # years"), the same said in other words, or for the router: a refinement.
@@ -166,6 +185,13 @@ def _single(candidate: Candidate, topic: Topic, current: Memory) -> Decision | N
         )
         return Decision(Op.NOOP, why, Tier.TOPIC, target=current, reinforce=False)
     return _replace(candidate, topic, current, stated)
+
+
+def _alike(a: str | None, b: str | None) -> bool:
+    """The same value, or one that may be the same said another way ("medical" / "medicine":
+    the same stems). Only for not replacing: a value that may be the same is the router's and
+    the decider's to compare, never an UPDATE without them."""
+    return same_value(a, b) or (a is not None and b is not None and _stems(a) == _stems(b) != set())
 
 
 def _multi(candidate: Candidate, topic: Topic, same_topic: list[Memory]) -> Decision | None:
