@@ -48,7 +48,7 @@ def test_a_fact_about_someone_the_user_has_reaches_the_users_fact(db, old, new):
 )
 def test_look_alikes_stay_apart(db, old, new):
     mm = MemoryManager(db)
-    seen, op = considered(mm, old, new)
+    _, op = considered(mm, old, new)
     assert op is Op.ADD
     assert sorted(m.content for m in mm.list(user_id="ana")) == sorted([old, new])
 
