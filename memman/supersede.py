@@ -10,7 +10,10 @@ and online alike:
 - a multi-valued attribute holds several: a retraction replaces the memory with that value
   ("I no longer have a cat" / "I have a cat"), and a new value is a fact of its own;
 - a value taken back that is not the current one ("I don't live in Paris anymore" while the
-  memory says Berlin) changes nothing and goes into the memory's history.
+  memory says Berlin) changes nothing and goes into the memory's history;
+- a fact said again word for word after a newer statement replaced it ("I read a lot", then
+  "I don't read a lot", then "I read a lot") is the newest statement: it replaces the memory
+  that replaced it, with or without a topic (_said_again).
 
 "Newer" means observed later: apply.py keeps any UPDATE or DELETE of a statement older than
 the memory's current one out of the memory (into its history), whichever tier decided it.
@@ -23,12 +26,13 @@ call. Memories whose topic is not known are always shown.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from memman.candidate import Candidate
 from memman.decide import Decision, negates
-from memman.models import Memory, Op, Tier
-from memman.text import content_tokens, numbers, words
+from memman.models import Event, Memory, Op, Tier
+from memman.text import content_hash, content_tokens, extends, numbers, words
 from memman.topic import (
     ENDED,
     USER,
@@ -73,18 +77,22 @@ def route_by_topic(
     *,
     single_valued: frozenset[str],
     by_meaning: bool = False,
+    history: Callable[[str], list[Event]] | None = None,
 ) -> TopicRouting:
     """Settle the candidate by topic if its topic makes the answer clear.
 
     `same_topic` holds the scope's active memories with the candidate's subject and
     attribute, newest observed first; `retrieved` what word (and vector) retrieval found.
     `by_meaning`: an embedder compares the texts, so values of one attribute are never told
-    apart by their words alone.
+    apart by their words alone. `history`: a memory's audit events by its id (_said_again).
     """
     topic = candidate.topic
+    seen = [*retrieved, *same_topic]
+    again = _said_again(candidate, seen, history) if history is not None else None
+    if again is not None:
+        return TopicRouting(again, same_topic=same_topic)
     if topic is None:
         return TopicRouting()
-    seen = [*retrieved, *same_topic]
     other = frozenset(
         m.id
         for m in seen
@@ -150,6 +158,40 @@ def _introduces(memory: Memory, subject: str, text: str) -> bool:
     if subject == USER and memory.subject not in (None, USER):
         return memory.subject in words(text)
     return False
+
+
+def _said_again(
+    candidate: Candidate, seen: list[Memory], history: Callable[[str], list[Event]]
+) -> Decision | None:
+    """UPDATE the active memory whose earlier text the candidate is, word for word: a newer
+    statement replaced that text ("I read a lot" -> "I don't read a lot"), and saying it again
+    now makes it the newest statement, the one that holds (apply.py still keeps it out if it
+    was observed before the memory's current text). Whatever decided the replacement judged
+    the two to be about one thing, so no LLM is needed to judge it again, and the second row
+    an ADD would make (replaying a conversation twice added one per such fact) is avoided.
+    A memory that holds the candidate's wording and more ("likes jazz" -> "likes jazz and
+    blues") already says it: that is the router's NOOP. Only memories changed since they were
+    written are looked up."""
+    changed = sorted(
+        {m.id: m for m in seen if m.updated_at != m.created_at}.values(),
+        key=lambda m: m.updated_at,
+        reverse=True,
+    )
+    for memory in changed:
+        if extends(memory.content, candidate.content):
+            continue
+        said = [
+            e.content_before
+            for e in history(memory.id)
+            if e.op is Op.UPDATE and e.content_before is not None
+        ]
+        if any(content_hash(text) == candidate.content_hash for text in said):
+            why = (
+                "said again after a newer statement replaced it in this memory; the newest"
+                " statement wins"
+            )
+            return Decision(Op.UPDATE, why, Tier.TOPIC, target=memory, content=candidate.content)
+    return None
 
 
 def _stated(memory: Memory) -> Topic | None:

@@ -312,6 +312,7 @@ _PATTERNS: list[tuple[str, re.Pattern[str], str | None]] = [
             "count",
         ),
         ("children", r"^have (?:any )?(?:kids|children)$", "count"),
+        ("pets", r"^have no (?:pets?|animals)(?: .*)?$", "-"),
         (
             "pets",
             r"^have (?:a |an |one |two |three |\d+ |any |no |pet )*(?:pet )?(?P<v>\w+)(?: .*)?$",
@@ -662,8 +663,8 @@ def _checked(
     if fixed == "pet?":
         pet = (value or "").rstrip("s")
         pet = "dog" if pet in _DOG_BREEDS else pet
-        if value == "pets" or pet == "pet":
-            return attribute, None, True  # "I have no pets" / "I don't have any pets"
+        if pet == "pet":  # "I have pets"; "I don't have any pets" is negated by the caller
+            return attribute, None, False
         return (attribute, pet, False) if pet in _PETS else None
     return attribute, fixed, False
 
