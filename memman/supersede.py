@@ -154,10 +154,15 @@ def _introduces(memory: Memory, subject: str, text: str) -> bool:
     sides, never known to be apart; "I live in Berlin" names no sister and stays apart from
     "my sister lives in Rome"."""
     if memory.subject == USER and subject != USER:
-        return subject in words(memory.content)
+        return _names(memory.content, subject)
     if subject == USER and memory.subject not in (None, USER):
-        return memory.subject in words(text)
+        return _names(text, memory.subject)
     return False
+
+
+def _names(text: str, subject: str) -> bool:
+    """The text names the subject, in the plural too ("I have two dogs" names the dog)."""
+    return subject in words(text) or subject in content_tokens(text)
 
 
 def _said_again(

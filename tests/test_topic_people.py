@@ -68,3 +68,8 @@ def test_a_new_field_of_study_replaces_the_old_with_no_llm_call(db, fake_openai)
     r = mm.update_memory("I'm a nursing student now", user_id="ana")
     assert (r.op, r.tier, r.memory_id) == (Op.UPDATE, Tier.TOPIC, first.memory_id)
     assert fake_openai.requests == []
+
+
+def test_a_plural_names_the_subject_too(db):
+    seen, _ = considered(MemoryManager(db), "I have two dogs", "My dog's name is Rex")
+    assert seen
