@@ -14,9 +14,14 @@ as the case, as a real user's memory would be; the choice is the same on every r
 Modes, one SQLite file each under a temporary directory:
 - `offline`: no LLM, no embedder (the deterministic tiers and the offline decider).
 - `local`: embedder "local" (all-MiniLM-L6-v2), no LLM; skipped with a message if it cannot load.
-- `llm`: the LLM decider against tests/fake_openai.py, answering every call with ADD. This
-  judges routing, not decisions: how many calls a candidate costs and which memories the
-  decider was shown (read from the prompt of each call).
+- `llm`: the LLM decider against tests/fake_openai.py. This judges routing, not decisions:
+  how many calls a candidate costs and which memories the decider was shown (read from the
+  prompt of each call). The fake is an oracle for the case's candidate: when its prompt
+  shows the target it answers as the case expects (supersede: UPDATE the target to the
+  candidate; noop: NOOP on it; keep_both: ADD), otherwise ADD, and every other call (the
+  distractors, the existing memories) ADD. So "still active" counts the cases routing lost
+  (the target never shown, or a tier settled them wrongly before any call), as offline; a
+  fake answering ADD to everything counted its own answers (session 6: 0.22 against 0.08).
 
 Metrics, overall, per kind and per style:
 - recall: supersede and noop cases whose target was considered: a key of the candidate's audit
@@ -34,6 +39,7 @@ import argparse
 import json
 import os
 import random
+import re
 import sys
 import tempfile
 import time
@@ -42,11 +48,15 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memman import MemoryManager, Op
 from memman.config import load_settings
 from memman.errors import MemmanError
 from memman.models import Status
+
+if TYPE_CHECKING:
+    from tests.fake_openai import Reply
 
 ROOT = Path(__file__).resolve().parents[1]
 CASES = ROOT / "evals" / "conflicts.jsonl"
@@ -162,6 +172,35 @@ class Outcome:
 
 
 Prompts = Callable[[], list[str]]  # the user-message text of every chat request so far
+# A shown memory in a decision prompt: "[3] (2026-03-01) "I live in Berlin"".
+_SHOWN = re.compile(r'^\[(?P<id>\d+)\] \([^)]*\) (?P<text>".*")$', re.M)
+
+
+@dataclass
+class Oracle:
+    """What the fake LLM knows of the candidate being written: its case and target text."""
+
+    case: Case | None = None
+    target: str | None = None
+
+    def reply(self, request: dict) -> Reply:
+        """The case's expected decision when the prompt shows the target, else ADD."""
+        from tests.decisions import add_everything, answer
+
+        prompt = "\n".join(m.get("content") or "" for m in request["messages"])
+        case = self.case
+        if request["tools"][0]["function"]["name"] == "BatchDecisions" or case is None:
+            return add_everything(request)
+        shown = [
+            int(m.group("id"))
+            for m in _SHOWN.finditer(prompt)
+            if json.loads(m.group("text")) == self.target
+        ]
+        if not shown or case.expect == "keep_both":
+            return answer("ADD", reason="a fact of its own")
+        if case.expect == "noop":
+            return answer("NOOP", id=shown[0], reason="already known")
+        return answer("UPDATE", id=shown[0], content=case.candidate, reason="newer")
 
 
 def run_case(
@@ -170,6 +209,7 @@ def run_case(
     user_id: str,
     facts: list[str],
     prompts: Prompts | None = None,
+    oracle: Oracle | None = None,
 ) -> Outcome:
     """Seed the user with `facts` and the case's memories, write the candidate, judge it."""
     if facts:
@@ -182,7 +222,13 @@ def run_case(
     before = mm.get(target_id, user_id=user_id).content
     asked = len(prompts()) if prompts else 0
 
-    result = mm.update_memory(case.candidate, user_id=user_id)
+    if oracle is not None:
+        oracle.case, oracle.target = case, before
+    try:
+        result = mm.update_memory(case.candidate, user_id=user_id)
+    finally:
+        if oracle is not None:
+            oracle.case = oracle.target = None
 
     event = next(e for e in mm.events(user_id=user_id, limit=20) if e.id == result.event_id)
     after = mm.get(target_id, user_id=user_id)
@@ -248,15 +294,15 @@ def _metrics(outcomes: list[Outcome]) -> dict[str, float | int | None]:
 
 
 @contextmanager
-def _fake_llm() -> Iterator[tuple[dict, Prompts]]:
-    """The fake OpenAI server answering every chat call with a valid ADD (tools mode), one
-    per candidate of a batch call too (the distractors' update_many is batched: answered
-    with one decision, they were parked, not stored, before session 6)."""
+def _fake_llm() -> Iterator[tuple[dict, Prompts, Oracle]]:
+    """The fake OpenAI server answering as `Oracle` does (tools mode), one decision per
+    candidate of a batch call too (the distractors' update_many is batched: answered with one
+    decision, they were parked, not stored, before session 6)."""
     sys.path.insert(0, str(ROOT))
-    from tests.decisions import add_everything
     from tests.fake_openai import FakeOpenAI
 
-    server = FakeOpenAI(default_reply=add_everything).start()
+    oracle = Oracle()
+    server = FakeOpenAI(default_reply=oracle.reply).start()
 
     def prompts() -> list[str]:
         return [
@@ -276,7 +322,7 @@ def _fake_llm() -> Iterator[tuple[dict, Prompts]]:
         "embedder": "none",
     }
     try:
-        yield settings, prompts
+        yield settings, prompts, oracle
     finally:
         server.stop()
 
@@ -301,12 +347,14 @@ def run_mode(
     if mode == "local" and (why := _local_loads()):
         print(f"local: skipped, the model does not load ({why})")
         return None
-    with _mode_settings(mode) as (settings, prompts):
+    with _mode_settings(mode) as (settings, prompts, oracle):
         started = time.perf_counter()
         path = str(folder / f"{mode}.db")
         with MemoryManager(path, settings=load_settings(db=path, **settings)) as mm:
             outcomes = [
-                run_case(mm, case, f"case{i}", distractors(speakers, case.name, seed), prompts)
+                run_case(
+                    mm, case, f"case{i}", distractors(speakers, case.name, seed), prompts, oracle
+                )
                 for i, case in enumerate(cases)
             ]
         seconds = time.perf_counter() - started
@@ -319,12 +367,13 @@ def run_mode(
 
 
 @contextmanager
-def _mode_settings(mode: str) -> Iterator[tuple[dict, Prompts | None]]:
+def _mode_settings(mode: str) -> Iterator[tuple[dict, Prompts | None, Oracle | None]]:
     if mode == "llm":
         with _fake_llm() as found:
             yield found
     else:
-        yield {"decider": "offline", "embedder": "none" if mode == "offline" else mode}, None
+        embedder = "none" if mode == "offline" else mode
+        yield {"decider": "offline", "embedder": embedder}, None, None
 
 
 # -- report ------------------------------------------------------------------------------------

@@ -10,7 +10,10 @@ and online alike:
 - a multi-valued attribute holds several: a retraction replaces the memory with that value
   ("I no longer have a cat" / "I have a cat"), and a new value is a fact of its own;
 - a value taken back that is not the current one ("I don't live in Paris anymore" while the
-  memory says Berlin) changes nothing and goes into the memory's history.
+  memory says Berlin) changes nothing and goes into the memory's history;
+- a fact said again word for word after a newer statement replaced it ("I read a lot", then
+  "I don't read a lot", then "I read a lot") is the newest statement: it replaces the memory
+  that replaced it, with or without a topic (_said_again).
 
 "Newer" means observed later: apply.py keeps any UPDATE or DELETE of a statement older than
 the memory's current one out of the memory (into its history), whichever tier decided it.
@@ -23,14 +26,16 @@ call. Memories whose topic is not known are always shown.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from memman.candidate import Candidate
 from memman.decide import Decision, negates
-from memman.models import Memory, Op, Tier
-from memman.text import content_tokens, numbers
+from memman.models import Event, Memory, Op, Tier
+from memman.text import content_hash, content_tokens, extends, numbers, words
 from memman.topic import (
     ENDED,
+    USER,
     Topic,
     about,
     counted,
@@ -72,19 +77,28 @@ def route_by_topic(
     *,
     single_valued: frozenset[str],
     by_meaning: bool = False,
+    history: Callable[[str], list[Event]] | None = None,
 ) -> TopicRouting:
     """Settle the candidate by topic if its topic makes the answer clear.
 
     `same_topic` holds the scope's active memories with the candidate's subject and
     attribute, newest observed first; `retrieved` what word (and vector) retrieval found.
     `by_meaning`: an embedder compares the texts, so values of one attribute are never told
-    apart by their words alone.
+    apart by their words alone. `history`: a memory's audit events by its id (_said_again).
     """
     topic = candidate.topic
+    seen = [*retrieved, *same_topic]
+    again = _said_again(candidate, seen, history) if history is not None else None
+    if again is not None:
+        return TopicRouting(again, same_topic=same_topic)
     if topic is None:
         return TopicRouting()
-    seen = [*retrieved, *same_topic]
-    other = frozenset(m.id for m in seen if _other_topic(topic, m, single_valued, by_meaning))
+    other = frozenset(
+        m.id
+        for m in seen
+        if _other_topic(topic, m, single_valued, by_meaning)
+        and not _introduces(m, topic.subject, candidate.content)
+    )
     related = [m for m in same_topic if m.id not in other]
     if topic.retracted and is_verb_topic(topic.attribute):
         taken = _taken_back(candidate, topic, seen)
@@ -133,6 +147,58 @@ def _other_topic(
     )
 
 
+def _introduces(memory: Memory, subject: str, text: str) -> bool:
+    """True when one of the two is the user's fact that names the other's subject: "User has
+    a dog named Max" introduces the dog of "User's dog is called Max", "I have a sister in
+    Rome" the sister of "my sister moved to Paris". Such a pair is about one thing from two
+    sides, never known to be apart; "I live in Berlin" names no sister and stays apart from
+    "my sister lives in Rome"."""
+    if memory.subject == USER and subject != USER:
+        return _names(memory.content, subject)
+    if subject == USER and memory.subject not in (None, USER):
+        return _names(text, memory.subject)
+    return False
+
+
+def _names(text: str, subject: str) -> bool:
+    """The text names the subject, in the plural too ("I have two dogs" names the dog)."""
+    return subject in words(text) or subject in content_tokens(text)
+
+
+def _said_again(
+    candidate: Candidate, seen: list[Memory], history: Callable[[str], list[Event]]
+) -> Decision | None:
+    """UPDATE the active memory whose earlier text the candidate is, word for word: a newer
+    statement replaced that text ("I read a lot" -> "I don't read a lot"), and saying it again
+    now makes it the newest statement, the one that holds (apply.py still keeps it out if it
+    was observed before the memory's current text). Whatever decided the replacement judged
+    the two to be about one thing, so no LLM is needed to judge it again, and the second row
+    an ADD would make (replaying a conversation twice added one per such fact) is avoided.
+    A memory that holds the candidate's wording and more ("likes jazz" -> "likes jazz and
+    blues") already says it: that is the router's NOOP. Only memories changed since they were
+    written are looked up."""
+    changed = sorted(
+        {m.id: m for m in seen if m.updated_at != m.created_at}.values(),
+        key=lambda m: m.updated_at,
+        reverse=True,
+    )
+    for memory in changed:
+        if extends(memory.content, candidate.content):
+            continue
+        said = [
+            e.content_before
+            for e in history(memory.id)
+            if e.op is Op.UPDATE and e.content_before is not None
+        ]
+        if any(content_hash(text) == candidate.content_hash for text in said):
+            why = (
+                "said again after a newer statement replaced it in this memory; the newest"
+                " statement wins"
+            )
+            return Decision(Op.UPDATE, why, Tier.TOPIC, target=memory, content=candidate.content)
+    return None
+
+
 def _stated(memory: Memory) -> Topic | None:
     """What the memory's text says about its own attribute (None: its value is not known)."""
     stated = about(memory.content)
@@ -147,7 +213,7 @@ def _single(candidate: Candidate, topic: Topic, current: Memory) -> Decision | N
         return _replace(candidate, topic, current, stated)
     same_polarity = stated.retracted == topic.retracted
     if same_polarity and (
-        same_value(stated.value, topic.value) or (topic.retracted and topic.value is None)
+        _alike(stated.value, topic.value) or (topic.retracted and topic.value is None)
     ):
         # The same value again: a new count ("lived in Chicago for 3 years" -> "for 4
         # years"), the same said in other words, or for the router: a refinement.
@@ -166,6 +232,13 @@ def _single(candidate: Candidate, topic: Topic, current: Memory) -> Decision | N
         )
         return Decision(Op.NOOP, why, Tier.TOPIC, target=current, reinforce=False)
     return _replace(candidate, topic, current, stated)
+
+
+def _alike(a: str | None, b: str | None) -> bool:
+    """The same value, or one that may be the same said another way ("medical" / "medicine":
+    the same stems). Only for not replacing: a value that may be the same is the router's and
+    the decider's to compare, never an UPDATE without them."""
+    return same_value(a, b) or (a is not None and b is not None and _stems(a) == _stems(b) != set())
 
 
 def _multi(candidate: Candidate, topic: Topic, same_topic: list[Memory]) -> Decision | None:

@@ -121,6 +121,8 @@ _BREAKUP = re.compile(
 # "My hamster Peanut died", "my roommate moved out".
 _GONE = re.compile(r"^(?:\w+ )?(?:died|passed away|ran away|was rehomed|moved out)(?: .*)?$")
 _CHILDREN = frozenset("son daughter baby child".split())
+# "wife is sarah", "wifes name is sarah" (after "my" / "User's").
+_NAMING_PHRASE = re.compile(r"^(?P<who>\w+?)(?:s name is| is called| is named| is) (?P<name>\w+)$")
 # "Forget what I said about learning Rust": a take-back of whatever said it.
 _FORGET = re.compile(
     r"^(?:please )?(?:forget|ignore|disregard) (?:what|that|everything) i (?:said|told you)"
@@ -181,6 +183,12 @@ VALUE_CLASSES = {
 _SCHOOLS = frozenset(
     "school college university uni academy institute highschool elementary kindergarten".split()
 )
+# What "a <word> student" says when the word names no field of study: how, where, how well.
+_NOT_FIELDS = _SCHOOLS | frozenset(
+    """good poor bad great average top straight fulltime parttime graduate grad undergraduate
+    undergrad postgraduate phd doctoral masters exchange international foreign mature former
+    new freshman sophomore junior senior""".split()
+)
 _DRINKABLE = VALUE_CLASSES["caffeine"] | VALUE_CLASSES["alcohol"]
 _DOG_BREEDS = frozenset(
     """greyhound retriever labrador lab poodle terrier beagle husky bulldog shepherd chihuahua
@@ -192,7 +200,8 @@ _NUMBER_WORDS = {
     "six": "6", "seven": "7", "eight": "8", "nine": "9", "ten": "10", "no": "0",
 }  # fmt: skip
 
-_PARTNERS = "girlfriend|boyfriend|partner|wife|husband|fiance|fiancee"
+_PARTNERS = frozenset("girlfriend boyfriend partner wife husband fiance fiancee".split())
+_NAMED = r"(?: named .+| called .+)?"
 _DECADES = r"(?:teens|twenties|thirties|forties|fifties|sixties|seventies|eighties|\d0s)"
 _HOME = r"(?:a |an |my |our )?(?:\w+ )?(?:apartment|flat|house|home|condo|place|studio)"
 _SCHOOL_LEVELS = "high school|middle school|grad school|college|university|uni"
@@ -271,6 +280,8 @@ _PATTERNS: list[tuple[str, re.Pattern[str], str | None]] = [
         ),
         ("diet", rf"^(?:follow|am on|eat) {_SERVICE}(?P<v>\w+(?: \w+)?) diet(?: .*)?$", None),
         ("diet", r"^eat meat(?: .*)?$", "omnivore"),
+        # "a medical student" studies medicine: a job only when the word says no field
+        ("studies", r"^am (?:a |an )?(?P<v>\w+) student(?: .+)?$", "field?"),
         ("job", rf"^am {_SERVICE}{_V}$", "job?"),  # only when the head word is an occupation
         (
             "relationship_status",
@@ -279,9 +290,11 @@ _PATTERNS: list[tuple[str, re.Pattern[str], str | None]] = [
         ),
         ("relationship_status", r"^am in a relationship", "in a relationship"),
         ("relationship_status", r"^(?:am dating|am seeing) .+$", "in a relationship"),
+        ("relationship_status", rf"^have {_SERVICE}(?:wife|husband){_NAMED}$", "married"),
+        ("relationship_status", rf"^have {_SERVICE}(?:fiance|fiancee){_NAMED}$", "engaged"),
         (
             "relationship_status",
-            rf"^have {_SERVICE}(?:{_PARTNERS})(?: named .+| called .+)?$",
+            rf"^have {_SERVICE}(?:girlfriend|boyfriend|partner){_NAMED}$",
             "in a relationship",
         ),
         ("relationship_status", r"^(?:broke up|just broke up|split up)", "single"),
@@ -299,6 +312,7 @@ _PATTERNS: list[tuple[str, re.Pattern[str], str | None]] = [
             "count",
         ),
         ("children", r"^have (?:any )?(?:kids|children)$", "count"),
+        ("pets", r"^have no (?:pets?|animals)(?: .*)?$", "-"),
         (
             "pets",
             r"^have (?:a |an |one |two |three |\d+ |any |no |pet )*(?:pet )?(?P<v>\w+)(?: .*)?$",
@@ -429,11 +443,11 @@ def _subject_and_predicate(text: str) -> tuple[str, str] | None:
     if first in _FIRST_PERSON:
         return USER, _first_person(list(_FIRST_PERSON[first]) + tokens[1:])
     if first == "users":  # "User's sister ..."
-        return _possessive(tokens[1:])
+        return _possessive(tokens[1:], _capitalised(text))
     if first == "user":
         return USER, _first_person(tokens[1:])
     if first == "my":
-        return _possessive(tokens[1:])
+        return _possessive(tokens[1:], _capitalised(text))
     verb = tokens[1] if first in _STILL_TRUE_FILLERS | _NEGATION_WORDS else first
     if verb in _SUBJECTLESS_VERBS:  # "Lives in Berlin", "Never eats pork"
         return USER, _first_person(tokens)
@@ -444,15 +458,21 @@ def _subject_and_predicate(text: str) -> tuple[str, str] | None:
     return None
 
 
-def _possessive(rest: list[str]) -> tuple[str, str] | None:
-    """After "my" / "User's": another person's fact, or the user's own ("my name is Ana")."""
+def _possessive(rest: list[str], names: frozenset[str]) -> tuple[str, str] | None:
+    """After "my" / "User's": another person's fact, or the user's own ("my name is Ana").
+    `names`: the words written with a capital (see _named)."""
     if not rest:
         return None
+    named = _named(" ".join(rest), names)
+    if named is not None:
+        return USER, named
     if rest[0] in _CHILDREN and rest[1:3] == ["was", "born"]:  # "my daughter was born ..."
         return USER, "have one child"
     if rest[0] in OTHERS | _PETS and _GONE.match(" ".join(rest[1:])):
         # "My hamster Peanut died", "my roommate moved out": the user no longer has them.
         return USER, f"no longer have a {rest[0]}"
+    if rest[0][:-1] in OTHERS | _PETS and rest[1:3] == ["name", "is"]:  # "my dog's name is"
+        return rest[0][:-1], _first_person(rest[1:])
     if rest[0] in OTHERS and len(rest) > 1:
         return rest[0], _first_person(rest[1:])
     if (
@@ -462,6 +482,26 @@ def _possessive(rest: list[str]) -> tuple[str, str] | None:
     ):
         return rest[1], _first_person(rest[2:])
     return USER, "my " + _first_person(rest)
+
+
+def _capitalised(text: str) -> frozenset[str]:
+    """The words written with a capital letter after the first: the names a fact holds."""
+    found = (words(w) for w in text.split()[1:] if w[:1].isupper())
+    return frozenset(w[0] for w in found if w)
+
+
+def _named(rest: str, names: frozenset[str]) -> str | None:
+    """A partner's name stated as the user having them: "my wife is Sarah" / "my wife's name
+    is Sarah" is "have a wife named sarah", the user's relationship status, as "I am married
+    to Sarah" states it. Only a single word written with a capital is a name: "my wife is
+    sweet" says something about the wife. (A pet's name stays the pet's: "my dog is called
+    Max" is (dog, name), so that "is actually called Rex" renames it.)"""
+    found = _NAMING_PHRASE.match(rest)
+    if found is None or found.group("name") not in names:
+        return None
+    if found.group("who") not in _PARTNERS:
+        return None
+    return f"have a {found.group('who')} named {found.group('name')}"
 
 
 def _first_person(tokens: list[str]) -> str:
@@ -604,6 +644,8 @@ def _checked(
         return attribute, None, False
     if fixed == "job?":
         return (attribute, value, False) if value and value.split()[-1] in OCCUPATIONS else None
+    if fixed == "field?":
+        return None if value is None or value in _NOT_FIELDS else (attribute, value, False)
     if fixed == "status?":
         status = STATUSES.get(value or "")
         return (attribute, status, False) if status else None
@@ -621,8 +663,8 @@ def _checked(
     if fixed == "pet?":
         pet = (value or "").rstrip("s")
         pet = "dog" if pet in _DOG_BREEDS else pet
-        if value == "pets" or pet == "pet":
-            return attribute, None, True  # "I have no pets" / "I don't have any pets"
+        if pet == "pet":  # "I have pets"; "I don't have any pets" is negated by the caller
+            return attribute, None, False
         return (attribute, pet, False) if pet in _PETS else None
     return attribute, fixed, False
 

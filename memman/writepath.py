@@ -127,6 +127,7 @@ class WritePath(ChunkWalk):
             [r.memory for r in retrieved],
             single_valued=frozenset(self.settings.single_valued_attributes),
             by_meaning=cosine is not None,
+            history=lambda memory_id: self.store.events_for_memory(conn, memory_id),
         )
         if topical.decision is not None:
             scores = {m.id: {"topic": 1.0} for m in topical.same_topic}

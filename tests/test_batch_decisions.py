@@ -79,19 +79,18 @@ def test_an_invalid_or_missing_item_parks_only_its_fact(db, fake_openai):
 
 def test_a_later_fact_touching_a_pending_decision_waits_for_it(db, fake_openai):
     mm, ids = seeded(db, fake_openai.base_url)
-    fake_openai.script(
-        answer("UPDATE", id=1, content="User uses a sitting desk"),
-        answer("UPDATE", id=1, content="User uses a standing desk again"),
-    )
+    fake_openai.script(answer("UPDATE", id=1, content="User uses a sitting desk"))
     # The second fact is the memory's old text: settled in the same walk it would be a hash
     # NOOP on text the first decision is about to change. It waits for that decision and is
-    # then compared with the new text, in a call of its own.
+    # then compared with the new text: the old text said again after the new one replaced
+    # it, the newest statement, with no call of its own (supersede._said_again).
     results = mm.update_many(
         ["User switched back to a sitting desk", "User uses a standing desk"], user_id="u"
     )
     assert [(r.op, r.memory_id) for r in results] == [(Op.UPDATE, ids[0]), (Op.UPDATE, ids[0])]
-    assert len(fake_openai.requests) == 2
-    assert mm.get(ids[0], user_id="u").content == "User uses a standing desk again"
+    assert results[1].tier is Tier.TOPIC
+    assert len(fake_openai.requests) == 1
+    assert mm.get(ids[0], user_id="u").content == "User uses a standing desk"
 
 
 def test_an_extraction_decides_its_ambiguous_facts_in_one_call(tmp_path, clock, fake_openai):

@@ -17,11 +17,13 @@ from benchmarks.bench_conflicts import (
     KINDS,
     STYLES,
     Case,
+    Oracle,
     load_cases,
     run_case,
     score,
 )
 from memman import MemoryManager
+from tests.decisions import llm_manager
 
 EXPECT_OF_KIND = {"lookalike": "keep_both", "paraphrase": "noop"}  # every other kind supersedes
 
@@ -106,3 +108,26 @@ def test_scoring_counts_hits_and_misses(tmp_path):
         "overall", "kind:negation", "kind:lookalike", "kind:paraphrase", "style:first"
     }  # fmt: skip
     assert [o.op for o in outcomes] == ["UPDATE", "NOOP", "ADD"]
+
+
+def test_the_llm_mode_fake_answers_as_the_case_expects_when_it_is_shown_the_target(
+    db, fake_openai
+):
+    """The llm mode judges routing: a shown target gets the case's expected decision, so
+    a refinement the decider saw is no longer counted as "still active" (an ADD-everything
+    fake counted its own answers: 0.22 against 0.08 offline in session 6)."""
+    cases = [
+        Case("refined", "refinement", "first", ["I like jazz"],
+             "I like jazz, especially bebop", "supersede", 0),
+        Case("apart", "lookalike", "first", ["I like jazz"], "I like hiking", "keep_both", 0),
+    ]  # fmt: skip
+    oracle = Oracle()
+    fake_openai.default_reply = oracle.reply
+    with llm_manager(db, fake_openai.base_url, llm_mode="tools") as mm:
+        outcomes = [
+            run_case(mm, case, f"user{i}", ["I have two brothers."], None, oracle)
+            for i, case in enumerate(cases)
+        ]
+
+    assert [(o.op, o.target_intact) for o in outcomes] == [("UPDATE", False), ("ADD", True)]
+    assert outcomes[0].tier == "llm" and outcomes[0].shown_target is None

@@ -133,3 +133,39 @@ def test_the_head_of_a_compound_is_not_contained(tmp_path):
         result = mm.update_memory("Has a dog", user_id="u")
         assert result.op is Op.ADD
         assert active(mm) == ["Has a dog", "Has a dog allergy"]
+
+
+@pytest.mark.parametrize(
+    ("stored", "candidate"),
+    [
+        (  # an attribution moved to the end (MRPC)
+            "The president's campaign in 2000 set a standard for disclosure in political fund"
+            " raising, and the campaign will again in 2004, campaign spokesman Dan Ronayne said.",
+            "The president's campaign in 2000 set a standard for disclosure in political fund"
+            " raising and the campaign will again in 2004, said Dan Ronayne, campaign spokesman.",
+        ),
+        (  # two clauses trading places in a long statement
+            "User volunteers at the animal shelter downtown on Saturday mornings and teaches"
+            " guitar lessons to neighbourhood kids on Sunday afternoons",
+            "User teaches guitar lessons to neighbourhood kids on Sunday afternoons and"
+            " volunteers at the animal shelter downtown on Saturday mornings",
+        ),
+    ],
+)
+def test_a_long_statement_with_its_clauses_moved_is_still_the_same_fact(
+    tmp_path, stored, candidate
+):
+    with MemoryManager(str(tmp_path / "m.db")) as mm:
+        first = mm.update_memory(stored, user_id="u")
+        again = mm.update_memory(candidate, user_id="u")
+    assert (again.op, again.memory_id) == (Op.NOOP, first.memory_id)
+
+
+def test_a_long_statement_with_its_roles_swapped_is_not_the_same_fact(tmp_path):
+    """A short role swap is SICK's; a long one has few words in their neighbours' places."""
+    with MemoryManager(str(tmp_path / "m.db")) as mm:
+        assert_both_kept(
+            mm,
+            "The lawyer for the driver told the judge the officer lied about the speed radar",
+            "The officer told the lawyer the judge lied about the driver and the speed radar",
+        )

@@ -417,7 +417,7 @@ def test_update_many_decides_in_order_when_the_llm_is_involved(db, fake_openai):
             "User uses a standing desk",
             "User switched back to a sitting desk",
             "User lives in Lisbon",
-            "user uses a standing desk",
+            "User uses a standing desk again",  # not the old text word for word: _said_again
         ],
         user_id="alice",
         chunk_size=10,
