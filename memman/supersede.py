@@ -30,11 +30,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from memman.candidate import Candidate
-from memman.decide import Decision, negates
+from memman.decide import Decision
 from memman.models import Event, Memory, Op, Tier
-from memman.text import content_hash, content_tokens, extends, numbers, words
+from memman.takeback import stems, taken_back
+from memman.text import content_hash, content_tokens, numbers, words
 from memman.topic import (
-    ENDED,
     USER,
     Topic,
     about,
@@ -45,6 +45,7 @@ from memman.topic import (
     phrasing,
     same_value,
 )
+from memman.wording import extends
 
 # Past-tense verbs: "visited Paris in 2019" and "in 2022" are two events, not a recount.
 _PAST = frozenset(
@@ -52,15 +53,6 @@ _PAST = frozenset(
     won lost began wrote drove flew gave quit""".split()
 )
 _YEAR = 1900, 2100
-# A take-back names one thing: an object of more words is a sentence that happens to hold a
-# negation ("I'm quite positive about it except I wouldn't want ...", MRPC), not a take-back.
-_MAX_TAKEN = 4
-_CLAUSE_END = frozenset(
-    """since because after before when while now anymore again ago so but and that which who
-    though as he she they it i we""".split()
-)
-# What "no longer have X" can take back: "no longer has Bruno" ends "has a dog named Bruno".
-_HAVING = frozenset("verb:have verb:own pets children relationship_status allergy car".split())
 
 
 @dataclass(frozen=True)
@@ -101,7 +93,7 @@ def route_by_topic(
     )
     related = [m for m in same_topic if m.id not in other]
     if topic.retracted and is_verb_topic(topic.attribute):
-        taken = _taken_back(candidate, topic, seen)
+        taken = taken_back(candidate, topic, seen)
         return TopicRouting(taken, other, related)
     if not same_topic or is_verb_topic(topic.attribute):
         # A fallback topic only tells other facts apart; what a verb's object changes is the
@@ -238,7 +230,7 @@ def _alike(a: str | None, b: str | None) -> bool:
     """The same value, or one that may be the same said another way ("medical" / "medicine":
     the same stems). Only for not replacing: a value that may be the same is the router's and
     the decider's to compare, never an UPDATE without them."""
-    return same_value(a, b) or (a is not None and b is not None and _stems(a) == _stems(b) != set())
+    return same_value(a, b) or (a is not None and b is not None and stems(a) == stems(b) != set())
 
 
 def _multi(candidate: Candidate, topic: Topic, same_topic: list[Memory]) -> Decision | None:
@@ -316,65 +308,6 @@ def _recounted_verb(
         if thing and its_thing == thing:
             return _newer_count(candidate, topic, memory, had, said)
     return None
-
-
-def _taken_back(candidate: Candidate, topic: Topic, seen: list[Memory]) -> Decision | None:
-    """A retraction no attribute pattern reads ("sold my motorcycle", "stopped learning
-    German", "cancelled the gym membership"): the one active memory of the same person that
-    holds every word of what is taken back is replaced by it. Two or more such memories, or
-    none, or only memories whose topic is not known: nothing is settled. A verb takes back
-    only what the same verb stated ("stopped learning German" / "is learning German", not
-    "loves German films"), "have" what any having stated; a verb that ends something
-    (topic.ENDED: "sold", "cancelled") any memory."""
-    wanted = _stems(_taken(topic.value or ""))
-    if not wanted or len(wanted) > _MAX_TAKEN:
-        return None
-    if topic.attribute == ENDED:
-        verbs = None
-    elif topic.attribute in _HAVING:
-        verbs = _HAVING
-    else:
-        verbs = frozenset({topic.attribute})
-    holders = {
-        m.id: m
-        for m in seen
-        if m.subject == topic.subject
-        and m.attribute is not None
-        and (verbs is None or m.attribute in verbs)
-        and wanted <= _stems(m.content)
-        and not _says_retracted(m)
-    }
-    if len(holders) != 1:
-        return None
-    if negates(candidate.content, next(iter(holders.values())).content):
-        return None  # the same words negated: the router and the decider's (decide.negates)
-    [memory] = holders.values()
-    why = f"takes back {topic.value!r}, which this memory states; the newer statement replaces it"
-    return Decision(Op.UPDATE, why, Tier.TOPIC, target=memory, content=candidate.content)
-
-
-def _taken(value: str) -> str:
-    """What a take-back names: its object up to where a new clause starts ("glasses anymore
-    since the laser surgery" -> "glasses"), prepositions kept: "not stirring chili in a
-    kettle" takes back chili in a kettle, not any chili."""
-    kept = []
-    for word in value.split():
-        if kept and word in _CLAUSE_END:
-            break
-        kept.append(word)
-    return " ".join(kept)
-
-
-def _stems(text: str) -> frozenset[str]:
-    """Content words cut to five letters: "allergy" and "allergic", "cats" and "cat" meet.
-    Every word counts: "not reliable in other things" does not take back "reliable in my
-    job", nor "do not make a lot of money" "make money from passive income"."""
-    return frozenset(w[:5] for w in content_tokens(text) if len(w) > 2)
-
-
-def _says_retracted(memory: Memory) -> bool:
-    stated = about(memory.content)
-    return stated is not None and stated.retracted
 
 
 def _recounted(candidate: Candidate, topic: Topic, same_topic: list[Memory]) -> Decision | None:
