@@ -30,7 +30,8 @@ from memman.observe import ObserveResult, SessionExtraction
 from memman.recall import ContextBlock
 from memman.scope import Scope, check_id
 from memman.shortterm import ShortTermFact
-from memman.store import Leases, Store
+from memman.storage.backends import open_store
+from memman.store import Leases
 from memman.timestamps import stamp
 from memman.transfer import ImportReport
 from memman.vectors import count_missing, make_vector_backend, missing_batch, save_vector
@@ -137,7 +138,7 @@ class MemoryManager:
         backend = make_vector_backend(
             self.settings.vector_search, cache_mb=self.settings.vector_cache_mb
         )
-        self.store = Store(
+        self.store = open_store(
             self.path,
             busy_timeout_s=self.settings.busy_timeout_s,
             busy_patience_s=self.settings.busy_patience_s,
