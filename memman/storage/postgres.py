@@ -99,8 +99,13 @@ class PostgresStore(Store):
         self._open_schema()
 
     def _migrate(self) -> None:
+        """Apply due migrations (postgres_schema); an up-to-date database is recognised in a
+        read, so opening never queues behind a long write."""
         try:
-            postgres_schema.migrate(self.engine, self.path)
+            with self.read() as conn:
+                done = postgres_schema.applied(conn)
+            if postgres_schema.due(done, self.path):
+                self.write(postgres_schema.apply_pending)
         except sa.exc.OperationalError as error:  # no server, refused, wrong password
             reason = " ".join(str(getattr(error, "orig", error)).split())
             raise StoreError(f"cannot reach PostgreSQL at {self.path}: {reason}") from error

@@ -11,9 +11,9 @@ list of floats per row (100k x 384 objects on a first search), and both backends
 every vector statement. pgvector is the extension point: a migration adding a `vector(dim)`
 column filled from the blob and an HNSW index, and a `VectorSearch` that queries it.
 
-Applied under a transaction-level advisory lock, so two processes opening a new database
-queue instead of both creating the tables; DDL is transactional in PostgreSQL, so a crash
-midway leaves the previous schema.
+Applied in a write transaction, under the advisory lock every write takes, so two processes
+opening a new database queue instead of both creating the tables; DDL is transactional in
+PostgreSQL, so a crash midway leaves the previous schema.
 """
 
 from __future__ import annotations
@@ -25,8 +25,7 @@ import sqlalchemy as sa
 from memman.errors import StoreError
 from memman.migrations import FTS_SEPARATORS
 
-# pg_advisory_xact_lock keys: one for migrating, one that every write transaction takes.
-MIGRATE_LOCK = 0x6D656D6D616E01
+# The pg_advisory_xact_lock key every write transaction (migrations too) takes first.
 WRITE_LOCK = 0x6D656D6D616E02
 
 # The words of a memory as FTS5 indexes them in SQLite: m021's separators become spaces (so
@@ -236,34 +235,31 @@ _RECORD_TABLE = (
 )
 
 
-def _applied(conn: sa.Connection) -> list[str]:
+def applied(conn: sa.Connection) -> list[str]:
+    """The migrations the database records, oldest first."""
     if conn.exec_driver_sql("SELECT to_regclass('memman_migrations')").scalar() is None:
         return []
-    return list(conn.exec_driver_sql("SELECT name FROM memman_migrations").scalars())
+    return list(conn.exec_driver_sql("SELECT name FROM memman_migrations ORDER BY name").scalars())
 
 
-def migrate(engine: sa.Engine, where: str) -> None:
-    """Bring the database to this memman's schema; StoreError if a newer memman wrote it.
-
-    An up-to-date database is recognised without the lock, so opening never queues behind
-    another process's migration unless one is due.
-    """
-    with engine.connect() as conn:
-        done = _applied(conn)
-        conn.rollback()
+def due(done: list[str], where: str) -> bool:
+    """Whether migrations are due; StoreError if a newer memman wrote the database."""
     newer = [name for name in done if name not in KNOWN]
     if newer:
         raise StoreError(
             f"{where} was written by a newer memman (schema {newer[-1]}); this memman knows"
             f" schemas up to {KNOWN[-1]}: upgrade memman to open it"
         )
-    if len(done) == len(KNOWN):
-        return
-    with engine.begin() as conn:
-        conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({MIGRATE_LOCK})")
-        conn.exec_driver_sql(_RECORD_TABLE)
-        done = _applied(conn)  # another process may have migrated while this one waited
-        for name, apply in MIGRATIONS:
-            if name not in done:
-                apply(conn)
-                conn.exec_driver_sql("INSERT INTO memman_migrations (name) VALUES (%s)", (name,))
+    return len(done) < len(KNOWN)
+
+
+def apply_pending(conn: sa.Connection) -> None:
+    """Apply the migrations not yet recorded, in a write transaction: it holds the write
+    lock and reads at READ COMMITTED, so a process that waited for another one's migration
+    sees it recorded and applies nothing twice."""
+    conn.exec_driver_sql(_RECORD_TABLE)
+    done = applied(conn)
+    for name, apply in MIGRATIONS:
+        if name not in done:
+            apply(conn)
+            conn.exec_driver_sql("INSERT INTO memman_migrations (name) VALUES (%s)", (name,))
