@@ -46,7 +46,11 @@ console = Console(markup=False)
 errors = Console(stderr=True)
 
 DbOption = Annotated[
-    str | None, typer.Option("--db", envvar="MEMMAN_DB", help="SQLite file (default memman.db).")
+    str | None, typer.Option(
+        "--db",
+        envvar="MEMMAN_DB",
+        help="SQLite file or postgresql+psycopg:// URL (default memman.db).",
+    )
 ]
 # `memman config` looks for the last recorded llm_mode fallback among this many newest events.
 FALLBACK_LOOKBACK = 1000

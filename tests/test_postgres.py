@@ -1,11 +1,18 @@
-"""The PostgreSQL test scaffolding: the fixture's URL reaches a server, or the test skips
-saying why (memman itself has no PostgreSQL backend yet: issue 15)."""
+"""The PostgreSQL backend's own checks (the behavioural suite runs on it through the `db`
+fixtures of tests/postgres.py): its scaffolding, the schema, the query side of full-text
+search, and errors; everything else behaves as on SQLite."""
 
 from __future__ import annotations
 
+import pytest
 import sqlalchemy as sa
 
-from tests.postgres import postgres_url, unavailable  # noqa: F401  (postgres_url: a fixture)
+from memman import MemoryManager
+from memman.errors import StoreError
+from tests.postgres import fresh_database, postgres_url, unavailable  # noqa: F401
+from tests.test_cli import memman  # noqa: F401  (the CLI runner fixture)
+
+NOWHERE = "postgresql+psycopg://memman:s3cret@127.0.0.1:1/memman_test"
 
 
 def test_the_throwaway_server_takes_writes(postgres_url):  # noqa: F811
@@ -28,3 +35,60 @@ def test_an_unreachable_server_is_a_skip_reason():
     # Port 1 on the loopback: nothing listens there, so the connection is refused at once.
     reason = unavailable("postgresql+psycopg://memman:x@127.0.0.1:1/memman_test")
     assert reason.startswith("no PostgreSQL server answers")
+
+
+def test_a_missing_server_is_a_one_line_error_without_the_password(memman):  # noqa: F811
+    run = memman("list", "--user", "u", "--db", NOWHERE)
+    assert run.code == 1
+    assert run.err.startswith("Error: cannot reach PostgreSQL at postgresql+psycopg://memman:***@")
+    assert len(run.err.strip().splitlines()) == 1 and "s3cret" not in run.err
+    with pytest.raises(StoreError, match="cannot reach PostgreSQL"):
+        MemoryManager(NOWHERE)
+
+
+@pytest.fixture
+def pg(postgres_url):  # noqa: F811
+    with fresh_database(postgres_url) as url:
+        yield url
+
+
+HOSTILE = [
+    "O'Neill & Sons | !tea <-> :* (coffee)",
+    "AND OR NOT NEAR( \\ '' \"",
+    "£900 5°C 'single' quotes: a:b  c*d",
+    "!!! ??? ...",
+    "",
+]
+
+
+@pytest.mark.parametrize("text", HOSTILE)
+def test_user_text_never_becomes_tsquery_syntax(pg, text):
+    with MemoryManager(pg) as mm:
+        mm.update_memory("Mr O'Neill sells tea for £900", user_id="u")
+        hits = mm.search(text, user_id="u") if text.strip() else []
+        assert all(h.memory.user_id == "u" for h in hits)
+        if "O'Neill" in text or "£900" in text:
+            assert hits and hits[0].memory.content == "Mr O'Neill sells tea for £900"
+
+
+def test_the_schema_has_the_scoped_unique_hash_and_the_full_text_index(pg):
+    MemoryManager(pg).close()
+    engine = sa.create_engine(pg)
+    try:
+        with engine.connect() as connection:
+            query = "SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'long_term'"
+            indexes = dict(connection.execute(sa.text(query)).all())
+            migrations = connection.execute(sa.text("SELECT name FROM memman_migrations")).scalars()
+            assert list(migrations) == ["p001_schema"]
+    finally:
+        engine.dispose()
+    assert "(user_id, agent_id, content_hash) WHERE (status = 'active'::text)" in (
+        indexes["long_term_active_hash"]
+    )
+    assert "USING gin (fts)" in indexes["long_term_fts"]
+
+
+def test_two_app_servers_share_one_database(pg):
+    with MemoryManager(pg) as first, MemoryManager(pg) as second:
+        first.update_memory("I like tea", user_id="u")
+        assert second.update_memory("I like tea", user_id="u").op.value == "NOOP"
