@@ -1,0 +1,162 @@
+"""PostgreSQL beside SQLite: per-operation latency at one big scope, and 8 writer processes.
+
+    .ci/postgres run env PYTHONPATH=$PWD MEMMAN_DATA=/work/shared/data \\
+        python benchmarks/bench_postgres.py [--rows 100000] [--ops 200] [--writers 8]
+
+(or pass --pg URL for a server of your own; the benchmark creates and drops its own
+database there). For each backend a store holds one user's `rows` MSC persona facts (filled
+by plain inserts, as bench_scale does, so the index and triggers do the work of a real
+write); then, for that user, medians of an exact duplicate (hash NOOP), a novel fact
+(offline decider: ADD) and search(), CPU (`time.process_time`, this client process only:
+the PostgreSQL server's own CPU is not in it) and wall. Then `writers` processes each write
+`writes` facts into the same two scopes, all at once: writes per second (wall), and the
+audit of tests/reliability.py (acknowledged = present, none duplicated).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import os
+import sys
+import tempfile
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+import sqlalchemy as sa
+from bench_scale import STAMP, _measure, _texts
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.*: the workers, audit
+
+from tests.postgres import URL_VARIABLE, fresh_database
+from tests.reliability import audit, write_worker
+
+INSERT_BATCH = 5_000
+
+
+def _fill(db: str, rows: list[list[str]]) -> None:
+    """The store at db with these users' facts, through plain inserts (either backend)."""
+    from memman import MemoryManager
+    from memman.text import content_hash
+    from memman.topic import about
+
+    MemoryManager(db).close()  # creates and migrates
+    engine = sa.create_engine(db if "://" in db else f"sqlite:///{db}")
+    insert = sa.text(
+        "INSERT INTO long_term (id, user_id, content, content_hash, subject, attribute,"
+        " created_at, updated_at, observed_at) VALUES (:id, :u, :c, :h, :s, :a, :t, :t, :t)"
+    )
+    batch: list[dict] = []
+    with engine.begin() as conn:
+        for u, facts in enumerate(rows):
+            for i, fact in enumerate(facts):
+                topic = about(fact)
+                batch.append(
+                    {
+                        "id": f"u{u}-m{i}",
+                        "u": f"user-{u}",
+                        "c": fact,
+                        "h": content_hash(fact),
+                        "s": topic and topic.subject,
+                        "a": topic and topic.attribute,
+                        "t": STAMP,
+                    }
+                )
+                if len(batch) == INSERT_BATCH:
+                    conn.execute(insert, batch)
+                    batch.clear()
+        if batch:
+            conn.execute(insert, batch)
+        if engine.dialect.name == "postgresql":
+            conn.exec_driver_sql("ANALYZE")  # fresh statistics, as autovacuum would give
+    engine.dispose()
+
+
+def _throughput(db: str, writers: int, writes: int) -> dict:
+    """writers processes x writes overlapping facts on db at once."""
+    from memman import MemoryManager
+
+    MemoryManager(db).close()  # the schema exists before the writers race
+    started = time.perf_counter()
+    with multiprocessing.get_context("spawn").Pool(writers) as pool:
+        per_worker = pool.starmap(write_worker, [(db, seed, writes) for seed in range(writers)])
+    wall = time.perf_counter() - started
+    acks = [ack for worker in per_worker for ack in worker]
+    result = audit(db, acks)
+    return {
+        "writes": len(acks),
+        "wall_s": wall,
+        "per_s": len(acks) / wall,
+        "present": result.present,
+        "duplicated": result.duplicated,
+    }
+
+
+@contextmanager
+def _stores(pg: str):
+    """(name, db) of a fresh SQLite file and a fresh PostgreSQL database, removed after."""
+    with tempfile.TemporaryDirectory() as tmp, fresh_database(pg) as url:
+        yield [("sqlite", str(Path(tmp) / "bench.db")), ("postgres", url)]
+
+
+def run(pg: str, rows: int, ops: int, writers: int, writes: int) -> dict:
+    texts = _texts(1, rows, ops)
+    found: dict = {"rows": rows, "ops": ops, "writers": writers, "writes": writes}
+    with _stores(pg) as stores:
+        for name, db in stores:
+            _fill(db, texts["rows"])
+            found[name] = _measure(db, texts)
+            print(json.dumps({name: found[name]}), file=sys.stderr, flush=True)
+    with _stores(pg) as stores:
+        for name, db in stores:
+            found[name]["throughput"] = _throughput(db, writers, writes)
+            print(json.dumps({name: found[name]["throughput"]}), file=sys.stderr, flush=True)
+    return found
+
+
+def table(r: dict) -> str:
+    lines = [
+        f"1 user x {r['rows']:,} memories, medians over {r['ops']} operations",
+        "",
+        "| op | SQLite: CPU / wall ms | PostgreSQL: CPU / wall ms |",
+        "|---|---:|---:|",
+    ]
+    for op in ("hash_noop", "novel_add", "search"):
+        s, p = r["sqlite"][op], r["postgres"][op]
+        lines.append(
+            f"| {op} | {s['cpu']:.2f} / {s['wall']:.2f} | {p['cpu']:.2f} / {p['wall']:.2f} |"
+        )
+    s, p = r["sqlite"]["open_ms"], r["postgres"]["open_ms"]
+    lines.append(f"| open | {s['cpu']:.0f} / {s['wall']:.0f} | {p['cpu']:.0f} / {p['wall']:.0f} |")
+    lines += [
+        "",
+        f"{r['writers']} writer processes x {r['writes']} overlapping facts, two shared scopes",
+        "",
+        "| backend | writes/s (wall) | acknowledged | present | duplicated |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for name in ("sqlite", "postgres"):
+        t = r[name]["throughput"]
+        lines.append(
+            f"| {name} | {t['per_s']:.0f} | {t['writes']} | {t['present']} | {t['duplicated']} |"
+        )
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pg", default=os.environ.get(URL_VARIABLE), help="a server's URL")
+    parser.add_argument("--rows", type=int, default=100_000)
+    parser.add_argument("--ops", type=int, default=200)
+    parser.add_argument("--writers", type=int, default=8)
+    parser.add_argument("--writes", type=int, default=500, help="per writer process")
+    args = parser.parse_args()
+    if not args.pg:
+        parser.error(f"no server: pass --pg URL or set {URL_VARIABLE} (.ci/postgres run ...)")
+    print(table(run(args.pg, args.rows, args.ops, args.writers, args.writes)))
+
+
+if __name__ == "__main__":
+    main()
