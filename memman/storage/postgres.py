@@ -152,9 +152,8 @@ class PostgresStore(Store):
     # -- statements in the dialect's own words ------------------------------------------------
 
     def _pinned(self) -> sa.ColumnElement[bool]:
-        return sa.cast(self.long_term.c.metadata, JSONB).op("@>")(
-            sa.cast('{"pinned": true}', JSONB)
-        )
+        pinned = sa.literal({"pinned": True}, type_=JSONB)  # JSONB serialises the dict
+        return sa.cast(self.long_term.c.metadata, JSONB).op("@>")(pinned)
 
     def copy_event(self, conn: sa.Connection, event: Event, *, keep_id: bool) -> None:
         """As Store's; an event copied with its id moves the id sequence past it."""
