@@ -1,12 +1,13 @@
 """PostgreSQL beside SQLite: per-operation latency at one big scope, and 8 writer processes.
 
     .ci/postgres run env PYTHONPATH=$PWD MEMMAN_DATA=/work/shared/data \\
-        python benchmarks/bench_postgres.py [--rows 100000] [--ops 200] [--writers 8]
+        python benchmarks/bench_postgres.py [--layouts 1x100000,1000x100] [--ops 200] \\
+        [--writers 8] [--writes 500]
 
 (or pass --pg URL for a server of your own; the benchmark creates and drops its own
-database there). For each backend a store holds one user's `rows` MSC persona facts (filled
-by plain inserts, as bench_scale does, so the index and triggers do the work of a real
-write); then, for that user, medians of an exact duplicate (hash NOOP), a novel fact
+database there). For each layout (users x memories per user) and backend a store holds MSC
+persona facts (filled by plain inserts, as bench_scale does, so the index and triggers do the
+work of a real write); then, for user-0, medians of an exact duplicate (hash NOOP), a novel fact
 (offline decider: ADD) and search(), CPU (`time.process_time`, this client process only:
 the PostgreSQL server's own CPU is not in it) and wall. Then `writers` processes each write
 `writes` facts into the same two scopes, all at once: writes per second (wall), and the
@@ -101,35 +102,39 @@ def _stores(pg: str):
         yield [("sqlite", str(Path(tmp) / "bench.db")), ("postgres", url)]
 
 
-def run(pg: str, rows: int, ops: int, writers: int, writes: int) -> dict:
-    texts = _texts(1, rows, ops)
-    found: dict = {"rows": rows, "ops": ops, "writers": writers, "writes": writes}
+def run(pg: str, layouts: list[str], ops: int, writers: int, writes: int) -> dict:
+    found: dict = {"ops": ops, "writers": writers, "writes": writes, "layouts": {}}
+    for layout in layouts:
+        users, per_user = (int(x) for x in layout.split("x"))
+        texts = _texts(users, per_user, ops)
+        found["layouts"][layout] = {}
+        with _stores(pg) as stores:
+            for name, db in stores:
+                _fill(db, texts["rows"])
+                found["layouts"][layout][name] = measured = _measure(db, texts)
+                print(json.dumps({layout: {name: measured}}), file=sys.stderr, flush=True)
+    found["throughput"] = {}
     with _stores(pg) as stores:
         for name, db in stores:
-            _fill(db, texts["rows"])
-            found[name] = _measure(db, texts)
-            print(json.dumps({name: found[name]}), file=sys.stderr, flush=True)
-    with _stores(pg) as stores:
-        for name, db in stores:
-            found[name]["throughput"] = _throughput(db, writers, writes)
-            print(json.dumps({name: found[name]["throughput"]}), file=sys.stderr, flush=True)
+            found["throughput"][name] = _throughput(db, writers, writes)
+            print(json.dumps({name: found["throughput"][name]}), file=sys.stderr, flush=True)
     return found
 
 
 def table(r: dict) -> str:
     lines = [
-        f"1 user x {r['rows']:,} memories, medians over {r['ops']} operations",
+        f"medians over {r['ops']} operations of user-0",
         "",
-        "| op | SQLite: CPU / wall ms | PostgreSQL: CPU / wall ms |",
-        "|---|---:|---:|",
+        "| layout (users x memories) | op | SQLite: CPU / wall ms | PostgreSQL: CPU / wall ms |",
+        "|---|---|---:|---:|",
     ]
-    for op in ("hash_noop", "novel_add", "search"):
-        s, p = r["sqlite"][op], r["postgres"][op]
-        lines.append(
-            f"| {op} | {s['cpu']:.2f} / {s['wall']:.2f} | {p['cpu']:.2f} / {p['wall']:.2f} |"
-        )
-    s, p = r["sqlite"]["open_ms"], r["postgres"]["open_ms"]
-    lines.append(f"| open | {s['cpu']:.0f} / {s['wall']:.0f} | {p['cpu']:.0f} / {p['wall']:.0f} |")
+    for layout, found in r["layouts"].items():
+        for op in ("hash_noop", "novel_add", "search", "open_ms"):
+            s, p = found["sqlite"][op], found["postgres"][op]
+            lines.append(
+                f"| {layout} | {op} | {s['cpu']:.2f} / {s['wall']:.2f}"
+                f" | {p['cpu']:.2f} / {p['wall']:.2f} |"
+            )
     lines += [
         "",
         f"{r['writers']} writer processes x {r['writes']} overlapping facts, two shared scopes",
@@ -137,8 +142,7 @@ def table(r: dict) -> str:
         "| backend | writes/s (wall) | acknowledged | present | duplicated |",
         "|---|---:|---:|---:|---:|",
     ]
-    for name in ("sqlite", "postgres"):
-        t = r[name]["throughput"]
+    for name, t in r["throughput"].items():
         lines.append(
             f"| {name} | {t['per_s']:.0f} | {t['writes']} | {t['present']} | {t['duplicated']} |"
         )
@@ -148,14 +152,15 @@ def table(r: dict) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pg", default=os.environ.get(URL_VARIABLE), help="a server's URL")
-    parser.add_argument("--rows", type=int, default=100_000)
+    parser.add_argument("--layouts", default="1x100000,1000x100")
     parser.add_argument("--ops", type=int, default=200)
     parser.add_argument("--writers", type=int, default=8)
     parser.add_argument("--writes", type=int, default=500, help="per writer process")
     args = parser.parse_args()
     if not args.pg:
         parser.error(f"no server: pass --pg URL or set {URL_VARIABLE} (.ci/postgres run ...)")
-    print(table(run(args.pg, args.rows, args.ops, args.writers, args.writes)))
+    layouts = args.layouts.split(",")
+    print(table(run(args.pg, layouts, args.ops, args.writers, args.writes)))
 
 
 if __name__ == "__main__":
