@@ -92,3 +92,14 @@ def test_two_app_servers_share_one_database(pg):
     with MemoryManager(pg) as first, MemoryManager(pg) as second:
         first.update_memory("I like tea", user_id="u")
         assert second.update_memory("I like tea", user_id="u").op.value == "NOOP"
+
+
+def test_the_cli_works_on_a_url_and_never_prints_its_password(memman, pg):  # noqa: F811
+    password = sa.engine.make_url(pg).password
+    assert memman("add", "User lives in Porto", "--user", "u", "--db", pg).code == 0
+    runs = [memman(*command, "--db", pg) for command in (["stats"], ["check"])]
+    assert [run.code for run in runs] == [0, 0]
+    assert all(password not in run.out + run.err for run in runs)
+    assert "rows in long_term" in runs[0].out and "orphan vectors" in runs[1].out
+    backup = memman("backup", "copy.db", "--db", pg)
+    assert backup.code == 1 and "pg_dump" in backup.err
