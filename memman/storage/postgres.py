@@ -31,6 +31,7 @@ from sqlalchemy.dialects.postgresql import JSONB
 
 from memman.errors import InvalidInputError, StoreError, StoreFullError, StoreReadOnlyError
 from memman.models import Event
+from memman.scope import Scope
 from memman.storage import postgres_schema
 from memman.storage.postgres_search import postings
 from memman.store import GROWING_TABLES, Store, run_sql
@@ -44,6 +45,7 @@ _READ_ONLY_STATES = frozenset({"25006"})  # read_only_sql_transaction (a standby
 # A scoped_match phrase opens with the scope's key ("q12jtea ..."); phrases are quoted.
 _KEY = re.compile(r'"(q(\d+)j)')
 _PHRASE = re.compile(r'"([^"]*)"')
+_SCOPE_OF_KEY = "SELECT user_id, agent_id FROM fts_scopes WHERE id = ?"
 
 
 def _sqlstate(error: Exception) -> str | None:
@@ -167,15 +169,16 @@ class PostgresStore(Store):
 
     def fts_rowids(self, conn: sa.Connection, match: str) -> list[int]:
         """As Store's, for retrieval.scoped_match's text: its phrases' tokens carry the
-        scope's key ('q' id 'j', from fts_scopes), which names the scope here too."""
+        scope's key ('q' id 'j', an fts_scopes id), which names the scope here too."""
         key = _KEY.match(match)
-        if key is None:
+        scope = None if key is None else run_sql(conn, _SCOPE_OF_KEY, (int(key[2]),)).fetchone()
+        if key is None or scope is None:
             return []
         terms = [
             " ".join(token.removeprefix(key[1]) for token in phrase.split())
             for phrase in _PHRASE.findall(match)
         ]
-        return postings(conn, int(key[2]), [term for term in terms if term])
+        return postings(conn, Scope(scope[0], scope[1] or None), [t for t in terms if t])
 
     # -- erasure and checks -------------------------------------------------------------------
 

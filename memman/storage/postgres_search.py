@@ -27,9 +27,9 @@ _RANKED_SQL = f"""
     """
 # Every row of a scope holding a term, unranked (merge's posting lists).
 _POSTINGS_SQL = """
-    SELECT l.pk FROM long_term l JOIN fts_scopes s
-      ON s.user_id = l.user_id AND s.agent_id = l.agent_id
-    WHERE s.id = :scope_id AND l.fts @@ to_tsquery('memman_english', :query)
+    SELECT pk FROM long_term
+    WHERE user_id = :user_id AND agent_id = :agent_id
+      AND fts @@ to_tsquery('memman_english', :query)
     """
 
 
@@ -58,9 +58,9 @@ def ranked_by_tsquery(
     return [(pk, rank) for pk, rank in conn.execute(sa.text(_RANKED_SQL), params)]
 
 
-def postings(conn: sa.Connection, scope_id: int, terms: list[str]) -> list[int]:
-    """pks of the fts_scopes scope's memories holding any of the terms (any status)."""
+def postings(conn: sa.Connection, scope: Scope, terms: list[str]) -> list[int]:
+    """pks of the scope's memories holding any of the terms (any status)."""
     if not terms:
         return []
-    params = {"scope_id": scope_id, "query": tsquery(terms)}
+    params = {"user_id": scope.user_id, "agent_id": scope.agent_key, "query": tsquery(terms)}
     return [pk for (pk,) in conn.execute(sa.text(_POSTINGS_SQL), params)]
