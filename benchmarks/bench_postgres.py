@@ -26,53 +26,12 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-import sqlalchemy as sa
-from bench_scale import STAMP, _measure, _texts
+from bench_scale import _fill, _measure, _texts
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.*: the workers, audit
 
 from tests.postgres import URL_VARIABLE, fresh_database
 from tests.reliability import audit, write_worker
-
-INSERT_BATCH = 5_000
-
-
-def _fill(db: str, rows: list[list[str]]) -> None:
-    """The store at db with these users' facts, through plain inserts (either backend)."""
-    from memman import MemoryManager
-    from memman.text import content_hash
-    from memman.topic import about
-
-    MemoryManager(db).close()  # creates and migrates
-    engine = sa.create_engine(db if "://" in db else f"sqlite:///{db}")
-    insert = sa.text(
-        "INSERT INTO long_term (id, user_id, content, content_hash, subject, attribute,"
-        " created_at, updated_at, observed_at) VALUES (:id, :u, :c, :h, :s, :a, :t, :t, :t)"
-    )
-    batch: list[dict] = []
-    with engine.begin() as conn:
-        for u, facts in enumerate(rows):
-            for i, fact in enumerate(facts):
-                topic = about(fact)
-                batch.append(
-                    {
-                        "id": f"u{u}-m{i}",
-                        "u": f"user-{u}",
-                        "c": fact,
-                        "h": content_hash(fact),
-                        "s": topic and topic.subject,
-                        "a": topic and topic.attribute,
-                        "t": STAMP,
-                    }
-                )
-                if len(batch) == INSERT_BATCH:
-                    conn.execute(insert, batch)
-                    batch.clear()
-        if batch:
-            conn.execute(insert, batch)
-        if engine.dialect.name == "postgresql":
-            conn.exec_driver_sql("ANALYZE")  # fresh statistics, as autovacuum would give
-    engine.dispose()
 
 
 def _throughput(db: str, writers: int, writes: int) -> dict:
