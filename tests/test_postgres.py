@@ -8,7 +8,7 @@ import pytest
 import sqlalchemy as sa
 
 from memman import MemoryManager
-from memman.errors import StoreError
+from memman.errors import ConfigError, StoreError
 from tests.postgres import fresh_database, postgres_url, unavailable  # noqa: F401
 from tests.test_cli import memman  # noqa: F401  (the CLI runner fixture)
 
@@ -103,3 +103,9 @@ def test_the_cli_works_on_a_url_and_never_prints_its_password(memman, pg):  # no
     assert "rows in long_term" in runs[0].out and "orphan vectors" in runs[1].out
     backup = memman("backup", "copy.db", "--db", pg)
     assert backup.code == 1 and "pg_dump" in backup.err
+
+
+def test_sqlite_vec_is_refused_on_postgresql(pg):
+    pytest.importorskip("sqlite_vec")
+    with pytest.raises(ConfigError, match="sqlite-vec"):
+        MemoryManager(pg, vector_search="sqlite-vec")

@@ -29,7 +29,13 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import JSONB
 
-from memman.errors import InvalidInputError, StoreError, StoreFullError, StoreReadOnlyError
+from memman.errors import (
+    ConfigError,
+    InvalidInputError,
+    StoreError,
+    StoreFullError,
+    StoreReadOnlyError,
+)
 from memman.models import Event
 from memman.scope import Scope
 from memman.storage import postgres_schema
@@ -65,8 +71,13 @@ class PostgresStore(Store):
         busy_patience_s: float = 60.0,
         **_sqlite_only: Any,
     ):
-        """`url` is SQLAlchemy's (postgresql+psycopg://user:password@host/db); the SQLite
-        options (journal size, a sqlite3 module for sqlite-vec) do not apply."""
+        """`url` is SQLAlchemy's (postgresql+psycopg://user:password@host/db). Of the SQLite
+        options, the journal size does not apply and a connection `prepare` (sqlite-vec's
+        extension) cannot: ConfigError."""
+        if _sqlite_only.get("prepare") is not None:
+            raise ConfigError(
+                "vector_search 'sqlite-vec' is SQLite's extension; on PostgreSQL use 'numpy'"
+            )
         try:
             import psycopg
         except ImportError as error:
@@ -139,14 +150,17 @@ class PostgresStore(Store):
         return found
 
     def scrub(self) -> bool:
-        """VACUUM FULL the tables a purge deletes from: they are rewritten without the dead
-        rows. The server's WAL and backups are its operator's (README, PostgreSQL)."""
+        """VACUUM the tables a purge deletes from, so the dead rows' space is reclaimed
+        for reuse without blocking other sessions. Their bytes stay in the files' free space
+        until overwritten, and in the server's WAL archive and backups: VACUUM FULL (an
+        exclusive lock on each table while it is rewritten) and expiring those are the
+        operator's (README, PostgreSQL). True: nothing of the store's own is left to empty."""
 
         def attempt() -> bool:
-            with self._write_lock, self.engine.connect() as connection:
+            with self.engine.connect() as connection:
                 connection = connection.execution_options(isolation_level="AUTOCOMMIT")
                 for table in ("vector_log", "memory_vectors", "events", "long_term"):
-                    connection.exec_driver_sql(f"VACUUM FULL {table}")
+                    connection.exec_driver_sql(f"VACUUM {table}")
             return True
 
         return self._with_busy_retry(attempt)
