@@ -8,7 +8,8 @@ import pytest
 import sqlalchemy as sa
 
 from memman import MemoryManager
-from memman.errors import ConfigError, StoreError
+from memman.errors import ConfigError, StoreBusyError, StoreError
+from memman.storage.postgres_schema import WRITE_LOCK
 from tests.postgres import fresh_database, postgres_url, unavailable  # noqa: F401
 from tests.test_cli import memman  # noqa: F401  (the CLI runner fixture)
 
@@ -109,3 +110,35 @@ def test_sqlite_vec_is_refused_on_postgresql(pg):
     pytest.importorskip("sqlite_vec")
     with pytest.raises(ConfigError, match="sqlite-vec"):
         MemoryManager(pg, vector_search="sqlite-vec")
+
+
+def test_a_writer_waits_for_the_lock_then_fails_typed_while_reads_go_on(pg):
+    """Another app server holds the write lock (an open write transaction): reads answer
+    (search too counts accesses, a write, as on SQLite), a write waits busy_patience_s and
+    raises StoreBusyError, and works once the lock is released."""
+    with MemoryManager(pg, busy_timeout_s=0.1, busy_patience_s=0.3) as mm:
+        kept = mm.update_memory("User likes green tea", user_id="u")
+        holder = sa.create_engine(pg)
+        try:
+            with holder.connect() as other:
+                other.exec_driver_sql(f"SELECT pg_advisory_xact_lock({WRITE_LOCK})")
+                assert [m.id for m in mm.list(user_id="u")] == [kept.memory_id]
+                assert mm.get(kept.memory_id, user_id="u").content == "User likes green tea"
+                with pytest.raises(StoreBusyError):
+                    mm.update_memory("User lives in Porto", user_id="u")
+                other.rollback()
+        finally:
+            holder.dispose()
+        assert mm.update_memory("User lives in Porto", user_id="u").op.value == "ADD"
+
+
+def test_a_database_of_a_newer_memman_is_refused(pg):
+    MemoryManager(pg).close()
+    engine = sa.create_engine(pg)
+    try:
+        with engine.begin() as connection:
+            connection.exec_driver_sql("INSERT INTO memman_migrations (name) VALUES ('p999_x')")
+    finally:
+        engine.dispose()
+    with pytest.raises(StoreError, match="newer memman"):
+        MemoryManager(pg)
