@@ -3,6 +3,10 @@
 `.ci/postgres run pytest ...` starts a throwaway cluster and sets MEMMAN_TEST_PG_URL; a test
 module uses the fixture with `from tests.postgres import postgres_url`. Locally, without a
 server, those tests skip with the reason instead of failing.
+
+A behavioural module runs on both backends by importing `db_on_each_backend` (its `db` is a
+SQLite file, then a fresh PostgreSQL database); `fresh_database` makes one (dropped after),
+`direct` opens either kind of store outside memman for a test's own statements.
 """
 
 from __future__ import annotations
