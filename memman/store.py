@@ -63,6 +63,9 @@ GROWING_TABLES = (
 )
 # The tables whose rows workers claim before working on them (Store.claim).
 LEASED_TABLES = frozenset({"pending", "message_buffer"})
+# Rows fetched at a time by the streaming reads (export): a PostgreSQL cursor would otherwise
+# fetch the whole result before the first row; sqlite3's streams either way.
+STREAM_ROWS = 1000
 # SQLite binds at most 32,766 variables per statement (SQLITE_MAX_VARIABLE_NUMBER since 3.32).
 PKS_PER_STATEMENT = 30_000
 
@@ -513,7 +516,8 @@ class Store(LifecycleRows, MessageRows, UpkeepRows):
         self, conn: sa.Connection, scope: Scope | None, *, statuses: tuple[Status, ...]
     ) -> Iterator[Memory]:
         """Memories of one scope (every scope if None), oldest first, streamed from the cursor."""
-        for row in conn.execute(self._memories_query(scope, statuses)):
+        query = self._memories_query(scope, statuses)
+        for row in conn.execute(query, execution_options={"yield_per": STREAM_ROWS}):
             yield self.memory_from_row(row)
 
     def core_memories(
@@ -568,7 +572,7 @@ class Store(LifecycleRows, MessageRows, UpkeepRows):
         query = sa.select(ev).order_by(ev.c.id)
         if scope is not None:
             query = query.where(_scope_where(ev, scope))
-        for row in conn.execute(query):
+        for row in conn.execute(query, execution_options={"yield_per": STREAM_ROWS}):
             yield _event_from_row(row)
 
     def count_by_status(self, conn: sa.Connection, scope: Scope | None) -> dict[str, int]:

@@ -172,7 +172,10 @@ def _load(conn: sa.Connection, params: dict[str, str], seq: int, token: bytes | 
     pks = np.empty(count, dtype=np.int64)
     rows = np.empty((count, dim or 0), dtype=np.float32)
     n = 0  # rows filled
-    for chunk in conn.execute(_LOAD_SQL, params).partitions(_LOAD_CHUNK):
+    # yield_per: psycopg would otherwise fetch every row before the first chunk (a
+    # server-side cursor streams them); sqlite3's cursor streams either way.
+    streamed = conn.execute(_LOAD_SQL, params, execution_options={"yield_per": _LOAD_CHUNK})
+    for chunk in streamed.partitions(_LOAD_CHUNK):
         pks[n : n + len(chunk)] = [pk for pk, _ in chunk]
         flat = np.frombuffer(b"".join(blob for _, blob in chunk), dtype=np.float32)
         rows[n : n + len(chunk)] = flat.reshape(len(chunk), -1)
