@@ -10,7 +10,12 @@ import sqlalchemy as sa
 from memman import MemoryManager
 from memman.errors import ConfigError, StoreBusyError, StoreError
 from memman.storage.postgres_schema import WRITE_LOCK
-from tests.postgres import fresh_database, postgres_url, unavailable  # noqa: F401
+from tests.postgres import (  # noqa: F401  (fixtures)
+    db_on_each_backend,
+    fresh_database,
+    postgres_url,
+    unavailable,
+)
 from tests.test_cli import memman  # noqa: F401  (the CLI runner fixture)
 
 NOWHERE = "postgresql+psycopg://memman:s3cret@127.0.0.1:1/memman_test"
@@ -142,3 +147,14 @@ def test_a_database_of_a_newer_memman_is_refused(pg):
         engine.dispose()
     with pytest.raises(StoreError, match="newer memman"):
         MemoryManager(pg)
+
+
+ACCENTED = [("User loves the café", "cafe"), ("User met Zoe in Sao Paulo", "Zoë São")]
+
+
+@pytest.mark.parametrize(("stored", "query"), ACCENTED)
+def test_accents_do_not_hide_a_memory_on_either_backend(db, stored, query):
+    """FTS5 removes diacritics (remove_diacritics 2); PostgreSQL's index does too (unaccent)."""
+    with MemoryManager(db) as mm:
+        kept = mm.update_memory(stored, user_id="u")
+        assert [h.id for h in mm.search(query, user_id="u")] == [kept.memory_id]
