@@ -15,7 +15,8 @@ wait longer than busy_timeout_s, a serialisation failure or a deadlock is retrie
 store's busy retry until busy_patience_s, then StoreBusyError.
 
 One lock for every scope is SQLite's concurrency, not more; since every statement names its
-scope, a later step can lock per scope (hashtext of the scope) instead.
+scope, a later step can lock per scope (hashtext of the scope) instead, once the vector
+change log no longer needs one global commit order.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ from memman.store import GROWING_TABLES, Store, run_sql
 
 # SQLSTATEs worth another attempt: serialization_failure, deadlock_detected, lock_not_available.
 _RETRY_STATES = frozenset({"40001", "40P01", "55P03"})
-_FULL_STATES = frozenset({"53100", "53200"})  # disk_full, out_of_memory
+_FULL_STATES = frozenset({"53100"})  # disk_full
 _READ_ONLY_STATES = frozenset({"25006"})  # read_only_sql_transaction (a standby, a setting)
 
 
@@ -209,8 +210,8 @@ class PostgresStore(Store):
 
     @staticmethod
     def _securely(conn: sa.Connection, deletes: Any) -> dict[str, int]:
-        """The deletes (the index is a column of long_term, so it goes with the rows; the
-        freed space is rewritten by scrub)."""
+        """The deletes; the full-text index is a column of long_term, so it goes with the
+        rows (scrub then VACUUMs the tables)."""
         return {
             name: run_sql(conn, f"DELETE FROM {table} WHERE {condition}", params).rowcount
             for name, table, condition, params in deletes
