@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import re
 import threading
-from contextlib import nullcontext
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -107,10 +108,17 @@ class PostgresStore(Store):
                 connection.exec_driver_sql(
                     f"SELECT pg_advisory_xact_lock({postgres_schema.WRITE_LOCK})"
                 )
-            else:
-                connection.exec_driver_sql("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
 
         self._open_schema()
+
+    @contextmanager
+    def read(self) -> Iterator[sa.Connection]:
+        """A REPEATABLE READ snapshot: psycopg puts the level in its BEGIN, no extra round
+        trip (writes stay at READ COMMITTED, see the module docstring)."""
+        with self.engine.connect() as connection:
+            connection = connection.execution_options(isolation_level="REPEATABLE READ")
+            with connection.begin():
+                yield connection
 
     def _migrate(self) -> None:
         """Apply due migrations (postgres_schema); an up-to-date database is recognised in a
