@@ -12,6 +12,9 @@ subprocess, and every query's top-5 ids are compared between them.
     git archive 5537713 | tar -x -C /tmp/old     # the code before m020
     PYTHONPATH=$PWD MEMMAN_DATA=/work/shared/data python benchmarks/bench_candidates.py \\
         --old /tmp/old --distractors 100,2000
+
+PostgreSQL beside SQLite (issue 15), the same code on both: `--old $PWD --pg URL` (the
+"after" store is then a fresh database on that server, filled with the same rows).
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 SEED = 20261124
@@ -109,13 +114,26 @@ def _recall(queries: list[dict], results: list[dict], route: str, k: int) -> flo
     return found / len(queries)
 
 
-def run(dataset: str, distractors: int, pairs: int, old: str, new: str, crowd: int = 0) -> dict:
-    with tempfile.TemporaryDirectory() as tmp:
-        old_db, new_db = str(Path(tmp) / "old.db"), str(Path(tmp) / "new.db")
+def run(
+    dataset: str,
+    distractors: int,
+    pairs: int,
+    old: str,
+    new: str,
+    crowd: int = 0,
+    pg: str | None = None,
+) -> dict:
+    """Before: the old code on a SQLite file; after: the new code on a copy, or (pg given)
+    the new code on a fresh PostgreSQL database filled with the same rows."""
+    with tempfile.TemporaryDirectory() as tmp, _database(pg) as url:
+        old_db, new_db = str(Path(tmp) / "old.db"), url or str(Path(tmp) / "new.db")
         upath, qpath = Path(tmp) / "users.json", Path(tmp) / "queries.json"
         upath.write_text(json.dumps(_users(dataset, distractors, pairs, crowd)))
         queries = _child(old, "fill", ["--db", old_db, "--users", str(upath)])
-        shutil.copy(old_db, new_db)
+        if url:
+            _child(new, "fill", ["--db", url, "--users", str(upath)])
+        else:
+            shutil.copy(old_db, new_db)
         qpath.write_text(json.dumps(queries))
         before = _child(old, "measure", ["--db", old_db, "--queries", str(qpath)])
         after = _child(new, "measure", ["--db", new_db, "--queries", str(qpath)])
@@ -130,6 +148,19 @@ def run(dataset: str, distractors: int, pairs: int, old: str, new: str, crowd: i
             b[route] == a[route] for b, a in zip(before, after, strict=True)
         )
     return row
+
+
+@contextmanager
+def _database(pg: str | None) -> Iterator[str | None]:
+    """A fresh database on the PostgreSQL server at pg (dropped after), or None."""
+    if pg is None:
+        yield None
+        return
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from tests.postgres import fresh_database
+
+    with fresh_database(pg) as url:
+        yield url
 
 
 def table(rows: list[dict]) -> str:
@@ -156,6 +187,9 @@ def main() -> None:
     parser.add_argument("--distractors", default="100,2000", help="MSC facts per user")
     parser.add_argument("--pairs", type=int, default=1000, help="pairs sampled per data set")
     parser.add_argument("--crowd", type=int, default=0, help="other users of 100 facts each")
+    parser.add_argument(
+        "--pg", help="after = the new code on this PostgreSQL server (before: SQLite, --old)"
+    )
     parser.add_argument("--child", choices=["fill", "measure"], help=argparse.SUPPRESS)
     parser.add_argument("--db", help=argparse.SUPPRESS)
     parser.add_argument("--users", help=argparse.SUPPRESS)
@@ -172,7 +206,9 @@ def main() -> None:
     rows = []
     for dataset in ("stsb", "mrpc"):
         for distractors in (int(n) for n in args.distractors.split(",")):
-            rows.append(run(dataset, distractors, args.pairs, args.old, args.new, args.crowd))
+            rows.append(
+                run(dataset, distractors, args.pairs, args.old, args.new, args.crowd, args.pg)
+            )
             print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
     print(table(rows))
 

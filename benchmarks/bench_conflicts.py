@@ -11,7 +11,8 @@ memory each lands in is what the case's `target` names), then the candidate
 (`update_memory`). The distractors are realistic, not filtered: one may be on the same topic
 as the case, as a real user's memory would be; the choice is the same on every run.
 
-Modes, one SQLite file each under a temporary directory:
+Modes, one SQLite file each under a temporary directory (`--pg URL`: a fresh database each
+on that PostgreSQL server instead):
 - `offline`: no LLM, no embedder (the deterministic tiers and the offline decider).
 - `local`: embedder "local" (all-MiniLM-L6-v2), no LLM; skipped with a message if it cannot load.
 - `llm`: the LLM decider against tests/fake_openai.py. This judges routing, not decisions:
@@ -341,15 +342,23 @@ def _local_loads() -> str | None:
 
 
 def run_mode(
-    mode: str, cases: list[Case], speakers: list[list[str]], seed: int, folder: Path
+    mode: str,
+    cases: list[Case],
+    speakers: list[list[str]],
+    seed: int,
+    folder: Path,
+    pg: str | None = None,
 ) -> dict | None:
-    """Every case in one store for `mode`; None (with a message) if the mode is unavailable."""
+    """Every case in one store for `mode` (a SQLite file, or a fresh database on the
+    PostgreSQL server at pg); None (with a message) if the mode is unavailable."""
     if mode == "local" and (why := _local_loads()):
         print(f"local: skipped, the model does not load ({why})")
         return None
-    with _mode_settings(mode) as (settings, prompts, oracle):
+    with (
+        _mode_settings(mode) as (settings, prompts, oracle),
+        _store(folder / f"{mode}.db", pg) as path,
+    ):
         started = time.perf_counter()
-        path = str(folder / f"{mode}.db")
         with MemoryManager(path, settings=load_settings(db=path, **settings)) as mm:
             outcomes = [
                 run_case(
@@ -364,6 +373,18 @@ def run_mode(
         "ops": dict(Counter(f"{o.op}/{o.tier}" for o in outcomes).most_common()),
         "outcomes": [asdict(o) for o in outcomes],
     }
+
+
+@contextmanager
+def _store(file: Path, pg: str | None) -> Iterator[str]:
+    if pg is None:
+        yield str(file)
+        return
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from tests.postgres import fresh_database
+
+    with fresh_database(pg) as url:
+        yield url
 
 
 @contextmanager
@@ -412,6 +433,7 @@ def main() -> None:
     parser.add_argument("--personas", type=Path, default=PERSONAS)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", type=Path, help="write every mode's numbers and outcomes here")
+    parser.add_argument("--pg", help="a PostgreSQL server's URL: each mode's store is there")
     args = parser.parse_args()
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
     unknown = set(modes) - set(MODES)
@@ -423,7 +445,7 @@ def main() -> None:
     reports = {}
     with tempfile.TemporaryDirectory() as tmp:
         for mode in modes:
-            report = run_mode(mode, cases, speakers, args.seed, Path(tmp))
+            report = run_mode(mode, cases, speakers, args.seed, Path(tmp), args.pg)
             if report is not None:
                 reports[mode] = report
                 print(table(mode, report), flush=True)

@@ -54,44 +54,46 @@ def _texts(users: int, per_user: int, ops: int) -> dict:
 
 
 def _fill(path: str, rows: list[list[str]]) -> None:
-    """The file at the running code's schema, its long_term rows written in bulk.
+    """The store at the running code's schema, its long_term rows written in bulk.
 
-    Plain inserts (the FTS triggers index them) instead of update_many: a 100k file fills in
-    seconds, and both codes then measure one identical file.
+    Plain inserts (the FTS triggers, or PostgreSQL's generated tsvector, index them) instead
+    of update_many: a 100k store fills in seconds, and the codes compared then measure one
+    identical store. path: a SQLite file or a PostgreSQL URL (bench_postgres.py).
     """
-    import sqlite3
+    import sqlalchemy as sa
 
     from memman import MemoryManager
     from memman.text import content_hash
     from memman.topic import about
 
-    MemoryManager(path).close()
-    conn = sqlite3.connect(path)
+    MemoryManager(path).close()  # creates and migrates
+    engine = sa.create_engine(path if "://" in path else f"sqlite:///{path}")
+    insert = sa.text(
+        "INSERT INTO long_term (id, user_id, content, content_hash, subject, attribute,"
+        " created_at, updated_at, observed_at) VALUES (:id, :u, :c, :h, :s, :a, :t, :t, :t)"
+    )
 
     def values():
         for u, facts in enumerate(rows):
             for i, fact in enumerate(facts):
                 topic = about(fact)
-                yield (
-                    f"u{u}-m{i}", f"user-{u}", fact, content_hash(fact),
-                    topic and topic.subject, topic and topic.attribute, STAMP, STAMP, STAMP,
-                )  # fmt: skip
+                yield {
+                    "id": f"u{u}-m{i}", "u": f"user-{u}", "c": fact, "h": content_hash(fact),
+                    "s": topic and topic.subject, "a": topic and topic.attribute, "t": STAMP,
+                }  # fmt: skip
 
-    sql = (
-        "INSERT INTO long_term (id, user_id, content, content_hash, subject, attribute,"
-        " created_at, updated_at, observed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
-    )
-    batch: list[tuple] = []
-    for row in values():
-        batch.append(row)
-        if len(batch) == INSERT_BATCH:
-            conn.executemany(sql, batch)
-            batch.clear()
-    conn.executemany(sql, batch)
-    conn.commit()
-    conn.close()
-
-
+    batch: list[dict] = []
+    with engine.begin() as conn:
+        for row in values():
+            batch.append(row)
+            if len(batch) == INSERT_BATCH:
+                conn.execute(insert, batch)
+                batch.clear()
+        if batch:
+            conn.execute(insert, batch)
+        if engine.dialect.name == "postgresql":
+            conn.exec_driver_sql("ANALYZE")  # fresh statistics, as autovacuum would give
+    engine.dispose()
 
 
 def _measure(path: str, texts: dict) -> dict:

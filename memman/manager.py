@@ -19,7 +19,8 @@ from memman.config import Settings, load_settings
 from memman.decide import Decider, make_decider
 from memman.embed import Embedder, make_embedder
 from memman.errors import ConfigError
-from memman.store import Leases, Store
+from memman.storage.backends import open_store
+from memman.store import Leases
 from memman.vectors import make_vector_backend
 from memman.writepath import WritePath
 
@@ -72,7 +73,7 @@ class MemoryManager(WriteCalls, ReadCalls, LifecycleCalls, UpkeepCalls):
         backend = make_vector_backend(
             self.settings.vector_search, cache_mb=self.settings.vector_cache_mb
         )
-        self.store = Store(
+        self.store = open_store(
             self.path,
             busy_timeout_s=self.settings.busy_timeout_s,
             busy_patience_s=self.settings.busy_patience_s,

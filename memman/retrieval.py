@@ -16,6 +16,8 @@ import sqlalchemy as sa
 
 from memman.migrations import scope_key
 from memman.models import Memory
+from memman.storage.dialect import is_postgres
+from memman.storage.postgres_search import ranked_by_tsquery
 from memman.store import Scope, Store, run_sql
 from memman.text import NEGATIONS, STOPWORDS, content_tokens, jaccard, written_words
 from memman.vectors import VectorSearch
@@ -120,12 +122,18 @@ def fts_query(text: str) -> str | None:
     at 100k rows); if a text has only stopwords they are used after all, so "Who am I" still
     finds something.
     """
-    spelled = [_fts_parts(written) for written in written_words(text)]
-    kept = [parts for parts in spelled if not _is_stopword(parts)] or spelled
-    terms = list(dict.fromkeys(" ".join(parts) for parts in kept))
+    terms = fts_terms(text)
     if not terms:
         return None
-    return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms[:MAX_QUERY_TERMS])
+    return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
+
+
+def fts_terms(text: str) -> list[str]:
+    """The terms fts_query ORs, each its tokens joined by spaces (letters and digits only),
+    at most MAX_QUERY_TERMS: the same words for every backend's full-text query."""
+    spelled = [_fts_parts(written) for written in written_words(text)]
+    kept = [parts for parts in spelled if not _is_stopword(parts)] or spelled
+    return list(dict.fromkeys(" ".join(parts) for parts in kept))[:MAX_QUERY_TERMS]
 
 
 @dataclass(frozen=True)
@@ -139,7 +147,10 @@ class Retrieved:
 
 
 def _bm25_ranked(conn: sa.Connection, scope: Scope, text: str, k: int) -> list[tuple[int, float]]:
-    """(pk, bm25) of the scope's top-k active memories for the text, best first."""
+    """(pk, bm25) of the scope's top-k active memories for the text, best first (on
+    PostgreSQL the score is -ts_rank_cd: lower is better there too)."""
+    if is_postgres(conn):
+        return ranked_by_tsquery(conn, scope, fts_terms(text), k)
     query = fts_query(text)
     if query is None:
         return []

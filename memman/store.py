@@ -42,6 +42,7 @@ from memman.models import Event, Memory, PendingFact, Status
 
 # Re-exported: importers from before the value types moved to memman/scope.py keep working.
 from memman.scope import MAX_SCOPE_ID_CHARS, Scope, check_encodable, check_id  # noqa: F401
+from memman.storage.dialect import driver_params, is_postgres
 from memman.storage.lifecycle import LifecycleRows
 from memman.storage.messages import MessageRows
 from memman.storage.upkeep import UpkeepRows
@@ -62,6 +63,9 @@ GROWING_TABLES = (
 )
 # The tables whose rows workers claim before working on them (Store.claim).
 LEASED_TABLES = frozenset({"pending", "message_buffer"})
+# Rows fetched at a time by the streaming reads (export): a PostgreSQL cursor would otherwise
+# fetch the whole result before the first row; sqlite3's streams either way.
+STREAM_ROWS = 1000
 # SQLite binds at most 32,766 variables per statement (SQLITE_MAX_VARIABLE_NUMBER since 3.32).
 PKS_PER_STATEMENT = 30_000
 
@@ -79,6 +83,8 @@ def run_sql(conn: sa.Connection, sql: str, params: Any = ()) -> Any:
     part of the write path. Errors are wrapped as SQLAlchemy wraps them, so the busy retry and
     StoreError handling see no difference. Returns the DBAPI cursor.
     """
+    if is_postgres(conn):
+        sql, params = driver_params(sql, params)
     try:
         return conn.connection.driver_connection.execute(sql, params)
     except conn.dialect.loaded_dbapi.Error as error:
@@ -129,6 +135,9 @@ class Store(LifecycleRows, MessageRows, UpkeepRows):
 
     The lifecycle stages' statements are in memman/storage/ (mixins), so those stages write
     no SQL (memman/storage/protocol.py lists the operations)."""
+
+    # long_term columns the records never read (a backend's own index columns).
+    _hidden: frozenset[str] = frozenset()
 
     def __init__(
         self,
@@ -194,10 +203,21 @@ class Store(LifecycleRows, MessageRows, UpkeepRows):
             write = connection.get_execution_options().get("memman_write", False)
             connection.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
 
+        self._open_schema()
+
+    def _open_schema(self) -> None:
+        """Migrate, then read the tables and prepare the write path's statements; the engine
+        is disposed of if the database cannot be opened as a memman store."""
         try:
             self._migrate()
             metadata = sa.MetaData()
-            self.long_term = sa.Table("long_term", metadata, autoload_with=self.engine)
+            shown = None
+            if self._hidden:
+                columns = sa.inspect(self.engine).get_columns("long_term")
+                shown = [c["name"] for c in columns if c["name"] not in self._hidden]
+            self.long_term = sa.Table(
+                "long_term", metadata, autoload_with=self.engine, include_columns=shown
+            )
             self.events = sa.Table("events", metadata, autoload_with=self.engine)
             self.pending = sa.Table("pending", metadata, autoload_with=self.engine)
             # The write path's reads of whole memories, as plain SQL for run_sql.
@@ -220,7 +240,7 @@ class Store(LifecycleRows, MessageRows, UpkeepRows):
         except sa.exc.DatabaseError as error:  # not SQLite, unreadable schema, no such folder
             self.engine.dispose()
             reason = getattr(error, "orig", None) or error
-            raise StoreError(f"cannot open {path} as a memman store: {reason}") from error
+            raise StoreError(f"cannot open {self.path} as a memman store: {reason}") from error
 
     def _migrate(self) -> None:
         """Apply pending migrations, all of them in one write transaction.
@@ -349,11 +369,11 @@ class Store(LifecycleRows, MessageRows, UpkeepRows):
                 return attempt()
             # The driver's own error too: migrations run on the raw connection.
             except (sa.exc.OperationalError, self.dbapi.OperationalError) as error:
-                typed = _typed(error, self.path)
+                typed = self._typed_error(error)
                 if typed is not None:
                     raise typed from error
-                if not _is_busy(error) or time.monotonic() > deadline:
-                    if _is_busy(error):
+                if not self._busy(error) or time.monotonic() > deadline:
+                    if self._busy(error):
                         raise StoreBusyError(
                             f"database stayed locked for {self.busy_patience_s:.0f}s: {self.path}"
                         ) from error
@@ -361,6 +381,14 @@ class Store(LifecycleRows, MessageRows, UpkeepRows):
                 log.debug("database busy, retrying in %.3fs", delay)
                 time.sleep(delay * (1 + random.random()))
                 delay = min(delay * 2, 0.5)
+
+    def _busy(self, error: Exception) -> bool:
+        """Whether a failed attempt may succeed when tried again (another writer held the lock)."""
+        return _is_busy(error)
+
+    def _typed_error(self, error: Exception) -> StoreError | None:
+        """memman's error for a write refused for lack of space or of write access."""
+        return _typed(error, self.path)
 
     # -- long-term memories ---------------------------------------------------------------
 
@@ -488,7 +516,8 @@ class Store(LifecycleRows, MessageRows, UpkeepRows):
         self, conn: sa.Connection, scope: Scope | None, *, statuses: tuple[Status, ...]
     ) -> Iterator[Memory]:
         """Memories of one scope (every scope if None), oldest first, streamed from the cursor."""
-        for row in conn.execute(self._memories_query(scope, statuses)):
+        query = self._memories_query(scope, statuses)
+        for row in conn.execute(query, execution_options={"yield_per": STREAM_ROWS}):
             yield self.memory_from_row(row)
 
     def core_memories(
@@ -510,7 +539,7 @@ class Store(LifecycleRows, MessageRows, UpkeepRows):
         """
         lt = self.long_term
         protected = lt.c.category.in_(categories)
-        pinned = sa.func.json_extract(lt.c.metadata, "$.pinned") == sa.true()
+        pinned = self._pinned()
         profile = sa.and_(lt.c.subject == "user", lt.c.attribute.in_(attributes))
         tiers = [(protected, 0), (pinned, 1), (profile, 2)]
         newest = sa.func.coalesce(lt.c.observed_at, lt.c.updated_at)
@@ -526,6 +555,10 @@ class Store(LifecycleRows, MessageRows, UpkeepRows):
         )
         return [self.memory_from_row(row) for row in conn.execute(query)]
 
+    def _pinned(self) -> sa.ColumnElement[bool]:
+        """Memories whose metadata says {"pinned": true}."""
+        return sa.func.json_extract(self.long_term.c.metadata, "$.pinned") == sa.true()
+
     def _memories_query(self, scope: Scope | None, statuses: tuple[Status, ...]) -> sa.Select:
         lt = self.long_term
         query = sa.select(lt).where(lt.c.status.in_([s.value for s in statuses]))
@@ -539,7 +572,7 @@ class Store(LifecycleRows, MessageRows, UpkeepRows):
         query = sa.select(ev).order_by(ev.c.id)
         if scope is not None:
             query = query.where(_scope_where(ev, scope))
-        for row in conn.execute(query):
+        for row in conn.execute(query, execution_options={"yield_per": STREAM_ROWS}):
             yield _event_from_row(row)
 
     def count_by_status(self, conn: sa.Connection, scope: Scope | None) -> dict[str, int]:
@@ -727,9 +760,9 @@ class Store(LifecycleRows, MessageRows, UpkeepRows):
     def event_counts(self, conn: sa.Connection, scope: Scope | None) -> dict[str, dict[str, int]]:
         ev = self.events
         # A folded NOOP row counts every repeat it stands for.
-        query = sa.select(ev.c.op, ev.c.tier, sa.func.sum(ev.c.repeat_count)).group_by(
-            ev.c.op, ev.c.tier
-        )
+        # Cast: PostgreSQL sums integers as numeric (Decimal).
+        repeats = sa.cast(sa.func.sum(ev.c.repeat_count), sa.Integer)
+        query = sa.select(ev.c.op, ev.c.tier, repeats).group_by(ev.c.op, ev.c.tier)
         if scope is not None:
             query = query.where(_scope_where(ev, scope))
         counts: dict[str, dict[str, int]] = {}
@@ -861,8 +894,11 @@ def _insert_returning_id(
     row = {"user_id": scope.user_id, "agent_id": scope.agent_key, **values}
     columns = ", ".join(row)
     marks = ", ".join("?" * len(row))
-    cursor = run_sql(conn, f"INSERT INTO {table} ({columns}) VALUES ({marks})", list(row.values()))
-    return int(cursor.lastrowid)
+    sql = f"INSERT INTO {table} ({columns}) VALUES ({marks})"
+    if is_postgres(conn):  # psycopg has no lastrowid
+        key = "pk" if table == "long_term" else "id"
+        return int(run_sql(conn, f"{sql} RETURNING {key}", list(row.values())).fetchone()[0])
+    return int(run_sql(conn, sql, list(row.values())).lastrowid)
 
 
 def _insert_many(conn: sa.Connection, table: str, scope: Scope, rows: list[dict[str, Any]]) -> None:
@@ -876,8 +912,13 @@ def _insert_many(conn: sa.Connection, table: str, scope: Scope, rows: list[dict[
     columns = ", ".join(scoped[0])
     marks = ", ".join("?" * len(scoped[0]))
     sql = f"INSERT INTO {table} ({columns}) VALUES ({marks})"
+    if is_postgres(conn):
+        sql, _ = driver_params(sql, ())
     try:
-        conn.connection.driver_connection.executemany(sql, [list(r.values()) for r in scoped])
+        # A cursor's executemany: psycopg's connection has none.
+        conn.connection.driver_connection.cursor().executemany(
+            sql, [list(r.values()) for r in scoped]
+        )
     except conn.dialect.loaded_dbapi.Error as error:  # wrapped as run_sql wraps it
         raise sa.exc.DBAPIError.instance(
             sql, None, error, conn.dialect.loaded_dbapi.Error

@@ -37,6 +37,7 @@ import sqlalchemy as sa
 
 from memman.errors import ConfigError
 from memman.scope import Scope
+from memman.storage.dialect import is_postgres
 from memman.store import run_sql
 
 # The per-fact statements run through store.run_sql (plain DBAPI, see there); the rest are
@@ -44,6 +45,13 @@ from memman.store import run_sql
 _SAVE_SQL = """
     INSERT OR REPLACE INTO memory_vectors (memory_pk, model, dim, vector)
     SELECT pk, ?, ?, ? FROM long_term WHERE id = ?
+"""
+# PostgreSQL's spelling: an upsert, whose UPDATE the change-log trigger sees as SQLite's
+# REPLACE (a delete and an insert) is seen there.
+_SAVE_SQL_POSTGRES = """
+    INSERT INTO memory_vectors (memory_pk, model, dim, vector)
+    SELECT pk, ?, ?, ? FROM long_term WHERE id = ?
+    ON CONFLICT (memory_pk, model) DO UPDATE SET dim = excluded.dim, vector = excluded.vector
 """
 _SCOPE_JOIN = """
     FROM memory_vectors v JOIN long_term l ON l.pk = v.memory_pk
@@ -92,7 +100,8 @@ _COUNT_MISSING_SQL = sa.text(
 def save_vector(conn: sa.Connection, memory_id: str, model: str, vector: np.ndarray) -> None:
     """Store (or replace) the memory's vector for this model, inside the caller's transaction."""
     vector = np.asarray(vector, dtype=np.float32)
-    run_sql(conn, _SAVE_SQL, (model, vector.shape[0], vector.tobytes(), memory_id))
+    sql = _SAVE_SQL_POSTGRES if is_postgres(conn) else _SAVE_SQL
+    run_sql(conn, sql, (model, vector.shape[0], vector.tobytes(), memory_id))
 
 
 def count_missing(conn: sa.Connection, model: str) -> int:
@@ -163,7 +172,10 @@ def _load(conn: sa.Connection, params: dict[str, str], seq: int, token: bytes | 
     pks = np.empty(count, dtype=np.int64)
     rows = np.empty((count, dim or 0), dtype=np.float32)
     n = 0  # rows filled
-    for chunk in conn.execute(_LOAD_SQL, params).partitions(_LOAD_CHUNK):
+    # yield_per: psycopg would otherwise fetch every row before the first chunk (a
+    # server-side cursor streams them); sqlite3's cursor streams either way.
+    streamed = conn.execute(_LOAD_SQL, params, execution_options={"yield_per": _LOAD_CHUNK})
+    for chunk in streamed.partitions(_LOAD_CHUNK):
         pks[n : n + len(chunk)] = [pk for pk, _ in chunk]
         flat = np.frombuffer(b"".join(blob for _, blob in chunk), dtype=np.float32)
         rows[n : n + len(chunk)] = flat.reshape(len(chunk), -1)

@@ -3,20 +3,30 @@
 `.ci/postgres run pytest ...` starts a throwaway cluster and sets MEMMAN_TEST_PG_URL; a test
 module uses the fixture with `from tests.postgres import postgres_url`. Locally, without a
 server, those tests skip with the reason instead of failing.
+
+A behavioural module runs on both backends by importing `db_on_each_backend` (its `db` is a
+SQLite file, then a fresh PostgreSQL database); `fresh_database` makes one (dropped after),
+`direct` opens either kind of store outside memman for a test's own statements.
 """
 
 from __future__ import annotations
 
 import os
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
 import sqlalchemy as sa
+
+from memman.storage.backends import is_postgres_url
 
 URL_VARIABLE = "MEMMAN_TEST_PG_URL"
 # Set by .ci/run: there the server must be reachable.
 REQUIRED_VARIABLE = "MEMMAN_TEST_PG_REQUIRED"
 # Long enough for a server on a loaded CI machine, short enough that a wrong URL skips quickly.
 CONNECT_TIMEOUT_S = 5
+_AT_COLLECTION = {name: os.environ.get(name) for name in (URL_VARIABLE, REQUIRED_VARIABLE)}
 
 
 def unavailable(url: str | None) -> str | None:
@@ -43,13 +53,56 @@ def unavailable(url: str | None) -> str | None:
 def postgres_url() -> str:
     """The URL of a PostgreSQL database the tests may use, or the test skips.
 
-    Session-scoped, so it reads the environment before the autouse fixture in conftest.py
-    clears every MEMMAN_ variable for each test."""
-    url = os.environ.get(URL_VARIABLE)
+    The environment as it was when the tests were collected: the autouse fixture in
+    conftest.py clears every MEMMAN_ variable for each test, and a test may be the first
+    to ask for this session fixture."""
+    url = _AT_COLLECTION.get(URL_VARIABLE)
     reason = unavailable(url)
-    if reason is not None and os.environ.get(REQUIRED_VARIABLE):
+    if reason is not None and _AT_COLLECTION.get(REQUIRED_VARIABLE):
         pytest.fail(reason)  # CI started a server: a skip there would hide a broken backend
     if reason is not None:
         pytest.skip(reason)
     assert url is not None
     return url
+
+
+@contextmanager
+def fresh_database(url: str) -> Iterator[str]:
+    """The URL of a new, empty database on url's server, dropped afterwards (its
+    connections closed by force, so a test that leaked one still cleans up)."""
+    name = f"memman_{uuid.uuid4().hex[:16]}"
+    admin = sa.create_engine(url, isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as connection:
+            connection.exec_driver_sql(f"CREATE DATABASE {name}")
+        try:
+            yield sa.engine.make_url(url).set(database=name).render_as_string(hide_password=False)
+        finally:
+            with admin.connect() as connection:
+                connection.exec_driver_sql(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+    finally:
+        admin.dispose()
+
+
+@pytest.fixture(params=["sqlite", "postgres"], name="db")
+def db_on_each_backend(request, tmp_path) -> Iterator[str]:
+    """`db` for a module whose tests run on both backends: a fresh SQLite file, then a fresh
+    PostgreSQL database (skipped, with the reason, when no server is reachable). A module
+    opts in with `from tests.postgres import db_on_each_backend  # noqa: F401`."""
+    if request.param == "sqlite":
+        yield str(tmp_path / "m.db")
+        return
+    with fresh_database(request.getfixturevalue("postgres_url")) as url:
+        yield url
+
+
+@contextmanager
+def direct(db: str) -> Iterator[sa.Connection]:
+    """A connection to the store at db (a SQLite path or a PostgreSQL URL) outside memman,
+    for a test that sets up or inspects rows directly; commits at the end."""
+    engine = sa.create_engine(db if is_postgres_url(db) else f"sqlite:///{db}")
+    try:
+        with engine.begin() as connection:
+            yield connection
+    finally:
+        engine.dispose()

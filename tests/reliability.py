@@ -19,12 +19,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import sqlalchemy as sa
+
 from memman import MemoryManager
 from memman.config import Settings
 from memman.models import Op
 from memman.store import Scope
 from memman.text import content_hash
 from tests.fake_openai import Reply, chat_completion
+from tests.postgres import direct
 
 USERS = ("alice", "bob")
 _VERBS = ("likes", "owns", "visited", "avoids", "collects")
@@ -80,25 +83,27 @@ def audit(path: str, acks: list[Ack]) -> Audit:
     """Is every acknowledged memory active with its text, and is no text active twice?
 
     A writer killed before it created the schema leaves a file with no tables: nothing was
-    acknowledged from it, and nothing is there to audit.
+    acknowledged from it, and nothing is there to audit. path: a SQLite file or a PostgreSQL
+    URL.
     """
-    conn = sqlite3.connect(path)
-    try:
-        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
-        if "long_term" not in tables:
+    with direct(path) as conn:
+        if not sa.inspect(conn).has_table("long_term"):
             return Audit(len(acks), 0, 0)
         active = {
             (user, agent, digest): memory_id
             for memory_id, user, agent, digest in conn.execute(
-                "SELECT id, user_id, agent_id, content_hash FROM long_term WHERE status = 'active'"
+                sa.text(
+                    "SELECT id, user_id, agent_id, content_hash FROM long_term"
+                    " WHERE status = 'active'"
+                )
             )
         }
         duplicated = conn.execute(
-            "SELECT count(*) FROM (SELECT 1 FROM long_term WHERE status = 'active'"
-            " GROUP BY user_id, agent_id, content_hash HAVING count(*) > 1)"
-        ).fetchone()[0]
-    finally:
-        conn.close()
+            sa.text(
+                "SELECT count(*) FROM (SELECT 1 FROM long_term WHERE status = 'active'"
+                " GROUP BY user_id, agent_id, content_hash HAVING count(*) > 1) AS copies"
+            )
+        ).scalar()
     present = sum(
         1
         for ack in acks

@@ -16,6 +16,7 @@ import pytest
 
 from memman import AsyncMemoryManager, InvalidInputError, MemoryManager, Op
 from memman.mem0 import AsyncMemory, Memory
+from tests.postgres import db_on_each_backend, postgres_url  # noqa: F401
 from tests.test_mem0 import extraction, llm_config
 
 
@@ -34,9 +35,9 @@ class ThreadRecordingEmbedder:
         return rows / np.linalg.norm(rows, axis=1, keepdims=True)
 
 
-def test_async_manager_calls_are_the_sync_calls_awaited(tmp_path):
+def test_async_manager_calls_are_the_sync_calls_awaited(db):
     async def main():
-        async with AsyncMemoryManager(str(tmp_path / "m.db")) as amm:
+        async with AsyncMemoryManager(db) as amm:
             added = await amm.update_memory("User likes jazz", user_id="ann")
             again = await amm.update_memory("user likes JAZZ", user_id="ann")
             batch = await amm.update_many(["User has a dog", "User lives in Porto"], user_id="ann")
@@ -58,15 +59,15 @@ def test_async_manager_calls_are_the_sync_calls_awaited(tmp_path):
     assert [e.op for e in history] == [Op.ADD, Op.NOOP]
     assert (deleted.op, restored.op) == (Op.DELETE, Op.UPDATE)
     assert "User likes jazz" in block.text
-    with MemoryManager(str(tmp_path / "m.db")) as mm:  # what the coroutines wrote is on disk
+    with MemoryManager(db) as mm:  # what the coroutines wrote is on disk
         assert len(mm.list(user_id="ann")) == 3
 
 
-def test_the_blocking_work_runs_off_the_event_loop(tmp_path):
+def test_the_blocking_work_runs_off_the_event_loop(db):
     embedder = ThreadRecordingEmbedder()
 
     async def main():
-        amm = AsyncMemoryManager(str(tmp_path / "m.db"), embedder=embedder)
+        amm = AsyncMemoryManager(db, embedder=embedder)
         loop_thread = threading.get_ident()
         await asyncio.gather(
             *(amm.update_memory(f"User likes band number {i}", user_id="ann") for i in range(4))
@@ -78,9 +79,9 @@ def test_the_blocking_work_runs_off_the_event_loop(tmp_path):
     assert embedder.threads and loop_thread not in embedder.threads
 
 
-def test_async_errors_are_the_typed_errors(tmp_path):
+def test_async_errors_are_the_typed_errors(db):
     async def main():
-        async with AsyncMemoryManager(str(tmp_path / "m.db")) as amm:
+        async with AsyncMemoryManager(db) as amm:
             await amm.update_memory("  ", user_id="ann")
 
     with pytest.raises(InvalidInputError):

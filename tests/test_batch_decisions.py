@@ -7,6 +7,7 @@ import json
 from memman import MemoryManager, Op, Tier
 from tests.decisions import add_everything, answer, llm_manager
 from tests.fake_openai import FakeOpenAI, Reply, chat_completion
+from tests.postgres import db_on_each_backend, postgres_url  # noqa: F401
 
 STORED = ["User uses a standing desk", "User plans a trip to Lisbon", "User reads sci-fi novels"]
 NEWS = [

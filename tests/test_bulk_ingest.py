@@ -11,6 +11,7 @@ import pytest
 from memman import MemoryManager, Op
 from memman.errors import StoreError
 from memman.store import Store
+from tests.postgres import db_on_each_backend, postgres_url  # noqa: F401
 
 STORED = [
     "I live in Paris",
@@ -59,11 +60,13 @@ def seeded(path: str, clock) -> MemoryManager:
 
 
 @pytest.mark.parametrize("chunk_size", [1, 6, 500])
-def test_update_many_gives_the_store_of_one_at_a_time(tmp_path, clock, chunk_size):
+def test_update_many_gives_the_store_of_one_at_a_time(tmp_path, clock, chunk_size, db):
+    """db: the bulk store, a SQLite file or a PostgreSQL database; the one-at-a-time store is
+    SQLite's in both cases, so PostgreSQL is held to SQLite's decisions."""
     with seeded(str(tmp_path / "single.db"), clock) as single:
         one_by_one = [single.update_memory(fact, user_id="u") for fact in CORPUS]
         expected = snapshot(single)
-    with seeded(str(tmp_path / "bulk.db"), clock) as bulk:
+    with seeded(db, clock) as bulk:
         together = bulk.update_many(CORPUS, user_id="u", chunk_size=chunk_size)
         assert snapshot(bulk) == expected
     assert [(r.op, r.tier) for r in together] == [(r.op, r.tier) for r in one_by_one]

@@ -6,15 +6,15 @@ to fail on demand the way a real backend does (raising EmbeddingError).
 
 from __future__ import annotations
 
-import sqlite3
-
 import numpy as np
 import pytest
+import sqlalchemy as sa
 
 from memman import MemoryManager, Op, Tier
 from memman.embed import register_embedder
 from memman.errors import EmbeddingError
 from tests.decisions import answer, llm_manager
+from tests.postgres import db_on_each_backend, direct, postgres_url  # noqa: F401
 from tests.test_semantic_retrieval import FakeEmbedder
 
 DOWN = "embedding request failed: APIConnectionError: Connection error."
@@ -47,8 +47,8 @@ def flaky():
 
 
 def rows(path, sql: str) -> list[tuple]:
-    with sqlite3.connect(path) as conn:
-        return conn.execute(sql).fetchall()
+    with direct(str(path)) as conn:
+        return [tuple(row) for row in conn.execute(sa.text(sql))]
 
 
 def stored(path) -> list[tuple[str, int]]:
@@ -61,8 +61,8 @@ def stored(path) -> list[tuple[str, int]]:
     )
 
 
-def test_failed_embedding_parks_the_fact_and_retry_embeds_it(tmp_path, flaky):
-    path = tmp_path / "m.db"
+def test_failed_embedding_parks_the_fact_and_retry_embeds_it(db, flaky):
+    path = db
     with MemoryManager(str(path), embedder="flaky") as mm:
         (embedder,) = flaky
         embedder.down = True
@@ -84,8 +84,8 @@ def test_failed_embedding_parks_the_fact_and_retry_embeds_it(tmp_path, flaky):
     assert stored(path) == [("Loves shellfish", 1)]
 
 
-def test_failed_retry_keeps_the_fact_pending(tmp_path, flaky):
-    with MemoryManager(str(tmp_path / "m.db"), embedder="flaky") as mm:
+def test_failed_retry_keeps_the_fact_pending(db, flaky):
+    with MemoryManager(db, embedder="flaky") as mm:
         flaky[0].down = True
         mm.update_memory("Loves shellfish", user_id="u")
         (again,) = mm.retry_pending()
@@ -94,8 +94,8 @@ def test_failed_retry_keeps_the_fact_pending(tmp_path, flaky):
         assert item.attempts == 2
 
 
-def test_exact_repeat_is_settled_by_the_hash_tier_while_the_embedder_is_down(tmp_path, flaky):
-    path = tmp_path / "m.db"
+def test_exact_repeat_is_settled_by_the_hash_tier_while_the_embedder_is_down(db, flaky):
+    path = db
     with MemoryManager(str(path), embedder="flaky") as mm:
         first = mm.update_memory("Loves shellfish", user_id="u")
         flaky[0].down = True
@@ -106,8 +106,8 @@ def test_exact_repeat_is_settled_by_the_hash_tier_while_the_embedder_is_down(tmp
     assert stored(path) == [("Loves shellfish", 1)]
 
 
-def test_batch_with_the_embedder_down_parks_every_new_fact_in_order(tmp_path, flaky):
-    path = tmp_path / "m.db"
+def test_batch_with_the_embedder_down_parks_every_new_fact_in_order(db, flaky):
+    path = db
     facts = ["Has two cats", "Works at a bank", "has two cats.", "Plays the cello"]
     with MemoryManager(str(path), embedder="flaky") as mm:
         mm.update_memory("Works at a bank", user_id="u")
@@ -136,8 +136,8 @@ def test_batch_with_the_embedder_down_parks_every_new_fact_in_order(tmp_path, fl
     assert stored(path) == [("Works at a bank", 1), ("Has two cats", 1), ("Plays the cello", 1)]
 
 
-def test_llm_update_whose_new_text_cannot_be_embedded_is_parked(tmp_path, flaky, fake_openai):
-    path = tmp_path / "m.db"
+def test_llm_update_whose_new_text_cannot_be_embedded_is_parked(db, flaky, fake_openai):
+    path = db
     old, new = "User uses a standing desk", "User switched back to a sitting desk"
     current = "User uses a sitting desk (switched back from a standing desk)"
     with llm_manager(
@@ -161,8 +161,8 @@ def test_llm_update_whose_new_text_cannot_be_embedded_is_parked(tmp_path, flaky,
     assert np.allclose(np.frombuffer(blob, dtype=np.float32), FakeEmbedder("x").embed([current]))
 
 
-def test_reindex_failure_keeps_the_finished_batches_and_resumes(tmp_path, flaky):
-    path = str(tmp_path / "m.db")
+def test_reindex_failure_keeps_the_finished_batches_and_resumes(db, flaky):
+    path = db
     facts = ["Loves shellfish", "Works at a bank", "Has two cats", "Plays the cello"]
     with MemoryManager(path) as mm:
         mm.update_many(facts, user_id="u")

@@ -9,10 +9,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import sqlalchemy as sa
 
 from memman import ForgetReport, MemoryManager
 from memman.errors import EmbeddingError, NotFoundError
 from memman.models import Op
+from memman.storage.backends import is_postgres_url
+from tests.postgres import db_on_each_backend, direct, postgres_url  # noqa: F401
 
 DIM = 32
 # Words no other part of the store contains; the FTS index keeps them as they are.
@@ -38,18 +41,36 @@ class SeededEmbedder:
 
 
 def raw_bytes(path: str) -> bytes:
-    """The database file and its WAL as they are on disk, lowercased."""
+    """The database file and its WAL as they are on disk, lowercased. On PostgreSQL, whose
+    files are the server's, every row of every table instead (what a query can still see)."""
+    if is_postgres_url(path):
+        return _every_row(path)
     return b"".join(Path(p).read_bytes().lower() for p in (path, f"{path}-wal") if Path(p).exists())
 
 
+def _every_row(url: str) -> bytes:
+    with direct(url) as conn:
+        tables = conn.execute(
+            sa.text("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")
+        ).scalars()
+        return b"".join(
+            value.lower() if isinstance(value, bytes) else str(value).lower().encode()
+            for table in list(tables)
+            for row in conn.execute(sa.text(f"SELECT * FROM {table}"))
+            for value in row
+        )
+
+
 def vector_blobs(path: str, user_id: str) -> list[bytes]:
-    with sqlite3.connect(path) as conn:
+    with direct(path) as conn:
         return [
-            blob
+            bytes(blob)
             for (blob,) in conn.execute(
-                "SELECT v.vector FROM memory_vectors v JOIN long_term l ON l.pk = v.memory_pk"
-                " WHERE l.user_id = ?",
-                (user_id,),
+                sa.text(
+                    "SELECT v.vector FROM memory_vectors v JOIN long_term l ON l.pk = v.memory_pk"
+                    " WHERE l.user_id = :u"
+                ),
+                {"u": user_id},
             )
         ]
 
@@ -150,8 +171,9 @@ def test_purge_erases_one_memory_with_its_history(db, clock):
     assert b"vwkoboe" in found
 
 
-def test_delete_alone_leaves_the_words_in_the_file(db, clock):
+def test_delete_alone_leaves_the_words_in_the_file(tmp_path, clock):
     """Why forget exists: a soft delete, even vacuumed, keeps the text (and history)."""
+    db = str(tmp_path / "m.db")
     with open_manager(db, clock) as mm:
         memory = mm.update_memory(f"I live in {MARKERS[0]}", user_id="alice")
         mm.delete(memory.memory_id, user_id="alice")
@@ -177,9 +199,10 @@ def test_no_cached_vector_outlives_a_forget_in_this_or_another_manager(db, clock
         assert {h.id for h in other.search("vwkcar", user_id="bob")} == {r.memory_id for r in bob}
 
 
-def test_a_reader_holding_an_old_snapshot_is_reported_and_a_rerun_scrubs(db, clock):
+def test_a_reader_holding_an_old_snapshot_is_reported_and_a_rerun_scrubs(tmp_path, clock):
     """The WAL cannot be emptied under a reader's snapshot: forget says so, and forgetting
-    again once the reader is done scrubs what the WAL still held."""
+    again once the reader is done scrubs what the WAL still held (SQLite's WAL only)."""
+    db = str(tmp_path / "m.db")
     with open_manager(db, clock) as mm:
         mm.update_memory(f"I live in {MARKERS[0]}", user_id="alice")
         mm.update_memory("I live in vwkhaven", user_id="bob")

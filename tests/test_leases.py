@@ -1,4 +1,5 @@
-"""retry_pending() and flush() from several processes: each row is worked on by one of them.
+"""retry_pending() and flush() from several processes: each row is worked on by one of them
+(on one SQLite file, and on one PostgreSQL database).
 
 Workers are forked and held at their first embedding call (after they chose what to work
 on) until every worker has either reached it or finished: without claims, all of them would
@@ -9,11 +10,13 @@ holds a claim keeps its rows only until the lease lapses (the injected clock mov
 from __future__ import annotations
 
 import multiprocessing
-import sqlite3
 from collections import Counter
+
+import sqlalchemy as sa
 
 from memman import MemoryManager, Op
 from tests.clock import Clock
+from tests.postgres import db_on_each_backend, direct, postgres_url  # noqa: F401
 from tests.test_embed_custom import WordVectors
 
 FORK = multiprocessing.get_context("fork")
@@ -73,12 +76,12 @@ def park(path: str, facts: list[str]) -> None:
 
 
 def rows(path: str, sql: str) -> list[tuple]:
-    with sqlite3.connect(path) as conn:
-        return conn.execute(sql).fetchall()
+    with direct(path) as conn:
+        return [tuple(row) for row in conn.execute(sa.text(sql))]
 
 
-def test_parallel_retries_decide_each_parked_fact_once(tmp_path):
-    path = str(tmp_path / "m.db")
+def test_parallel_retries_decide_each_parked_fact_once(db):
+    path = db
     park(path, FACTS)
 
     run_held(retry_worker, path)
@@ -93,8 +96,8 @@ def test_parallel_retries_decide_each_parked_fact_once(tmp_path):
     assert sorted(content for (content,) in active) == sorted(FACTS)
 
 
-def test_parallel_flushes_extract_each_message_once(tmp_path):
-    path = str(tmp_path / "m.db")
+def test_parallel_flushes_extract_each_message_once(db):
+    path = db
     messages = [{"role": "user", "content": fact} for fact in FACTS]
     with manager(path, clock=Clock()) as mm:
         mm.observe(messages, user_id="u", session_id="s1")
@@ -112,8 +115,8 @@ def held_retry(path: str, reports, go) -> None:
         mm.retry_pending()
 
 
-def test_a_killed_workers_claim_lapses_and_its_fact_is_decided_once(tmp_path):
-    path = str(tmp_path / "m.db")
+def test_a_killed_workers_claim_lapses_and_its_fact_is_decided_once(db):
+    path = db
     park(path, FACTS[:1])
     reports, go = FORK.Queue(), FORK.Event()
     worker = FORK.Process(target=held_retry, args=(path, reports, go))
@@ -137,8 +140,8 @@ def held_flush(path: str, reports, go) -> None:
         mm.flush("s1", user_id="u")
 
 
-def test_a_killed_flushs_messages_wait_for_its_lease_then_are_extracted_once(tmp_path):
-    path = str(tmp_path / "m.db")
+def test_a_killed_flushs_messages_wait_for_its_lease_then_are_extracted_once(db):
+    path = db
     with manager(path) as mm:
         mm.observe([{"role": "user", "content": FACTS[0]}], user_id="u", session_id="s1")
     reports, go = FORK.Queue(), FORK.Event()

@@ -5,12 +5,15 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
+import sqlalchemy as sa
 
 from memman import MemoryManager
 from memman.models import Op, Status, Tier
+from memman.storage.backends import is_postgres_url
 from memman.store import Scope
 from memman.text import content_hash
 from tests.clock import Clock
+from tests.postgres import db_on_each_backend, direct, postgres_url  # noqa: F401
 from tests.test_cli import memman  # noqa: F401  (the CLI runner fixture)
 
 # A~B and B~C (Jaccard 8/9) but A!~C (7/9 < 0.8): a chain, not one fact.
@@ -42,15 +45,28 @@ def loose_import(db: str, clock: Clock, facts: list[str], confidence: float = 0.
 
 
 def set_columns(db: str, ids: list[str], **values: object) -> None:
-    with sqlite3.connect(db) as conn:
+    with direct(db) as conn:
         for memory_id in ids:
             for column, value in values.items():
-                conn.execute(f"UPDATE long_term SET {column} = ? WHERE id = ?", (value, memory_id))
+                conn.execute(
+                    sa.text(f"UPDATE long_term SET {column} = :v WHERE id = :id"),
+                    {"v": value, "id": memory_id},
+                )
 
 
 def dump(db: str) -> list[str]:
-    with sqlite3.connect(db) as conn:
-        return list(conn.iterdump())
+    """The whole SQLite file as SQL; on PostgreSQL every row of every table, in key order."""
+    if not is_postgres_url(db):
+        with sqlite3.connect(db) as conn:
+            return list(conn.iterdump())
+    tables = ["long_term", "events", "pending", "short_term", "message_buffer"]
+    tables += ["memory_vectors", "vector_log", "fts_scopes"]
+    with direct(db) as conn:
+        return [
+            repr(tuple(row))
+            for table in tables
+            for row in conn.execute(sa.text(f"SELECT * FROM {table} ORDER BY 1"))
+        ]
 
 
 def test_near_identical_memories_merge_and_stay_recoverable(db, clock):

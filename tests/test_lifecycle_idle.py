@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import datetime as dt
-import sqlite3
+
+import sqlalchemy as sa
 
 from memman import MemoryManager
 from tests.clock import Clock
 from tests.fake_openai import Reply
+from tests.postgres import db_on_each_backend, direct, postgres_url  # noqa: F401
 from tests.test_cli import memman  # noqa: F401  (the CLI runner fixture)
 from tests.test_lifecycle_observe import llm_manager
 
@@ -20,11 +22,12 @@ def say(mm: MemoryManager, user: str, session: str, *texts: str, agent: str | No
 
 
 def waiting(db: str) -> list[tuple[str, str, str]]:
-    with sqlite3.connect(db) as conn:
-        return conn.execute(
+    with direct(db) as conn:
+        query = sa.text(
             "SELECT user_id, session_id, content FROM message_buffer"
             " WHERE extracted_at IS NULL ORDER BY id"
-        ).fetchall()
+        )
+        return [tuple(row) for row in conn.execute(query)]
 
 
 def test_consolidate_extracts_a_session_nobody_came_back_to(db, clock):

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import sqlite3
-
 import pytest
+import sqlalchemy as sa
 
 from memman import MemoryManager
 from memman.errors import InvalidInputError
 from memman.models import Op
 from tests.clock import Clock
 from tests.fake_openai import Reply, chat_completion
+from tests.postgres import db_on_each_backend, direct, postgres_url  # noqa: F401
 
 CHAT = [
     {"role": "system", "content": "You are a helpful assistant."},
@@ -19,15 +19,20 @@ CHAT = [
 ]
 
 
-def buffered_rows(path: str) -> list[tuple]:
-    with sqlite3.connect(path) as conn:
-        return conn.execute(
-            "SELECT role, content FROM message_buffer WHERE extracted_at IS NULL ORDER BY id"
-        ).fetchall()
+def buffered_rows(db: str) -> list[tuple]:
+    with direct(db) as conn:
+        return [
+            tuple(row)
+            for row in conn.execute(
+                sa.text(
+                    "SELECT role, content FROM message_buffer WHERE extracted_at IS NULL"
+                    " ORDER BY id"
+                )
+            )
+        ]
 
 
-def test_observe_buffers_until_the_cooldown_then_extracts_user_messages_only(tmp_path, clock):
-    db = str(tmp_path / "m.db")
+def test_observe_buffers_until_the_cooldown_then_extracts_user_messages_only(db, clock):
     with MemoryManager(db, clock=clock) as mm:
         first = mm.observe(CHAT, user_id="u", session_id="s1")
         assert first.buffered == 3 and first.results == []
@@ -48,8 +53,7 @@ def test_observe_buffers_until_the_cooldown_then_extracts_user_messages_only(tmp
     assert buffered_rows(db) == []
 
 
-def test_buffered_messages_survive_a_restart_and_flush_forces(tmp_path, clock):
-    db = str(tmp_path / "m.db")
+def test_buffered_messages_survive_a_restart_and_flush_forces(db, clock):
     with MemoryManager(db, clock=clock) as mm:
         mm.observe(CHAT, user_id="u", session_id="s1")
     assert len(buffered_rows(db)) == 3  # "crash" here: a new process finds them
@@ -59,8 +63,7 @@ def test_buffered_messages_survive_a_restart_and_flush_forces(tmp_path, clock):
         assert mm.flush("s1", user_id="u").extracted_messages == 0
 
 
-def test_observe_refuses_bad_messages_and_buffers_nothing(tmp_path, clock):
-    db = str(tmp_path / "m.db")
+def test_observe_refuses_bad_messages_and_buffers_nothing(db, clock):
     with MemoryManager(db, clock=clock) as mm:
         with pytest.raises(InvalidInputError):
             mm.observe([CHAT[1], {"role": "robot", "content": "x"}], user_id="u", session_id="s")
@@ -69,7 +72,7 @@ def test_observe_refuses_bad_messages_and_buffers_nothing(tmp_path, clock):
     assert buffered_rows(db) == []
 
 
-def test_an_agent_transcript_is_taken_as_it_is(tmp_path, clock):
+def test_an_agent_transcript_is_taken_as_it_is(db, clock):
     transcript = [
         {"role": "developer", "content": "Be brief."},
         {"role": "user", "content": [
@@ -83,7 +86,6 @@ def test_an_agent_transcript_is_taken_as_it_is(tmp_path, clock):
         {"role": "tool", "tool_call_id": "c1", "content": "a grey cat"},
         {"role": "assistant", "content": "What a lovely grey cat!"},
     ]  # fmt: skip
-    db = str(tmp_path / "m.db")
     with MemoryManager(db, clock=clock) as mm:
         assert mm.observe(transcript, user_id="u", session_id="s").buffered == 4
         done = mm.flush("s", user_id="u")
@@ -116,14 +118,14 @@ def llm_manager(path: str, base_url: str, clock: Clock, **settings: object) -> M
     )
 
 
-def test_llm_extraction_routes_durable_and_transient_facts(tmp_path, clock, fake_openai):
+def test_llm_extraction_routes_durable_and_transient_facts(db, clock, fake_openai):
     fake_openai.script(
         extraction(
             ("User lives in Porto", "location", 7, "durable"),
             ("User is at the airport right now", "location", 3, "transient"),
         )
     )
-    with llm_manager(str(tmp_path / "m.db"), fake_openai.base_url, clock) as mm:
+    with llm_manager(db, fake_openai.base_url, clock) as mm:
         mm.observe(CHAT, user_id="u", session_id="s1")
         result = mm.flush("s1", user_id="u")
         assert not result.offline and result.error is None
@@ -137,8 +139,7 @@ def test_llm_extraction_routes_durable_and_transient_facts(tmp_path, clock, fake
     assert '"User loves Porto wine, I assume."' in sent  # context, quoted
 
 
-def test_llm_extraction_failure_keeps_messages_buffered(tmp_path, clock, fake_openai):
-    db = str(tmp_path / "m.db")
+def test_llm_extraction_failure_keeps_messages_buffered(db, clock, fake_openai):
     fake_openai.script(Reply(500, {"error": {"message": "boom"}}))
     with llm_manager(db, fake_openai.base_url, clock) as mm:
         mm.observe(CHAT, user_id="u", session_id="s1")
@@ -154,8 +155,8 @@ def test_llm_extraction_failure_keeps_messages_buffered(tmp_path, clock, fake_op
     assert buffered_rows(db) == []
 
 
-def test_short_term_renews_across_sessions(tmp_path, clock):
-    with MemoryManager(str(tmp_path / "m.db"), clock=clock) as mm:
+def test_short_term_renews_across_sessions(db, clock):
+    with MemoryManager(db, clock=clock) as mm:
         a = mm.remember_short_term("User is in Berlin", user_id="u", session_id="s1",
                                    category="location")  # fmt: skip
         clock.advance(hours=1)
@@ -165,12 +166,12 @@ def test_short_term_renews_across_sessions(tmp_path, clock):
         assert b.expires_at > a.expires_at
 
 
-def test_a_bad_extracted_category_is_reasked_not_written(tmp_path, clock, fake_openai):
+def test_a_bad_extracted_category_is_reasked_not_written(db, clock, fake_openai):
     fake_openai.script(
         extraction(("User lives in Porto", "   ", 7, "durable")),
         extraction(("User lives in Porto", "Location", 7, "durable")),
     )
-    with MemoryManager(str(tmp_path / "m.db"), clock=clock, llm_model="fake-model",
+    with MemoryManager(db, clock=clock, llm_model="fake-model",
                        llm_base_url=fake_openai.base_url, llm_api_key="test",
                        llm_max_retries=1) as mm:  # fmt: skip
         mm.observe(CHAT, user_id="u", session_id="s1")
@@ -182,8 +183,7 @@ def test_a_bad_extracted_category_is_reasked_not_written(tmp_path, clock, fake_o
     assert "one short lowercase word" in reask
 
 
-def test_an_unusable_message_is_reported_and_never_blocks_the_session(tmp_path, clock):
-    db = str(tmp_path / "m.db")
+def test_an_unusable_message_is_reported_and_never_blocks_the_session(db, clock):
     pasted = "Here is my whole CV: " + "lorem ipsum " * 500  # over max_fact_chars
     with MemoryManager(db, clock=clock) as mm:
         mm.observe([{"role": "user", "content": pasted}], user_id="u", session_id="s1")
@@ -196,13 +196,13 @@ def test_an_unusable_message_is_reported_and_never_blocks_the_session(tmp_path, 
         mm.observe([{"role": "user", "content": "I live in Porto"}], user_id="u", session_id="s1")
         second = mm.flush("s1", user_id="u")
         assert [r.content for r in second.results] == ["I live in Porto"] and not second.rejected
-    with sqlite3.connect(db) as conn:  # the refused text is still in the buffer, not lost
-        kept = conn.execute("SELECT content FROM message_buffer WHERE id = 1").fetchone()
-    assert kept == (pasted,)
+    with direct(db) as conn:  # the refused text is still in the buffer, not lost
+        kept = conn.execute(sa.text("SELECT content FROM message_buffer WHERE id = 1")).one()
+    assert tuple(kept) == (pasted,)
 
 
 def test_an_unusable_extracted_transient_fact_is_validated_and_reported(
-    tmp_path, clock, fake_openai
+    db, clock, fake_openai
 ):
     fake_openai.script(
         extraction(
@@ -210,7 +210,7 @@ def test_an_unusable_extracted_transient_fact_is_validated_and_reported(
             ("User lives in Porto", "location", 7, "durable"),
         )
     )
-    with llm_manager(str(tmp_path / "m.db"), fake_openai.base_url, clock) as mm:
+    with llm_manager(db, fake_openai.base_url, clock) as mm:
         mm.observe(CHAT, user_id="u", session_id="s1")
         result = mm.flush("s1", user_id="u")
         assert [r.content for r in result.results] == ["User lives in Porto"]
@@ -218,8 +218,7 @@ def test_an_unusable_extracted_transient_fact_is_validated_and_reported(
         assert result.buffered == 0
 
 
-def test_offline_extraction_leaves_chatter_out_of_memory(tmp_path, clock):
-    db = str(tmp_path / "m.db")
+def test_offline_extraction_leaves_chatter_out_of_memory(db, clock):
     chat = [
         {"role": "user", "content": "hi!"},
         {"role": "assistant", "content": "Hello! How can I help?"},
@@ -241,14 +240,13 @@ def test_offline_extraction_leaves_chatter_out_of_memory(tmp_path, clock):
         ]
         assert done.skipped == ["hi!", "ok thanks, sounds good", "👍"]
         assert len(mm.list(user_id="u")) == 3
-    with sqlite3.connect(db) as conn:  # the skipped words are kept with the conversation
-        assert conn.execute("SELECT count(*) FROM message_buffer").fetchone() == (7,)
+    with direct(db) as conn:  # the skipped words are kept with the conversation
+        assert conn.execute(sa.text("SELECT count(*) FROM message_buffer")).scalar() == 7
 
 
 def test_a_backlog_is_extracted_in_batches_and_a_failed_batch_stays_buffered(
-    tmp_path, clock, fake_openai
+    db, clock, fake_openai
 ):
-    db = str(tmp_path / "m.db")
     said = [
         "I moved to Porto last spring, near the river.",  # 40-47 characters: 2 per batch
         "My sister Ana lives in Braga with her kids.",

@@ -7,6 +7,7 @@ import pytest
 
 from memman import MemoryManager, Op, Tier
 from memman.errors import InvalidInputError
+from tests.postgres import db_on_each_backend, postgres_url  # noqa: F401
 
 
 def test_context_shows_relevant_short_term_facts_first(db, clock):

@@ -11,6 +11,7 @@ import pytest
 from memman import MemoryManager
 from memman.embed import register_embedder
 from memman.errors import EmbeddingError
+from tests.postgres import db_on_each_backend, postgres_url  # noqa: F401
 from tests.test_semantic_retrieval import FakeEmbedder, fake_embedder  # noqa: F401 (fixture)
 
 

@@ -9,6 +9,7 @@ from memman import MemoryManager, Op
 from memman.errors import InvalidInputError
 from tests.decisions import answer, llm_manager
 from tests.fake_openai import Reply
+from tests.postgres import db_on_each_backend, postgres_url  # noqa: F401
 from tests.test_lifecycle_consolidate import TWINS, dump
 
 

@@ -1,11 +1,24 @@
-"""The PostgreSQL test scaffolding: the fixture's URL reaches a server, or the test skips
-saying why (memman itself has no PostgreSQL backend yet: issue 15)."""
+"""The PostgreSQL backend's own checks (the behavioural suite runs on it through the `db`
+fixtures of tests/postgres.py): its scaffolding, the schema, the query side of full-text
+search, and errors; everything else behaves as on SQLite."""
 
 from __future__ import annotations
 
+import pytest
 import sqlalchemy as sa
 
-from tests.postgres import postgres_url, unavailable  # noqa: F401  (postgres_url: a fixture)
+from memman import MemoryManager
+from memman.errors import ConfigError, StoreBusyError, StoreError
+from memman.storage.postgres_schema import WRITE_LOCK
+from tests.postgres import (  # noqa: F401  (fixtures)
+    db_on_each_backend,
+    fresh_database,
+    postgres_url,
+    unavailable,
+)
+from tests.test_cli import memman  # noqa: F401  (the CLI runner fixture)
+
+NOWHERE = "postgresql+psycopg://memman:s3cret@127.0.0.1:1/memman_test"
 
 
 def test_the_throwaway_server_takes_writes(postgres_url):  # noqa: F811
@@ -28,3 +41,120 @@ def test_an_unreachable_server_is_a_skip_reason():
     # Port 1 on the loopback: nothing listens there, so the connection is refused at once.
     reason = unavailable("postgresql+psycopg://memman:x@127.0.0.1:1/memman_test")
     assert reason.startswith("no PostgreSQL server answers")
+
+
+def test_a_missing_server_is_a_one_line_error_without_the_password(memman):  # noqa: F811
+    run = memman("list", "--user", "u", "--db", NOWHERE)
+    assert run.code == 1
+    assert run.err.startswith("Error: cannot reach PostgreSQL at postgresql+psycopg://memman:***@")
+    assert len(run.err.strip().splitlines()) == 1 and "s3cret" not in run.err
+    with pytest.raises(StoreError, match="cannot reach PostgreSQL"):
+        MemoryManager(NOWHERE)
+
+
+@pytest.fixture
+def pg(postgres_url):  # noqa: F811
+    with fresh_database(postgres_url) as url:
+        yield url
+
+
+HOSTILE = [
+    "O'Neill & Sons | !tea <-> :* (coffee)",
+    "AND OR NOT NEAR( \\ '' \"",
+    "£900 5°C 'single' quotes: a:b  c*d",
+    "!!! ??? ...",
+    "",
+]
+
+
+@pytest.mark.parametrize("text", HOSTILE)
+def test_user_text_never_becomes_tsquery_syntax(pg, text):
+    with MemoryManager(pg) as mm:
+        mm.update_memory("Mr O'Neill sells tea for £900", user_id="u")
+        hits = mm.search(text, user_id="u") if text.strip() else []
+        assert all(h.memory.user_id == "u" for h in hits)
+        if "O'Neill" in text or "£900" in text:
+            assert hits and hits[0].memory.content == "Mr O'Neill sells tea for £900"
+
+
+def test_the_schema_has_the_scoped_unique_hash_and_the_full_text_index(pg):
+    MemoryManager(pg).close()
+    engine = sa.create_engine(pg)
+    try:
+        with engine.connect() as connection:
+            query = "SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'long_term'"
+            indexes = dict(connection.execute(sa.text(query)).all())
+            migrations = connection.execute(sa.text("SELECT name FROM memman_migrations")).scalars()
+            assert list(migrations) == ["p001_schema"]
+    finally:
+        engine.dispose()
+    assert "(user_id, agent_id, content_hash) WHERE (status = 'active'::text)" in (
+        indexes["long_term_active_hash"]
+    )
+    assert "USING gin (fts)" in indexes["long_term_fts"]
+
+
+def test_two_app_servers_share_one_database(pg):
+    with MemoryManager(pg) as first, MemoryManager(pg) as second:
+        first.update_memory("I like tea", user_id="u")
+        assert second.update_memory("I like tea", user_id="u").op.value == "NOOP"
+
+
+def test_the_cli_works_on_a_url_and_never_prints_its_password(memman, pg):  # noqa: F811
+    password = sa.engine.make_url(pg).password
+    assert memman("add", "User lives in Porto", "--user", "u", "--db", pg).code == 0
+    runs = [memman(*command, "--db", pg) for command in (["stats"], ["check"])]
+    assert [run.code for run in runs] == [0, 0]
+    assert all(password not in run.out + run.err for run in runs)
+    assert "rows in long_term" in runs[0].out and "orphan vectors" in runs[1].out
+    backup = memman("backup", "copy.db", "--db", pg)
+    assert backup.code == 1 and "pg_dump" in backup.err
+
+
+def test_sqlite_vec_is_refused_on_postgresql(pg):
+    pytest.importorskip("sqlite_vec")
+    with pytest.raises(ConfigError, match="sqlite-vec"):
+        MemoryManager(pg, vector_search="sqlite-vec")
+
+
+def test_a_writer_waits_for_the_lock_then_fails_typed_while_reads_go_on(pg):
+    """Another app server holds the write lock (an open write transaction): reads answer
+    (search too counts accesses, a write, as on SQLite), a write waits busy_patience_s and
+    raises StoreBusyError, and works once the lock is released."""
+    with MemoryManager(pg, busy_timeout_s=0.1, busy_patience_s=0.3) as mm:
+        kept = mm.update_memory("User likes green tea", user_id="u")
+        holder = sa.create_engine(pg)
+        try:
+            with holder.connect() as other:
+                other.exec_driver_sql(f"SELECT pg_advisory_xact_lock({WRITE_LOCK})")
+                assert [m.id for m in mm.list(user_id="u")] == [kept.memory_id]
+                assert mm.get(kept.memory_id, user_id="u").content == "User likes green tea"
+                with pytest.raises(StoreBusyError):
+                    mm.update_memory("User lives in Porto", user_id="u")
+                other.rollback()
+        finally:
+            holder.dispose()
+        assert mm.update_memory("User lives in Porto", user_id="u").op.value == "ADD"
+
+
+def test_a_database_of_a_newer_memman_is_refused(pg):
+    MemoryManager(pg).close()
+    engine = sa.create_engine(pg)
+    try:
+        with engine.begin() as connection:
+            connection.exec_driver_sql("INSERT INTO memman_migrations (name) VALUES ('p999_x')")
+    finally:
+        engine.dispose()
+    with pytest.raises(StoreError, match="newer memman"):
+        MemoryManager(pg)
+
+
+ACCENTED = [("User loves the café", "cafe"), ("User met Zoe in Sao Paulo", "Zoë São")]
+
+
+@pytest.mark.parametrize(("stored", "query"), ACCENTED)
+def test_accents_do_not_hide_a_memory_on_either_backend(db, stored, query):
+    """FTS5 removes diacritics (remove_diacritics 2); PostgreSQL's index does too (unaccent)."""
+    with MemoryManager(db) as mm:
+        kept = mm.update_memory(stored, user_id="u")
+        assert [h.id for h in mm.search(query, user_id="u")] == [kept.memory_id]

@@ -9,6 +9,7 @@ import pytest
 
 from memman import MemoryManager
 from memman.errors import InvalidInputError, NotFoundError
+from tests.postgres import db_on_each_backend, postgres_url  # noqa: F401
 
 BY_ID = ["get", "history", "delete", "restore"]
 

@@ -9,12 +9,15 @@ independence: what another scope does cannot change what this one gets).
 
 from __future__ import annotations
 
+from contextlib import nullcontext
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memman import MemoryManager
 from memman.errors import InvalidInputError
 from memman.models import Status
+from tests.postgres import fresh_database, postgres_url  # noqa: F401
 from tests.reliability import offline_manager
 
 SCOPES = [("alice", None), ("alice", "coach"), ("bob", None), ("carol", "coach")]
@@ -83,14 +86,10 @@ def memories(mm: MemoryManager, user: str, agent: str | None) -> list[tuple[str,
     return sorted((m.content, m.status.value) for m in listed)
 
 
-@settings(
-    max_examples=40,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-)
-@given(ops=operations)
-def test_interleaved_scopes_behave_as_if_alone(ops):
-    with offline_manager(":memory:") as shared:
+def check_isolation(ops, shared_store) -> None:
+    """Run ops on one shared store (from shared_store(), a context manager giving a db), then
+    each scope's alone on a fresh in-memory store, and compare."""
+    with shared_store() as db, offline_manager(db) as shared:
         for scope_index, op in ops:
             run(shared, *SCOPES[scope_index], op)
         for user, agent in SCOPES:
@@ -108,3 +107,23 @@ def test_interleaved_scopes_behave_as_if_alone(ops):
                 if scope_index == index:
                     run(alone, *scope, op)
             assert memories(alone, *scope) == together[scope]
+
+
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+@given(ops=operations)
+def test_interleaved_scopes_behave_as_if_alone(ops):
+    check_isolation(ops, lambda: nullcontext(":memory:"))
+
+
+@settings(
+    max_examples=15,  # a fresh database each: ~0.3 s apiece
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+@given(ops=operations)
+def test_interleaved_scopes_behave_as_if_alone_on_postgres(postgres_url, ops):  # noqa: F811
+    check_isolation(ops, lambda: fresh_database(postgres_url))

@@ -1,4 +1,5 @@
-"""Every statement the write path and recall send to SQLite names the scope it works in.
+"""Every statement the write path and recall send to the database names the scope it works in
+(SQLite's and, on a PostgreSQL server, PostgreSQL's).
 
 The schema is meant to be distributable by scope (Citus's distribution column, or a database
 per tenant group: issue 15), which holds only if each hot-path statement on a scoped table
@@ -12,6 +13,7 @@ scoped read found them are listed in EXCEPTIONS, each with why.
 from __future__ import annotations
 
 import re
+import sqlite3
 from collections.abc import Callable, Iterator
 
 import pytest
@@ -23,6 +25,7 @@ from memman.scope import Scope
 from memman.text import content_hash
 from tests.decisions import answer, llm_manager
 from tests.fake_openai import Reply
+from tests.postgres import db_on_each_backend, postgres_url  # noqa: F401
 from tests.test_batch_decisions import NEWS, STORED, batch_answer, item
 from tests.test_semantic_retrieval import FakeEmbedder
 
@@ -39,6 +42,7 @@ SCOPED_TABLES = frozenset(
         "long_term_fts",
     }
 )
+SQLALCHEMY_CASTS = re.compile(r"::(?:VARCHAR|INTEGER|BIGINT|FLOAT|BOOLEAN|JSONB)\b")
 TABLE = re.compile(r"\b(?:FROM|JOIN|INTO|UPDATE)\s+([A-Za-z_]+)")
 CONTROL = ("BEGIN", "COMMIT", "ROLLBACK", "PRAGMA", "SAVEPOINT", "RELEASE")
 
@@ -62,10 +66,15 @@ EXCEPTIONS = [
         "by id: the scoped search's hits",
     ),
     # The vector of the memory this transaction just wrote (memory_vectors has no scope
-    # column yet; its pk comes from long_term by the new memory's id).
+    # column yet; its pk comes from long_term by the new memory's id). PostgreSQL: an upsert.
     (
         r"^INSERT OR REPLACE INTO memory_vectors \(memory_pk, model, dim, vector\)"
         r" SELECT pk, .* FROM long_term WHERE id = '\w+'$",
+        "by id of the memory just written",
+    ),
+    (
+        r"^INSERT INTO memory_vectors \(memory_pk, model, dim, vector\)"
+        r" SELECT pk, .* FROM long_term WHERE id = '\w+' ON CONFLICT \(memory_pk, model\)",
         "by id of the memory just written",
     ),
     # Folding a repeated NOOP into the memory's previous event: the memory's own events.
@@ -114,16 +123,46 @@ ALICE = Scope("alice")
 
 
 @pytest.fixture
-def traced() -> Iterator[list[str]]:
-    """Every statement run on a connection opened while the test runs, as SQLite ran it."""
+def traced(monkeypatch) -> Iterator[list[str]]:
+    """Every statement run on a connection opened while the test runs, as SQLite ran it; on
+    PostgreSQL, every statement psycopg sent, its parameters rendered in place (psycopg has
+    no trace callback: its cursors' execute and executemany are wrapped)."""
     statements: list[str] = []
 
     def on_connect(dbapi_connection, _record) -> None:
-        dbapi_connection.set_trace_callback(statements.append)
+        if isinstance(dbapi_connection, sqlite3.Connection):
+            dbapi_connection.set_trace_callback(statements.append)
 
     sa.event.listen(sa.engine.Engine, "connect", on_connect)
+    _trace_psycopg(monkeypatch, statements)
     yield statements
     sa.event.remove(sa.engine.Engine, "connect", on_connect)
+
+
+def _trace_psycopg(monkeypatch, statements: list[str]) -> None:
+    try:
+        import psycopg
+    except ImportError:
+        return
+    execute, executemany = psycopg.Cursor.execute, psycopg.Cursor.executemany
+
+    def rendered(cursor, query, params) -> str:
+        # Without the casts SQLAlchemy's psycopg dialect adds to bound values ('x'::VARCHAR),
+        # so one pattern in EXCEPTIONS reads a statement of either backend.
+        sql = psycopg.ClientCursor(cursor.connection).mogrify(query, params)
+        return SQLALCHEMY_CASTS.sub("", sql)
+
+    def traced_execute(self, query, params=None, **options):
+        statements.append(rendered(self, query, params))
+        return execute(self, query, params, **options)
+
+    def traced_executemany(self, query, params_seq, **options):
+        params_seq = list(params_seq)
+        statements.extend(rendered(self, query, params) for params in params_seq)
+        return executemany(self, query, params_seq, **options)
+
+    monkeypatch.setattr(psycopg.Cursor, "execute", traced_execute)
+    monkeypatch.setattr(psycopg.Cursor, "executemany", traced_executemany)
 
 
 def unscoped(statements: list[str], scope: Scope, key: str | None) -> tuple[list[str], int]:

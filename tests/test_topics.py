@@ -10,6 +10,7 @@ import pytest
 from memman import EmbeddingError, InvalidInputError, MemoryManager, Op, Status, Tier
 from memman.topic import Topic, about
 from tests.decisions import answer, llm_manager
+from tests.postgres import db_on_each_backend, postgres_url  # noqa: F401
 
 
 def active(mm: MemoryManager, user: str = "ana") -> list[str]:

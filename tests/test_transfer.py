@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
-import sqlite3
+from collections.abc import Iterator
 
 import pytest
+import sqlalchemy as sa
 
 from memman import MemoryManager, Op, Status
 from tests.clock import Clock
+from tests.postgres import direct, fresh_database, postgres_url  # noqa: F401
 from tests.test_cli import memman  # noqa: F401  (the CLI runner fixture)
 
 
@@ -39,21 +41,34 @@ def source(tmp_path) -> str:
     return path
 
 
-def table_rows(path: str) -> dict[str, list[tuple]]:
-    """Every row of the memory and event tables, in storage order: the dump to compare."""
-    with sqlite3.connect(path) as conn:
-        return {
-            table: conn.execute(f"SELECT * FROM {table} ORDER BY rowid").fetchall()
-            for table in ("long_term", "events")
-        }
+@pytest.fixture(params=["sqlite", "postgres"])
+def target(request, tmp_path) -> Iterator[str]:
+    """An empty store to import into: a SQLite file, then a PostgreSQL database (a move
+    between backends is an export and an import)."""
+    if request.param == "sqlite":
+        yield str(tmp_path / "target.db")
+        return
+    with fresh_database(request.getfixturevalue("postgres_url")) as url:
+        yield url
 
 
-def test_import_into_an_empty_store_gives_the_same_rows(source, tmp_path):
+def table_rows(db: str) -> dict[str, list[tuple]]:
+    """Every row of the memory and event tables, in key order: the dump to compare (the
+    columns both backends have: PostgreSQL's long_term adds its tsvector)."""
+    with direct(db) as conn:
+        found = {}
+        for table in ("long_term", "events"):
+            columns = [c["name"] for c in sa.inspect(conn).get_columns(table) if c["name"] != "fts"]
+            query = f"SELECT {', '.join(columns)} FROM {table} ORDER BY 1"
+            found[table] = [tuple(row) for row in conn.execute(sa.text(query))]
+        return found
+
+
+def test_import_into_an_empty_store_gives_the_same_rows(source, target):
     with MemoryManager(source) as mm:
         lines = list(mm.export_jsonl(include_inactive=True, events=True))
         statuses = {m.content: m.status for m in mm.export(include_inactive=True)}
     assert statuses["User has a dog named Rex"] is Status.DELETED
-    target = str(tmp_path / "target.db")
     with MemoryManager(target) as mm:
         report = mm.import_jsonl(lines)
         again = list(mm.export_jsonl(include_inactive=True, events=True))
@@ -76,10 +91,9 @@ def test_every_column_is_in_the_export(source):
     assert {"decayed_at", "confidence", "updated_at", "status", "id", "agent_id"} <= set(peanuts)
 
 
-def test_import_into_a_store_with_memories_skips_duplicates_and_decides_the_rest(source, tmp_path):
+def test_import_into_a_store_with_memories_skips_duplicates_and_decides_the_rest(source, target):
     with MemoryManager(source) as mm:
         lines = list(mm.export_jsonl(include_inactive=True, events=True))
-    target = str(tmp_path / "target.db")
     with MemoryManager(target) as mm:
         mm.update_memory("User is allergic to peanuts", user_id="alice")
         # Said before the source's Porto (observed on 2026-01-03), so Porto is the newer value.
@@ -99,11 +113,10 @@ def test_import_into_a_store_with_memories_skips_duplicates_and_decides_the_rest
     assert (twice.copied, twice.decided, twice.duplicates) == (0, {}, 4)
 
 
-def test_raw_import_copies_as_is_into_a_store_with_memories(source, tmp_path):
+def test_raw_import_copies_as_is_into_a_store_with_memories(source, target):
     with MemoryManager(source) as mm:
         lines = list(mm.export_jsonl(include_inactive=True, events=True))
         source_ids = {m.id for m in mm.export(include_inactive=True)}
-    target = str(tmp_path / "target.db")
     with MemoryManager(target) as mm:
         mm.update_memory("User likes jazz", user_id="carol")
         report = mm.import_jsonl(lines, raw=True)
@@ -115,11 +128,11 @@ def test_raw_import_copies_as_is_into_a_store_with_memories(source, tmp_path):
     assert [e.id for e in events] == list(range(1, len(events) + 1))
 
 
-def test_a_bad_line_is_reported_with_its_number_and_the_rest_imported(source, tmp_path):
+def test_a_bad_line_is_reported_with_its_number_and_the_rest_imported(source, target):
     with MemoryManager(source) as mm:
         lines = list(mm.export_jsonl())
     broken = [lines[0], "{not json", json.dumps({"kind": "memory", "id": "x"}), *lines[1:]]
-    with MemoryManager(str(tmp_path / "target.db")) as mm:
+    with MemoryManager(target) as mm:
         report = mm.import_jsonl(broken)
         kept = [m.content for m in mm.export()]
     assert report.copied == len(lines) == len(kept)
@@ -127,11 +140,10 @@ def test_a_bad_line_is_reported_with_its_number_and_the_rest_imported(source, tm
     assert "content: Field required" in report.bad[1]
 
 
-def test_cli_export_import_round_trip(memman, source, tmp_path):  # noqa: F811
+def test_cli_export_import_round_trip(memman, source, target, tmp_path):  # noqa: F811
     dump = tmp_path / "all.jsonl"
     run = memman("export", "--all", "--with-events", "--db", source, "-o", str(dump))
     assert run.code == 0 and "records written" in run.out
-    target = str(tmp_path / "target.db")
     run = memman("import", str(dump), "--db", target)
     assert run.code == 0 and "4 memories copied" in run.out
     assert table_rows(target) == table_rows(source)

@@ -8,18 +8,19 @@ import pytest
 
 from memman import InvalidInputError, MemoryManager, NotFoundError, Op, Status, Tier
 from tests.decisions import answer, llm_manager
+from tests.postgres import db_on_each_backend, fresh_database, postgres_url  # noqa: F401
 
 
-@pytest.fixture(params=["file", "memory"])
+@pytest.fixture(params=["file", "memory", "postgres"])
 def mm(request, tmp_path):
+    if request.param == "postgres":
+        url = request.getfixturevalue("postgres_url")
+        with fresh_database(url) as fresh, MemoryManager(fresh) as manager:
+            yield manager
+        return
     path = str(tmp_path / "memory.db") if request.param == "file" else ":memory:"
     with MemoryManager(path) as manager:
         yield manager
-
-
-@pytest.fixture
-def db(tmp_path):
-    return str(tmp_path / "memory.db")
 
 
 def contents(mm: MemoryManager, user_id: str = "alice", **scope) -> list[str]:

@@ -28,7 +28,12 @@ console = Console(markup=False)
 errors = Console(stderr=True)
 
 DbOption = Annotated[
-    str | None, typer.Option("--db", envvar="MEMMAN_DB", help="SQLite file (default memman.db).")
+    str | None,
+    typer.Option(
+        "--db",
+        envvar="MEMMAN_DB",
+        help="SQLite file or postgresql+psycopg:// URL (default memman.db).",
+    ),
 ]
 
 

@@ -28,7 +28,7 @@ def stats(
         if as_json:
             _print_json(data)
             return
-        table = Table(title=f"memman stats ({mm.path})")
+        table = Table(title=f"memman stats ({mm.store.path})")
         table.add_column("what")
         table.add_column("count", justify="right")
         for status, n in sorted(data["memories"].items()):
@@ -51,7 +51,7 @@ def check(db: DbOption = None) -> None:
     """Check SQLite integrity, FTS agreement, orphan vectors, stuck pending (exit 1 if not ok)."""
     with _open(db) as mm:
         report = mm.check()
-        table = Table(title=f"memman check ({mm.path})")
+        table = Table(title=f"memman check ({mm.store.path})")
     table.add_column("check")
     table.add_column("result", overflow="fold")
     table.add_row("sqlite integrity", "; ".join(report.integrity) or "ok")
@@ -71,7 +71,7 @@ def backup(
     """Copy the store to PATH with SQLite's online backup (safe while others write)."""
     with _open(db) as mm:
         written = mm.backup(path)
-    console.print(f"backed up {mm.path} to {written}")
+    console.print(f"backed up {mm.store.path} to {written}")
 
 
 def reindex(

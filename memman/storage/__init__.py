@@ -38,8 +38,13 @@ candidates), vectors.py (vector reads, the change log), apply.py (one update), t
 (one count) and migrations.py (schema, sqlite-utils). `apply` should then hand storage one
 change set (row change + audit event + vector) per decision.
 
-PostgreSQL. `.ci/postgres` starts a throwaway PostgreSQL 15 cluster and tests/postgres.py
-gives the tests its URL (or skips saying why). A `PostgresStore` implementing `Storage` comes
-next: the same statements with `tsvector` + GIN for the FTS ones, `SELECT ... FOR UPDATE`
-where SQLite relies on `BEGIN IMMEDIATE`, float4 arrays (or pgvector) for vectors.
+PostgreSQL. `backends.open_store(db)` opens a SQLite file or, for a postgresql:// URL,
+`postgres.PostgresStore`: Store with the dialect's parts replaced (schema and migrations in
+`postgres_schema.py`, tsvector candidates in `postgres_search.py`, an advisory lock where
+SQLite has BEGIN IMMEDIATE). The statements both share stay written once: SQLAlchemy compiles
+Core and `text()` for either dialect, and `dialect.py` rewrites run_sql's sqlite3-style
+parameters for psycopg. The few places that still branch on the dialect outside this package
+(retrieval's lexical ranking, vectors' upsert) are the ones to move behind the door next.
+`.ci/postgres` starts a throwaway PostgreSQL 15 cluster and tests/postgres.py gives the tests
+its URL (or skips saying why).
 """

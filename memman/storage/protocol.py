@@ -2,8 +2,10 @@
 
 Read from what the stages call today (store.py and the statements the lifecycle modules used
 to write). `memman.store.Store` implements it for SQLite; tests/test_storage_protocol.py
-checks that every operation listed here exists there with the same parameters. A PostgreSQL
-store implements the same list.
+checks that every operation listed here exists there with the same parameters.
+`memman.storage.postgres.PostgresStore` implements the same list for PostgreSQL (a subclass:
+it replaces the dialect's parts). There a write transaction takes an advisory lock first,
+so "locks" below is what that lock already covers.
 
 Common to every method that takes `conn`: it runs inside the caller's transaction (from
 `read()` or `write()`), never commits, and raises what the driver raised, wrapped by

@@ -1,0 +1,242 @@
+"""PostgreSQL behind the same `Storage` operations as the SQLite store (issue 15).
+
+`PostgresStore` is `memman.store.Store` with the dialect's parts replaced; every other
+statement is shared: SQLAlchemy Core and `text()` compile for either dialect, and the write
+path's plain SQL is rewritten into psycopg's parameter style (memman/storage/dialect.py).
+
+Transactions. SQLite's BEGIN IMMEDIATE makes write transactions one at a time; here every
+write transaction first takes one transaction-level advisory lock, so writers (of any
+process or app server) queue the same way, and each of their statements (READ COMMITTED)
+sees every write committed before. That keeps the write path's read-decide-write sequence
+race-free without row locks or serialisation retries, and it makes the vector change log's
+sequence order its commit order, which the in-process vector cache relies on. Reads run at
+REPEATABLE READ (one snapshot, as SQLite's deferred transactions) and take no lock. A lock
+wait longer than busy_timeout_s, a serialisation failure or a deadlock is retried by the
+store's busy retry until busy_patience_s, then StoreBusyError.
+
+One lock for every scope is SQLite's concurrency, not more; since every statement names its
+scope, a later step can lock per scope (hashtext of the scope) instead, once the vector
+change log no longer needs one global commit order.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.dialects.postgresql import JSONB
+
+from memman.errors import (
+    ConfigError,
+    InvalidInputError,
+    StoreError,
+    StoreFullError,
+    StoreReadOnlyError,
+)
+from memman.models import Event
+from memman.scope import Scope
+from memman.storage import postgres_schema
+from memman.storage.postgres_search import postings
+from memman.store import GROWING_TABLES, Store, run_sql
+
+# SQLSTATEs worth another attempt: serialization_failure, deadlock_detected, lock_not_available.
+_RETRY_STATES = frozenset({"40001", "40P01", "55P03"})
+_FULL_STATES = frozenset({"53100"})  # disk_full
+_READ_ONLY_STATES = frozenset({"25006"})  # read_only_sql_transaction (a standby, a setting)
+
+
+# A scoped_match phrase opens with the scope's key ("q12jtea ..."); phrases are quoted.
+_KEY = re.compile(r'"(q(\d+)j)')
+_PHRASE = re.compile(r'"([^"]*)"')
+_SCOPE_OF_KEY = "SELECT user_id, agent_id FROM fts_scopes WHERE id = ?"
+
+
+def _sqlstate(error: Exception) -> str | None:
+    return getattr(getattr(error, "orig", error), "sqlstate", None)
+
+
+class PostgresStore(Store):
+    """One PostgreSQL database (15+) with memman's schema, migrated on open."""
+
+    _hidden = frozenset({"fts"})  # the generated tsvector: the index's, never a record's
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        busy_timeout_s: float = 5.0,
+        busy_patience_s: float = 60.0,
+        **_sqlite_only: Any,
+    ):
+        """`url` is SQLAlchemy's (postgresql+psycopg://user:password@host/db). Of the SQLite
+        options, the journal size does not apply and a connection `prepare` (sqlite-vec's
+        extension) cannot: ConfigError."""
+        if _sqlite_only.get("prepare") is not None:
+            raise ConfigError(
+                "vector_search 'sqlite-vec' is SQLite's extension; on PostgreSQL use 'numpy'"
+            )
+        try:
+            import psycopg
+        except ImportError as error:
+            raise StoreError("PostgreSQL needs psycopg: pip install 'memman[postgres]'") from error
+        parsed = sa.engine.make_url(url)
+        if parsed.drivername in ("postgresql", "postgres"):
+            parsed = parsed.set(drivername="postgresql+psycopg")
+        self.path = parsed.render_as_string(hide_password=True)  # for messages
+        self.busy_patience_s = busy_patience_s
+        self.dbapi = psycopg
+        self.read_only = False
+        self.engine = sa.create_engine(
+            parsed,
+            connect_args={
+                "connect_timeout": max(1, int(busy_timeout_s)),
+                "options": f"-c lock_timeout={int(busy_timeout_s * 1000)}",
+            },
+            pool_pre_ping=True,
+        )
+        self._write_lock = threading.RLock()  # this process's writers queue here first
+        self._read_lock = nullcontext()
+
+        @sa.event.listens_for(self.engine, "begin")
+        def _on_begin(connection: sa.Connection) -> None:
+            if connection.get_execution_options().get("memman_write", False):
+                connection.exec_driver_sql(
+                    f"SELECT pg_advisory_xact_lock({postgres_schema.WRITE_LOCK})"
+                )
+
+        self._open_schema()
+
+    @contextmanager
+    def read(self) -> Iterator[sa.Connection]:
+        """A REPEATABLE READ snapshot: psycopg puts the level in its BEGIN, no extra round
+        trip (writes stay at READ COMMITTED, see the module docstring)."""
+        with self.engine.connect() as connection:
+            connection = connection.execution_options(isolation_level="REPEATABLE READ")
+            with connection.begin():
+                yield connection
+
+    def _migrate(self) -> None:
+        """Apply due migrations (postgres_schema); an up-to-date database is recognised in a
+        read, so opening never queues behind a long write."""
+        try:
+            with self.read() as conn:
+                done = postgres_schema.applied(conn)
+            if postgres_schema.due(done, self.path):
+                self.write(postgres_schema.apply_pending)
+        except sa.exc.OperationalError as error:  # no server, refused, wrong password
+            reason = " ".join(str(getattr(error, "orig", error)).split())
+            raise StoreError(f"cannot reach PostgreSQL at {self.path}: {reason}") from error
+
+    def _busy(self, error: Exception) -> bool:
+        return _sqlstate(error) in _RETRY_STATES
+
+    def _typed_error(self, error: Exception) -> StoreError | None:
+        state = _sqlstate(error)
+        if state in _FULL_STATES:
+            return StoreFullError(f"the server is out of space, nothing written: {self.path}")
+        if state in _READ_ONLY_STATES:
+            return StoreReadOnlyError(f"{self.path} is read-only: reads work, writes do not")
+        return None
+
+    def sizes(self) -> dict[str, Any]:
+        """Bytes of the database, and rows per table (memman stats); no WAL of its own."""
+        with self.read() as conn:
+            found: dict[str, Any] = {
+                "file_bytes": conn.exec_driver_sql(
+                    "SELECT pg_database_size(current_database())"
+                ).scalar(),
+                "wal_bytes": 0,
+            }
+            found["rows"] = {
+                table: conn.exec_driver_sql(f"SELECT count(*) FROM {table}").scalar()
+                for table in GROWING_TABLES
+            }
+        return found
+
+    def scrub(self) -> bool:
+        """VACUUM the tables a purge deletes from, so the dead rows' space is reclaimed
+        for reuse without blocking other sessions. Their bytes stay in the files' free space
+        until overwritten, and in the server's WAL archive and backups: VACUUM FULL (an
+        exclusive lock on each table while it is rewritten) and expiring those are the
+        operator's (README, PostgreSQL). True: nothing of the store's own is left to empty."""
+
+        def attempt() -> bool:
+            with self.engine.connect() as connection:
+                connection = connection.execution_options(isolation_level="AUTOCOMMIT")
+                for table in ("vector_log", "memory_vectors", "events", "long_term"):
+                    connection.exec_driver_sql(f"VACUUM {table}")
+            return True
+
+        return self._with_busy_retry(attempt)
+
+    # -- statements in the dialect's own words ------------------------------------------------
+
+    def _pinned(self) -> sa.ColumnElement[bool]:
+        pinned = sa.literal({"pinned": True}, type_=JSONB)  # JSONB serialises the dict
+        return sa.cast(self.long_term.c.metadata, JSONB).op("@>")(pinned)
+
+    def copy_event(self, conn: sa.Connection, event: Event, *, keep_id: bool) -> None:
+        """As Store's; an event copied with its id moves the id sequence past it."""
+        super().copy_event(conn, event, keep_id=keep_id)
+        if keep_id:
+            run_sql(
+                conn,
+                "SELECT setval(pg_get_serial_sequence('events', 'id'),"
+                " (SELECT max(id) FROM events))",
+            )
+
+    def fts_rowids(self, conn: sa.Connection, match: str) -> list[int]:
+        """As Store's, for retrieval.scoped_match's text: its phrases' tokens carry the
+        scope's key ('q' id 'j', an fts_scopes id), which names the scope here too."""
+        key = _KEY.match(match)
+        scope = None if key is None else run_sql(conn, _SCOPE_OF_KEY, (int(key[2]),)).fetchone()
+        if key is None or scope is None:
+            return []
+        terms = [
+            " ".join(token.removeprefix(key[1]) for token in phrase.split())
+            for phrase in _PHRASE.findall(match)
+        ]
+        return postings(conn, Scope(scope[0], scope[1] or None), [t for t in terms if t])
+
+    # -- erasure and checks -------------------------------------------------------------------
+
+    def forget_rows(
+        self, conn: sa.Connection, user_id: str, agent_key: str | None
+    ) -> dict[str, int]:
+        """As Store's, and the user's scope numbers go too (fts_scopes holds user ids)."""
+        counts = super().forget_rows(conn, user_id, agent_key)
+        where, params = "user_id = ?", [user_id]
+        if agent_key is not None:
+            where, params = where + " AND agent_id = ?", [*params, agent_key]
+        run_sql(conn, f"DELETE FROM fts_scopes WHERE {where}", params)
+        return counts
+
+    @staticmethod
+    def _securely(conn: sa.Connection, deletes: Any) -> dict[str, int]:
+        """The deletes; the full-text index is a column of long_term, so it goes with the
+        rows (scrub then VACUUMs the tables)."""
+        return {
+            name: run_sql(conn, f"DELETE FROM {table} WHERE {condition}", params).rowcount
+            for name, table, condition, params in deletes
+        }
+
+    def integrity_problems(self, conn: sa.Connection) -> list[str]:
+        """None found: PostgreSQL checks pages as it reads them (amcheck is the deep check)."""
+        return []
+
+    def check_fts(self, conn: sa.Connection) -> None:
+        """Nothing to check: the tsvector is a generated column, it cannot drift."""
+
+    def check_fts_of_snapshot(self) -> str | None:
+        return None
+
+    def backup_to(self, target: Path) -> None:
+        raise InvalidInputError(
+            "memman backup copies SQLite files; back up PostgreSQL with pg_dump, or copy the"
+            " memories with memman export"
+        )
