@@ -128,6 +128,7 @@ class WritePath(ChunkWalk):
             single_valued=frozenset(self.settings.single_valued_attributes),
             by_meaning=cosine is not None,
             history=lambda memory_id: self.store.events_for_memory(conn, memory_id),
+            replacing=self.store.active_replacing(conn, candidate.scope, candidate.content_hash),
         )
         if topical.decision is not None:
             scores = {m.id: {"topic": 1.0} for m in topical.same_topic}
