@@ -70,7 +70,6 @@ def route_by_topic(
     single_valued: frozenset[str],
     by_meaning: bool = False,
     history: Callable[[str], list[Event]] | None = None,
-    replacing: Memory | None = None,
 ) -> TopicRouting:
     """Settle the candidate by topic if its topic makes the answer clear.
 
@@ -78,13 +77,10 @@ def route_by_topic(
     attribute, newest observed first; `retrieved` what word (and vector) retrieval found.
     `by_meaning`: an embedder compares the texts, so values of one attribute are never told
     apart by their words alone. `history`: a memory's audit events by its id (_said_again).
-    `replacing`: the active memory an UPDATE took the candidate's very text out of, found by
-    its hash wherever it ranks (Store.active_replacing); _said_again looks at it too.
     """
     topic = candidate.topic
     seen = [*retrieved, *same_topic]
-    looked_at = seen if replacing is None else [*seen, replacing]
-    again = _said_again(candidate, looked_at, history) if history is not None else None
+    again = _said_again(candidate, seen, history) if history is not None else None
     if again is not None:
         return TopicRouting(again, same_topic=same_topic)
     if topic is None:

@@ -93,3 +93,17 @@ def test_a_replaced_text_said_again_finds_its_memory_beyond_the_candidates(db):
     last = mm.history(first.memory_id, user_id="ana")[-1]
     assert (last.op, last.content_before) == (Op.UPDATE, TAKE_BACK)
     assert "said again" in last.reason
+
+
+def test_a_text_its_memory_grew_from_said_again_beyond_the_candidates_is_known(db):
+    """A memory that holds the repeated text and more already says it: NOOP, found by hash."""
+    mm = MemoryManager(db, top_k=2)
+    first = mm.update_memory("I hike", user_id="ana")
+    assert mm.update_memory("I hike a few times a year", user_id="ana").op is Op.UPDATE
+    for fact in ["I hike alone", "My kids hike", "I hike daily", "My wife hikes"]:
+        assert mm.update_memory(fact, user_id="ana").op is Op.ADD
+    rows = len(mm.list(user_id="ana"))
+    r = mm.update_memory("I hike", user_id="ana")
+    assert (r.op, r.memory_id) == (Op.NOOP, first.memory_id)
+    assert len(mm.list(user_id="ana")) == rows
+    assert mm.get(first.memory_id, user_id="ana").content == "I hike a few times a year"
