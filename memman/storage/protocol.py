@@ -78,8 +78,8 @@ class Storage(Protocol):
     def active_replacing(
         self, conn: sa.Connection, scope: Scope, content_hash: str
     ) -> Memory | None:
-        """The scope's active memory whose text an UPDATE event replaced a text with this
-        content hash in (content_before; the latest such event's memory), or None. One index
+        """The scope's active memory out of which an UPDATE event took a text with this
+        content hash (its content_before; the latest such event's memory), or None. One index
         seek (events: user_id, agent_id, hash of content_before), whatever the scope's size:
         the write path asks it for every novel fact. Every event with a content_before stores
         that text's hash (insert_event, insert_events, copy_event)."""
