@@ -12,6 +12,8 @@ import logging
 import sqlite_utils
 from sqlite_utils.migrations import Migrations
 
+from memman.text import content_hash
+
 migrations = Migrations("memman")
 
 # Porter stemming lets "likes" find "like"; unicode61 with diacritics removed lets "cafe"
@@ -536,4 +538,31 @@ def m022_topic_index_ordered(db: sqlite_utils.Database) -> None:
         "CREATE INDEX long_term_topic"
         " ON long_term (user_id, agent_id, subject, attribute, observed_at)"
         " WHERE status = 'active'"
+    )
+
+
+M023_BATCH = 20_000
+
+
+@migrations()
+def m023_events_before_hash(db: sqlite_utils.Database) -> None:
+    # A text a newer statement replaced, said again, UPDATEs that memory back
+    # (supersede._said_again). Word and topic retrieval return a bounded number of memories,
+    # so the replacing one can be out of reach in a large scope; the hash of each event's
+    # content_before finds it by one index seek instead (Store.active_replacing).
+    db.execute("ALTER TABLE events ADD COLUMN before_hash TEXT")
+    batch = (
+        "SELECT id, content_before FROM events"
+        " WHERE id > ? AND content_before IS NOT NULL ORDER BY id LIMIT ?"
+    )
+    last = -1
+    while rows := db.execute(batch, (last, M023_BATCH)).fetchall():
+        db.conn.executemany(
+            "UPDATE events SET before_hash = ? WHERE id = ?",
+            [(content_hash(before), id_) for id_, before in rows],
+        )
+        last = rows[-1][0]
+    db.execute(
+        "CREATE INDEX events_before_hash ON events (user_id, agent_id, before_hash)"
+        " WHERE before_hash IS NOT NULL"
     )

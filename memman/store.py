@@ -46,6 +46,7 @@ from memman.storage.dialect import driver_params, is_postgres
 from memman.storage.lifecycle import LifecycleRows
 from memman.storage.messages import MessageRows
 from memman.storage.upkeep import UpkeepRows
+from memman.text import content_hash
 from memman.timestamps import stamp
 
 log = logging.getLogger(__name__)
@@ -233,6 +234,13 @@ class Store(LifecycleRows, MessageRows, UpkeepRows):
                 select_memory + " WHERE user_id = ? AND agent_id = ? AND subject = ?"
                 " AND attribute = ? AND status = 'active'"
                 " ORDER BY observed_at DESC, pk DESC LIMIT ?"
+            )
+            replacing = ", ".join(f"long_term.{c}" for c in self._memory_columns)
+            self._replacing_sql = (
+                f"SELECT {replacing} FROM events JOIN long_term ON long_term.id = events.memory_id"
+                " WHERE events.user_id = ? AND events.agent_id = ? AND events.before_hash = ?"
+                " AND events.op = 'UPDATE' AND long_term.user_id = ? AND long_term.agent_id = ?"
+                " AND long_term.status = 'active' ORDER BY events.id DESC LIMIT 1"
             )
         except StoreError:
             self.engine.dispose()
@@ -455,6 +463,15 @@ class Store(LifecycleRows, MessageRows, UpkeepRows):
             conn, self._by_topic_sql, (scope.user_id, scope.agent_key, subject, attribute, limit)
         )
         return [self._memory_from_values(row) for row in rows]
+
+    def active_replacing(
+        self, conn: sa.Connection, scope: Scope, content_hash: str
+    ) -> Memory | None:
+        """The scope's active memory that an UPDATE took a text with this hash out of (the
+        latest such UPDATE's), or None: one seek of the events_before_hash index."""
+        key = (scope.user_id, scope.agent_key)
+        row = run_sql(conn, self._replacing_sql, (*key, content_hash, *key)).fetchone()
+        return self._memory_from_values(row) if row else None
 
     def get(self, conn: sa.Connection, memory_id: str, scope: Scope | None = None) -> Memory:
         """The memory with this id; NotFoundError if there is none or (scope given) it belongs
@@ -706,6 +723,7 @@ class Store(LifecycleRows, MessageRows, UpkeepRows):
         keeps where the repeats came from.
         """
         values["scores"] = json.dumps(values.get("scores") or {})
+        values["before_hash"] = _before_hash(values)
         if values.get("op") == "NOOP" and values.get("memory_id"):
             previous = run_sql(
                 conn,
@@ -736,7 +754,14 @@ class Store(LifecycleRows, MessageRows, UpkeepRows):
             conn,
             "events",
             scope,
-            [{**row, "scores": json.dumps(row.get("scores") or {})} for row in rows],
+            [
+                {
+                    **row,
+                    "scores": json.dumps(row.get("scores") or {}),
+                    "before_hash": _before_hash(row),
+                }
+                for row in rows
+            ],
         )
         ids = run_sql(
             conn,
@@ -968,6 +993,13 @@ def _with_source(sources: list[str], source: str | None) -> list[str]:
         return list(sources)
     kept = [*sources, source]
     return kept if len(kept) <= MAX_SOURCES else [kept[0], *kept[-(MAX_SOURCES - 1) :]]
+
+
+def _before_hash(event: dict[str, Any]) -> str | None:
+    """The content hash of the text an event took out of its memory (events.before_hash), so
+    a replaced text said again finds the memory that replaced it (active_replacing)."""
+    before = event.get("content_before")
+    return content_hash(before) if before is not None else None
 
 
 def _event_from_row(row: sa.Row[Any]) -> Event:

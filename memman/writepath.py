@@ -28,6 +28,7 @@ from memman.embed import Embedder, cosine_thresholds
 from memman.errors import DecisionError, EmbeddingError
 from memman.meaning import topic_by_meaning
 from memman.models import Memory, Op, Tier, UpdateResult
+from memman.replaced import with_replacing
 from memman.retrieval import Retrieved, hybrid_candidates, lexical_candidates
 from memman.route import Route, RouteKind, Thresholds, route, similarity_scores
 from memman.scope import Scope
@@ -116,9 +117,10 @@ class WritePath(ChunkWalk):
         the audit scores), or the Route of the word-based router.
 
         The decider sees the union of the memories with the candidate's subject and attribute
-        and the retrieved ones, less those known to be about something else.
+        and the retrieved ones (replaced.py), less those known to be about something else.
         """
         retrieved, cosine = self._retrieve(conn, candidate, vector)
+        retrieved = with_replacing(self.store, conn, candidate, retrieved)
         topic = candidate.topic
         same = self._about(conn, candidate.scope, topic and (topic.subject, topic.attribute))
         topical = route_by_topic(

@@ -9,6 +9,7 @@ import sqlite_utils
 
 from memman import MemoryManager, Op
 from memman.migrations import migrations
+from memman.scope import Scope
 from memman.text import content_hash
 
 FIRST_MIGRATIONS = ["m001_long_term", "m002_events", "m003_pending"]
@@ -203,3 +204,50 @@ def test_a_file_before_topics_gets_them_backfilled(path):
     assert "subject, attribute" in index[0]
     assert {"subject", "attribute", "observed_at"} <= set(db["pending"].columns_dict)
     assert "observed_at" in db["message_buffer"].columns_dict
+
+
+def test_a_file_before_replaced_text_hashes_gets_them_backfilled(path):
+    """m023: every event's content_before gets its hash, and the memory that replaced a text is
+    found by that hash (Store.active_replacing); events without a text before keep NULL."""
+    db = sqlite_utils.Database(path)
+    migrations.apply(db, stop_before="m023_events_before_hash")
+    now = "2025-01-01T00:00:00.000+00:00"
+    db["long_term"].insert(
+        {
+            "id": "old-memory",
+            "user_id": "alice",
+            "content": "I don't read a lot",
+            "content_hash": content_hash("I don't read a lot"),
+            "created_at": now,
+            "updated_at": "2025-02-01T00:00:00.000+00:00",
+        }
+    )
+    event = {"user_id": "alice", "memory_id": "old-memory", "created_at": now, "reason": "r"}
+    db["events"].insert_all(
+        [
+            {**event, "op": "ADD", "tier": "novel", "content_after": "I read a lot"},
+            {
+                **event,
+                "op": "UPDATE",
+                "tier": "llm",
+                "content_before": "I read a lot",
+                "content_after": "I don't read a lot",
+            },
+        ]
+    )
+    db.close()
+
+    with MemoryManager(str(path)) as mm:
+        with mm.store.read() as conn:
+            found = mm.store.active_replacing(conn, Scope("alice"), content_hash("i read a LOT."))
+            assert found is not None and found.id == "old-memory"
+            assert (
+                mm.store.active_replacing(conn, Scope("bob"), content_hash("I read a lot")) is None
+            )
+        r = mm.update_memory("I read a lot", user_id="alice")
+        assert (r.op, r.memory_id) == (Op.UPDATE, "old-memory")
+    db = sqlite_utils.Database(path)
+    hashes = [row[0] for row in db.execute("select before_hash from events order by id")]
+    assert hashes == [None, content_hash("I read a lot"), content_hash("I don't read a lot")]
+    index = db.execute("select sql from sqlite_master where name = 'events_before_hash'").fetchone()
+    assert "(user_id, agent_id, before_hash)" in index[0] and "IS NOT NULL" in index[0]

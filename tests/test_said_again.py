@@ -62,3 +62,48 @@ def test_having_pets_takes_no_pet_back(db):
     assert "I have a dog" in active(mm)
     r = mm.update_memory("I have no pets", user_id="ana")
     assert r.op is Op.UPDATE
+
+
+# Facts that share words and the verb with "I read a lot", shorter than the statement that
+# took it back, each a memory of its own: with top_k=2 neither word retrieval (bm25 prefers
+# short texts) nor the topic query (newest first) reaches the take-back.
+TAKE_BACK = "I don't read a lot and am very busy with work these days"
+LOOK_ALIKES = [
+    "I read lots of blogs",
+    "My kids read a lot",
+    "I read lots of comics",
+    "My wife reads a lot",
+    "I read lots of poems",
+]
+
+
+def test_a_replaced_text_said_again_finds_its_memory_beyond_the_candidates(db):
+    """The memory that replaced the text is found by the text's hash, wherever it ranks."""
+    mm = MemoryManager(db, top_k=2)
+    first = mm.update_memory("I read a lot", user_id="ana")
+    assert mm.update_memory(TAKE_BACK, user_id="ana").op is Op.UPDATE
+    for fact in LOOK_ALIKES:
+        assert mm.update_memory(fact, user_id="ana").op is Op.ADD
+    assert mm.get(first.memory_id, user_id="ana").content == TAKE_BACK
+    rows = len(mm.list(user_id="ana"))
+    r = mm.update_memory("I read a lot", user_id="ana")
+    assert (r.op, r.tier, r.memory_id) == (Op.UPDATE, Tier.TOPIC, first.memory_id)
+    assert len(mm.list(user_id="ana")) == rows
+    assert mm.get(first.memory_id, user_id="ana").content == "I read a lot"
+    last = mm.history(first.memory_id, user_id="ana")[-1]
+    assert (last.op, last.content_before) == (Op.UPDATE, TAKE_BACK)
+    assert "said again" in last.reason
+
+
+def test_a_text_its_memory_grew_from_said_again_beyond_the_candidates_is_known(db):
+    """A memory that holds the repeated text and more already says it: NOOP, found by hash."""
+    mm = MemoryManager(db, top_k=2)
+    first = mm.update_memory("I hike", user_id="ana")
+    assert mm.update_memory("I hike a few times a year", user_id="ana").op is Op.UPDATE
+    for fact in ["I hike alone", "My kids hike", "I hike daily", "My wife hikes"]:
+        assert mm.update_memory(fact, user_id="ana").op is Op.ADD
+    rows = len(mm.list(user_id="ana"))
+    r = mm.update_memory("I hike", user_id="ana")
+    assert (r.op, r.memory_id) == (Op.NOOP, first.memory_id)
+    assert len(mm.list(user_id="ana")) == rows
+    assert mm.get(first.memory_id, user_id="ana").content == "I hike a few times a year"

@@ -77,6 +77,16 @@ class Storage(Protocol):
         """The scope's active memories about (subject, attribute), newest observed first."""
         ...
 
+    def active_replacing(
+        self, conn: sa.Connection, scope: Scope, content_hash: str
+    ) -> Memory | None:
+        """The scope's active memory out of which an UPDATE event took a text with this
+        content hash (its content_before; the latest such event's memory), or None. One index
+        seek (events: user_id, agent_id, hash of content_before), whatever the scope's size:
+        the write path asks it for every novel fact. Every event with a content_before stores
+        that text's hash (insert_event, insert_events, copy_event)."""
+        ...
+
     def get(self, conn: sa.Connection, memory_id: str, scope: Scope | None = None) -> Memory:
         """The memory; NotFoundError if absent or of another scope (the same error)."""
         ...
