@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from memman import MemoryManager, Op, Tier
 from tests.decisions import llm_manager
+from tests.postgres import db_on_each_backend, postgres_url  # noqa: F401
 
 
 def active(mm: MemoryManager) -> list[str]:
