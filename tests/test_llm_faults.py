@@ -40,14 +40,22 @@ FAULTS = [
 ]
 
 
+# The client's patience: short where the fake server is told to answer too late (it always
+# answers later still), long elsewhere, so a loaded machine never turns a reply into a timeout.
+SHORT_TIMEOUT_S, LONG_TIMEOUT_S = 0.5, 60.0
+
+
 @pytest.fixture
-def primed(tmp_path, fake_openai):
+def primed(tmp_path, fake_openai, request):
     """A store holding OLD, whose next related fact goes to the fake server."""
+    callspec = getattr(request.node, "callspec", None)
+    replies = callspec.params.get("replies", []) if callspec is not None else []
+    late = any(reply.delay_s > SHORT_TIMEOUT_S for reply in replies)
     mm = llm_manager(  # tools, as set: the faults below are tool-call faults, never switched
         str(tmp_path / "memory.db"),
         fake_openai.base_url,
         llm_max_retries=0,
-        llm_timeout_s=0.5,
+        llm_timeout_s=SHORT_TIMEOUT_S if late else LONG_TIMEOUT_S,
         llm_mode="tools",
     )
     mm.update_memory(OLD, user_id="alice")  # novel: no LLM call
