@@ -11,30 +11,15 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from collections.abc import Iterator
-
-import pytest
-import sqlalchemy as sa
 
 from memman import MemoryManager
+from tests.test_scope_predicate import traced  # noqa: F401  (a fixture)
 
 SCOPE_INDEXES = re.compile(r"USING INDEX (long_term_scope|short_term_scope|pending_scope)\b")
 BY_KEY = re.compile(r"^(UPDATE|DELETE|SELECT)\b.* WHERE .*\bid (IN \(|= )", re.IGNORECASE)
 
 
-@pytest.fixture
-def traced() -> Iterator[list[str]]:
-    statements: list[str] = []
-
-    def on_connect(dbapi_connection, _record) -> None:
-        dbapi_connection.set_trace_callback(statements.append)
-
-    sa.event.listen(sa.engine.Engine, "connect", on_connect)
-    yield statements
-    sa.event.remove(sa.engine.Engine, "connect", on_connect)
-
-
-def test_rows_found_by_key_are_read_through_the_keys_index(tmp_path, traced):
+def test_rows_found_by_key_are_read_through_the_keys_index(tmp_path, traced):  # noqa: F811
     path = tmp_path / "m.db"
     with MemoryManager(str(path), decider="offline") as mm:
         for thing in ("green tea", "hiking", "jazz", "chess", "cycling", "sushi"):
