@@ -245,14 +245,35 @@ def _clauses_moved(a: list[str], b: list[str]) -> bool:
     return kept >= _NEIGHBOURS_KEPT * (len(b) - 1)
 
 
+# An attribution ("Kaye said", "said Steve Anderson, a Waco official") stands outside the
+# statement it reports: news paraphrases move it from the end to the front (MRPC) and the
+# statement's roles stay put. A clause is a run between punctuation; a short one holding a
+# reporting verb is the attribution, and its words are left out of the order test when both
+# texts report the statement with the same verb.
+_REPORTING = frozenset({"said", "says", "say", "told"})
+_CLAUSE_BREAK = re.compile(r"[,;:\"“”«»()]|--| - | — ")
+_ATTRIBUTION_WORDS = 6
+
+
+def _attribution(text: str) -> frozenset[str]:
+    """Content tokens of the text's short clauses that hold a reporting verb."""
+    found: set[str] = set()
+    for clause in _CLAUSE_BREAK.split(text):
+        clause_words = words(clause)
+        if len(clause_words) <= _ATTRIBUTION_WORDS and _REPORTING & set(clause_words):
+            found.update(content_tokens(clause))
+    return frozenset(found)
+
+
 def meaning_difference(a: str, b: str) -> str | None:
     """Why two texts with (nearly) the same words may still say different things, or None.
 
     The one test every cheap NOOP passes (the router's Jaccard and cosine duplicates, recall's
     fold): a negation or a number differs (polarity_or_number_differs), the shared content
     words come in another order ("the turtle follows the fish" / "the fish follows the
-    turtle"), or a preposition, particle, quantifier or pronoun differs ("into" / "out of",
-    "on" / "off", "behind" / "in front of", "he helps her" / "she helps him").
+    turtle"; an attribution moved, "..., Kaye said" / "Kaye said ...", is not another
+    order: _attribution), or a preposition, particle, quantifier or pronoun differs ("into" /
+    "out of", "on" / "off", "behind" / "in front of", "he helps her" / "she helps him").
     """
     if negations(a) != negations(b):
         return "a negation differs"
@@ -265,6 +286,8 @@ def meaning_difference(a: str, b: str) -> str | None:
     tokens_a, tokens_b = content_tokens(a), content_tokens(b)
     shared = tokens_a & tokens_b | (set(particles_a) & set(particles_b))
     moves = jaccard(tokens_a, tokens_b) >= _MOVED_OVERLAP
+    if _REPORTING & set(words(a)) & set(words(b)):
+        shared = shared - _attribution(a) - _attribution(b)
     if not _same_order(_role_order(a, shared), _role_order(b, shared), moves=moves):
         return "the shared words come in another order"
     if _conflict(particles_a, particles_b):

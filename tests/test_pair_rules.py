@@ -169,3 +169,28 @@ def test_a_long_statement_with_its_roles_swapped_is_not_the_same_fact(tmp_path):
             "The lawyer for the driver told the judge the officer lied about the speed radar",
             "The officer told the lawyer the judge lied about the driver and the speed radar",
         )
+
+
+def test_an_attribution_moved_is_still_the_same_fact(tmp_path):
+    """ "..., said X" / "X said ...": who reported it moves, the statement's roles do not."""
+    with MemoryManager(str(tmp_path / "m.db")) as mm:
+        first = mm.update_memory(
+            '"We don\'t have new places to check," said Steve Anderson, a Waco public-information'
+            " officer.",
+            user_id="u",
+        )
+        again = mm.update_memory(
+            '"We don\'t have new places to check," Waco public information officer Steve Anderson'
+            " said.",
+            user_id="u",
+        )
+    assert (again.op, again.memory_id) == (Op.NOOP, first.memory_id)
+
+
+def test_an_attribution_does_not_hide_a_role_swap(tmp_path):
+    with MemoryManager(str(tmp_path / "m.db")) as mm:
+        assert_both_kept(
+            mm,
+            "The lawyer told the judge the officer lied, Anna said",
+            "Anna said the officer told the judge the lawyer lied",
+        )
