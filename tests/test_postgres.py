@@ -4,6 +4,9 @@ search, and errors; everything else behaves as on SQLite."""
 
 from __future__ import annotations
 
+import re
+import sys
+
 import pytest
 import sqlalchemy as sa
 
@@ -38,17 +41,28 @@ def test_no_url_is_a_skip_reason():
 
 
 def test_an_unreachable_server_is_a_skip_reason():
+    pytest.importorskip("psycopg", reason="the postgres extra is not installed")
     # Port 1 on the loopback: nothing listens there, so the connection is refused at once.
     reason = unavailable("postgresql+psycopg://memman:x@127.0.0.1:1/memman_test")
     assert reason.startswith("no PostgreSQL server answers")
 
 
 def test_a_missing_server_is_a_one_line_error_without_the_password(memman):  # noqa: F811
+    pytest.importorskip("psycopg", reason="the postgres extra is not installed")
     run = memman("list", "--user", "u", "--db", NOWHERE)
     assert run.code == 1
     assert run.err.startswith("Error: cannot reach PostgreSQL at postgresql+psycopg://memman:***@")
     assert len(run.err.strip().splitlines()) == 1 and "s3cret" not in run.err
     with pytest.raises(StoreError, match="cannot reach PostgreSQL"):
+        MemoryManager(NOWHERE)
+
+
+def test_a_url_without_the_driver_says_which_extra_to_install(memman, monkeypatch):  # noqa: F811
+    monkeypatch.setitem(sys.modules, "psycopg", None)  # as if the postgres extra were missing
+    run = memman("list", "--user", "u", "--db", NOWHERE)
+    assert run.code == 1
+    assert run.err == "Error: PostgreSQL needs psycopg: pip install 'memman[postgres]'\n"
+    with pytest.raises(StoreError, match=re.escape("pip install 'memman[postgres]'")):
         MemoryManager(NOWHERE)
 
 

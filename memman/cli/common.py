@@ -25,7 +25,7 @@ from memman.manager import MemoryManager
 
 # No markup: memories, ids and errors are user text, and "[/bold]" in a fact must print as is.
 console = Console(markup=False)
-errors = Console(stderr=True)
+errors = Console(stderr=True, markup=False)  # messages name extras: "memman[postgres]"
 
 DbOption = Annotated[
     str | None,

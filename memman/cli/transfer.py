@@ -78,7 +78,7 @@ def import_file(
     with _open(db) as mm:
         report = mm.import_jsonl(file, raw=raw)
     for message in report.bad:
-        errors.print(message, soft_wrap=True, markup=False)  # the line's text may hold "[...]"
+        errors.print(message, soft_wrap=True)
     decided = ", ".join(f"{op} {n}" for op, n in sorted(report.decided.items())) or "none"
     console.print(
         f"{report.copied} memories copied, {report.duplicates} already held, decided: {decided};"

@@ -52,7 +52,7 @@ def calibrate(
         calibration.histogram_png(plot, reports)
         console.print(f"histogram written to {plot}")
     except ConfigError as error:  # no matplotlib: the thresholds still stand
-        errors.print(f"no histogram: {error}", soft_wrap=True, markup=False)
+        errors.print(f"no histogram: {error}", soft_wrap=True)
     if write:
         written = calibration.write_thresholds(config_file, reports)
         console.print(f"wrote {written} to {config_file}")
