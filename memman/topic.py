@@ -340,7 +340,7 @@ _PATTERNS: list[tuple[str, re.Pattern[str], str | None]] = [
 ]
 _FAVORITE = re.compile(r"^my (?:favorite|favourite|main) (?P<thing>\w+(?: \w+)?) am (?P<v>.+)$")
 _AMOUNT = re.compile(
-    r"^my (?P<thing>\w+(?<!s)) (?:am|am now|went up to|went down to|rose to|fell to"
+    r"^my (?P<thing>(?:\w+ )?\w+(?<!s)) (?:am|am now|went up to|went down to|rose to|fell to"
     r"|increased to|dropped to) (?P<v>(?:.* )?\d+(?: .*)?)$"
 )
 # "Radiohead is the group I love most": favorite:band.

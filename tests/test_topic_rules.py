@@ -81,6 +81,9 @@ SUPERSEDED = [
     ("I'm a teacher at Lincoln High", "I changed careers and now write software for a bank"),
     ("I don't have kids", "My daughter was born in March"),
     ("User rents an apartment in Brooklyn", "User bought a house in New Jersey and moved there"),
+    # an amount of a thing named in two words
+    ("User's team budget is $2.5 million", "User's team budget is $1.8 million"),
+    ("My monthly rent is $900", "My monthly rent went up to $950"),
 ]
 
 
