@@ -29,13 +29,13 @@ import json
 import os
 import pstats
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 from bench_scale import _fill
+from sides import run_child, tree_options
 from timing import medians, timed
 
 USER = "user-0"
@@ -164,17 +164,12 @@ def _imports(base: str, n: int) -> dict:
 
 
 def _child(tree: str, args: list[str]) -> dict:
-    env = {**os.environ, "PYTHONPATH": tree}
-    out = subprocess.run(
-        [sys.executable, __file__, *args], env=env, check=True, stdout=subprocess.PIPE, text=True
-    ).stdout
-    return json.loads(out.strip().splitlines()[-1])
+    return run_child(tree, __file__, args)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--old", help="a tree of the code before the change (git archive)")
-    parser.add_argument("--new", default=str(Path(__file__).resolve().parents[1]))
+    tree_options(parser)
     parser.add_argument("--fill", type=int, default=100_000, help="memories of user-0 first")
     parser.add_argument("--facts", type=int, default=5000, help="facts in the timed batch")
     parser.add_argument("--rounds", type=int, default=3)

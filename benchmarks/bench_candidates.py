@@ -21,15 +21,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import shutil
-import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+from sides import run_child, tree_options
 
 SEED = 20261124
 PAIRS_PER_USER = 50  # a user's other A sentences are distractors too (same genre, same words)
@@ -98,15 +98,7 @@ def _measure(path: str, queries: list[dict]) -> list[dict]:
 
 
 def _child(tree: str, mode: str, args: list[str]) -> object:
-    env = {**os.environ, "PYTHONPATH": f"{tree}{os.pathsep}{Path(__file__).parent}"}
-    out = subprocess.run(
-        [sys.executable, __file__, "--child", mode, *args],
-        env=env,
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
-    return json.loads(out.strip().splitlines()[-1])
+    return run_child(tree, __file__, ["--child", mode, *args])
 
 
 def _recall(queries: list[dict], results: list[dict], route: str, k: int) -> float:
@@ -182,8 +174,7 @@ def table(rows: list[dict]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--old", help="a tree of the code before the change (git archive)")
-    parser.add_argument("--new", default=str(Path(__file__).resolve().parents[1]))
+    tree_options(parser)
     parser.add_argument("--distractors", default="100,2000", help="MSC facts per user")
     parser.add_argument("--pairs", type=int, default=1000, help="pairs sampled per data set")
     parser.add_argument("--crowd", type=int, default=0, help="other users of 100 facts each")

@@ -17,14 +17,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import resource
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from sides import run_child, tree_options
 
 SEED = 20261124
 STAMP = "2025-01-01T00:00:00.000+00:00"
@@ -96,15 +96,7 @@ def _measure(path: str) -> dict:
 
 
 def _child(tree: str, mode: str, path: str, n: int) -> dict:
-    env = {**os.environ, "PYTHONPATH": tree}
-    out = subprocess.run(
-        [sys.executable, __file__, "--child", mode, "--db", path, "--n", str(n)],
-        env=env,
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
-    return json.loads(out.strip().splitlines()[-1])
+    return run_child(tree, __file__, ["--child", mode, "--db", path, "--n", str(n)])
 
 
 def table(n: int, runs: dict[str, list[dict]]) -> str:
@@ -127,8 +119,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=100_000)
     parser.add_argument("--runs", type=int, default=2, help="fresh processes per code")
-    parser.add_argument("--old", help="a tree of the code before the change (git archive)")
-    parser.add_argument("--new", default=str(Path(__file__).resolve().parents[1]))
+    tree_options(parser)
     parser.add_argument("--child", choices=["fill", "measure"], help=argparse.SUPPRESS)
     parser.add_argument("--db", help=argparse.SUPPRESS)
     args = parser.parse_args()

@@ -18,14 +18,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
+from sides import run_child, tree_options
 from timing import medians, timed
 
 SEED = 20261124
@@ -118,15 +117,7 @@ def _measure(path: str, texts: dict) -> dict:
 
 
 def _child(tree: str, mode: str, path: str, texts_path: str) -> dict:
-    env = {**os.environ, "PYTHONPATH": tree}
-    out = subprocess.run(
-        [sys.executable, __file__, "--child", mode, "--db", path, "--texts", texts_path],
-        env=env,
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
-    return json.loads(out.strip().splitlines()[-1])
+    return run_child(tree, __file__, ["--child", mode, "--db", path, "--texts", texts_path])
 
 
 def run_layout(layout: str, old: str, new: str, ops: int) -> dict:
@@ -172,8 +163,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--layouts", default="1x1000,1x10000,1x100000,1000x100")
     parser.add_argument("--ops", type=int, default=200, help="timed operations per metric")
-    parser.add_argument("--old", help="a tree of the code before the change (git archive)")
-    parser.add_argument("--new", default=str(Path(__file__).resolve().parents[1]))
+    tree_options(parser)
     parser.add_argument("--child", choices=["fill", "measure"], help=argparse.SUPPRESS)
     parser.add_argument("--db", help=argparse.SUPPRESS)
     parser.add_argument("--texts", help=argparse.SUPPRESS)

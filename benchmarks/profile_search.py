@@ -17,17 +17,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import sqlite3
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 from bench_scale import _fill, _texts
+from sides import run_child, tree_options
 
 USER = "user-0"
 K = 20  # the search pool: limit 5 x recall_pool_factor 4
@@ -110,17 +108,12 @@ def _measure(path: str, texts: list[str]) -> dict[str, float]:
 
 
 def _child(tree: str, args: list[str]) -> dict:
-    env = {**os.environ, "PYTHONPATH": f"{tree}{os.pathsep}{Path(__file__).parent}"}
-    out = subprocess.run(
-        [sys.executable, __file__, *args], env=env, check=True, capture_output=True, text=True
-    ).stdout
-    return json.loads(out.strip().splitlines()[-1])
+    return run_child(tree, __file__, args)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--old", help="a tree of the code before the change (git archive)")
-    parser.add_argument("--new", default=str(Path(__file__).resolve().parents[1]))
+    tree_options(parser)
     parser.add_argument("--layout", default="1x100000")
     parser.add_argument("--ops", type=int, default=300)
     parser.add_argument("--rounds", type=int, default=3)
