@@ -22,6 +22,7 @@ import sqlalchemy as sa
 from memman import MemoryManager
 from memman.retrieval import index_key
 from memman.scope import Scope
+from memman.store import GROWING_TABLES
 from memman.text import content_hash
 from tests.decisions import answer, llm_manager
 from tests.fake_openai import Reply
@@ -30,18 +31,8 @@ from tests.test_batch_decisions import NEWS, STORED, batch_answer, item
 from tests.test_semantic_retrieval import FakeEmbedder
 
 KEYED_MATCH = re.compile(r"MATCH '(.*?)'(?: |$)")
-SCOPED_TABLES = frozenset(
-    {
-        "long_term",
-        "events",
-        "pending",
-        "short_term",
-        "message_buffer",
-        "memory_vectors",
-        "vector_log",
-        "long_term_fts",
-    }
-)
+# Every table that grows with use holds some scope's rows, and so does the full-text index.
+SCOPED_TABLES = frozenset({*GROWING_TABLES, "long_term_fts"})
 SQLALCHEMY_CASTS = re.compile(r"::(?:VARCHAR|INTEGER|BIGINT|FLOAT|BOOLEAN|JSONB)\b")
 TABLE = re.compile(r"\b(?:FROM|JOIN|INTO|UPDATE)\s+([A-Za-z_]+)")
 CONTROL = ("BEGIN", "COMMIT", "ROLLBACK", "PRAGMA", "SAVEPOINT", "RELEASE")
