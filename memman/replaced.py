@@ -12,6 +12,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 
 from memman.candidate import Candidate
+from memman.models import Memory
 from memman.retrieval import Retrieved
 from memman.store import Store
 from memman.text import content_tokens, jaccard
@@ -19,11 +20,12 @@ from memman.text import content_tokens, jaccard
 
 def with_replacing(
     store: Store, conn: sa.Connection, candidate: Candidate, retrieved: list[Retrieved]
-) -> list[Retrieved]:
-    """The retrieved memories and, if retrieval missed it, the active memory an UPDATE took
-    the candidate's text out of (Store.active_replacing: one index seek)."""
+) -> tuple[list[Retrieved], Memory | None]:
+    """The retrieved memories, with the active memory an UPDATE took the candidate's text out
+    of added if retrieval missed it (Store.active_replacing: one index seek), and that memory
+    (None if there is none)."""
     found = store.active_replacing(conn, candidate.scope, candidate.content_hash)
     if found is None or any(r.memory.id == found.id for r in retrieved):
-        return retrieved
+        return retrieved, found
     shared = jaccard(content_tokens(candidate.content), content_tokens(found.content))
-    return [*retrieved, Retrieved(found, bm25=None, jaccard=shared)]
+    return [*retrieved, Retrieved(found, bm25=None, jaccard=shared)], found

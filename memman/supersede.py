@@ -26,14 +26,13 @@ call. Memories whose topic is not known are always shown.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from memman.candidate import Candidate
 from memman.decide import Decision
-from memman.models import Event, Memory, Op, Tier
+from memman.models import Memory, Op, Tier
 from memman.takeback import stems, taken_back
-from memman.text import content_hash, content_tokens, numbers, words
+from memman.text import content_tokens, numbers, words
 from memman.topic import (
     USER,
     Topic,
@@ -69,18 +68,19 @@ def route_by_topic(
     *,
     single_valued: frozenset[str],
     by_meaning: bool = False,
-    history: Callable[[str], list[Event]] | None = None,
+    replacing: Memory | None = None,
 ) -> TopicRouting:
     """Settle the candidate by topic if its topic makes the answer clear.
 
     `same_topic` holds the scope's active memories with the candidate's subject and
     attribute, newest observed first; `retrieved` what word (and vector) retrieval found.
     `by_meaning`: an embedder compares the texts, so values of one attribute are never told
-    apart by their words alone. `history`: a memory's audit events by its id (_said_again).
+    apart by their words alone. `replacing`: the active memory an UPDATE took the candidate's
+    very text out of (Store.active_replacing), if any (_said_again).
     """
     topic = candidate.topic
     seen = [*retrieved, *same_topic]
-    again = _said_again(candidate, seen, history) if history is not None else None
+    again = _said_again(candidate, replacing) if replacing is not None else None
     if again is not None:
         return TopicRouting(again, same_topic=same_topic)
     if topic is None:
@@ -157,9 +157,7 @@ def _names(text: str, subject: str) -> bool:
     return subject in words(text) or subject in content_tokens(text)
 
 
-def _said_again(
-    candidate: Candidate, seen: list[Memory], history: Callable[[str], list[Event]]
-) -> Decision | None:
+def _said_again(candidate: Candidate, memory: Memory) -> Decision | None:
     """UPDATE the active memory whose earlier text the candidate is, word for word: a newer
     statement replaced that text ("I read a lot" -> "I don't read a lot"), and saying it again
     now makes it the newest statement, the one that holds (apply.py still keeps it out if it
@@ -167,28 +165,12 @@ def _said_again(
     the two to be about one thing, so no LLM is needed to judge it again, and the second row
     an ADD would make (replaying a conversation twice added one per such fact) is avoided.
     A memory that holds the candidate's wording and more ("likes jazz" -> "likes jazz and
-    blues") already says it: that is the router's NOOP. Only memories changed since they were
-    written are looked up."""
-    changed = sorted(
-        {m.id: m for m in seen if m.updated_at != m.created_at}.values(),
-        key=lambda m: m.updated_at,
-        reverse=True,
-    )
-    for memory in changed:
-        if extends(memory.content, candidate.content):
-            continue
-        said = [
-            e.content_before
-            for e in history(memory.id)
-            if e.op is Op.UPDATE and e.content_before is not None
-        ]
-        if any(content_hash(text) == candidate.content_hash for text in said):
-            why = (
-                "said again after a newer statement replaced it in this memory; the newest"
-                " statement wins"
-            )
-            return Decision(Op.UPDATE, why, Tier.TOPIC, target=memory, content=candidate.content)
-    return None
+    blues") already says it: that is the router's NOOP. The memory is found by the text's
+    hash in one index seek (replaced.py), not by reading the histories of the candidates."""
+    if extends(memory.content, candidate.content):
+        return None
+    why = "said again after a newer statement replaced it in this memory; the newest statement wins"
+    return Decision(Op.UPDATE, why, Tier.TOPIC, target=memory, content=candidate.content)
 
 
 def _stated(memory: Memory) -> Topic | None:

@@ -120,7 +120,7 @@ class WritePath(ChunkWalk):
         and the retrieved ones (replaced.py), less those known to be about something else.
         """
         retrieved, cosine = self._retrieve(conn, candidate, vector)
-        retrieved = with_replacing(self.store, conn, candidate, retrieved)
+        retrieved, replacing = with_replacing(self.store, conn, candidate, retrieved)
         topic = candidate.topic
         same = self._about(conn, candidate.scope, topic and (topic.subject, topic.attribute))
         topical = route_by_topic(
@@ -129,7 +129,7 @@ class WritePath(ChunkWalk):
             [r.memory for r in retrieved],
             single_valued=frozenset(self.settings.single_valued_attributes),
             by_meaning=cosine is not None,
-            history=lambda memory_id: self.store.events_for_memory(conn, memory_id),
+            replacing=replacing,
         )
         if topical.decision is not None:
             scores = {m.id: {"topic": 1.0} for m in topical.same_topic}
