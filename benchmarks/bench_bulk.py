@@ -54,12 +54,12 @@ def _texts(fill: int, facts: int) -> dict:
 
 def _count_statements() -> dict[str, list[float]]:
     """Wrap run_sql (where the write path's per-fact statements go) to sum CPU per statement."""
-    import memman.retrieval
-    import memman.store
-    import memman.vectors
+    import memman.semantic.vectors
+    import memman.storage.store
+    import memman.write.retrieval
 
     spent: dict[str, list[float]] = {}
-    original = memman.store.run_sql
+    original = memman.storage.store.run_sql
 
     def counted(conn, sql, params=()):
         cpu = time.process_time()
@@ -70,7 +70,7 @@ def _count_statements() -> dict[str, list[float]]:
             entry[0] += 1
             entry[1] += time.process_time() - cpu
 
-    for module in (memman.store, memman.retrieval, memman.vectors):
+    for module in (memman.storage.store, memman.write.retrieval, memman.semantic.vectors):
         module.run_sql = counted
     return spent
 

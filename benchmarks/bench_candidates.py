@@ -58,7 +58,7 @@ def _fill(path: str, users: list[dict]) -> list[dict]:
     """Fill the file (running code's schema); return the queries: user, expected id, text."""
     from bench_scale import _fill as fill_rows
 
-    from memman.text import content_hash
+    from memman.language.text import content_hash
 
     rows: list[list[str]] = []
     queries: list[dict] = []
@@ -83,8 +83,8 @@ def _measure(path: str, queries: list[dict]) -> list[dict]:
     """Each query's top-5 ids through search and through lexical candidate retrieval."""
     from memman import MemoryManager
     from memman.config import load_settings
-    from memman.retrieval import lexical_candidates
-    from memman.store import Scope
+    from memman.storage.store import Scope
+    from memman.write.retrieval import lexical_candidates
 
     settings = load_settings(db=path, decider="offline")
     out = []

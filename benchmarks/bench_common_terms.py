@@ -23,7 +23,7 @@ from pathlib import Path
 
 from bench_scale import _fill, _texts
 
-from memman import retrieval
+from memman.write import retrieval
 
 USER = "user-0"
 K = 20  # the search pool: limit 5 x recall_pool_factor 4

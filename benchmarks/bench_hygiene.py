@@ -18,7 +18,7 @@ message is a memory, as a naive module keeps them) and append-only with an exact
 
 Reported: memories kept, against the personas' own facts (the ideal store) and how many of
 those (or their take-back) no active memory says in the same wording (lost); memories with
-the same wording as another active memory of the user (memman.wording.wording), i.e.
+the same wording as another active memory of the user (memman.language.wording.wording), i.e.
 duplicates a prompt would show twice; taken-back facts whose old statement is still active
 in any restated form, and context() blocks (queried with the new statement) that show both
 the old and the new one; chatter stored; user messages per second through observe + flush.
@@ -43,8 +43,8 @@ from pathlib import Path
 from calibrate_lexical import DATA
 
 from memman import MemoryManager
-from memman.text import content_hash, negations
-from memman.wording import wording
+from memman.language.text import content_hash, negations
+from memman.language.wording import wording
 
 RESTATEMENTS = [
     lambda t: t.replace("I ", "I really ", 1),

@@ -24,7 +24,7 @@ import numpy as np
 from bench_semantic import msc_facts
 
 from memman import MemoryManager
-from memman.local_model import LocalEmbedder
+from memman.semantic.local_model import LocalEmbedder
 
 
 class Precomputed:

@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from memman import MemoryManager
+from memman.cli.demo import DEMO_USER, demo_facts
 from memman.config import load_settings
-from memman.demo import DEMO_USER, demo_facts
-from memman.evaluate import load_cases, run_case
+from memman.tuning.evaluate import load_cases, run_case
 
 ROOT = Path(__file__).resolve().parents[1]
 

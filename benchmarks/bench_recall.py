@@ -36,12 +36,12 @@ from bench_semantic import msc_facts
 from calibrate_lexical import DATA
 
 from memman import MemoryManager
-from memman.embed import register_embedder
 from memman.errors import ConfigError
-from memman.local_model import LocalEmbedder
-from memman.store import Scope
-from memman.text import STOPWORDS, content_hash, words
-from memman.vectors import save_vector
+from memman.language.text import STOPWORDS, content_hash, words
+from memman.semantic.embed import register_embedder
+from memman.semantic.local_model import LocalEmbedder
+from memman.semantic.vectors import save_vector
+from memman.storage.store import Scope
 
 SCOPE = Scope("bench")
 STORED = "2026-01-01T00:00:00.000+00:00"

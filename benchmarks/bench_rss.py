@@ -45,8 +45,8 @@ def _fill(path: str, n: int) -> None:
     import numpy as np
 
     from memman import MemoryManager
-    from memman.embed import LOCAL_MODEL
-    from memman.text import content_hash
+    from memman.language.text import content_hash
+    from memman.semantic.embed import LOCAL_MODEL
 
     MemoryManager(path).close()
     conn = sqlite3.connect(path)
@@ -76,8 +76,8 @@ def _fill(path: str, n: int) -> None:
 def _measure(path: str) -> dict:
     import memman
     from memman import MemoryManager
-    from memman.embed import LOCAL_MODEL
-    from memman.store import Scope
+    from memman.semantic.embed import LOCAL_MODEL
+    from memman.storage.store import Scope
 
     steps = {"code": str(Path(memman.__file__).parents[1]), "import": _peak_mb()}
     with MemoryManager(path, embedder="local") as mm:

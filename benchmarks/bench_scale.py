@@ -62,8 +62,8 @@ def _fill(path: str, rows: list[list[str]]) -> None:
     import sqlalchemy as sa
 
     from memman import MemoryManager
-    from memman.text import content_hash
-    from memman.topic import about
+    from memman.language.text import content_hash
+    from memman.language.topic import about
 
     MemoryManager(path).close()  # creates and migrates
     engine = sa.create_engine(path if "://" in path else f"sqlite:///{path}")

@@ -28,10 +28,10 @@ import numpy as np
 from calibrate_lexical import DATA, sts_pairs
 
 from memman import MemoryManager
-from memman.retrieval import hybrid_candidates, lexical_candidates
-from memman.store import Scope
-from memman.text import content_hash
-from memman.vectors import save_vector
+from memman.language.text import content_hash
+from memman.semantic.vectors import save_vector
+from memman.storage.store import Scope
+from memman.write.retrieval import hybrid_candidates, lexical_candidates
 
 SCOPE = Scope("bench")
 NOW = "2026-01-01T00:00:00.000+00:00"

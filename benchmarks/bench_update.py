@@ -31,7 +31,9 @@ from pathlib import Path
 
 from memman import MemoryManager
 from memman.config import load_settings
-from memman.retrieval import (
+from memman.language.text import normalize
+from memman.storage.store import Scope
+from memman.write.retrieval import (
     _CANDIDATES_SQL,
     RANK,
     fts_query,
@@ -39,8 +41,6 @@ from memman.retrieval import (
     lexical_candidates,
     scoped_match,
 )
-from memman.store import Scope
-from memman.text import normalize
 
 IMPORT_RSS_MB = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 # MEMMAN_DATA: the shared data folder, for a checkout elsewhere than /work/main (a worktree).

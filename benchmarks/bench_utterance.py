@@ -5,7 +5,7 @@
 evals/user_messages.jsonl holds hand-written user messages, each labelled `statement` (it
 says something about the user, possibly with a question or request attached: to be kept),
 `question`, `request` or `chatter` (not a fact: to be skipped). `split` is `dev` (the rules
-in memman/utterance.py were written looking at these) or `holdout` (written with the dev
+in memman/lifecycle/utterance.py were written looking at these) or `holdout` (written with the dev
 set, before the rules, and not used to tune them).
 
 Reported per split, with "skip" as the positive class: precision (skipped messages that are
@@ -25,7 +25,7 @@ from pathlib import Path
 
 from calibrate_lexical import DATA as SHARED
 
-from memman.utterance import skip_reason
+from memman.lifecycle.utterance import skip_reason
 
 # MEMMAN_DATA: the shared data folder, for a checkout elsewhere than /work/main.
 DATA = Path(os.environ.get("MEMMAN_DATA", SHARED))

@@ -3,7 +3,7 @@
     python benchmarks/calibrate_attributes.py [--personas .../msc_personas_all.json]
         [--per-attribute 300] [--precision 0.9] [--seed 7]
 
-The deterministic extractor (memman.topic.about) labels the distinct MSC persona facts; for
+The deterministic extractor (memman.language.topic.about) labels the distinct MSC persona facts; for
 each recognised attribute of the user with at least 40 facts, up to `--per-attribute` of them
 are embedded (local MiniLM). 70 % make the attribute's prototype (the mean vector, unit
 length), 30 % are held out. On the held-out facts, each fact's nearest prototype is its
@@ -15,7 +15,7 @@ extractor gives only a verb topic ("I bought a Tesla"); 1,000 of them (seeded) m
 often such a fact is given an attribute ("stray": some rightly, "bought a new car" is about
 the car). The margin written is the lowest at which the held-out predictions are right at
 least `--precision` of the time. Writes memman/data/attribute_prototypes.npz (read
-by memman.meaning) and prints precision and coverage per threshold.
+by memman.write.meaning) and prints precision and coverage per threshold.
 
 The prototypes only widen the candidates a fact is compared with (the memories of the
 attribute it is nearest to reach the decider); they never settle anything, so a wrong match
@@ -34,8 +34,8 @@ from pathlib import Path
 import numpy as np
 
 from memman.config import load_settings
-from memman.embed import make_embedder, unit_rows
-from memman.topic import USER, about, is_verb_topic
+from memman.language.topic import USER, about, is_verb_topic
+from memman.semantic.embed import make_embedder, unit_rows
 
 ROOT = Path(__file__).resolve().parents[1]
 PERSONAS = Path("/work/shared/data/msc/msc_personas_all.json")

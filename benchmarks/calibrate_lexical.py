@@ -21,7 +21,7 @@ import csv
 import os
 from pathlib import Path
 
-from memman.text import content_tokens, jaccard, polarity_or_number_differs
+from memman.language.text import content_tokens, jaccard, polarity_or_number_differs
 
 # The shared data sit beside the repository; MEMMAN_DATA points elsewhere (a git worktree
 # or a copy of the repository is not beside them).

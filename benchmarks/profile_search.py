@@ -42,8 +42,8 @@ def _median_ms(fn, items: list[str]) -> float:
 
 def _statements(path: str, queries: list[str]) -> dict[str, float]:
     """Each statement _bm25_ranked may run, on a plain sqlite3 connection (no SQLAlchemy)."""
-    from memman import retrieval
-    from memman.store import Scope
+    from memman.storage.store import Scope
+    from memman.write import retrieval
 
     conn = sqlite3.connect(path)
     params = {"user_id": USER, "agent_id": "", "limit": K, "overfetch": 4 * K, "cap": 1000}

@@ -30,7 +30,7 @@ import sqlite_utils
 
 from memman import MemoryManager
 from memman.errors import MemmanError
-from memman.migrations import migrations
+from memman.storage.migrations import migrations
 from tests.decisions import llm_manager
 from tests.fake_openai import FakeOpenAI, Reply, chat_completion
 from tests.reliability import (

@@ -3,7 +3,7 @@
     python benchmarks/topic_changes.py --base <commit> [--sample 60] [--seed 1] [--match RE]
 
 An extractor rule meant for one phrasing ("my wife is Sarah") can catch facts it was not
-meant for ("my wife is sweet"). This runs `memman.topic.about` of the working tree and of
+meant for ("my wife is sweet"). This runs `memman.language.topic.about` of the working tree and of
 `--base` (its topic.py, read with `git show`) over every distinct MSC persona fact, counts
 the facts whose topic changed and prints a seeded uniform sample of them to judge by hand;
 `--match` keeps only changes whose facts match a regular expression (case-insensitive).
@@ -24,7 +24,7 @@ from collections import Counter
 from pathlib import Path
 from types import ModuleType
 
-from memman import topic as current
+from memman.language import topic as current
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("MEMMAN_DATA", ROOT.parent / "shared" / "data"))
@@ -34,7 +34,7 @@ PERSONAS = DATA / "msc" / "msc_personas_all.json"
 def base_module(commit: str) -> ModuleType:
     """topic.py as it was at `commit`, imported under another name."""
     source = subprocess.run(
-        ["git", "show", f"{commit}:memman/topic.py"],
+        ["git", "show", f"{commit}:memman/language/topic.py"],
         cwd=ROOT,
         check=True,
         capture_output=True,

@@ -1,9 +1,8 @@
 """memman: long-term memory for chatbots and agents that stays small, current and explainable."""
 
 from memman.aio import AsyncMemoryManager
+from memman.api.manager import MemoryManager
 from memman.config import Settings, load_settings
-from memman.embed import Embedder
-from memman.erase import ForgetReport
 from memman.errors import (
     ConfigError,
     DecisionError,
@@ -14,8 +13,9 @@ from memman.errors import (
     StoreBusyError,
     StoreError,
 )
-from memman.manager import MemoryManager
+from memman.lifecycle.erase import ForgetReport
 from memman.models import Event, Memory, Op, PendingFact, SearchHit, Status, Tier, UpdateResult
+from memman.semantic.embed import Embedder
 
 __all__ = [
     "AsyncMemoryManager",

@@ -13,7 +13,7 @@ import functools
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
-from memman.manager import MemoryManager
+from memman.api.manager import MemoryManager
 
 T = TypeVar("T")
 

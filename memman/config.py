@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from memman.errors import ConfigError
-from memman.topic import SINGLE_VALUED
+from memman.language.topic import SINGLE_VALUED
 
 DEFAULT_DB = "memman.db"
 # Confidence of a memory written by update_memory. Below protected_confidence on purpose: at
@@ -35,10 +35,10 @@ class Settings(BaseModel):
     # with response_format json_schema (vLLM, llama.cpp, Ollama), "json" / "md_json" for
     # models that only manage to write JSON in text. "auto": tools for OpenAI's own API (no
     # base URL, or api.openai.com), json_schema for any other server, and one fallback if the
-    # server refuses that mode (memman/llm.py); an explicit mode is used as set.
+    # server refuses that mode (memman/llm/client.py); an explicit mode is used as set.
     llm_mode: str = "auto"
     # The structured-output engine: "instructor" (the memman[instructor] extra), "builtin"
-    # (memman/structured.py, openai only) or "auto": instructor when it imports. Same modes,
+    # (memman/llm/structured.py, openai only) or "auto": instructor when it imports. Same modes,
     # re-asks, attempts and tokens either way; builtin lets a newer openai stay installed.
     llm_engine: str = "auto"
     llm_max_retries: int = Field(default=2, ge=0, le=10)  # re-asks after invalid output
@@ -62,18 +62,18 @@ class Settings(BaseModel):
     top_k: int = Field(default=8, ge=1, le=100)
     noop_jaccard: float = Field(default=0.8, gt=0, le=1)
     novel_jaccard: float = Field(default=0.1, ge=0, le=1)
-    # Attributes that hold one current value (memman/topic.py): a fact stating a different
+    # Attributes that hold one current value (memman/language/topic.py): a fact stating a different
     # value replaces the memory, with no LLM call. Others (likes, pets ...) hold several.
     single_valued_attributes: list[str] = Field(default_factory=lambda: sorted(SINGLE_VALUED))
 
     # Embeddings (optional): none | local | openai. The cosine thresholds default per model
-    # (memman/embed.py COSINE_THRESHOLDS, measured with `memman calibrate`).
+    # (memman/semantic/embed.py COSINE_THRESHOLDS, measured with `memman calibrate`).
     embedder: str = "none"
     embedding_model: str | None = None
     noop_cosine: float | None = Field(default=None, gt=0, le=1)
     novel_cosine: float | None = Field(default=None, ge=-1, le=1)
     # Exact cosine search: numpy (cached matrix, the fast default) | sqlite-vec (SQL scan,
-    # nothing cached; the vec extra). Same results either way (memman/vectors.py).
+    # nothing cached; the vec extra). Same results either way (memman/semantic/vectors.py).
     vector_search: str = "numpy"
     # numpy keeps each searched scope's matrix in memory; least recently searched scopes are
     # dropped beyond this many MB (512: about 350k 384-dim memories).
@@ -103,7 +103,7 @@ class Settings(BaseModel):
     # (and whatever the core leaves unused) goes to the query's hits.
     context_core_share: float = Field(default=0.3, ge=0, le=1)
 
-    # Lifecycle (memman/observe.py, shortterm.py, consolidate.py).
+    # Lifecycle (memman/lifecycle/observe.py, shortterm.py, consolidate.py).
     # observe() extracts a session's buffered messages once the oldest waited this long.
     extract_cooldown_s: float = Field(default=120.0, ge=0)
     # One extraction call sees at most this many characters of messages (~6k tokens): a

@@ -32,15 +32,15 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from memman.arguments import MAX_COUNT
-from memman.candidate import make_candidate
+from memman.api.arguments import MAX_COUNT
+from memman.api.manager import MemoryManager
 from memman.errors import ConfigError, InvalidInputError
-from memman.manager import MemoryManager
+from memman.language.text import content_hash
 from memman.models import Memory, Op, Status, Tier, UpdateResult
 from memman.scope import Scope
-from memman.text import content_hash
+from memman.semantic.vectors import save_vector
 from memman.timestamps import stamp
-from memman.vectors import save_vector
+from memman.write.candidate import make_candidate
 
 try:
     from langgraph.store.base import (

@@ -24,10 +24,10 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, Field
 
+from memman.api.manager import MemoryManager
 from memman.errors import ConfigError, InvalidInputError, MemmanError, NotFoundError
-from memman.manager import MemoryManager
+from memman.language.text import content_hash
 from memman.models import Memory, Op, UpdateResult
-from memman.text import content_hash
 
 try:
     from mcp.server.mcpserver import MCPServer

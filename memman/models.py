@@ -60,7 +60,7 @@ class Memory(BaseModel):
     status: Status = Status.ACTIVE
     sources: list[str] = Field(default_factory=list)
     metadata: dict[str, Any] = Field(default_factory=dict)
-    # What the fact is about (memman/topic.py): "user" or another person, and an attribute
+    # What the fact is about (memman/language/topic.py): "user" or another person, and an attribute
     # such as "residence" or "likes". None when it is not known.
     subject: str | None = None
     attribute: str | None = None

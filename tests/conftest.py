@@ -4,7 +4,7 @@ import sqlite3
 import pytest
 
 from memman.errors import ConfigError
-from memman.vectors import make_vector_backend
+from memman.semantic.vectors import make_vector_backend
 from tests.clock import Clock
 from tests.fake_openai import FakeOpenAI
 

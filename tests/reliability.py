@@ -23,9 +23,9 @@ import sqlalchemy as sa
 
 from memman import MemoryManager
 from memman.config import Settings
+from memman.language.text import content_hash
 from memman.models import Op
-from memman.store import Scope
-from memman.text import content_hash
+from memman.storage.store import Scope
 from tests.fake_openai import Reply, chat_completion
 from tests.postgres import direct
 

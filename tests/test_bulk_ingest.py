@@ -10,7 +10,7 @@ import pytest
 
 from memman import MemoryManager, Op
 from memman.errors import StoreError
-from memman.store import Store
+from memman.storage.store import Store
 from tests.postgres import db_on_each_backend, postgres_url  # noqa: F401
 
 STORED = [

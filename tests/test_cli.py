@@ -16,8 +16,8 @@ import typer
 from memman import MemoryManager, Op
 from memman.cli import app, main
 from memman.config import Settings
-from memman.migrations import migrations
-from memman.text import content_hash
+from memman.language.text import content_hash
+from memman.storage.migrations import migrations
 from tests.decisions import answer
 from tests.fake_openai import Reply
 

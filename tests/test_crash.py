@@ -23,9 +23,9 @@ import pytest
 import sqlite_utils
 
 from memman import MemoryManager
-from memman.migrations import migrations
 from memman.models import Status
 from memman.storage.backends import is_postgres_url
+from memman.storage.migrations import migrations
 from tests.clock import START
 from tests.postgres import fresh_database, postgres_url  # noqa: F401
 from tests.reliability import (

@@ -11,8 +11,8 @@ import pytest
 import sqlalchemy as sa
 
 from memman import MemoryManager, Op, Tier
-from memman.embed import register_embedder
 from memman.errors import EmbeddingError
+from memman.semantic.embed import register_embedder
 from tests.decisions import answer, llm_manager
 from tests.postgres import db_on_each_backend, direct, postgres_url  # noqa: F401
 from tests.test_semantic_retrieval import FakeEmbedder

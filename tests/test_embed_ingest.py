@@ -10,7 +10,7 @@ import sqlite3
 import pytest
 
 from memman import MemoryManager, Op, Tier
-from memman.embed import Lookahead
+from memman.semantic.embed import Lookahead
 from tests.test_semantic_retrieval import fake_embedder  # noqa: F401 (fixture)
 
 

@@ -86,7 +86,7 @@ def test_without_onnxruntime_sentence_transformers_gives_the_same_vectors(
 ):
     monkeypatch.setitem(sys.modules, "onnxruntime", None)  # import onnxruntime -> ImportError
     with (
-        caplog.at_level(logging.WARNING, logger="memman.local_model"),
+        caplog.at_level(logging.WARNING, logger="memman.semantic.local_model"),
         MemoryManager(str(tmp_path / "m.db"), embedder="local") as mm,
     ):
         assert_same_vectors(mm.embedder.embed(TEXTS), reference)

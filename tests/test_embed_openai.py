@@ -18,8 +18,8 @@ import pytest
 
 from memman import MemoryManager, Op, Tier
 from memman.config import load_settings
-from memman.embed import OpenAIEmbedder
 from memman.errors import ConfigError, EmbeddingError
+from memman.semantic.embed import OpenAIEmbedder
 from tests.conftest import API_KEY
 from tests.fake_openai import Reply, embedding_body, fake_vector
 

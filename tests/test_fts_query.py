@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from memman import InvalidInputError, MemoryManager, Op
-from memman.retrieval import MAX_QUERY_TERMS, fts_query
-from memman.text import normalize
+from memman.language.text import normalize
+from memman.write.retrieval import MAX_QUERY_TERMS, fts_query
 
 
 @pytest.mark.parametrize(

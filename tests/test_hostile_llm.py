@@ -16,8 +16,8 @@ from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
 from memman import MemoryManager, Op
+from memman.language.text import normalize
 from memman.models import Memory
-from memman.text import normalize
 from tests.decisions import answer, decision, llm_manager
 from tests.fake_openai import FakeOpenAI, Reply, chat_completion
 

@@ -8,10 +8,10 @@ import pytest
 import sqlalchemy as sa
 
 from memman import MemoryManager
+from memman.language.text import content_hash
 from memman.models import Op, Status, Tier
 from memman.storage.backends import is_postgres_url
-from memman.store import Scope
-from memman.text import content_hash
+from memman.storage.store import Scope
 from tests.clock import Clock
 from tests.postgres import db_on_each_backend, direct, postgres_url  # noqa: F401
 from tests.test_cli import memman  # noqa: F401  (the CLI runner fixture)
@@ -240,7 +240,7 @@ def test_promotion_and_its_mark_commit_together(db, clock, monkeypatch):
         def crash(*args: object) -> None:
             raise RuntimeError("killed between the memory write and the mark")
 
-        monkeypatch.setattr("memman.shortterm.set_status", crash)
+        monkeypatch.setattr("memman.lifecycle.shortterm.set_status", crash)
         with pytest.raises(RuntimeError):
             mm.consolidate()
         assert mm.list(user_id="u") == []  # the memory write rolled back with the mark

@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 from memman import MemoryManager, Op, Status, Tier
-from memman.store import Scope
-from memman.text import content_hash
+from memman.language.text import content_hash
+from memman.storage.store import Scope
 from tests.conftest import API_KEY
 from tests.decisions import llm_manager
 from tests.fake_openai import Reply, chat_completion

@@ -7,7 +7,7 @@ import sqlite3
 from pathlib import Path
 
 from memman import MemoryManager
-from memman.observe import Skip
+from memman.lifecycle.observe import Skip
 
 LABELLED = Path(__file__).resolve().parents[1] / "evals" / "user_messages.jsonl"
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 
 from memman import MemoryManager
-from memman.embed import register_embedder
 from memman.errors import EmbeddingError
+from memman.semantic.embed import register_embedder
 from tests.postgres import db_on_each_backend, postgres_url  # noqa: F401
 from tests.test_semantic_retrieval import FakeEmbedder, fake_embedder  # noqa: F401 (fixture)
 

@@ -1,5 +1,5 @@
 """The structured-output engines (issue 13, "Dependencies"): instructor (memman[instructor]) and
-memman's own (memman/structured.py), chosen by llm_engine. Against the local fake server.
+memman's own (memman/llm/structured.py), chosen by llm_engine. Against the local fake server.
 
 - Without instructor, auto uses memman's engine and decisions work; asking for instructor
   then is a ConfigError naming the extra.
@@ -17,7 +17,7 @@ import pytest
 
 from memman import Op
 from memman.errors import ConfigError
-from memman.llm import instructor_usable
+from memman.llm.client import instructor_usable
 from tests.decisions import answer, decision, llm_manager
 from tests.fake_openai import Reply, chat_completion
 

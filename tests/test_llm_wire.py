@@ -19,7 +19,7 @@ import pytest
 
 from memman import MemoryManager, Op, Tier
 from memman.config import Settings
-from memman.llm import resolve_mode
+from memman.llm.client import resolve_mode
 from tests.decisions import answer, llm_manager
 from tests.fake_openai import Reply, chat_completion
 from tests.test_cli import memman  # noqa: F401 (fixture)
@@ -139,7 +139,7 @@ def test_tools_refused_by_a_prose_answer_falls_back_to_json_schema(
     primed, fake_openai, monkeypatch
 ):
     """auto starts with tools only for OpenAI's own host; the fake server stands in for it."""
-    monkeypatch.setattr("memman.llm.resolve_mode", lambda settings: "tools")
+    monkeypatch.setattr("memman.llm.client.resolve_mode", lambda settings: "tools")
     mm = primed(llm_max_retries=0)
     fake_openai.script(
         Reply(body=chat_completion(content="Sure! The user now sits. UPDATE memory 1.")),

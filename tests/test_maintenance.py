@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from memman import MemoryManager
 from memman.cli import app
 from memman.errors import InvalidInputError, StoreError
-from memman.maintenance import STUCK_ATTEMPTS
+from memman.storage.maintenance import STUCK_ATTEMPTS
 from tests.reliability import (
     audit,
     integrity_problems,

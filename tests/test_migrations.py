@@ -8,9 +8,9 @@ import pytest
 import sqlite_utils
 
 from memman import MemoryManager, Op
-from memman.migrations import migrations
+from memman.language.text import content_hash
 from memman.scope import Scope
-from memman.text import content_hash
+from memman.storage.migrations import migrations
 
 FIRST_MIGRATIONS = ["m001_long_term", "m002_events", "m003_pending"]
 

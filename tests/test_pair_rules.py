@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from memman import MemoryManager, Op, Tier
-from memman.embed import register_embedder
+from memman.semantic.embed import register_embedder
 from tests.decisions import answer, llm_manager
 from tests.test_semantic_retrieval import FakeEmbedder
 

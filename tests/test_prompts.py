@@ -6,7 +6,7 @@ import os
 import shutil
 from pathlib import Path
 
-from memman.prompts import render
+from memman.llm.prompts import render
 
 SHIPPED = Path(__file__).resolve().parents[1] / "prompts"
 

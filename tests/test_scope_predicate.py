@@ -20,10 +20,10 @@ import pytest
 import sqlalchemy as sa
 
 from memman import MemoryManager
-from memman.retrieval import index_key
+from memman.language.text import content_hash
 from memman.scope import Scope
-from memman.store import GROWING_TABLES
-from memman.text import content_hash
+from memman.storage.store import GROWING_TABLES
+from memman.write.retrieval import index_key
 from tests.decisions import answer, llm_manager
 from tests.fake_openai import Reply
 from tests.postgres import db_on_each_backend, postgres_url  # noqa: F401

@@ -9,9 +9,9 @@ import tomllib
 import pytest
 from typer.testing import CliRunner
 
-from memman.calibrate import Pair, calibrate, histogram_png, load_pairs, write_thresholds
 from memman.cli import app
 from memman.errors import ConfigError, InvalidInputError
+from memman.tuning.calibrate import Pair, calibrate, histogram_png, load_pairs, write_thresholds
 
 SAME = [
     ("Lives in Berlin", "Lives in Berlin now"),

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from memman.cli import app
 from memman.config import load_settings
 from memman.errors import InvalidInputError
-from memman.evaluate import evaluate, load_cases
+from memman.tuning.evaluate import evaluate, load_cases
 from tests.decisions import answer
 
 SHIPPED = Path(__file__).resolve().parents[1] / "evals" / "cases.jsonl"

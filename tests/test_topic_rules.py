@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from memman import MemoryManager, Op, Tier
-from memman.topic import ENDED, Topic, about
+from memman.language.topic import ENDED, Topic, about
 from tests.decisions import llm_manager
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from memman import EmbeddingError, InvalidInputError, MemoryManager, Op, Status, Tier
-from memman.topic import Topic, about
+from memman.language.topic import Topic, about
 from tests.decisions import answer, llm_manager
 from tests.postgres import db_on_each_backend, postgres_url  # noqa: F401
 

@@ -8,7 +8,6 @@ import pytest
 import sqlalchemy as sa
 
 from memman import MemoryManager, Op
-from memman.decide import OfflineDecider
 from memman.errors import (
     ConfigError,
     StoreBusyError,
@@ -16,7 +15,8 @@ from memman.errors import (
     StoreFullError,
     StoreReadOnlyError,
 )
-from memman.store import KNOWN_MIGRATIONS
+from memman.storage.store import KNOWN_MIGRATIONS
+from memman.write.decide import OfflineDecider
 
 
 def test_a_decider_name_is_accepted_and_parks_nothing_by_mistake(tmp_path):

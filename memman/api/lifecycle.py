@@ -1,5 +1,5 @@
 """The lifecycle's calls: observe chat messages, extract facts, short-term facts and
-consolidation (memman/observe.py, shortterm.py, consolidate.py).
+consolidation (memman/lifecycle/observe.py, shortterm.py, consolidate.py).
 """
 
 from __future__ import annotations
@@ -7,17 +7,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from memman import buffer, consolidate, observe, shortterm
+from memman.api.arguments import all_or_scope, check_count, id_scope
 from memman.api.parts import Parts
-from memman.arguments import all_or_scope, check_count, id_scope
-from memman.candidate import Candidate
-from memman.consolidation_report import ConsolidationReport
 from memman.errors import InvalidInputError
+from memman.lifecycle import buffer, consolidate, observe, shortterm
+from memman.lifecycle.consolidation_report import ConsolidationReport
+from memman.lifecycle.observe import ObserveResult, SessionExtraction
+from memman.lifecycle.shortterm import ShortTermFact
 from memman.models import UpdateResult
-from memman.observe import ObserveResult, SessionExtraction
 from memman.scope import Scope, check_id
-from memman.shortterm import ShortTermFact
-from memman.writepath import Also
+from memman.write.candidate import Candidate
+from memman.write.writepath import Also
 
 
 class LifecycleCalls(Parts):
@@ -214,7 +214,7 @@ class LifecycleCalls(Parts):
         progress: Callable[[str, int, int], None] | None = None,
     ) -> ConsolidationReport:
         """Extract idle sessions, expire, promote, merge near-duplicates and decay; see
-        memman/consolidate.py.
+        memman/lifecycle/consolidate.py.
 
         Sessions idle for extract_cooldown_s are extracted first, one op each (see
         flush_idle); `report.extracted_sessions` / `extracted_messages` count them (a dry run

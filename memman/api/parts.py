@@ -6,17 +6,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from memman.arguments import Clock
-from memman.candidate import Candidate, make_candidate
+from memman.api.arguments import Clock
 from memman.config import Settings
-from memman.decide import Decider, LLMDecider
-from memman.embed import Embedder
-from memman.llm import LLMClient
+from memman.llm.client import LLMClient
 from memman.scope import Scope
-from memman.store import Leases, Store
+from memman.semantic.embed import Embedder
+from memman.semantic.vectors import VectorSearch
+from memman.storage.store import Leases, Store
 from memman.timestamps import stamp
-from memman.vectors import VectorSearch
-from memman.writepath import WritePath
+from memman.write.candidate import Candidate, make_candidate
+from memman.write.decide import Decider, LLMDecider
+from memman.write.writepath import WritePath
 
 
 class Parts:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from memman import recall
+from memman.api.arguments import all_or_scope, check_count, id_scope
 from memman.api.parts import Parts
-from memman.arguments import all_or_scope, check_count, id_scope
 from memman.errors import InvalidInputError
+from memman.lifecycle import recall
+from memman.lifecycle.recall import ContextBlock
 from memman.models import Event, Memory, SearchHit, Status
-from memman.recall import ContextBlock
 from memman.scope import Scope, check_id
 
 
@@ -71,7 +71,7 @@ class ReadCalls(Parts):
         """Active memories of the scope, best first, near-duplicates collapsed, reinforced.
 
         Ranked by a blend of relevance (BM25, and cosine when an embedder is configured),
-        recency and importance (see memman/recall.py and the recall_* settings); every
+        recency and importance (see memman/lifecycle/recall.py and the recall_* settings); every
         returned memory's access count and last access are updated.
         """
         if not isinstance(query, str):

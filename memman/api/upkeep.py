@@ -8,15 +8,17 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from memman import erase, extraction_failures, maintenance, manual, reindex, transfer
+from memman.api.arguments import all_or_scope, id_scope
 from memman.api.parts import Parts
-from memman.arguments import all_or_scope, id_scope
-from memman.erase import ForgetReport
 from memman.errors import ConfigError, InvalidInputError
-from memman.maintenance import CheckReport
+from memman.lifecycle import erase, extraction_failures, manual
+from memman.lifecycle.erase import ForgetReport
 from memman.models import Event, Memory, Op, Status, UpdateResult
 from memman.scope import Scope, check_id
-from memman.transfer import ImportReport
+from memman.semantic import reindex
+from memman.storage import maintenance, transfer
+from memman.storage.maintenance import CheckReport
+from memman.storage.transfer import ImportReport
 
 
 class UpkeepCalls(Parts):
@@ -58,7 +60,8 @@ class UpkeepCalls(Parts):
         events: bool = False,
     ) -> Iterator[str]:
         """The lossless export: every column of every memory (then the audit events if asked)
-        as JSON lines without newlines, which `import_jsonl` reads back (memman/transfer.py)."""
+        as JSON lines without newlines, which `import_jsonl` reads back
+        (memman/storage/transfer.py)."""
         return transfer.export_lines(
             self,
             user_id=user_id,
@@ -159,7 +162,7 @@ class UpkeepCalls(Parts):
         """Erase one memory of the scope for good, with its history and vectors.
 
         Unlike delete() nothing is kept and there is no audit event (it would keep the text);
-        the file is vacuumed and its WAL emptied, as forget() does (memman/erase.py).
+        the file is vacuumed and its WAL emptied, as forget() does (memman/lifecycle/erase.py).
         NotFoundError for an unknown id or one of another scope.
         """
         scope = Scope(user_id, agent_id)

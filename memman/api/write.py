@@ -7,12 +7,12 @@ import logging
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from memman.api.arguments import all_or_scope, check_count
 from memman.api.parts import Parts
-from memman.arguments import all_or_scope, check_count
-from memman.candidate import Candidate
 from memman.errors import InvalidInputError, LeaseLostError
 from memman.models import PendingFact, UpdateResult
 from memman.scope import Scope
+from memman.write.candidate import Candidate
 
 log = logging.getLogger(__name__)
 
@@ -25,7 +25,7 @@ INGEST_KEYS = frozenset(
 
 
 class WriteCalls(Parts):
-    """Every long-term write goes through update_memory's path (memman/writepath.py)."""
+    """Every long-term write goes through update_memory's path (memman/write/writepath.py)."""
 
     # -- the write path ------------------------------------------------------------------------
 
@@ -52,7 +52,7 @@ class WriteCalls(Parts):
 
         `subject` ("user", or another person: "sister") and `attribute` ("residence",
         "employer", "likes" ...) say what the fact is about; when not given, memman's extractor
-        reads them from the text (memman/topic.py). A different value of a single-valued
+        reads them from the text (memman/language/topic.py). A different value of a single-valued
         attribute (settings.single_valued_attributes) replaces the memory that held it.
         `observed_at` is when the user said it (default: now): a statement older than a
         memory's current one never overwrites it, it goes into that memory's history.

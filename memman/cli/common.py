@@ -21,7 +21,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from memman.manager import MemoryManager
+from memman.api.manager import MemoryManager
 
 # No markup: memories, ids and errors are user text, and "[/bold]" in a fact must print as is.
 console = Console(markup=False)
@@ -91,7 +91,7 @@ class _MigrationBar(logging.Handler):
 
 def _open(db: str | None) -> MemoryManager:
     """The store, migrated if it is older than this memman, with a bar while that runs."""
-    logger = logging.getLogger("memman.migrations")
+    logger = logging.getLogger("memman.storage.migrations")
     bar, level, propagate = _MigrationBar(), logger.level, logger.propagate
     logger.addHandler(bar)
     logger.setLevel(logging.INFO)

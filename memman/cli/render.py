@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from rich.table import Table
 
-from memman.manager import MemoryManager
+from memman.api.manager import MemoryManager
 from memman.models import Event, Memory, UpdateResult
 
 

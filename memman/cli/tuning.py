@@ -28,8 +28,8 @@ def calibrate(
     ] = False,
 ) -> None:
     """Pick Jaccard (and cosine) thresholds for a target false-merge rate on labelled pairs."""
-    from memman import calibrate as calibration
-    from memman.embed import make_embedder
+    from memman.semantic.embed import make_embedder
+    from memman.tuning import calibrate as calibration
 
     settings = load_settings()
     loaded = calibration.load_pairs(pairs)
@@ -68,7 +68,7 @@ def eval_cases(
     ] = None,
 ) -> None:
     """Run labelled decision cases through the configured decider: accuracy per op."""
-    from memman import evaluate
+    from memman.tuning import evaluate
 
     settings = load_settings()
     loaded = evaluate.load_cases(cases)

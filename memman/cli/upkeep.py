@@ -11,7 +11,7 @@ from rich.table import Table
 
 from memman.cli.common import DbOption, JsonOption, _open, _print_json, console, errors
 from memman.config import load_settings
-from memman.maintenance import STUCK_ATTEMPTS
+from memman.storage.maintenance import STUCK_ATTEMPTS
 
 # `memman config` looks for the last recorded llm_mode fallback among this many newest events.
 FALLBACK_LOOKBACK = 1000
@@ -96,7 +96,7 @@ def reindex(
 
 def config(db: DbOption = None) -> None:
     """Show the effective configuration (API key masked)."""
-    from memman.llm import last_fallback, resolve_mode
+    from memman.llm.client import last_fallback, resolve_mode
 
     settings = load_settings(db=db)
     table = Table(title="memman configuration")

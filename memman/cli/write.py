@@ -9,11 +9,11 @@ from typing import Annotated
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
+from memman.api.manager import MemoryManager
 from memman.cli.common import AgentOption, DbOption, UserOption, _open, console, errors
+from memman.cli.demo import DEMO_USER, demo_facts
 from memman.cli.render import _add_decision, _decisions_table, _memories_table, _mode_line
-from memman.demo import DEMO_USER, demo_facts
 from memman.errors import InvalidInputError, MemmanError
-from memman.manager import MemoryManager
 
 
 def demo(

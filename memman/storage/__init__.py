@@ -23,7 +23,7 @@ all of them:
 
 The layout. `memman.scope` (Scope, the id checks) and `memman.errors` sit at the bottom and
 import no storage; tests/test_layout.py keeps the import graph free of cycles. This package
-holds the SQLite statements as mixins of `memman.store.Store`:
+holds the SQLite statements as mixins of `memman.storage.store.Store`:
 
 - `lifecycle.py`: short-term facts, consolidation, merging, recall counts;
 - `messages.py`: the chat-message buffer (observe, flush, idle sessions);

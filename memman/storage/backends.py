@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from memman.store import Store
+from memman.storage.store import Store
 
 _POSTGRES_SCHEMES = ("postgresql:", "postgresql+", "postgres:")
 

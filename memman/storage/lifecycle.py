@@ -1,6 +1,6 @@
 """The statements of the lifecycle stages: short-term facts, consolidation, merging, recall.
 
-A mixin of `memman.store.Store` (which supplies `long_term`): consolidate.py, merge.py,
+A mixin of `memman.storage.store.Store` (which supplies `long_term`): consolidate.py, merge.py,
 shortterm.py and recall.py call these methods instead of writing SQL. Every statement names
 the scope it works in, including those that reach rows by id a scoped read just returned,
 so the tables can be distributed by scope (tests/test_scope_predicate.py).

@@ -1,7 +1,7 @@
 """The statements of the chat-message buffer: observe() writes it, flush and consolidate read
 and mark it.
 
-A mixin of `memman.store.Store`: observe.py calls these methods instead of writing SQL.
+A mixin of `memman.storage.store.Store`: observe.py calls these methods instead of writing SQL.
 Messages are returned as rows (id, user_id, agent_id, session_id, role, content, created_at,
 observed_at, extracted_at and the lease columns).
 """

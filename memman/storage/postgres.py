@@ -1,6 +1,6 @@
 """PostgreSQL behind the same `Storage` operations as the SQLite store (issue 15).
 
-`PostgresStore` is `memman.store.Store` with the dialect's parts replaced; every other
+`PostgresStore` is `memman.storage.store.Store` with the dialect's parts replaced; every other
 statement is shared: SQLAlchemy Core and `text()` compile for either dialect, and the write
 path's plain SQL is rewritten into psycopg's parameter style (memman/storage/dialect.py).
 
@@ -42,7 +42,7 @@ from memman.models import Event
 from memman.scope import Scope
 from memman.storage import postgres_schema
 from memman.storage.postgres_search import postings
-from memman.store import GROWING_TABLES, Store, run_sql
+from memman.storage.store import GROWING_TABLES, Store, run_sql
 
 # SQLSTATEs worth another attempt: serialization_failure, deadlock_detected, lock_not_available.
 _RETRY_STATES = frozenset({"40001", "40P01", "55P03"})

@@ -1,6 +1,6 @@
 """PostgreSQL's schema: its own ordered migrations, recorded in `memman_migrations`.
 
-The tables, columns and indexes are SQLite's (memman/migrations.py, as of m023), with the
+The tables, columns and indexes are SQLite's (memman/storage/migrations.py, as of m023), with the
 dialect's own parts: identity columns for INTEGER PRIMARY KEY, double precision for REAL,
 bytea for the vector blobs, PL/pgSQL triggers for the vector change log, and for the
 full-text index a generated `tsvector` column with a GIN index instead of FTS5.
@@ -23,7 +23,7 @@ from collections.abc import Callable
 import sqlalchemy as sa
 
 from memman.errors import StoreError
-from memman.migrations import FTS_SEPARATORS
+from memman.storage.migrations import FTS_SEPARATORS
 
 # The pg_advisory_xact_lock key every write transaction (migrations too) takes first.
 WRITE_LOCK = 0x6D656D6D616E02

@@ -1,7 +1,7 @@
 """`Storage`: the operations memman's stages ask of a store, each with its contract.
 
 Read from what the stages call today (store.py and the statements the lifecycle modules used
-to write). `memman.store.Store` implements it for SQLite; tests/test_storage_protocol.py
+to write). `memman.storage.store.Store` implements it for SQLite; tests/test_storage_protocol.py
 checks that every operation listed here exists there with the same parameters.
 `memman.storage.postgres.PostgresStore` implements the same list for PostgreSQL (a subclass:
 it replaces the dialect's parts). There a write transaction takes an advisory lock first,

@@ -1,6 +1,6 @@
 """The statements that work on the store as a whole: verified erasure, checks, backups.
 
-A mixin of `memman.store.Store` (which supplies `read`, `pending` and `dbapi`): erase.py and
+A mixin of `memman.storage.store.Store` (which supplies `read`, `pending` and `dbapi`): erase.py and
 maintenance.py call these methods instead of writing SQL or PRAGMAs.
 """
 

@@ -1,0 +1,176 @@
+"""How a fact is worded: its words without case, punctuation and fillers, whether one fact's
+wording extends another's, and what a fact affirms once its negation is taken out.
+
+The deciders' and merging's finer signals, built on memman/language/text.py's words and stems.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+from memman.language.text import (
+    _NUMBER_WORDS,
+    _WORD,
+    NEGATIONS,
+    PARTICLES,
+    PRONOUNS,
+    QUANTIFIERS,
+    STOPWORDS,
+    negations,
+    numbers,
+    verb_stem,
+    words,
+)
+
+# Words whose presence never changes what a fact says: articles and fillers an import or a
+# re-phrasing adds ("Also, I really like the ..."). All are STOPWORDS, so two facts with the
+# same wording also have the same content tokens. Tense and person words are not here:
+# "I was a nurse" and "I am a nurse" are different facts.
+FILLER = frozenset({"a", "an", "the", "also"})
+# Intensifiers are fillers too, except after a negation: "I am not very tall" is not "I am
+# not tall" (MSC has both), while "I really don't like fast food" is "I don't like fast food".
+INTENSIFIERS = frozenset({"really", "very", "just"})
+
+# Negations written as one word, and the auxiliary they negate ("isn't" is "is" + "not").
+_NEGATED_AUXILIARIES = {
+    "isnt": "is", "arent": "are", "wasnt": "was", "werent": "were", "aint": "is",
+    "dont": "do", "doesnt": "does", "didnt": "did", "cant": "can", "cannot": "can",
+    "wont": "will", "wouldnt": "would", "shouldnt": "should", "couldnt": "could",
+    "hasnt": "has", "havent": "have", "hadnt": "had",
+}  # fmt: skip
+# "do" only carries a negation or an emphasis: "does not like" affirms "likes".
+_DO = frozenset({"do", "does", "did"})
+# Contractions of a pronoun and a verb, spelled out: "I'm not vegan" takes back "I am vegan".
+_CONTRACTIONS = {
+    "im": ("i", "am"), "ive": ("i", "have"), "youre": ("you", "are"), "youve": ("you", "have"),
+    "hes": ("he", "is"), "shes": ("she", "is"), "thats": ("that", "is"),
+    "theyre": ("they", "are"), "theyve": ("they", "have"), "weve": ("we", "have"),
+}  # fmt: skip
+
+
+def wording(text: str) -> tuple[str, ...]:
+    """The words of a fact in order, without case, punctuation, articles and fillers."""
+    return tuple(w for _, w in _worded(text))
+
+
+def _worded(text: str) -> list[tuple[int, str]]:
+    """wording's words with their positions in words(text)."""
+    kept: list[tuple[int, str]] = []
+    negated = False
+    for position, w in enumerate(words(text)):
+        negated = negated or w in NEGATIONS
+        if w not in FILLER and (negated or w not in INTENSIFIERS):
+            kept.append((position, w))
+    return kept
+
+
+def extends(longer: str, shorter: str) -> bool:
+    """The shorter fact's wording, in order and unbroken, inside the longer one's, and more.
+
+    Same negations, no number of the shorter dropped. The offline decider updates a memory a
+    candidate extends ("likes jazz" -> "likes jazz and blues"), and the router takes a
+    candidate an active memory extends as said already. Sharing the words in another order or
+    with others in between is not enough: on MSC persona facts that looser test let "I like
+    reading suspense novels more than my job" replace "I like my job"
+    (benchmarks/bench_hygiene.py). Nor is a run that a word right next to it turns into
+    another thing: "has a dog allergy" is not "has a dog" (_opens_compound), "My brother likes
+    jazz" is not "likes jazz" (_names_another).
+    """
+    old = wording(shorter)
+    kept = _worded(longer)
+    new = tuple(w for _, w in kept)
+    if not (
+        0 < len(old) < len(new)
+        and negations(shorter) == negations(longer)
+        and numbers(shorter) <= numbers(longer)
+    ):
+        return False
+    written = _cased_words(longer)
+    # A fact without a subject opens with its verb ("Likes jazz", "Is vegan"): a word before
+    # it names someone else ("My brother likes jazz"). Before a noun ("A white dog is chasing
+    # cows") it describes that noun.
+    first = words(shorter)[0]
+    subject_free = first in _THIRD_PERSON_AUXILIARIES or (
+        first not in STOPWORDS and first.endswith("s") and not first.endswith("ss")
+    )
+    for i in range(len(new) - len(old) + 1):
+        if new[i : i + len(old)] == old:
+            start, end = kept[i][0], kept[i + len(old) - 1][0]
+            before = written[start - 1] if start > 0 else None
+            after = written[end + 1] if end + 1 < len(written) else None
+            named = subject_free and before is not None and _names_another(before)
+            if not named and not (after and _opens_compound(after)):
+                return True
+    return False
+
+
+_THIRD_PERSON_AUXILIARIES = frozenset({"is", "was", "has", "does"})
+
+
+def _cased_words(text: str) -> list[str]:
+    """words(text) as written, case kept; all lowercase when the text is written in capitals
+    (then case tells nothing) or when casefolding changed how the text splits into words."""
+    folded = words(text)
+    cased = [
+        w.replace("'", "").replace("’", "")
+        for w in _WORD.findall(unicodedata.normalize("NFKC", text))
+    ]
+    if len(cased) != len(folded) or not any(c.islower() for c in text):
+        return folded
+    return cased
+
+
+def _role_free(word: str) -> bool:
+    w = word.casefold()
+    return not (
+        w in STOPWORDS or w in NEGATIONS or w in PARTICLES or w in QUANTIFIERS or w in PRONOUNS
+    )
+
+
+def _opens_compound(word: str) -> bool:
+    """A word that, written right after a noun, makes it part of another thing.
+
+    "has a dog allergy", "likes coffee ice cream": a lowercase noun. A capitalised name
+    ("Lives in Berlin Kreuzberg"), a number ("Plays tennis twice a week"), an -ly adverb
+    ("Speaks German fluently"), a participle ("Has a dog named Bruno") or a function word
+    ("likes jazz and blues", "is playing a guitar") refines the fact instead.
+    """
+    w = word.casefold()
+    return (
+        _role_free(word)
+        and w not in _NOT_NOUNS
+        and not word[:1].isupper()
+        and w not in _NUMBER_WORDS
+        and not any(c.isdigit() for c in w)
+        and not w.endswith(("ly", "ed"))
+    )
+
+
+# Words that follow a noun without making a compound of it and that no list above holds:
+# "Plays tennis once again", "Lives in Berlin since 2019", "Has a cat like mine".
+_NOT_NOUNS = frozenset(
+    "ago again although every instead last like still though together well whenever yet".split()
+)
+
+
+def _names_another(word: str) -> bool:
+    """A content word right before the run: it names another subject ("My brother likes
+    jazz", "Anna likes jazz") or frames the statement ("She said I like jazz")."""
+    return _role_free(word) and not word.casefold().endswith("ly")
+
+
+def affirmed(text: str) -> tuple[str, ...]:
+    """The words without negation, fillers or intensifiers, stemmed: what is or is not so.
+
+    "User does not like cilantro", "User doesn't like cilantro" and "User likes cilantro" all
+    give (user, like, cilantro), "I'm not vegan" and "I am vegan" (i, am, vegan); "I am in
+    Japan" and "I am not from Japan" do not match.
+    """
+    kept = []
+    for word in words(text):
+        for w in _CONTRACTIONS.get(word, (_NEGATED_AUXILIARIES.get(word, word),)):
+            # Intensifiers go too, negated or not: "I am not very upset" takes back "I am very
+            # upset" (wording keeps "very" after a negation, where it tells two facts apart).
+            if w not in NEGATIONS and w not in _DO and w not in FILLER and w not in INTENSIFIERS:
+                kept.append(verb_stem(w))
+    return tuple(kept)

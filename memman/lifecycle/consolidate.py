@@ -1,0 +1,201 @@
+"""consolidate(): extract idle sessions, expire, promote, merge near-duplicates, decay. One
+run, bounded by max_ops.
+
+0. Sessions whose newest buffered message has waited extract_cooldown_s are extracted
+   (observe.idle_sessions; one op each): a user who leaves never calls observe() again, so
+   without this their last messages would wait in the buffer for ever. Extraction goes
+   through the same path as flush(); a failed one leaves its messages buffered and is
+   reported. It runs first, so the later phases see the facts it wrote. A dry run only
+   lists the sessions.
+1. Short-term facts past their expiry become 'expired' (the row stays; an audit event says so).
+2. Short-term facts seen in >= promote_min_sessions sessions, or put into context blocks on
+   at least promote_min_recalls occasions (promote_recall_spacing_hours apart), are promoted
+   through update_memory (source "promotion", with their category and importance): promotion
+   never bypasses the decision path. Expiry wins: a fact past its TTL is no longer true, so
+   it is not promoted.
+3. Near-duplicate long-term memories (lifecycle/merge.py): memories with the same wording
+   merge without an LLM; related ones, found by prefix-filtered blocking through the FTS5 index
+   (never all pairs) and clustered with union-find, form ambiguous clusters if *mutually*
+   related (a chain A~B~C with A!~C is not one fact). With an LLM, one call per ambiguous
+   cluster (prompts/merge.j2) merges it into one text or keeps it separate; offline, and in
+   a dry run (no LLM spend), they are only listed. The representative (highest confidence,
+   then access count, then newest) stays; the others become 'superseded' with
+   `superseded_by` in their metadata (recoverable with restore). An LLM failure leaves the
+   cluster as it is and lists it; a "keep separate" verdict is recorded and not asked again
+   until a member changes.
+4. Decay: confidence x (1 - rate)^days since max(last access, last decay), floor
+   decay_floor, at most once per calendar day per memory; under archive_below -> 'archived'.
+
+Protected memories (category in protected_categories, or confidence >= protected_confidence)
+are never merged or decayed. dry_run plans exactly the same changes and writes nothing.
+Every change is an audit event with tier 'lifecycle' and source "consolidation".
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+
+import sqlalchemy as sa
+
+from memman.config import Settings
+from memman.lifecycle import buffer, observe, shortterm
+from memman.lifecycle.consolidation_report import (
+    AmbiguousCluster,
+    Budget,
+    Change,
+    ConsolidationReport,
+    Tools,
+    lifecycle_event,
+)
+from memman.lifecycle.decay import decay
+from memman.lifecycle.merge import Progress
+from memman.lifecycle.merge_phase import merge_near_duplicates
+from memman.lifecycle.observe import ObserveResult
+from memman.llm.client import LLMClient
+from memman.models import Op, UpdateResult
+from memman.scope import Scope
+from memman.semantic.embed import Embedder
+from memman.storage.store import Store
+from memman.timestamps import stamp as to_stamp
+from memman.write.writepath import Also
+
+# update_memory(fact, scope, source, category, importance) as MemoryManager provides it, with
+# `also` run in the transaction that applies or parks the fact.
+Promote = Callable[[str, Scope, str, str | None, float, Also], UpdateResult]
+# flush(session_id) for that scope's messages only, as MemoryManager provides it.
+Extract = Callable[[str, Scope], ObserveResult]
+
+
+def consolidate(
+    store: Store,
+    scope: Scope | None,
+    *,
+    settings: Settings,
+    now: dt.datetime,
+    dry_run: bool,
+    max_ops: int,
+    promote: Promote,
+    extract: Extract,
+    client: LLMClient | None = None,
+    embedder: Embedder | None = None,
+    progress: Progress | None = None,
+) -> ConsolidationReport:
+    """client: the LLM for ambiguous clusters (None: offline); embedder: refreshes the vector
+    of a memory whose text a merge changed; progress(phase, done, total) while merging."""
+    budget = Budget(max_ops)
+    tools = Tools(client, embedder, progress)
+    changes: list[Change] = []
+    rejected: list[list[str]] = []
+    ambiguous: list[AmbiguousCluster] = []
+    # Before the scopes are listed: extraction may write a new user's first memories.
+    extractions = observe.extract_idle(
+        store,
+        scope,
+        now=now,
+        cooldown_s=settings.extract_cooldown_s,
+        extract=None if dry_run else extract,
+        take=budget.take,
+    )
+    if not dry_run:  # a scope that never flushes again keeps its extracted messages no longer
+        buffer.prune_extracted(store, scope, settings, now)
+    if scope is not None:
+        scopes = [scope]
+    else:
+        with store.read() as conn:
+            scopes = store.scopes_with_memories(conn)
+    for each in scopes:
+        changes += _expire_and_promote(store, each, settings, now, dry_run, budget, promote)
+        merged, refused, asked = merge_near_duplicates(
+            store, each, settings, now, dry_run, budget, tools
+        )
+        changes += merged
+        rejected += refused
+        ambiguous += asked
+        # Planned merges are skipped by decay, so a dry run plans what a real run does.
+        gone = {i for c in merged for i in c.related}
+        changes += decay(store, each, settings, now, dry_run, budget, gone)
+    return ConsolidationReport(
+        dry_run=dry_run,
+        changes=changes,
+        rejected_clusters=rejected,
+        ambiguous_clusters=ambiguous,
+        truncated=budget.truncated,
+        extractions=extractions,
+    )
+
+
+def _expire_and_promote(
+    store: Store,
+    scope: Scope,
+    settings: Settings,
+    now: dt.datetime,
+    dry_run: bool,
+    budget: Budget,
+    promote: Promote,
+) -> list[Change]:
+    changes = []
+    with store.read() as conn:
+        facts = shortterm.active(store, conn, scope)
+    stamp = to_stamp(now)
+    for fact in facts:
+        expired = dt.datetime.fromisoformat(fact.expires_at) <= now
+        recurring = len(fact.sessions) >= settings.promote_min_sessions
+        recalled = fact.recall_count >= settings.promote_min_recalls
+        if not (expired or recurring or recalled) or not budget.take():
+            continue
+        if expired:
+            detail = f"expired at {fact.expires_at}"
+            change = Change(
+                action="expire",
+                user_id=scope.user_id,
+                agent_id=scope.agent_id,
+                target=f"short_term:{fact.id}",
+                content=fact.content,
+                detail=detail,
+            )
+            if not dry_run:
+
+                def expire(conn: sa.Connection, fact=fact, detail=detail) -> None:
+                    shortterm.set_status(store, conn, scope, fact.id, "expired", now)
+                    lifecycle_event(
+                        conn,
+                        store,
+                        scope,
+                        memory_id=None,
+                        op=Op.DELETE.value,
+                        candidate=fact.content,
+                        content_before=fact.content,
+                        content_after=None,
+                        reason=f"short-term fact {fact.id} {detail}",
+                        scores={"short_term_id": fact.id},
+                        created_at=stamp,
+                    )
+
+                store.write(expire)
+        else:
+            seen, recalled = len(fact.sessions), fact.recall_count
+            detail = f"seen in {seen} sessions, recalled on {recalled} occasions"
+            if not dry_run:
+                # Marked in the same transaction: a crash never leaves one done without the other.
+                result = promote(
+                    fact.content,
+                    scope,
+                    "promotion",
+                    fact.category,
+                    fact.importance,
+                    lambda conn, fact=fact: shortterm.set_status(
+                        store, conn, scope, fact.id, "promoted", now
+                    ),
+                )
+                detail += f": update_memory {result.op} {result.memory_id or ''}".rstrip()
+            change = Change(
+                action="promote",
+                user_id=scope.user_id,
+                agent_id=scope.agent_id,
+                target=f"short_term:{fact.id}",
+                content=fact.content,
+                detail=detail,
+            )
+        changes.append(change)
+    return changes

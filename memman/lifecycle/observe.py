@@ -1,0 +1,385 @@
+"""Conversations in: buffer chat messages durably, extract candidate facts, route them.
+
+observe() first writes the messages to `message_buffer` (one transaction), then extracts
+from a session once its oldest buffered message has waited `extract_cooldown_s` (flush()
+forces it). A message is marked extracted only after its facts were written, so a crash
+or an LLM failure in between leaves it buffered for the next attempt; re-extracting a
+message is harmless because the write path turns a repeated fact into a NOOP.
+The buffer itself is memman/lifecycle/buffer.py; failed batches and their backoff,
+memman/lifecycle/extraction_failures.py.
+
+Offline, the candidates are the user's own messages, verbatim, except those that state nothing
+about the user (lifecycle/utterance.py): chatter ("ok thanks!", "hmm", "hi"), questions ("What's
+17 * 23?") and requests ("Tell me a joke") to the assistant are listed, with why, in
+`ObserveResult.skips` (their texts in `skipped`) instead. With an LLM, one structured
+call (`prompts/extract_facts.j2`) returns facts with a category, an importance and a
+durability: durable facts go through update_memory with their category and importance (into
+the memory's columns), transient ones to short-term memory.
+Assistant and system messages are context, never stored as the user's facts.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from collections.abc import Callable
+from typing import Literal, NamedTuple
+
+import sqlalchemy as sa
+from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
+
+from memman.config import Settings
+from memman.errors import DecisionError, InvalidInputError
+from memman.language.text import normalize
+from memman.language.topic import TopicLabels
+from memman.lifecycle.buffer import prune_extracted, rows_by_scope, waiting_count, waiting_rows
+from memman.lifecycle.extraction_failures import (
+    EXTRACT_TEMPLATE,
+    backing_off,
+    batches,
+    note_failure,
+    past_failures,
+    singled_out,
+)
+from memman.lifecycle.shortterm import ShortTermFact
+from memman.lifecycle.utterance import Why, skip_reason
+from memman.llm.client import LLMClient
+from memman.llm.prompts import render
+from memman.models import UpdateResult
+from memman.scope import Scope
+from memman.storage.store import Leases, Store
+from memman.timestamps import stamp
+from memman.write.candidate import check_category
+
+log = logging.getLogger(__name__)
+
+# max_tokens per extracted fact: its JSON keys (~25 tokens) and a sentence of ~100 characters.
+FACT_TOKENS = 64
+
+# update_many for one scope's found facts, results in order (a refused fact: its error); each
+# fact's mark (or None) runs in the transaction that writes that fact.
+Mark = Callable[[sa.Connection], None] | None
+WriteFacts = Callable[[Scope, list["Found"], list[Mark]], list[UpdateResult | InvalidInputError]]
+
+
+class Found(NamedTuple):
+    """A durable fact extraction found, with what it came with."""
+
+    content: str
+    source: str
+    category: str | None = None
+    importance: float | None = None
+    observed_at: str | None = None  # when the user said it (the message's time)
+    subject: str | None = None  # what it is about, when the LLM said so
+    attribute: str | None = None
+
+
+# remember_short_term(fact, scope, source, category, importance) for the session extracted.
+RememberFact = Callable[[str, Scope, str, str | None, float], ShortTermFact]
+
+
+class ExtractedFact(TopicLabels):
+    content: str = Field(min_length=1, description='One fact, "User ..."')
+    category: str = Field(description="One lowercase word")
+    importance: int = Field(ge=1, le=10)
+    durability: Literal["durable", "transient"]
+
+    @field_validator("category")
+    @classmethod
+    def _one_word(cls, value: str) -> str:
+        """Checked here, so a bad category is re-asked instead of failing the write later."""
+        try:
+            return check_category(value) or ""
+        except InvalidInputError as error:
+            raise ValueError(f"{error}: give one short lowercase word") from error
+
+
+class ExtractedFacts(BaseModel):
+    """Facts about the user stated in the conversation (empty if none)."""
+
+    facts: list[ExtractedFact]
+
+    @classmethod
+    def at_most(cls, count: int) -> type[ExtractedFacts]:
+        """This model with maxItems on facts: a grammar-bound small model that repeats one
+        fact is stopped by the schema, not by the timeout."""
+        return create_model(
+            cls.__name__,
+            __base__=cls,
+            __doc__=cls.__doc__,
+            facts=(list[ExtractedFact], Field(max_length=count)),
+        )
+
+
+class Skip(BaseModel):
+    """A user message offline extraction did not store, and why."""
+
+    model_config = ConfigDict(frozen=True)
+
+    text: str
+    why: Why  # "chatter", "question to the assistant" or "request to the assistant"
+
+
+class ObserveResult(BaseModel):
+    """What observe() / flush() did with a session's messages."""
+
+    model_config = ConfigDict(frozen=True)
+
+    buffered: int  # messages waiting in the buffer after this call
+    extracted_messages: int = 0
+    results: list[UpdateResult] = Field(default_factory=list)  # durable facts, in order
+    short_term_ids: list[int] = Field(default_factory=list)  # transient facts
+    offline: bool = False  # True: candidates are the user's messages verbatim
+    error: str | None = None  # extraction failed; the messages stay buffered
+    # Candidates the write path refused (too long, invalid text): reported, not retried. The
+    # messages they came from stay in message_buffer, so the user's words are not lost.
+    rejected: list[str] = Field(default_factory=list)
+    # Offline only: user messages that state nothing about the user (chatter, questions and
+    # requests to the assistant; lifecycle/utterance.py). Not stored as memories; they stay in
+    # message_buffer. `skipped` lists their texts, `skips` the same messages with why.
+    skipped: list[str] = Field(default_factory=list)
+    skips: list[Skip] = Field(default_factory=list)
+
+
+class IdleSession(BaseModel):
+    """A session (of one scope) whose newest buffered message has waited the cooldown."""
+
+    model_config = ConfigDict(frozen=True)
+
+    session_id: str
+    user_id: str
+    agent_id: str | None = None
+    waiting: int  # buffered messages found
+    newest_at: str  # when its newest buffered message was observed
+
+    @property
+    def scope(self) -> Scope:
+        return Scope(self.user_id, self.agent_id)
+
+
+class SessionExtraction(BaseModel):
+    """An idle session extracted (flush_idle, consolidate), or found by a dry run."""
+
+    model_config = ConfigDict(frozen=True)
+
+    session: IdleSession
+    result: ObserveResult | None = None  # None: a dry run, nothing extracted
+
+
+def idle_sessions(
+    store: Store, scope: Scope | None, *, now: dt.datetime, cooldown_s: float
+) -> list[IdleSession]:
+    """Sessions of the scope (all scopes if None) whose newest buffered message has waited
+    cooldown_s, oldest first; a session shared by two scopes is listed once for each."""
+    cutoff = stamp(now - dt.timedelta(seconds=cooldown_s))
+    with store.read() as conn:
+        rows = store.idle_session_rows(conn, scope, cutoff)
+    return [
+        IdleSession(
+            session_id=row.session_id,
+            user_id=row.user_id,
+            agent_id=row.agent_id or None,
+            waiting=row.waiting,
+            newest_at=row.newest_at,
+        )
+        for row in rows
+    ]
+
+
+def extract_idle(
+    store: Store,
+    scope: Scope | None,
+    *,
+    now: dt.datetime,
+    cooldown_s: float,
+    extract: Callable[[str, Scope], ObserveResult] | None,
+    take: Callable[[], bool] = lambda: True,
+) -> list[SessionExtraction]:
+    """extract(session_id, scope) each idle session of the scope (all if None), oldest first.
+
+    extract None: a dry run, the sessions are only listed. take() is asked before each
+    session; False stops (consolidate's max_ops). A failed extraction is in its result.
+    """
+    done = []
+    for session in idle_sessions(store, scope, now=now, cooldown_s=cooldown_s):
+        if not take():
+            break
+        result = None if extract is None else extract(session.session_id, session.scope)
+        if result is not None and result.error is not None:
+            log.warning("idle session %s not extracted: %s", session.session_id, result.error)
+        done.append(SessionExtraction(session=session, result=result))
+    return done
+
+
+def extract(
+    store: Store,
+    session_id: str,
+    *,
+    write_facts: WriteFacts,
+    remember: RememberFact,
+    client: LLMClient | None,
+    settings: Settings,
+    now: dt.datetime,
+    leases: Leases,
+    only: Scope | None = None,
+) -> ObserveResult:
+    """Extract every buffered message of the session (of that scope `only`, if given); mark
+    them only once written.
+
+    Messages go to the LLM in batches of at most `extract_batch_chars` characters, oldest
+    first: a backlog that piled up while the LLM was down must not become one prompt too long
+    for the model, failing on every flush. A failed batch stops the run; it and the later
+    ones stay buffered, the batches before are written and marked. Messages another worker
+    has claimed (`leases`) are left to it.
+    """
+    results: list[UpdateResult] = []
+    short_ids: list[int] = []
+    rejected: list[str] = []
+    skips: list[Skip] = []
+    extracted = 0
+    error: str | None = None
+    stop = False  # a batch failed or backs off: later ones wait, in order
+    # Claimed first: a flush running in another process extracts none of the same messages.
+    # A claim that is not given back (this process died) lapses after lease_s.
+    buffered = waiting_rows(store, session_id, only)
+    claimed = leases.claim("message_buffer", [row.id for row in buffered])
+    for scope, rows in rows_by_scope([row for row in buffered if row.id in claimed]).items():
+        failures = past_failures(store, scope) if client is not None else {}
+        alone = singled_out(failures, settings)
+        for batch in batches(rows, settings.extract_batch_chars, alone):
+            ids = [row.id for row in batch]
+            if client is None:
+                facts, skipped = _offline_candidates(batch)
+                skips += skipped
+            else:
+                waiting = backing_off(batch, failures, settings, now)
+                if waiting is not None:
+                    error = error or waiting
+                    if batch[0].id in alone:
+                        continue  # reported in stats; must not hold the session's other messages
+                    stop = True
+                    break
+                try:
+                    answer = _ask(client, batch, settings)
+                except DecisionError as failure:
+                    log.warning("extraction failed, messages stay buffered: %s", failure)
+                    error, stop = str(failure), True
+                    store.write(
+                        lambda conn, s=scope, b=batch, f=failure: note_failure(
+                            conn, store, s, b, f, client, now
+                        )
+                    )
+                    break
+                facts = _extracted(answer, batch)
+            durable: list[Found] = []
+            marks: list[Mark] = []
+            last = max((i for i, (_, d) in enumerate(facts) if d != "transient"), default=-1)
+            for position, (found, durability) in enumerate(facts):
+                if durability == "transient":
+                    try:
+                        short = remember(
+                            found.content, scope, found.source, found.category, found.importance
+                        )
+                        short_ids.append(short.id)
+                    except InvalidInputError as refused:
+                        rejected.append(_refused(found, refused))
+                    continue
+                # The messages a fact comes from are marked in the transaction that writes it
+                # (offline: its message and those before it; from the LLM: the batch, with its
+                # last durable fact), so a worker killed between the two cannot have them
+                # extracted again. The mark after the loop covers what no fact marked.
+                upto = ids[: ids.index(_message_id(found)) + 1] if client is None else ids
+                durable.append(found)
+                marks.append(
+                    (lambda conn, s=scope, u=upto: store.mark_extracted(conn, s, u, stamp(now)))
+                    if client is None or position == last
+                    else None
+                )
+            # One update_many: the ambiguous facts of the batch share one decision call.
+            for found, outcome in zip(durable, write_facts(scope, durable, marks), strict=True):
+                if isinstance(outcome, InvalidInputError):
+                    # One unusable candidate (a pasted 10 kB document, a NUL byte) must not
+                    # block the session: every later flush would fail on it again.
+                    rejected.append(_refused(found, outcome))
+                else:
+                    results.append(outcome)
+            store.write(
+                lambda conn, s=scope, ids=ids: store.mark_extracted(conn, s, ids, stamp(now))
+            )
+            extracted += len(ids)
+        if stop:
+            break
+    leases.release("message_buffer", sorted(claimed))  # those not extracted: the next try's
+    if extracted:
+        for scope in rows_by_scope([row for row in buffered if row.id in claimed]):
+            prune_extracted(store, scope, settings, now)
+    return ObserveResult(
+        buffered=waiting_count(store, session_id, only),
+        extracted_messages=extracted,
+        results=results,
+        short_term_ids=short_ids,
+        offline=client is None,
+        error=error,
+        rejected=rejected,
+        skipped=[skip.text for skip in skips],
+        skips=skips,
+    )
+
+
+def _ask(client: LLMClient, rows: list[sa.Row], settings: Settings) -> ExtractedFacts:
+    """One structured extraction call over these messages (prompts/extract_facts.j2)."""
+    messages = [{"role": row.role, "content": row.content} for row in rows]
+    prompt = render(EXTRACT_TEMPLATE, {"messages": messages}, directory=settings.prompts_dir)
+    count = settings.extract_max_facts
+    answer, _ = client.structured_call(
+        prompt,
+        ExtractedFacts.at_most(count),
+        max_tokens=settings.llm_max_tokens + count * FACT_TOKENS,
+    )
+    return answer
+
+
+def _offline_candidates(rows: list[sa.Row]) -> tuple[list[tuple[Found, str]], list[Skip]]:
+    """The user's messages that may state something about the user, verbatim (durable, as
+    of the message's time); the others."""
+    facts: list[tuple[Found, str]] = []
+    skips: list[Skip] = []
+    for row in rows:
+        if row.role != "user" or not normalize(row.content):
+            continue
+        why = skip_reason(row.content)
+        if why is None:
+            source = f"extraction:{row.id}"
+            facts.append((Found(row.content, source, observed_at=_said_at(row)), "durable"))
+        else:
+            skips.append(Skip(text=row.content, why=why))
+    return facts, skips
+
+
+def _extracted(answer: ExtractedFacts, rows: list[sa.Row]) -> list[tuple[Found, str]]:
+    """The LLM's facts, each as of the newest message of the batch it came from."""
+    source = "extraction:" + ",".join(str(row.id) for row in rows)
+    said = max(_said_at(row) for row in rows)
+    return [
+        (
+            Found(f.content, source, f.category, f.importance, said, f.subject, f.attribute),
+            f.durability,
+        )
+        for f in answer.facts
+        if normalize(f.content)
+    ]
+
+
+def _message_id(found: Found) -> int:
+    """The buffered message an offline fact is (its source is "extraction:<id>")."""
+    return int(found.source.removeprefix("extraction:"))
+
+
+def _said_at(row: sa.Row) -> str:
+    """When a buffered message was said: its own timestamp if it came with one."""
+    return row.observed_at or row.created_at
+
+
+def _refused(found: Found, error: InvalidInputError) -> str:
+    log.warning("extracted fact refused (%s): %s", found.source, error)
+    return f"{found.source}: {error}"

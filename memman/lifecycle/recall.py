@@ -1,0 +1,389 @@
+"""Recall: which memories go into the prompt, in what order, and how many fit.
+
+search() retrieves a pool larger than asked (by BM25, or with an embedder by hybrid BM25 +
+cosine retrieval), ranks it by a blend of relevance, recency and importance, collapses
+near-duplicate hits onto one representative and reinforces what it returns. context() renders,
+through `prompts/recall.j2` within a token budget, a "right now" part (the active short-term
+facts that share a word with the query), a core part shown whatever the query (protected
+categories, pinned memories, the user's single-valued profile) and the hits, grouped by topic
+and dated when the user said each fact.
+
+Relevance is BM25 normalised *within the retrieved pool* (as a fraction of the best hit):
+raw BM25 has no meaning across scopes (near-zero IDF on a small per-user corpus), but its
+proportions inside one pool do. With an embedder it is the mean of that and the cosine
+(clipped at 0): both are in [0, 1], and a paraphrase found by the embedding alone ("enjoys
+prawns" for "shellfish") still scores its cosine / 2 instead of nothing.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from memman.config import Settings
+from memman.errors import EmbeddingError
+from memman.language.text import content_tokens, jaccard, meaning_difference
+from memman.lifecycle import shortterm
+from memman.lifecycle.shortterm import ShortTermFact
+from memman.llm.prompts import render
+from memman.models import Memory, SearchHit
+from memman.scope import Scope
+from memman.semantic.embed import Embedder
+from memman.semantic.vectors import VectorSearch
+from memman.storage.store import Store
+from memman.timestamps import stamp
+from memman.write.retrieval import Retrieved, hybrid_candidates, lexical_candidates
+
+log = logging.getLogger(__name__)
+
+# Tokens are approximated as characters / 4 (the usual figure for English with OpenAI
+# tokenizers); a budget is a guard against flooding the prompt, not an exact count.
+CHARS_PER_TOKEN = 4
+
+RECALL_TEMPLATE = "recall.j2"
+
+# The pool grows with the limit only up to here: ranking more lexical hits than this costs
+# time and does not change which ones come first.
+MAX_POOL = 1000
+
+# context() reads at most this many core memories: more than the core share of any sensible
+# budget shows (0.3 x 4,000 tokens at ~15 tokens a fact is 80), and a bound on the read.
+CORE_LIMIT = 100
+
+
+def approx_tokens(text: str) -> int:
+    return -(-len(text) // CHARS_PER_TOKEN)
+
+
+def _lexical(pool: list[Retrieved]) -> dict[str, float]:
+    """BM25 as a fraction of the pool's best score, in [0, 1]; 0 for a hit BM25 did not find.
+
+    Scaling by the best keeps proportions: two hits whose BM25 differs by a hair (one word
+    longer) stay near-equal, so recency and importance can still order them. Min-max would
+    stretch that hair to the whole [0, 1] range. bm25() is negative, lower is better.
+    """
+    scores = [r.bm25 for r in pool if r.bm25 is not None]
+    best = min(scores, default=0.0)
+    if best >= 0:  # FTS5 clamps IDF above zero, so this is only a degenerate pool
+        return {r.memory.id: 0.0 if r.bm25 is None else 1.0 for r in pool}
+    return {r.memory.id: 0.0 if r.bm25 is None else max(r.bm25 / best, 0.0) for r in pool}
+
+
+def _age_days(stamp: str, now: dt.datetime) -> float:
+    return max((now - dt.datetime.fromisoformat(stamp)).total_seconds() / 86400, 0.0)
+
+
+def rank(
+    pool: list[Retrieved], *, settings: Settings, now: dt.datetime, semantic: bool = False
+) -> list[tuple[Retrieved, float]]:
+    """Pool members with their blended score, best first.
+
+    `semantic`: the pool came from hybrid retrieval, so relevance is the mean of normalised
+    BM25 and cosine (a memory without a vector for the model counts cosine 0).
+    """
+    if not pool:
+        return []
+    relevance = _lexical(pool)
+    if semantic:
+        relevance = {
+            r.memory.id: (relevance[r.memory.id] + max(r.cosine or 0.0, 0.0)) / 2 for r in pool
+        }
+    scored = []
+    for r in pool:
+        m = r.memory
+        touched = max(m.updated_at, m.last_accessed_at or m.updated_at)
+        recency = 0.5 ** (_age_days(touched, now) / settings.recall_half_life_days)
+        score = (
+            settings.recall_weight_relevance * relevance[m.id]
+            + settings.recall_weight_recency * recency
+            + settings.recall_weight_importance * m.importance / 10
+        )
+        scored.append((r, score))
+    scored.sort(key=lambda pair: pair[1], reverse=True)
+    return scored
+
+
+def collapse(
+    ranked: list[tuple[Retrieved, float]], *, noop_jaccard: float, limit: int
+) -> list[SearchHit]:
+    """Load-time dedup: a hit near-identical to a better-ranked one folds into it.
+
+    Same test as the router's lexical DUPLICATE tier (Jaccard >= noop_jaccard, no word the
+    representative lacks, no text.meaning_difference), so recall and the write path
+    agree on what "the same fact" means.
+    Once `limit` hits are kept, the rest of the pool is only checked against them (to list
+    what folds in), never against each other: O(pool x limit) instead of O(pool^2).
+    """
+    kept: list[tuple[Retrieved, float, frozenset[str], list[str]]] = []
+    for r, score in ranked:
+        tokens = content_tokens(r.memory.content)
+        for rep, _, rep_tokens, collapsed in kept:
+            if (
+                jaccard(tokens, rep_tokens) >= noop_jaccard
+                and not tokens - rep_tokens  # a hit with a word of its own is not folded away
+                and not meaning_difference(r.memory.content, rep.memory.content)
+            ):
+                collapsed.append(r.memory.id)
+                break
+        else:
+            if len(kept) < limit:
+                kept.append((r, score, tokens, []))
+    return [
+        SearchHit(memory=r.memory, score=score, collapsed_ids=collapsed)
+        for r, score, _, collapsed in kept
+    ]
+
+
+def _query_vector(embedder: Embedder | None, query: str) -> np.ndarray | None:
+    """The query embedded once, or None (no embedder, or it failed: recall goes lexical).
+
+    A read may degrade where a write may not: an embedding outage costs recall its
+    paraphrases for a while, but nothing is written or lost.
+    """
+    if embedder is None:
+        return None
+    try:
+        return embedder.embed([query])[0]
+    except EmbeddingError as error:
+        log.warning("query embedding failed, recall falls back to BM25 only: %s", error)
+        return None
+
+
+def search(
+    store: Store,
+    scope: Scope,
+    query: str,
+    *,
+    limit: int,
+    settings: Settings,
+    now: dt.datetime,
+    embedder: Embedder | None = None,
+    index: VectorSearch | None = None,
+) -> list[SearchHit]:
+    """Rank a pool of recall_pool_factor x limit, dedup, reinforce the returned hits.
+
+    With an embedder (and its vector index) the pool is hybrid (BM25 and cosine fused by
+    reciprocal rank), so a memory that shares no word with the query can still be recalled.
+    """
+    size = max(limit, min(limit * settings.recall_pool_factor, MAX_POOL))
+    vector = _query_vector(embedder, query) if index is not None else None
+    with store.read() as conn:
+        if vector is not None:
+            assert embedder is not None and index is not None
+            found = hybrid_candidates(
+                store, conn, scope, query, size, index=index, model=embedder.name, vector=vector
+            )
+            floor = settings.recall_min_cosine
+            pool = [r for r in found if r.bm25 is not None or (r.cosine or 0.0) >= floor]
+        else:
+            pool = lexical_candidates(store, conn, scope, query, size)
+    ranked = rank(pool, settings=settings, now=now, semantic=vector is not None)
+    hits = collapse(ranked, noop_jaccard=settings.noop_jaccard, limit=limit)
+    if hits:
+        when = stamp(now)
+        ids = [h.id for h in hits]
+        # Recalled facts decay slower and rank higher (one UPDATE for every hit).
+        store.try_write(
+            lambda conn: store.note_accessed(conn, scope, ids, when), "reinforcing recalls"
+        )
+    return hits
+
+
+@dataclass(frozen=True)
+class ContextBlock:
+    """A rendered memory block for a system prompt, and what went into it."""
+
+    text: str
+    hits: list[SearchHit]
+    approx_tokens: int
+    short_term: list[ShortTermFact] = field(default_factory=list)  # the "right now" part
+    core: list[Memory] = field(default_factory=list)  # shown whatever the query
+    left_out: int = 0  # memories and short-term facts that did not fit max_tokens
+
+
+def context(
+    store: Store,
+    scope: Scope,
+    query: str,
+    hits: list[SearchHit],
+    *,
+    max_tokens: int,
+    settings: Settings,
+    now: dt.datetime,
+) -> ContextBlock:
+    """The core memories, the scope's unexpired short-term facts relevant to the query, `hits`.
+
+    The core (protected categories, pinned memories, the user's single-valued profile) is
+    read with one bounded query, so "hi" still gets the user's name and allergies.
+    Each short-term fact that made it into the block counts one recall, unless its last
+    counted recall is under promote_recall_spacing_hours ago: recalled on enough occasions
+    (promote_min_recalls), consolidate promotes it to long-term memory.
+    """
+    with store.read() as conn:
+        current = shortterm.relevant(store, conn, scope, query, now=now)
+        core = store.core_memories(
+            conn,
+            scope,
+            categories=settings.protected_categories,
+            attributes=frozenset(settings.single_valued_attributes),
+            limit=CORE_LIMIT,
+        )
+    block = render_context(
+        hits,
+        max_tokens=max_tokens,
+        prompts_dir=settings.prompts_dir,
+        short_term=current,
+        core=core,
+        core_share=settings.context_core_share,
+    )
+    if block.short_term:
+        ids = [f.id for f in block.short_term]
+        spacing = dt.timedelta(hours=settings.promote_recall_spacing_hours)
+        store.try_write(
+            lambda conn: shortterm.note_recalled(
+                store, conn, scope, ids, now=now, spacing=spacing
+            ),
+            "counting short-term recalls",
+        )
+    return block
+
+
+def render_context(
+    hits: list[SearchHit],
+    *,
+    max_tokens: int,
+    prompts_dir: str | None,
+    short_term: list[ShortTermFact],
+    core: list[Memory],
+    core_share: float,
+) -> ContextBlock:
+    """The core memories within core_share of max_tokens, then short-term facts and hits.
+
+    Short-term facts go before the hits: they are few, and about the conversation going on
+    now. A hit the core already shows is not repeated. Each part is the longest prefix that
+    fits, and what did not fit is counted in the block: a budget too small for any memory
+    says so rather than claiming nothing is known.
+    """
+
+    def core_tokens(n: int) -> int:
+        return approx_tokens(_render(core[:n], [], [], 0, prompts_dir))
+
+    shown_core = core[: _longest_prefix(len(core), core_tokens, int(max_tokens * core_share))]
+    shown = {m.id for m in shown_core}
+    rest: list[ShortTermFact | SearchHit] = [
+        *short_term,
+        *(h for h in hits if h.id not in shown),
+    ]
+    offered = len(short_term) + len({m.id for m in core} | {h.id for h in hits})
+
+    @functools.cache
+    def block(n: int) -> ContextBlock:
+        current = [i for i in rest[:n] if isinstance(i, ShortTermFact)]
+        chosen = [i for i in rest[:n] if isinstance(i, SearchHit)]
+        left_out = offered - len(shown_core) - n
+        text = _render(shown_core, current, chosen, left_out, prompts_dir)
+        return ContextBlock(text, chosen, approx_tokens(text), current, shown_core, left_out)
+
+    return block(_longest_prefix(len(rest), lambda n: block(n).approx_tokens, max_tokens))
+
+
+def _longest_prefix(count: int, tokens: Callable[[int], int], budget: int) -> int:
+    """The largest n <= count whose first n items render within budget (0 if none does).
+
+    A block grows with every item, so bisection finds it: one render when everything fits
+    (the usual case), about log2(count) otherwise.
+    """
+    if tokens(count) <= budget:
+        return count
+    fits, too_long = 0, count
+    while too_long - fits > 1:
+        middle = (fits + too_long) // 2
+        if tokens(middle) <= budget:
+            fits = middle
+        else:
+            too_long = middle
+    return fits
+
+
+def _render(
+    core: list[Memory],
+    short_term: list[ShortTermFact],
+    hits: list[SearchHit],
+    left_out: int,
+    prompts_dir: str | None,
+) -> str:
+    right_now = [
+        {"content": f.content, "until": f.expires_at[:16].replace("T", " ")} for f in short_term
+    ]
+    variables = {
+        "right_now": right_now,
+        "core": _groups(core),
+        "memories": _groups([h.memory for h in hits]),
+        "left_out": left_out,
+    }
+    return render(RECALL_TEMPLATE, variables, directory=prompts_dir).text
+
+
+def _observed(memory: Memory) -> dt.datetime:
+    """When the user said it; a memory from before topics were recorded has its last write."""
+    return dt.datetime.fromisoformat(memory.observed_at or memory.updated_at)
+
+
+def _topic(memory: Memory) -> tuple[str, ...]:
+    if memory.attribute:
+        return ("topic", memory.subject or "user", memory.attribute)
+    if memory.category:
+        return ("category", memory.category)
+    return ("memory", memory.id)
+
+
+def _label(topic: tuple[str, ...]) -> str:
+    """'residence' for the user's own topic, "sister's job" for another's, or the category."""
+    if topic[0] != "topic":
+        return topic[1]
+    subject, attribute = topic[1], topic[2].replace("_", " ")
+    return attribute if subject == "user" else f"{subject}'s {attribute}"
+
+
+def _groups(memories: list[Memory]) -> list[dict[str, Any]]:
+    """Memories by topic, groups in the order of their best-ranked member, newest first inside.
+
+    A group of one is a plain line; a larger one gets a label, so the model reads the newest
+    statement about a topic first and the older ones as what it replaced or added to.
+    """
+    groups: dict[tuple[str, ...], list[Memory]] = {}
+    for memory in memories:
+        groups.setdefault(_topic(memory), []).append(memory)
+    return [
+        {
+            "label": _label(topic) if len(members) > 1 else None,
+            "facts": [
+                {"content": m.content, "date": spoken_date(_observed(m))}
+                for m in sorted(members, key=_observed, reverse=True)
+            ],
+        }
+        for topic, members in groups.items()
+    ]
+
+
+MONTHS = (
+    "January", "February", "March", "April", "May", "June",
+    "July", "August", "September", "October", "November", "December",
+)  # fmt: skip
+
+
+def spoken_date(moment: dt.datetime) -> str:
+    """'3 May 2026', in UTC.
+
+    Day-precise, so two statements of one month still read in order; the month spelled out,
+    so 03/05 is never taken for 5 March; English names from this table, not strftime's %B,
+    which follows the process locale.
+    """
+    moment = moment.astimezone(dt.UTC)
+    return f"{moment.day} {MONTHS[moment.month - 1]} {moment.year}"

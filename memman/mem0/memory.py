@@ -1,0 +1,362 @@
+"""A mem0-compatible facade: `from memman.mem0 import Memory` in place of `from mem0 import Memory`.
+
+A thin translation layer over one MemoryManager, keeping no state of its own: mem0's call
+shapes in (both `search(query, user_id=, limit=)` and `search(query, top_k=, filters=)`),
+mem0's dicts out (`{"results": [...]}`, items keyed id, memory, hash, metadata, score,
+created_at, updated_at, user_id, agent_id, run_id; history keyed old_memory, new_memory,
+event ...). Every write goes through memman's write path, so `add` reports the decision
+mem0's current release no longer makes: ADD, UPDATE, DELETE or NONE, with the reason.
+
+Where the models differ (README "Switching from mem0"):
+- memman scopes every memory by user (and optionally agent). Without a user_id, an agent's
+  memories live under the user "agent:<agent_id>", a run's alone under "run:<run_id>".
+- `run_id` names the chat session `add` buffers its messages in; the facts extracted from
+  it are the scope's memories, so reads do not filter by run_id.
+- `infer=True` extracts now (memman's `observe` + `flush`: no cooldown) and decides each
+  fact; `infer=False` writes each message's text through `update_memory`.
+- `update(id, text)` goes through `update_memory` too; when the decision stores the text
+  under another id, the old id keeps standing for it (followed through the provenance
+  "mem0.update:<id>", so the facade needs no table of its own).
+- Deletes are soft (`restore` through MemoryManager brings a memory back); `reset` deletes
+  every active memory that way.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from pathlib import Path
+from typing import Any
+
+from memman.aio import AsyncMemoryManager, off_loop
+from memman.api.manager import MemoryManager
+from memman.errors import ConfigError, DecisionError, InvalidInputError, NotFoundError
+from memman.mem0.config import settings_from_config
+from memman.mem0.shapes import (
+    as_history_entry,
+    as_item,
+    as_messages,
+    as_result,
+    check_top_k,
+    matches,
+    mem0_id,
+    scope_of,
+    split_filters,
+)
+from memman.models import Memory as Record
+from memman.models import Op, Status
+
+log = logging.getLogger(__name__)
+
+# Provenance of a text update() wrote: "mem0.update:<id of the memory it replaced>".
+UPDATE_SOURCE = "mem0.update:"
+
+
+class Memory:
+    """mem0's `Memory` over a MemoryManager: `Memory()`, `Memory("memory.db")`,
+    `Memory(config_dict)`, `Memory.from_config(config_dict)` or `Memory(manager=mm)`."""
+
+    def __init__(
+        self,
+        config: str | Path | dict[str, Any] | None = None,
+        *,
+        manager: MemoryManager | None = None,
+    ):
+        if manager is not None:
+            self.manager = manager
+        elif isinstance(config, dict):
+            settings = settings_from_config(config)
+            self.manager = MemoryManager(settings.pop("path", None), **settings)
+        elif config is None or isinstance(config, str | Path):
+            self.manager = MemoryManager(None if config is None else str(config))
+        else:
+            raise ConfigError("Memory takes a database path, a mem0 config dict or manager=")
+
+    @classmethod
+    def from_config(cls, config_dict: dict[str, Any]) -> Memory:
+        return cls(config_dict)
+
+    def close(self) -> None:
+        self.manager.close()
+
+    def __enter__(self) -> Memory:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # -- writes ------------------------------------------------------------------------------
+
+    def add(
+        self,
+        messages: Any,
+        *,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        run_id: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        infer: bool = True,
+    ) -> dict[str, Any]:
+        """Remember a conversation (or one string): `{"results": [decision, ...]}`.
+
+        infer=True: the messages are buffered in the run's session (a new one without
+        run_id) and extracted at once, each fact decided by update_memory; metadata is not
+        attached to extracted facts (logged). A failed extraction raises DecisionError and
+        leaves the messages buffered (flush or consolidate extracts them later).
+        infer=False: each non-system message's text goes through update_memory as it is.
+        """
+        user, agent = scope_of({"user_id": user_id, "agent_id": agent_id, "run_id": run_id})
+        chat = as_messages(messages)
+        if not infer:
+            texts = [m.get("content") for m in chat if m.get("role") != "system"]
+            if not all(isinstance(text, str) for text in texts):
+                raise InvalidInputError("with infer=False every message content must be a string")
+            results = self.manager.update_many(
+                texts, user_id=user, agent_id=agent, metadata=metadata, source="mem0.add"
+            )
+            return {"results": [as_result(r, t) for r, t in zip(results, texts, strict=True)]}
+        if metadata:
+            log.warning("add(infer=True): memman does not attach metadata to extracted facts")
+        session = mem0_id(run_id, "run_id") or f"mem0-{uuid.uuid4().hex}"
+        observed = self.manager.observe(chat, user_id=user, agent_id=agent, session_id=session)
+        flushed = self.manager.flush(session, user_id=user, agent_id=agent)
+        if flushed.error:
+            raise DecisionError(
+                f"extracting the messages failed ({flushed.error}); they stay buffered in "
+                f"session {session} for flush or consolidate"
+            )
+        return {"results": [as_result(r) for r in [*observed.results, *flushed.results]]}
+
+    def update(
+        self,
+        memory_id: str,
+        text: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        data: str | None = None,
+    ) -> dict[str, Any]:
+        """Replace a memory's text, through update_memory in the memory's scope.
+
+        The decision may keep the id (an UPDATE of this memory) or store the text under
+        another (an ADD, or a NOOP of a memory that already says it): then this memory is
+        soft-deleted, so the new text replaces it either way, and the old id keeps standing
+        for the memory that holds it (get, update, delete, history follow it). The result's
+        `id` says where the text lives. A parked decision (PENDING) leaves this memory as it is.
+        """
+        text = text if text is not None else data
+        if metadata is not None:
+            raise InvalidInputError("memman's mem0 facade updates a memory's text only")
+        if text is None:
+            raise InvalidInputError("update() needs the new text (text= or data=)")
+        memory = self._active(memory_id)
+        result = self.manager.update_memory(
+            text,
+            user_id=memory.user_id,
+            agent_id=memory.agent_id,
+            source=UPDATE_SOURCE + memory.id,
+        )
+        if result.op is not Op.PENDING and result.memory_id != memory.id:
+            self.manager.delete(
+                memory.id,
+                reason=f"replaced by update(): now {result.memory_id}",
+                user_id=memory.user_id,
+                agent_id=memory.agent_id,
+            )
+        return {"message": "Memory updated successfully!", **as_result(result, text)}
+
+    def delete(self, memory_id: str) -> dict[str, Any]:
+        """Soft-delete one memory (MemoryManager.restore brings it back)."""
+        memory = self._active(memory_id)
+        self.manager.delete(
+            memory.id,
+            reason="deleted through mem0 delete()",
+            user_id=memory.user_id,
+            agent_id=memory.agent_id,
+        )
+        return {"message": "Memory deleted successfully!"}
+
+    def delete_all(
+        self, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None
+    ) -> dict[str, Any]:
+        """Soft-delete every active memory of the scope."""
+        if user_id is None and agent_id is None and run_id is None:
+            raise InvalidInputError(
+                "At least one filter is required to delete all memories. If you want to "
+                "delete all memories, use the `reset()` method."
+            )
+        user, agent = scope_of({"user_id": user_id, "agent_id": agent_id, "run_id": run_id})
+        for memory in self.manager.list(user_id=user, agent_id=agent):
+            self.manager.delete(
+                memory.id, reason="deleted through mem0 delete_all()", user_id=user, agent_id=agent
+            )
+        return {"message": "Memories deleted successfully!"}
+
+    def reset(self) -> None:
+        """Soft-delete every active memory of every scope (the audit trail stays)."""
+        memories = list(self.manager.export())
+        for memory in memories:
+            self.manager.delete(
+                memory.id,
+                reason="deleted through mem0 reset()",
+                user_id=memory.user_id,
+                agent_id=memory.agent_id,
+            )
+
+    # -- reads -------------------------------------------------------------------------------
+
+    def _owner(self, memory_id: str) -> dict[str, str | None]:
+        """The scope of a memory named by id alone, as mem0's calls name one: mem0's ids are
+        global, so the facade looks the owner up (NotFoundError for an unknown id)."""
+        if not isinstance(memory_id, str):
+            raise NotFoundError(f"no memory with id {memory_id!r}")
+        with self.manager.store.read() as conn:
+            memory = self.manager.store.get(conn, memory_id)
+        return {"user_id": memory.user_id, "agent_id": memory.agent_id}
+
+    def _active(self, memory_id: str) -> Record:
+        """The active memory an id stands for: itself, or where update() moved its text.
+
+        update() may store the new text under another id (see update); the memory that
+        received it carries the source "mem0.update:<old id>", so an id a caller holds keeps
+        answering get, update, delete and search results as mem0's ids do.
+        """
+        try:
+            memory = self.manager.get(memory_id, **self._owner(memory_id))
+        except NotFoundError:
+            raise InvalidInputError(f"Memory with id {memory_id} not found") from None
+        seen: set[str] = set()
+        while memory.status is not Status.ACTIVE and memory.id not in seen:
+            seen.add(memory.id)
+            mark = UPDATE_SOURCE + memory.id
+            scope = self.manager.list(
+                user_id=memory.user_id, agent_id=memory.agent_id, include_inactive=True
+            )
+            heirs = [m for m in scope if m.id != memory.id and mark in m.sources]
+            active = [m for m in heirs if m.status is Status.ACTIVE]
+            memory = (active or heirs or [memory])[-1]
+        if memory.status is not Status.ACTIVE:
+            raise InvalidInputError(f"Memory with id {memory_id} not found")
+        return memory
+
+    def get(self, memory_id: str) -> dict[str, Any] | None:
+        """The memory as a mem0 item, None if there is no active memory with that id."""
+        try:
+            return as_item(self._active(memory_id))
+        except InvalidInputError:
+            return None
+
+    def get_all(
+        self,
+        *,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        run_id: str | None = None,
+        filters: dict[str, Any] | None = None,
+        limit: int | None = None,
+        top_k: int | None = None,
+    ) -> dict[str, Any]:
+        """The scope's active memories, oldest first: `{"results": [item, ...]}` (100 at most
+        unless limit/top_k says otherwise)."""
+        ids, wanted = split_filters(filters, user_id=user_id, agent_id=agent_id, run_id=run_id)
+        user, agent = scope_of(ids)
+        count = check_top_k(top_k if top_k is not None else limit, default=100)
+        if not wanted:
+            memories = self.manager.list(user_id=user, agent_id=agent, limit=count)
+        else:
+            found = (m for m in self.manager.iter_all(user_id=user, agent_id=agent))
+            memories = [m for m in found if matches(m, wanted)][:count]
+        return {"results": [as_item(m) for m in memories]}
+
+    def search(
+        self,
+        query: str,
+        *,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        run_id: str | None = None,
+        filters: dict[str, Any] | None = None,
+        limit: int | None = None,
+        top_k: int | None = None,
+        threshold: float | None = None,
+    ) -> dict[str, Any]:
+        """The best memories for a query, best first, with memman's recall score (relevance,
+        recency and importance): `{"results": [item with score, ...]}`; 20 unless
+        limit/top_k says otherwise. Metadata filters keep equal values among 4x the hits."""
+        if not isinstance(query, str) or not query.strip():
+            raise InvalidInputError("Invalid query: cannot be empty or whitespace-only.")
+        if threshold is not None and not 0 <= threshold <= 1:
+            raise InvalidInputError(f"Invalid threshold: {threshold}. Must be between 0 and 1.")
+        ids, wanted = split_filters(filters, user_id=user_id, agent_id=agent_id, run_id=run_id)
+        user, agent = scope_of(ids)
+        count = check_top_k(top_k if top_k is not None else limit, default=20)
+        if count == 0:
+            return {"results": []}
+        hits = self.manager.search(
+            query.strip(), user_id=user, agent_id=agent, limit=count * 4 if wanted else count
+        )
+        kept = [
+            hit
+            for hit in hits
+            if matches(hit.memory, wanted) and (threshold is None or hit.score >= threshold)
+        ]
+        return {"results": [as_item(hit.memory, hit.score) for hit in kept[:count]]}
+
+    def history(self, memory_id: str) -> list[dict[str, Any]]:
+        """Every change of a memory, oldest first, keyed as mem0's history (plus memman's
+        reason and tier), with the history of the memory update() moved its text to;
+        [] for an unknown id, as mem0 answers."""
+        try:
+            owner = self._owner(memory_id)
+            events = {event.id: event for event in self.manager.history(memory_id, **owner)}
+            current = self._active(memory_id).id
+        except NotFoundError:
+            return []
+        except InvalidInputError:  # deleted: its own history only
+            current = memory_id
+        if current != memory_id:  # update() moved the text: where it went, too
+            moved = self.manager.history(current, **owner)
+            events.update((event.id, event) for event in moved)
+        return [as_history_entry(events[key]) for key in sorted(events)]
+
+
+class AsyncMemory:
+    """mem0's `AsyncMemory`: Memory's methods as coroutines, run off the event loop.
+
+    Built on AsyncMemoryManager (`self.manager`); each call runs the one synchronous
+    implementation of `Memory` in a worker thread, so the two never differ.
+    """
+
+    def __init__(
+        self,
+        config: str | Path | dict[str, Any] | None = None,
+        *,
+        manager: AsyncMemoryManager | MemoryManager | None = None,
+    ):
+        if isinstance(manager, AsyncMemoryManager):
+            manager = manager.manager
+        self._memory = Memory(config, manager=manager)
+        self.manager = AsyncMemoryManager(manager=self._memory.manager)
+        for name in (
+            "add",
+            "update",
+            "delete",
+            "delete_all",
+            "reset",
+            "get",
+            "get_all",
+            "search",
+            "history",
+        ):
+            setattr(self, name, off_loop(getattr(self._memory, name)))
+
+    @classmethod
+    def from_config(cls, config_dict: dict[str, Any]) -> AsyncMemory:
+        return cls(config_dict)
+
+    async def close(self) -> None:
+        await self.manager.close()
+
+    async def __aenter__(self) -> AsyncMemory:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()

@@ -1,0 +1,77 @@
+"""Operations on the store as a whole: is it sound (`check`), and a safe copy (`backup`).
+
+Both work on a live store. The check reads through SQLite itself (integrity_check, FTS5's
+own integrity-check), so it sees what a crash or a bad disk did, not what memman thinks it
+wrote. The backup uses SQLite's online backup API, which copies one consistent snapshot
+while other processes keep writing (WAL lets the copy read while they commit).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import sqlalchemy as sa
+
+from memman.errors import InvalidInputError
+from memman.storage.store import Store
+
+# A parked fact that failed this often is not waiting out a blip; someone should look.
+STUCK_ATTEMPTS = 3
+
+
+@dataclass(frozen=True)
+class CheckReport:
+    integrity: list[str]  # PRAGMA integrity_check lines other than "ok"
+    fts_error: str | None  # why the FTS index disagrees with long_term, None if it agrees
+    pending: int
+    stuck_pending: int  # pending facts that failed at least STUCK_ATTEMPTS times
+    orphan_vectors: int = 0  # vectors of no memory, or whose blob does not match their dim
+
+    @property
+    def ok(self) -> bool:
+        return (
+            not self.integrity
+            and self.fts_error is None
+            and self.stuck_pending == 0
+            and self.orphan_vectors == 0
+        )
+
+
+def check(store: Store) -> CheckReport:
+    """Each check runs on its own, so a damaged file yields a report, not a traceback."""
+    try:
+        with store.read() as conn:
+            integrity = store.integrity_problems(conn)
+    except sa.exc.DatabaseError as error:  # damaged beyond what the check can walk
+        integrity = [str(error.orig)]
+    pending = stuck = 0
+    try:
+        with store.read() as conn:
+            pending, stuck = store.pending_counts(conn, STUCK_ATTEMPTS)
+    except sa.exc.DatabaseError as error:
+        integrity.append(f"pending facts unreadable: {error.orig}")
+    orphans = 0
+    try:
+        with store.read() as conn:
+            orphans = store.orphan_vectors(conn)
+    except sa.exc.DatabaseError as error:
+        integrity.append(f"vectors unreadable: {error.orig}")
+    if store.read_only:
+        fts_error = store.check_fts_of_snapshot()
+    else:
+        try:
+            store.write(store.check_fts)
+            fts_error = None
+        except sa.exc.DatabaseError as error:
+            fts_error = str(error.orig)
+    return CheckReport(integrity, fts_error, pending, stuck, orphans)
+
+
+def backup(store: Store, target: str | Path) -> Path:
+    """Copy the store to a new file at target; refuses to overwrite an existing file."""
+    target = Path(target)
+    if target.exists():
+        raise InvalidInputError(f"{target} already exists; choose a new backup path")
+    store.backup_to(target)
+    return target

@@ -1,0 +1,142 @@
+"""Run labelled decision cases through the configured decider: is a prompt change better?
+
+A case is one JSON line: `existing` memories (stored as they are, no routing), a `candidate`
+fact, the expected `op` and, for UPDATE / DELETE / NOOP, the index of the `target` memory in
+`existing`. Each case runs on a fresh in-memory store through the real write path
+(`update_memory`), so retrieval, routing and the decider are evaluated together.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from memman.api.manager import MemoryManager
+from memman.config import Settings
+from memman.errors import InvalidInputError
+from memman.language.text import content_hash
+from memman.language.topic import about
+from memman.models import Op, Tier
+from memman.scope import Scope
+
+EVAL_USER = "eval"
+STORED_AT = "2026-01-01T00:00:00.000+00:00"  # existing memories' timestamp
+OPS = [op.value for op in Op]
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    existing: list[str]
+    candidate: str
+    op: str
+    target: int | None = None
+
+
+@dataclass(frozen=True)
+class Outcome:
+    case: Case
+    op: str
+    target: int | None
+    tier: str
+    llm_calls: int
+    tokens: int
+
+    @property
+    def correct(self) -> bool:
+        return self.op == self.case.op and (
+            self.case.target is None or self.target == self.case.target
+        )
+
+
+@dataclass
+class EvalReport:
+    prompts_dir: str | None
+    prompt_hashes: set[str] = field(default_factory=set)
+    outcomes: list[Outcome] = field(default_factory=list)
+
+    def accuracy_by_op(self) -> dict[str, tuple[int, int]]:
+        """expected op -> (correct, total)."""
+        totals: Counter[str] = Counter(o.case.op for o in self.outcomes)
+        right: Counter[str] = Counter(o.case.op for o in self.outcomes if o.correct)
+        return {op: (right[op], totals[op]) for op in OPS if totals[op]}
+
+    def confusion(self) -> dict[str, Counter[str]]:
+        """expected op -> Counter of decided ops."""
+        matrix: dict[str, Counter[str]] = {}
+        for o in self.outcomes:
+            matrix.setdefault(o.case.op, Counter())[o.op] += 1
+        return matrix
+
+    @property
+    def correct(self) -> int:
+        return sum(o.correct for o in self.outcomes)
+
+
+def load_cases(path: Path) -> list[Case]:
+    cases = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            case = Case(
+                name=str(row.get("name", f"case {number}")),
+                existing=[str(text) for text in row["existing"]],
+                candidate=str(row["candidate"]),
+                op=str(row["op"]).upper(),
+                target=row.get("target"),
+            )
+        except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as error:
+            raise InvalidInputError(f"{path}:{number}: not a case ({error})") from error
+        if case.op not in OPS or (case.target is not None and case.target >= len(case.existing)):
+            raise InvalidInputError(f"{path}:{number}: bad op or target")
+        cases.append(case)
+    return cases
+
+
+def run_case(case: Case, settings: Settings) -> tuple[Outcome, str | None]:
+    """The case's outcome and the prompt hash its LLM call used (None offline)."""
+    with MemoryManager(":memory:", settings=settings.model_copy(update={"db": ":memory:"})) as mm:
+        scope = Scope(EVAL_USER)
+        ids = mm.store.write(
+            lambda conn: [
+                mm.store.insert_memory(
+                    conn,
+                    scope,
+                    content=text,
+                    content_hash=content_hash(text),
+                    now=STORED_AT,
+                    source="eval",
+                    metadata={},
+                    subject=topic and topic.subject,
+                    attribute=topic and topic.attribute,
+                )
+                for text, topic in ((text, about(text)) for text in case.existing)
+            ]
+        )
+        if mm.embedder is not None:
+            mm.reindex()
+        result = mm.update_memory(case.candidate, user_id=EVAL_USER)
+        (event,) = mm.events(user_id=EVAL_USER, limit=1)
+    llm = event.tier in (Tier.LLM, Tier.PENDING) and event.model is not None
+    return Outcome(
+        case=case,
+        op=result.op.value,
+        target=ids.index(result.memory_id) if result.memory_id in ids else None,
+        tier=result.tier.value,
+        llm_calls=(event.attempts or 1) if llm else 0,
+        tokens=event.tokens or 0,
+    ), event.prompt_hash
+
+
+def evaluate(cases: list[Case], settings: Settings) -> EvalReport:
+    report = EvalReport(prompts_dir=settings.prompts_dir)
+    for case in cases:
+        outcome, prompt_hash = run_case(case, settings)
+        report.outcomes.append(outcome)
+        if prompt_hash:
+            report.prompt_hashes.add(prompt_hash)
+    return report

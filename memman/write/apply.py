@@ -1,0 +1,346 @@
+"""Apply a decision to the store, inside the caller's write transaction, with its audit event.
+
+The row change, its FTS entry (kept in sync by triggers) and the event commit together or
+not at all. A decision made outside the transaction (by the LLM) is re-checked here against
+the current rows: if a memory it acts on changed meanwhile, `StaleDecision` is raised and
+the caller decides again rather than applying a decision about text that no longer exists.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import sqlalchemy as sa
+
+from memman.errors import DecisionError, EmbeddingError
+from memman.language.text import content_hash
+from memman.language.topic import about
+from memman.models import Memory, Op, Status, Tier, UpdateResult
+from memman.semantic.embed import Embedder
+from memman.semantic.vectors import save_vector
+from memman.storage.store import Store, memory_row, new_memory_id
+from memman.write.candidate import DEFAULT_IMPORTANCE, Candidate
+from memman.write.decide import Decision
+
+# The events columns an LLM call fills (llm.Call.audit_columns); None for the cheap tiers.
+AUDIT_COLUMNS = ("model", "prompt_template", "prompt_hash", "latency_ms", "attempts", "tokens")
+
+
+class StaleDecision(Exception):
+    """The memory a decision acts on changed between deciding and applying."""
+
+
+def _older_news(candidate: Candidate, target: Memory, decision: Decision) -> Decision:
+    """An UPDATE or DELETE of a statement made before the memory's current one: a NOOP that
+    only records it in the memory's history. Importing old chat history, or retrying a fact
+    parked for a day, must not overwrite a value the user stated later."""
+    stated = target.observed_at
+    if decision.op not in (Op.UPDATE, Op.DELETE) or not stated or not candidate.observed_at:
+        return decision
+    if candidate.observed_at >= stated:
+        return decision
+    why = (
+        f"{decision.reason}; but it was stated at {candidate.observed_at[:16]}, before the"
+        f" memory's current text ({stated[:16]}): kept in its history, not applied"
+    )
+    return Decision(Op.NOOP, why, decision.tier, target=target, call=decision.call, reinforce=False)
+
+
+def _topic_columns(
+    candidate: Candidate, text: str, told: tuple[str, str] | None = None
+) -> dict[str, str | None]:
+    """subject and attribute for stored text: the candidate's topic when the text is the
+    candidate's (or says nothing the extractor reads), else what the new text is about; the
+    LLM's (`told`) where neither is known."""
+    topic = candidate.topic if text == candidate.content else (about(text) or candidate.topic)
+    if topic is None:
+        subject, attribute = told or (None, None)
+        return {"subject": subject, "attribute": attribute}
+    return {"subject": topic.subject, "attribute": topic.attribute}
+
+
+def _current(store: Store, conn: sa.Connection, decided_on: Memory) -> Memory:
+    current = store.get(conn, decided_on.id)
+    if current.status is not Status.ACTIVE or current.content != decided_on.content:
+        raise StaleDecision(decided_on.id)
+    return current
+
+
+def _carry_salience(
+    store: Store, conn: sa.Connection, memory: Memory, candidate: Candidate
+) -> None:
+    """A NOOP or UPDATE keeps the stored category (unless it had none) and the higher importance.
+
+    A category names the topic, which a repetition or a correction does not change; taking
+    the max means a casual later mention ("importance 3") never lowers a fact first stated as
+    vital ("allergic to peanuts", 9), while a fact that turns out to matter more is raised.
+    """
+    values: dict[str, object] = {}
+    if candidate.category is not None and memory.category is None:
+        values["category"] = candidate.category
+    if candidate.importance is not None and candidate.importance > memory.importance:
+        values["importance"] = candidate.importance
+    if values:
+        lt = store.long_term
+        conn.execute(lt.update().where(lt.c.id == memory.id).values(**values))
+
+
+def apply_decision(
+    store: Store,
+    conn: sa.Connection,
+    candidate: Candidate,
+    decision: Decision,
+    *,
+    now: str,
+    scores: dict | None = None,
+    pending_id: int | None = None,
+    embedder: Embedder | None = None,
+    vector: np.ndarray | None = None,
+    update_vector: np.ndarray | None = None,
+) -> UpdateResult:
+    """Apply one decision with its event; with an embedder, new text gets its vector too.
+
+    `vector` is the candidate's embedding and `update_vector` that of an UPDATE's new text
+    when it differs from the candidate's, both computed by the caller before the transaction:
+    no embedding call holds the write lock, and a failed one parks the fact instead of
+    failing here.
+    """
+    scope = candidate.scope
+    before: str | None = None
+    after: str | None = None
+    memory_id: str | None = None
+    op = decision.op
+    reason = decision.reason
+
+    if op is Op.ADD:
+        change = addition(candidate, decision, now=now, scores=scores, vector=vector)
+        (result,) = write_additions(store, conn, [change], embedder=embedder)
+        if pending_id is not None:
+            store.delete_pending(conn, pending_id)
+        return result
+    if decision.target is not None:  # else a NOOP that names no memory: nothing to change
+        target = _current(store, conn, decision.target)
+        memory_id, before = target.id, target.content
+        decision = _older_news(candidate, target, decision)
+        op, reason = decision.op, decision.reason
+        if op is Op.NOOP:
+            if decision.reinforce:
+                store.reinforce(conn, target, now=now, source=candidate.source)
+                _carry_salience(store, conn, target, candidate)
+            after = before
+        elif op is Op.DELETE:
+            store.set_status(conn, target.id, Status.DELETED, now)
+        elif op is Op.UPDATE:
+            assert decision.content is not None
+            new_hash = content_hash(decision.content)
+            twin = store.active_by_hash(conn, scope, new_hash)
+            if twin is not None and twin.id != target.id:
+                # The corrected text is already another memory: keep that one, retire this.
+                store.set_status(conn, target.id, Status.SUPERSEDED, now)
+                store.reinforce(conn, twin, now=now, source=candidate.source)
+                _carry_salience(store, conn, twin, candidate)
+                reason += (
+                    f" (the new text already exists as memory {twin.id}; this one is superseded)"
+                )
+                after = twin.content
+            else:
+                store.change_content(
+                    conn,
+                    target,
+                    content=decision.content,
+                    content_hash=new_hash,
+                    now=now,
+                    source=candidate.source,
+                    observed_at=candidate.observed_at or now,
+                    **_topic_columns(candidate, decision.content, decision.about),
+                )
+                _carry_salience(store, conn, target, candidate)
+                after = decision.content
+                if embedder is not None:
+                    same = decision.content == candidate.content
+                    new_vector = vector if same else update_vector
+                    assert new_vector is not None, "new text is embedded before the transaction"
+                    save_vector(conn, target.id, embedder.name, new_vector)
+
+    event_id = store.insert_event(
+        conn,
+        scope,
+        memory_id=memory_id,
+        op=op.value,
+        tier=decision.tier.value,
+        candidate=candidate.content,
+        content_before=before,
+        content_after=after,
+        reason=reason,
+        scores=scores,
+        **_audit_columns(decision),
+        source=candidate.source,
+        created_at=now,
+    )
+    if pending_id is not None:
+        store.delete_pending(conn, pending_id)
+    return UpdateResult(
+        op=op,
+        memory_id=memory_id,
+        tier=decision.tier,
+        reason=reason,
+        event_id=event_id,
+        content=after,
+        previous_content=before,
+        offline=decision.tier is Tier.OFFLINE,
+    )
+
+
+def _audit_columns(decision: Decision) -> dict[str, object]:
+    """The events columns of the LLM call behind a decision (all None without one), so every
+    event row has the same columns (Store.insert_events writes many in one statement)."""
+    if decision.call is not None:
+        return decision.call.audit_columns()
+    return dict.fromkeys(AUDIT_COLUMNS)
+
+
+@dataclass(frozen=True)
+class Addition:
+    """One ADD's change set: the new memory's row, its audit event and its vector, written
+    together by write_additions (alone, or with the other ADDs of a chunk)."""
+
+    candidate: Candidate
+    decision: Decision
+    row: dict[str, Any]  # store.memory_row
+    event: dict[str, Any]  # store.insert_events
+    vector: np.ndarray | None
+
+
+def addition(
+    candidate: Candidate,
+    decision: Decision,
+    *,
+    now: str,
+    scores: dict | None,
+    vector: np.ndarray | None,
+) -> Addition:
+    """The change set of an ADD decision, nothing written yet."""
+    row = memory_row(
+        memory_id=new_memory_id(),
+        content=candidate.content,
+        content_hash=candidate.content_hash,
+        now=now,
+        source=candidate.source,
+        metadata=candidate.metadata,
+        confidence=candidate.confidence,
+        category=candidate.category,
+        importance=DEFAULT_IMPORTANCE if candidate.importance is None else candidate.importance,
+        observed_at=candidate.observed_at or now,
+        **_topic_columns(candidate, candidate.content, decision.about),
+    )
+    event = {
+        "memory_id": row["id"],
+        "op": Op.ADD.value,
+        "tier": decision.tier.value,
+        "candidate": candidate.content,
+        "content_before": None,
+        "content_after": candidate.content,
+        "reason": decision.reason,
+        "scores": scores,
+        **_audit_columns(decision),
+        "source": candidate.source,
+        "created_at": now,
+    }
+    return Addition(candidate, decision, row, event, vector)
+
+
+def write_additions(
+    store: Store,
+    conn: sa.Connection,
+    additions: list[Addition],
+    *,
+    embedder: Embedder | None,
+) -> list[UpdateResult]:
+    """Write ADDs of one scope inside the caller's transaction: the rows with one executemany,
+    their events with another, then the vectors (with an embedder). The one way a memory is
+    added by the write path, for one fact or a chunk."""
+    if not additions:
+        return []
+    scope = additions[0].candidate.scope
+    store.insert_memories(conn, scope, [a.row for a in additions])
+    event_ids = store.insert_events(conn, scope, [a.event for a in additions])
+    results = []
+    for change, event_id in zip(additions, event_ids, strict=True):
+        if embedder is not None:
+            assert change.vector is not None, "the candidate is embedded before the transaction"
+            save_vector(conn, change.row["id"], embedder.name, change.vector)
+        tier = change.decision.tier
+        results.append(
+            UpdateResult(
+                op=Op.ADD,
+                memory_id=change.row["id"],
+                tier=tier,
+                reason=change.decision.reason,
+                event_id=event_id,
+                content=change.candidate.content,
+                previous_content=None,
+                offline=tier is Tier.OFFLINE,
+            )
+        )
+    return results
+
+
+def park(
+    store: Store,
+    conn: sa.Connection,
+    candidate: Candidate,
+    error: DecisionError,
+    *,
+    now: str,
+    model: str | None,
+    scores: dict | None = None,
+    pending_id: int | None = None,
+) -> UpdateResult:
+    """The decider or the embedder failed: keep the candidate in `pending`, memory untouched."""
+    message = str(error)
+    if pending_id is None:
+        pending_id = store.insert_pending(
+            conn,
+            candidate.scope,
+            content=candidate.content,
+            source=candidate.source,
+            metadata=candidate.metadata,
+            category=candidate.category,
+            importance=candidate.importance,
+            observed_at=candidate.observed_at or now,
+            **_topic_columns(candidate, candidate.content),
+            error=message,
+            attempts=1,
+            created_at=now,
+            updated_at=now,
+        )
+    else:
+        store.note_pending_failure(conn, pending_id, message, now)
+    failed = "embedding" if isinstance(error, EmbeddingError) else "decider"
+    reason = f"{failed} failed, fact parked as pending #{pending_id}: {message}"
+    event_id = store.insert_event(
+        conn,
+        candidate.scope,
+        memory_id=None,
+        op=Op.PENDING.value,
+        tier=Tier.PENDING.value,
+        candidate=candidate.content,
+        reason=reason,
+        scores=scores,
+        model=model,
+        attempts=error.attempts,
+        tokens=error.usage.get("total_tokens"),
+        error=message,
+        source=candidate.source,
+        created_at=now,
+    )
+    return UpdateResult(
+        op=Op.PENDING,
+        memory_id=None,
+        tier=Tier.PENDING,
+        reason=reason,
+        event_id=event_id,
+        pending_id=pending_id,
+    )

@@ -1,0 +1,156 @@
+"""The first step of the write path: turn raw input into a validated candidate fact.
+
+Bad input stops here with an `InvalidInputError` naming the problem, before anything
+touches the store.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from memman.config import DEFAULT_CONFIDENCE, Settings
+from memman.errors import InvalidInputError
+from memman.language.text import content_hash, normalize
+from memman.language.topic import USER, Topic, about, check_label
+from memman.scope import Scope, check_encodable
+from memman.timestamps import check_moment
+
+MAX_SOURCE_CHARS = 1000
+MAX_CATEGORY_CHARS = 64
+# Importance is the extraction prompt's 1 (trivia) to 10 (must never be forgotten) scale;
+# a memory stored without one gets the middle of it.
+MIN_IMPORTANCE, MAX_IMPORTANCE = 1, 10
+DEFAULT_IMPORTANCE = 5.0
+
+
+@dataclass(frozen=True)
+class Candidate:
+    scope: Scope
+    content: str
+    content_hash: str
+    source: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    confidence: float = DEFAULT_CONFIDENCE  # stored on ADD
+    category: str | None = None  # None: not given (a stored category is kept)
+    importance: float | None = None  # None: not given (ADD stores DEFAULT_IMPORTANCE)
+    # When the user stated it (a stamp; None: as it is written). "Newest" means newest observed.
+    observed_at: str | None = None
+    topic: Topic | None = None  # what it is about (memman/language/topic.py); None: not recognised
+
+
+def _check_text(name: str, value: Any, max_chars: int) -> str:
+    if not isinstance(value, str):
+        raise InvalidInputError(f"{name} must be a string, not {type(value).__name__}")
+    text = value.strip()
+    if not text:
+        raise InvalidInputError(f"{name} is empty")
+    if "\x00" in text:
+        raise InvalidInputError(f"{name} contains a NUL byte")
+    check_encodable(name, text)
+    if len(text) > max_chars:
+        raise InvalidInputError(f"{name} is {len(text)} characters; the limit is {max_chars}")
+    return text
+
+
+def _nested_deeper_than(value: Any, limit: int) -> bool:
+    """Iterative, so metadata nested thousands deep is refused instead of a RecursionError."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if not isinstance(item, dict | list):
+            continue
+        if depth > limit:
+            return True
+        children = item.values() if isinstance(item, dict) else item
+        stack.extend((child, depth + 1) for child in children)
+    return False
+
+
+def check_metadata(metadata: Any, settings: Settings) -> dict[str, Any]:
+    if metadata is None:
+        return {}
+    if not isinstance(metadata, dict):
+        raise InvalidInputError("metadata must be a dict")
+    # Depth first: json.dumps of a very deep structure would hit the recursion limit.
+    if _nested_deeper_than(metadata, settings.max_metadata_depth):
+        raise InvalidInputError(f"metadata is nested deeper than {settings.max_metadata_depth}")
+    try:
+        encoded = json.dumps(metadata, ensure_ascii=False, allow_nan=False)
+        encoded.encode("utf-8")
+    except (TypeError, ValueError) as error:
+        raise InvalidInputError(f"metadata is not JSON-serialisable: {error}") from error
+    if len(encoded.encode("utf-8")) > settings.max_metadata_bytes:
+        raise InvalidInputError(f"metadata is larger than {settings.max_metadata_bytes} bytes")
+    return json.loads(encoded)
+
+
+def check_category(category: Any) -> str | None:
+    """Lowercased and stripped, so "Safety" is the protected category "safety"."""
+    if category is None:
+        return None
+    return _check_text("category", category, MAX_CATEGORY_CHARS).casefold()
+
+
+def check_importance(importance: Any) -> float | None:
+    if importance is None:
+        return None
+    if isinstance(importance, bool) or not isinstance(importance, int | float):
+        raise InvalidInputError("importance must be a number")
+    if not MIN_IMPORTANCE <= importance <= MAX_IMPORTANCE:  # also refuses NaN
+        raise InvalidInputError(
+            f"importance must be from {MIN_IMPORTANCE} to {MAX_IMPORTANCE}, not {importance}"
+        )
+    return float(importance)
+
+
+def make_candidate(
+    fact: Any,
+    *,
+    scope: Scope,
+    settings: Settings,
+    source: str | None = None,
+    metadata: dict[str, Any] | None = None,
+    category: str | None = None,
+    importance: float | None = None,
+    observed_at: Any = None,
+    subject: Any = None,
+    attribute: Any = None,
+) -> Candidate:
+    content = _check_text("fact", fact, settings.max_fact_chars)
+    if not normalize(content):
+        raise InvalidInputError("fact has no content after normalisation")
+    return Candidate(
+        scope=scope,
+        content=content,
+        content_hash=content_hash(content),
+        source=None if source is None else _check_text("source", source, MAX_SOURCE_CHARS),
+        metadata=check_metadata(metadata, settings),
+        confidence=settings.default_confidence,
+        category=check_category(category),
+        importance=check_importance(importance),
+        observed_at=None if observed_at is None else check_moment("observed_at", observed_at),
+        topic=check_topic(content, subject, attribute),
+    )
+
+
+def check_topic(content: str, subject: Any, attribute: Any) -> Topic | None:
+    """The caller's subject and attribute where given, the extractor's otherwise.
+
+    A caller's attribute keeps the value and polarity the extractor reads from the text when
+    it reads the same attribute; otherwise the value is unknown, and a single-valued memory
+    of that attribute is replaced by any different text.
+    """
+    try:
+        subject, attribute = check_label("subject", subject), check_label("attribute", attribute)
+    except ValueError as error:
+        raise InvalidInputError(str(error)) from error
+    found = about(content)
+    if attribute is None:
+        if found is None or subject is None:
+            return found
+        return Topic(subject, found.attribute, found.value, found.retracted)
+    if found is not None and found.attribute == attribute:
+        return Topic(subject or found.subject, attribute, found.value, found.retracted)
+    return Topic(subject or USER, attribute)

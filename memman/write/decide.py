@@ -1,0 +1,395 @@
+"""Deciders: given a candidate and the related memories the router found, choose one of
+ADD, UPDATE(id), DELETE(id) or NOOP.
+
+Two deciders, chosen by a small registry: `llm` (one structured call through instructor,
+prompt `prompts/update_memory.j2`) and `offline` (deterministic and conservative, used when
+no LLM is configured). Both return a `Decision` naming the real memory, never a model's id.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Annotated, ClassVar, Literal, Protocol
+
+from pydantic import (
+    BaseModel,
+    Field,
+    ValidationError,
+    create_model,
+    model_validator,
+)
+
+from memman.config import Settings
+from memman.errors import ConfigError, DecisionError
+from memman.language.text import negations, normalize, numbers
+from memman.language.topic import TopicLabels
+from memman.language.wording import affirmed, extends
+from memman.llm.client import CallInfo, LLMClient, answer_budget
+from memman.llm.prompts import render
+from memman.models import Memory, Op, Tier
+from memman.write.candidate import Candidate
+from memman.write.retrieval import Retrieved
+
+
+@dataclass(frozen=True)
+class Decision:
+    op: Op
+    reason: str
+    tier: Tier
+    target: Memory | None = None  # the memory an UPDATE/DELETE/NOOP acts on
+    content: str | None = None  # the new content of an UPDATE
+    call: CallInfo | None = None  # set when an LLM made the decision
+    reinforce: bool = True  # a NOOP that only records the candidate in history: False
+    about: tuple[str, str] | None = None  # (subject, attribute) the LLM gave for the text
+
+
+class Decider(Protocol):
+    name: str
+
+    def decide(self, candidate: Candidate, related: list[Retrieved], *, today: dt.date) -> Decision:
+        """Choose an operation; raise DecisionError when no valid decision can be had."""
+        ...
+
+
+# -- offline ------------------------------------------------------------------------------
+
+
+class OfflineDecider:
+    """No LLM: never deletes; updates a memory the candidate strictly extends or negates; else ADD.
+
+    "User likes coffee" -> "User likes coffee with oat milk" extends the memory (see
+    wording.extends; "has a dog" -> "has a dog allergy" does not), so the memory is updated.
+    "User is vegetarian" -> "User is not vegetarian" says the opposite of it (see negates):
+    the newer statement is the current truth, so it
+    replaces the memory (the old text stays in its history), and the prompt never gets both.
+    Any other contradiction or a paraphrase cannot be told apart from a new fact without
+    understanding ("visited Paris in 2019" / "in 2022" are both true), so both are kept (ADD)
+    and the reason says the decision was offline.
+    """
+
+    name = "offline"
+
+    def __init__(self, settings: Settings):
+        self.settings = settings
+
+    def decide(self, candidate: Candidate, related: list[Retrieved], *, today: dt.date) -> Decision:
+        extended = [r.memory for r in related if extends(candidate.content, r.memory.content)]
+        negated = [r.memory for r in related if negates(candidate.content, r.memory.content)]
+        if len(extended) == 1 and not negated:
+            why = "offline: the candidate strictly extends this memory"
+            return Decision(
+                Op.UPDATE, why, Tier.OFFLINE, target=extended[0], content=candidate.content
+            )
+        if len(negated) == 1 and not extended:
+            why = "offline: the candidate negates this memory; the newer statement replaces it"
+            return Decision(
+                Op.UPDATE, why, Tier.OFFLINE, target=negated[0], content=candidate.content
+            )
+        if extended or negated:
+            why = (
+                f"offline: extends or negates {len(extended) + len(negated)} memories, keeping all"
+            )
+        elif related:
+            closest = related[0]
+            why = (
+                f"offline: related to memory {closest.memory.id[:8]} (Jaccard "
+                f"{closest.jaccard:.2f}) but no LLM to compare them; kept as new"
+            )
+        else:
+            why = "offline: no related memory"
+        return Decision(Op.ADD, why, Tier.OFFLINE)
+
+
+def negates(candidate: str, memory: str) -> bool:
+    """One of the two is negated and otherwise they say the same words in the same order.
+
+    "User is not vegetarian" / "User is vegetarian", "User doesn't like cilantro" / "User
+    likes cilantro" (wording.affirmed). "Does not eat pork" / "Never eats pork" are both negated,
+    and "I am not from Japan" / "I am in Japan" differ in a word: neither is a flip.
+    """
+    said = affirmed(candidate)
+    return (
+        bool(said)
+        and said == affirmed(memory)
+        and numbers(memory) == numbers(candidate)
+        and bool(negations(memory)) != bool(negations(candidate))
+    )
+
+
+# -- LLM ----------------------------------------------------------------------------------
+
+_REASON = Field(description="One short sentence: why this operation.")
+
+
+class AddOp(TopicLabels):
+    """The candidate is a new fact; none of the shown memories says it."""
+
+    op: Literal["ADD"]
+    reason: str = _REASON
+
+
+class UpdateOp(TopicLabels):
+    """The candidate refines, corrects or contradicts memory `id`; `content` is the new truth."""
+
+    op: Literal["UPDATE"]
+    id: int = Field(description="The id of the shown memory to update.")
+    content: str = Field(description="The full new text of that memory: the current truth.")
+    reason: str = _REASON
+
+
+class DeleteOp(BaseModel):
+    """The candidate retracts memory `id` and leaves nothing true to keep."""
+
+    op: Literal["DELETE"]
+    id: int = Field(description="The id of the shown memory the candidate retracts.")
+    reason: str = _REASON
+
+
+class NoopOp(BaseModel):
+    """Memory `id` already says what the candidate says."""
+
+    op: Literal["NOOP"]
+    id: int | None = Field(default=None, description="The id of the memory that already says it.")
+    reason: str = _REASON
+
+
+class MemoryDecision(BaseModel):
+    """The decision for one candidate fact."""
+
+    decision: Annotated[AddOp | UpdateOp | DeleteOp | NoopOp, Field(discriminator="op")]
+
+    # Filled per call by `for_shown`: the short ids shown and their texts, the content limit.
+    shown: ClassVar[dict[int, str]] = {}
+    max_chars: ClassVar[int] = 4000
+
+    @model_validator(mode="after")
+    def _check_against_shown(self) -> MemoryDecision:
+        # The messages below are read by the model: instructor sends them back as the re-ask.
+        d = self.decision
+        ids = getattr(d, "id", None)
+        valid = ", ".join(str(i) for i in self.shown)
+        if ids is not None and ids not in self.shown:
+            raise ValueError(
+                f"id {ids} is not one of the memories shown (valid ids: {valid}). "
+                "Use one of those ids, or ADD if none of them is affected."
+            )
+        if isinstance(d, UpdateOp | DeleteOp) and ids is None:
+            raise ValueError(f"{d.op} needs the id of one of the memories shown ({valid}).")
+        if isinstance(d, UpdateOp):
+            content = d.content.strip()
+            if not content:
+                raise ValueError("UPDATE content is empty: write the full new text of the memory.")
+            if len(content) > self.max_chars:
+                raise ValueError(
+                    f"UPDATE content is too long; keep it under {self.max_chars} characters."
+                )
+            if normalize(content) == normalize(self.shown[d.id]):
+                # Not invalid: the model says memory d.id stays as it is, which is a NOOP.
+                # Re-asking does not converge (small models repeat the same UPDATE).
+                self.decision = NoopOp(
+                    op="NOOP",
+                    id=d.id,
+                    reason=f"UPDATE with the memory's own text, applied as NOOP: {d.reason}",
+                )
+        return self
+
+    @classmethod
+    def for_shown(cls, shown: dict[int, str], max_chars: int) -> type[MemoryDecision]:
+        return type(
+            cls.__name__, (cls,), {"shown": shown, "max_chars": max_chars, "__doc__": cls.__doc__}
+        )
+
+
+class BatchItem(BaseModel):
+    """The decision for candidate `number` of the batch."""
+
+    number: int = Field(description="The number of the candidate this decision is for.")
+    decision: Annotated[AddOp | UpdateOp | DeleteOp | NoopOp, Field(discriminator="op")]
+
+
+class BatchDecisions(BaseModel):
+    """One decision per candidate of the batch."""
+
+    decisions: list[BatchItem]
+
+    @classmethod
+    def at_most(cls, count: int) -> type[BatchDecisions]:
+        """The model for a batch of `count` candidates: the list holds at most that many."""
+        field = Field(max_length=count, description="One decision per candidate.")
+        return create_model(
+            cls.__name__, __base__=cls, __doc__=cls.__doc__, decisions=(list[BatchItem], field)
+        )
+
+
+# What decide_many returns per candidate: a decision, or why none could be had (the fact parks).
+Decided = Decision | DecisionError
+
+
+class LLMDecider:
+    """One structured-output call per ambiguous candidate, or one for a batch of them."""
+
+    name = "llm"
+    template = "update_memory.j2"
+    batch_template = "update_memory_batch.j2"
+
+    def __init__(self, settings: Settings, client: LLMClient | None = None):
+        self.settings = settings
+        self.client = client or LLMClient(settings)
+
+    def decide(self, candidate: Candidate, related: list[Retrieved], *, today: dt.date) -> Decision:
+        # Short integer ids: models copy "2" reliably and cannot guess a real id from it.
+        by_short_id = {i: r.memory for i, r in enumerate(related, start=1)}
+        prompt = render(
+            self.template,
+            {
+                "candidate": candidate.content,
+                "memories": [
+                    {"id": i, "content": m.content, "date": m.updated_at[:10]}
+                    for i, m in by_short_id.items()
+                ],
+                "today": today.isoformat(),
+            },
+            directory=self.settings.prompts_dir,
+        )
+        model = MemoryDecision.for_shown(
+            {i: m.content for i, m in by_short_id.items()}, self.settings.max_fact_chars
+        )
+        # An UPDATE restates the memory with the candidate's news: room for both texts.
+        longest = max((len(m.content) for m in by_short_id.values()), default=0)
+        budget = answer_budget(self.settings, len(candidate.content) + longest)
+        answer, call = self.client.structured_call(prompt, model, max_tokens=budget)
+        d = answer.decision
+        short_id = getattr(d, "id", None)  # ADD has no id field
+        target = by_short_id.get(short_id) if short_id is not None else None
+        content = d.content.strip() if isinstance(d, UpdateOp) else None
+        reason = d.reason if call.fallback is None else f"{d.reason} [{call.fallback}]"
+        about = d.about() if isinstance(d, TopicLabels) else None
+        return Decision(
+            Op(d.op), reason, Tier.LLM, target=target, content=content, call=call, about=about
+        )
+
+
+    def decide_many(
+        self, items: list[tuple[Candidate, list[Retrieved]]], *, today: dt.date
+    ) -> list[Decided]:
+        """Decide several candidates in one call, each against its own related memories.
+
+        The answer's structure is validated as a whole (instructor re-asks a malformed one);
+        each candidate's decision is then checked on its own against the ids shown for it, so
+        one invalid or missing decision parks that fact alone. The call's tokens are shared
+        among the candidates in the audit trail.
+        """
+        if not items:
+            return []
+        if len(items) == 1:
+            candidate, related = items[0]
+            try:
+                return [self.decide(candidate, related, today=today)]
+            except DecisionError as error:
+                return [error]
+        short_ids: dict[str, int] = {}  # memory id -> the one short id it has in this prompt
+        memories: dict[int, Memory] = {}
+        shown: list[dict[int, str]] = []
+        for _, related in items:
+            for r in related:
+                short = short_ids.setdefault(r.memory.id, len(short_ids) + 1)
+                memories[short] = r.memory
+            shown.append({short_ids[r.memory.id]: r.memory.content for r in related})
+        prompt = render(
+            self.batch_template,
+            {
+                "items": [
+                    {
+                        "number": number,
+                        "candidate": candidate.content,
+                        "memories": [
+                            {"id": i, "content": text, "date": memories[i].updated_at[:10]}
+                            for i, text in texts.items()
+                        ],
+                    }
+                    for number, ((candidate, _), texts) in enumerate(
+                        zip(items, shown, strict=True), 1
+                    )
+                ],
+                "today": today.isoformat(),
+            },
+            directory=self.settings.prompts_dir,
+        )
+        restated = sum(
+            len(c.content) + max((len(m.memory.content) for m in related), default=0)
+            for c, related in items
+        )
+        budget = answer_budget(self.settings, restated) * 2 + 32 * len(items)
+        try:
+            answer, call = self.client.structured_call(
+                prompt, BatchDecisions.at_most(len(items)), max_tokens=budget
+            )
+        except DecisionError as error:
+            return [error] * len(items)
+        share = None if call.tokens is None else call.tokens // len(items)
+        call = replace(call, tokens=share)
+        given = {}
+        for item in answer.decisions:
+            given.setdefault(item.number, item.decision)
+        return [
+            self._checked(given.get(number), texts, memories, call)
+            for number, texts in enumerate(shown, 1)
+        ]
+
+    def _checked(
+        self,
+        answered: AddOp | UpdateOp | DeleteOp | NoopOp | None,
+        shown: dict[int, str],
+        memories: dict[int, Memory],
+        call: CallInfo,
+    ) -> Decided:
+        """One candidate's answer, checked against the ids shown for it."""
+        if answered is None:
+            return DecisionError("the batch answer had no decision for this fact", attempts=1)
+        model = MemoryDecision.for_shown(shown, self.settings.max_fact_chars)
+        try:
+            d = model.model_validate({"decision": answered.model_dump()}).decision
+        except ValidationError as error:
+            problem = "; ".join(e["msg"] for e in error.errors())
+            return DecisionError(f"invalid decision in the batch answer: {problem}", attempts=1)
+        short_id = getattr(d, "id", None)
+        target = memories.get(short_id) if short_id is not None else None
+        content = d.content.strip() if isinstance(d, UpdateOp) else None
+        reason = d.reason if call.fallback is None else f"{d.reason} [{call.fallback}]"
+        about = d.about() if isinstance(d, TopicLabels) else None
+        return Decision(
+            Op(d.op), reason, Tier.LLM, target=target, content=content, call=call, about=about
+        )
+
+
+DECIDERS: dict[str, Callable[[Settings], Decider]] = {
+    "offline": OfflineDecider,
+    "llm": LLMDecider,
+}
+
+
+def make_decider(settings: Settings) -> Decider:
+    name = settings.decider
+    if name == "auto":
+        name = "llm" if settings.llm_configured else "offline"
+    if name not in DECIDERS:
+        raise ConfigError(f"decider must be auto or one of {', '.join(DECIDERS)}, not {name!r}")
+    return DECIDERS[name](settings)
+
+
+def decide_all(
+    decider: Decider, items: list[tuple[Candidate, list[Retrieved]]], *, today: dt.date
+) -> list[Decided]:
+    """Each candidate's decision, in one call where the decider can batch (`decide_many`)."""
+    many = getattr(decider, "decide_many", None)
+    if many is not None:
+        return many(items, today=today)
+    decided: list[Decided] = []
+    for candidate, related in items:
+        try:
+            decided.append(decider.decide(candidate, related, today=today))
+        except DecisionError as error:
+            decided.append(error)
+    return decided

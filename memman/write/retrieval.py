@@ -1,0 +1,232 @@
+"""Candidate retrieval: which stored memories might a new fact duplicate, refine or contradict.
+
+The lexical retriever asks FTS5 for the top-k active memories of the same scope by BM25 and
+scores each with a stopword-aware token Jaccard. BM25 only orders: on a small per-user
+corpus its IDF is near zero, so a raw BM25 threshold would mean different things in every
+scope. The router thresholds Jaccard, which does not depend on the corpus.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+import sqlalchemy as sa
+
+from memman.language.text import NEGATIONS, STOPWORDS, content_tokens, jaccard, written_words
+from memman.models import Memory
+from memman.semantic.vectors import VectorSearch
+from memman.storage.dialect import is_postgres
+from memman.storage.migrations import scope_key
+from memman.storage.postgres_search import ranked_by_tsquery
+from memman.storage.store import Scope, Store, run_sql
+
+# How the FTS5 tokenizer (unicode61, see migrations.FTS_TOKENIZE) cuts a word: runs of letters
+# and digits, split at anything else, apostrophes included.
+_FTS_TOKEN = re.compile(r"[^\W_]+")
+
+# Long paragraphs would make an OR query of hundreds of terms: slow and no better at recall.
+MAX_QUERY_TERMS = 32
+
+# bm25() is lower-is-better; ORDER BY rank uses it directly. Each term is keyed by the scope
+# (migrations.m021), so its IDF counts the rows holding it in the scope only; the row total and
+# average length stay the file's (FTS5 has no per-query N), which flattens IDF a little in a
+# file of many users (RESULTS.md, Session 6: recall@1 -0.6 .. +0.1 points).
+RANK = "bm25(long_term_fts)"
+# The MATCH names the scope's keyed terms only, so FTS5 ranks only the scope's rows; the join
+# checks the scope again, so even an index that drifted from the table (a write that bypassed
+# the triggers) never returns another user's memory. FTS5 first keeps its best rows alone,
+# over-fetched: joining every matching row before the LIMIT cost 5.5 ms against 2.4 ms in a
+# scope of 100k rows. When the join leaves fewer than k of a full over-fetch (many retired
+# memories), the whole match is joined instead (_CANDIDATES_SQL).
+OVERFETCH = 4
+_TOP_THEN_FILTER_SQL = f"""
+    SELECT long_term.pk, f.bm25, f.fetched FROM (
+        SELECT rowid, bm25, count(*) OVER () AS fetched FROM (
+            SELECT rowid, {RANK} AS bm25 FROM long_term_fts
+            WHERE long_term_fts MATCH :query ORDER BY bm25 LIMIT :overfetch
+        )
+    ) AS f JOIN long_term ON long_term.pk = f.rowid
+    WHERE long_term.user_id = :user_id AND long_term.agent_id = :agent_id
+      AND long_term.status = 'active'
+    ORDER BY f.bm25
+    LIMIT :limit
+    """
+_CANDIDATES_SQL = (  # run_sql: once or twice per fact written (see store.run_sql)
+    f"""
+    SELECT long_term.pk, {RANK} AS bm25
+    FROM long_term_fts JOIN long_term ON long_term.pk = long_term_fts.rowid
+    WHERE long_term_fts MATCH :query
+      AND long_term.user_id = :user_id AND long_term.agent_id = :agent_id
+      AND long_term.status = 'active'
+    ORDER BY bm25
+    LIMIT :limit
+    """
+)
+_SCOPE_ID_SQL = "SELECT id FROM fts_scopes WHERE user_id = :user_id AND agent_id = :agent_id"
+_PHRASE = re.compile(r'"((?:[^"]|"")*)"')
+
+
+def _scope_params(scope: Scope) -> dict[str, str]:
+    return {"user_id": scope.user_id, "agent_id": scope.agent_key}
+
+
+def index_key(conn: sa.Connection, scope: Scope) -> str | None:
+    """The prefix of the scope's tokens in the FTS index, None if the scope never had a row."""
+    row = run_sql(conn, _SCOPE_ID_SQL, _scope_params(scope)).fetchone()
+    return None if row is None else scope_key(row[0])
+
+
+def scoped_match(key: str, query: str) -> str:
+    """query (quoted phrases, as fts_query writes them) for the tokens of one scope's rows.
+
+    Each word of each phrase gets the scope's key, as m021 indexed it, so FTS5 walks only
+    that scope's posting lists: the cost of a query does not grow with the other scopes.
+    """
+    return _PHRASE.sub(
+        lambda phrase: '"' + " ".join(key + t for t in _FTS_TOKEN.findall(phrase[1])) + '"',
+        query,
+    )
+
+
+def _fts_parts(written: str) -> list[str]:
+    """The tokens FTS5 made of a word, less a final "s": "O'Neill's" finds "O'Neill" too.
+
+    content_tokens stems "oneills" to "oneill" as well, so the router already counts them as
+    one word; the phrase "o neill" matches both in the index, "o neill s" only the possessive.
+    """
+    parts = _FTS_TOKEN.findall(written)
+    return parts[:-1] if len(parts) > 1 and parts[-1] == "s" else parts
+
+
+def _is_stopword(parts: list[str]) -> bool:
+    """A stopword, or a contraction led by one ("I'm", "they're", "that's") but no negation.
+
+    Matching "I'm" would make any two "I'm ..." facts related and send them to the decider.
+    STOPWORDS lists the common contractions ("im", "ive", "thats"); this rule also covers the
+    rest ("you'll", "we'd"). Negations stay terms, as "not" does: "can't", "don't".
+    """
+    word = "".join(parts)
+    return word in STOPWORDS or (parts[0] in STOPWORDS and word not in NEGATIONS)
+
+
+def fts_query(text: str) -> str | None:
+    """Turn any user text into a safe FTS5 MATCH expression, or None if nothing is searchable.
+
+    Every term is double-quoted (inner quotes doubled) so FTS5 never sees syntax: AND, NEAR(,
+    -, :, * and quotes are plain words. A word is quoted as FTS5's tokenizer split it in the
+    stored text: it cuts at apostrophes, so "O'Neill" and "O’Neill" become the phrase "o neill"
+    (the adjacent tokens), never "oneill", which the index does not hold. Stopwords are dropped
+    because keeping them turns an OR query into a scan of most of the index (about 25x slower
+    at 100k rows); if a text has only stopwords they are used after all, so "Who am I" still
+    finds something.
+    """
+    terms = fts_terms(text)
+    if not terms:
+        return None
+    return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
+
+
+def fts_terms(text: str) -> list[str]:
+    """The terms fts_query ORs, each its tokens joined by spaces (letters and digits only),
+    at most MAX_QUERY_TERMS: the same words for every backend's full-text query."""
+    spelled = [_fts_parts(written) for written in written_words(text)]
+    kept = [parts for parts in spelled if not _is_stopword(parts)] or spelled
+    return list(dict.fromkeys(" ".join(parts) for parts in kept))[:MAX_QUERY_TERMS]
+
+
+@dataclass(frozen=True)
+class Retrieved:
+    """A stored memory that may relate to the candidate, with the scores that found it."""
+
+    memory: Memory
+    bm25: float | None  # None: found by the embedding only
+    jaccard: float
+    cosine: float | None = None  # None: no embedder configured
+
+
+def _bm25_ranked(conn: sa.Connection, scope: Scope, text: str, k: int) -> list[tuple[int, float]]:
+    """(pk, bm25) of the scope's top-k active memories for the text, best first (on
+    PostgreSQL the score is -ts_rank_cd: lower is better there too)."""
+    if is_postgres(conn):
+        return ranked_by_tsquery(conn, scope, fts_terms(text), k)
+    query = fts_query(text)
+    if query is None:
+        return []
+    key = index_key(conn, scope)
+    if key is None:
+        return []
+    params = {
+        **_scope_params(scope),
+        "limit": k,
+        "overfetch": k * OVERFETCH,
+        "query": scoped_match(key, query),
+    }
+    top = run_sql(conn, _TOP_THEN_FILTER_SQL, params).fetchall()
+    if len(top) == k or (top and top[0][2] < k * OVERFETCH):
+        return [(pk, bm25) for pk, bm25, _ in top]
+    return [(pk, bm25) for pk, bm25 in run_sql(conn, _CANDIDATES_SQL, params).fetchall()]
+
+
+def lexical_candidates(
+    store: Store, conn: sa.Connection, scope: Scope, text: str, k: int
+) -> list[Retrieved]:
+    """Top-k active memories of the scope by BM25, best first, each with its token Jaccard."""
+    ranked = _bm25_ranked(conn, scope, text, k)
+    if not ranked:
+        return []
+    memories = store.memories_by_pk(conn, [pk for pk, _ in ranked])
+    tokens = content_tokens(text)
+    return [
+        Retrieved(
+            memory=memories[pk],
+            bm25=bm25,
+            jaccard=jaccard(tokens, content_tokens(memories[pk].content)),
+        )
+        for pk, bm25 in ranked
+    ]
+
+
+# Reciprocal rank fusion constant (Cormack et al. 2009): 60 damps the head of each list so a
+# memory ranked well by both retrievers beats one ranked first by only one of them.
+RRF_K = 60
+
+
+def hybrid_candidates(
+    store: Store,
+    conn: sa.Connection,
+    scope: Scope,
+    text: str,
+    k: int,
+    *,
+    index: VectorSearch,
+    model: str,
+    vector: np.ndarray,
+) -> list[Retrieved]:
+    """Top-k by reciprocal rank fusion of BM25 and cosine, each with its Jaccard and cosine.
+
+    The embedding finds paraphrases that share no word ("loves shellfish" / "enjoys
+    prawns"); BM25 keeps exact names and numbers that embeddings blur. Ranks are fused, not
+    scores, because BM25 and cosine live on unrelated scales.
+    """
+    lexical = _bm25_ranked(conn, scope, text, k)
+    semantic = index.top(conn, scope, model, vector, k)
+    fused: dict[int, float] = {}
+    for ranking in ([pk for pk, _ in lexical], [pk for pk, _ in semantic]):
+        for rank, pk in enumerate(ranking):
+            fused[pk] = fused.get(pk, 0.0) + 1.0 / (RRF_K + rank + 1)
+    best = sorted(fused, key=lambda pk: fused[pk], reverse=True)[:k]
+    bm25s = dict(lexical)
+    cosines = index.scores(conn, scope, model, vector, best)
+    memories = store.memories_by_pk(conn, best)
+    tokens = content_tokens(text)
+    return [
+        Retrieved(
+            memory=memories[pk],
+            bm25=bm25s.get(pk),
+            jaccard=jaccard(tokens, content_tokens(memories[pk].content)),
+            cosine=cosines.get(pk),
+        )
+        for pk in best
+    ]

@@ -1,0 +1,152 @@
+"""Routing: settle the clear cases cheaply and send only the ambiguous rest to a decider."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from memman.language.text import added_words, meaning_difference
+from memman.language.wording import extends
+from memman.write.retrieval import Retrieved
+
+log = logging.getLogger(__name__)
+
+
+class RouteKind(StrEnum):
+    NOVEL = "novel"  # nothing similar: ADD, no decider
+    DUPLICATE = "duplicate"  # near-identical to one memory: NOOP, no decider
+    AMBIGUOUS = "ambiguous"  # related memories exist: the decider chooses
+
+
+@dataclass(frozen=True)
+class Route:
+    kind: RouteKind
+    reason: str
+    related: list[Retrieved] = field(default_factory=list)  # shown to the decider, best first
+    measure: str = "Jaccard"  # which similarity settled it: "Jaccard" or "cosine"
+
+    @property
+    def target(self) -> Retrieved | None:
+        return self.related[0] if self.kind is RouteKind.DUPLICATE else None
+
+    def scores(self) -> dict[str, dict[str, float]]:
+        """Similarity of each related memory, for the audit trail."""
+        return similarity_scores(self.related)
+
+
+def similarity_scores(retrieved: list[Retrieved]) -> dict[str, dict[str, float]]:
+    """Each memory's similarity to the candidate, by id: what the audit trail records."""
+    return {r.memory.id: _scores(r) for r in retrieved}
+
+
+def _scores(r: Retrieved) -> dict[str, float]:
+    values = {"jaccard": r.jaccard, "bm25": r.bm25, "cosine": r.cosine}
+    return {name: round(value, 4) for name, value in values.items() if value is not None}
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """Where "the same fact" and "a new fact" begin, for one similarity measure."""
+
+    name: str  # "Jaccard" or "cosine", for the reasons shown in the audit trail
+    noop: float
+    novel: float
+
+
+def route(
+    candidate: str,
+    retrieved: list[Retrieved],
+    *,
+    noop_jaccard: float,
+    novel_jaccard: float,
+    cosine: Thresholds | None = None,
+) -> Route:
+    """NOVEL, DUPLICATE or AMBIGUOUS from the retrieved memories' similarity to the candidate.
+
+    With an embedder (`cosine` thresholds given and cosines retrieved) the cosine decides,
+    because it sees paraphrases; a memory whose cosine is missing (not yet reindexed) falls
+    back to its Jaccard. A lexical near-copy is a duplicate either way: "I really like
+    Metallica" has the same words as "I like Metallica." but MiniLM puts them below
+    noop_cosine, and without this check the embedder made such restatements ambiguous.
+    A candidate an active memory already says word for word, and more, is a duplicate of it
+    too (_container), whatever the similarity.
+    """
+    jaccard = Thresholds("Jaccard", noop_jaccard, novel_jaccard)
+    if cosine is not None:
+        copy = _lexical_copy(candidate, retrieved, noop_jaccard)
+        if copy is not None:
+            reason = f"near-identical to an existing memory (Jaccard {copy.jaccard:.2f})"
+            return Route(RouteKind.DUPLICATE, reason, [copy], jaccard.name)
+    container = _container(candidate, retrieved)
+    if container is not None:
+        reason = "an existing memory already says this word for word, and more"
+        return Route(RouteKind.DUPLICATE, reason, [container], jaccard.name)
+
+    def measure(r: Retrieved) -> tuple[Thresholds, float]:
+        if cosine is not None and r.cosine is not None:
+            return cosine, r.cosine
+        return jaccard, r.jaccard
+
+    def score(r: Retrieved) -> float:
+        return measure(r)[1]
+
+    related = sorted(
+        (r for r in retrieved if score(r) >= measure(r)[0].novel), key=score, reverse=True
+    )
+    if not related:
+        best = max(retrieved, key=score, default=None)
+        if best is None:
+            reason = "no similar memory"
+        else:
+            kind, value = measure(best)
+            reason = f"no memory is similar enough (best {kind.name} {value:.2f} < {kind.novel})"
+        result = Route(RouteKind.NOVEL, reason)
+    else:
+        kind, value = measure(related[0])
+        closest = related[0].memory.content
+        near = value >= kind.noop
+        added = added_words(candidate, closest, paraphrase_aware=kind is cosine) if near else None
+        differs = meaning_difference(candidate, closest) if near else None
+        if not near:
+            why = f"{len(related)} related memories (best {kind.name} {value:.2f})"
+        elif differs:
+            why = f"near-identical to a memory, but {differs}"
+        elif added:
+            why = f"near-identical, but the candidate adds {', '.join(sorted(added))}"
+        else:
+            why = None
+        if why is None:
+            result = Route(
+                RouteKind.DUPLICATE,
+                f"near-identical to an existing memory ({kind.name} {value:.2f})",
+                related[:1],
+                kind.name,
+            )
+        else:
+            result = Route(RouteKind.AMBIGUOUS, why, related)
+    log.debug("route %s: %s", result.kind, result.reason)
+    return result
+
+
+def _lexical_copy(candidate: str, retrieved: list[Retrieved], noop: float) -> Retrieved | None:
+    """The memory the candidate repeats word for word (the router's Jaccard NOOP test), if any."""
+    best = max(retrieved, key=lambda r: r.jaccard, default=None)
+    if best is None or best.jaccard < noop:
+        return None
+    closest = best.memory.content
+    if meaning_difference(candidate, closest):
+        return None
+    if added_words(candidate, closest, paraphrase_aware=False):
+        return None
+    return best
+
+
+def _container(candidate: str, retrieved: list[Retrieved]) -> Retrieved | None:
+    """The most similar memory that holds the candidate's wording and more (wording.extends).
+
+    After "likes jazz" -> "likes jazz and blues" was an UPDATE, "likes jazz" said again is
+    known, not a new row beside the memory that extended it.
+    """
+    holders = [r for r in retrieved if extends(r.memory.content, candidate)]
+    return max(holders, key=lambda r: r.jaccard, default=None)

@@ -1,0 +1,338 @@
+"""Routing by topic: the memory a new fact supersedes, found by what both are about.
+
+Runs after retrieval and before the word-based router (memman/write/route.py). For a candidate
+whose topic is known (memman/language/topic.py) it settles the clear cases with no LLM call, offline
+and online alike:
+
+- a single-valued attribute holds one current value: a different value replaces the newest
+  memory of that subject and attribute (UPDATE, the old text stays in its history), and a
+  retraction ("I don't live in Berlin anymore") replaces it too, clearing the value;
+- a multi-valued attribute holds several: a retraction replaces the memory with that value
+  ("I no longer have a cat" / "I have a cat"), and a new value is a fact of its own;
+- a value taken back that is not the current one ("I don't live in Paris anymore" while the
+  memory says Berlin) changes nothing and goes into the memory's history;
+- a fact said again word for word after a newer statement replaced it ("I read a lot", then
+  "I don't read a lot", then "I read a lot") is the newest statement: it replaces the memory
+  that replaced it, with or without a topic (_said_again).
+
+"Newer" means observed later: apply.py keeps any UPDATE or DELETE of a statement older than
+the memory's current one out of the memory (into its history), whichever tier decided it.
+
+It also tells the router which retrieved memories are known to be about something else
+(another subject or attribute, or another value of a multi-valued attribute): they are not
+shown to the decider, which is what keeps "likes jazz" / "likes hiking" from costing an LLM
+call. Memories whose topic is not known are always shown.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from memman.language.text import content_tokens, numbers, words
+from memman.language.topic import (
+    USER,
+    Topic,
+    about,
+    counted,
+    is_single_valued,
+    is_verb_topic,
+    object_words,
+    phrasing,
+    same_value,
+)
+from memman.language.wording import extends
+from memman.models import Memory, Op, Tier
+from memman.write.candidate import Candidate
+from memman.write.decide import Decision
+from memman.write.takeback import stems, taken_back
+
+# Past-tense verbs: "visited Paris in 2019" and "in 2022" are two events, not a recount.
+_PAST = frozenset(
+    """was were went got bought sold took made had saw ran ate did left came became grew met
+    won lost began wrote drove flew gave quit""".split()
+)
+_YEAR = 1900, 2100
+
+
+@dataclass(frozen=True)
+class TopicRouting:
+    decision: Decision | None = None  # settled by topic; None: the router and decider go on
+    other_topics: frozenset[str] = frozenset()  # ids of memories about something else
+    same_topic: list[Memory] = field(default_factory=list)  # must reach the decider
+
+
+def route_by_topic(
+    candidate: Candidate,
+    same_topic: list[Memory],
+    retrieved: list[Memory],
+    *,
+    single_valued: frozenset[str],
+    by_meaning: bool = False,
+    replacing: Memory | None = None,
+) -> TopicRouting:
+    """Settle the candidate by topic if its topic makes the answer clear.
+
+    `same_topic` holds the scope's active memories with the candidate's subject and
+    attribute, newest observed first; `retrieved` what word (and vector) retrieval found.
+    `by_meaning`: an embedder compares the texts, so values of one attribute are never told
+    apart by their words alone. `replacing`: the active memory an UPDATE took the candidate's
+    very text out of (Store.active_replacing), if any (_said_again).
+    """
+    topic = candidate.topic
+    seen = [*retrieved, *same_topic]
+    again = _said_again(candidate, replacing) if replacing is not None else None
+    if again is not None:
+        return TopicRouting(again, same_topic=same_topic)
+    if topic is None:
+        return TopicRouting()
+    other = frozenset(
+        m.id
+        for m in seen
+        if _other_topic(topic, m, single_valued, by_meaning)
+        and not _introduces(m, topic.subject, candidate.content)
+    )
+    related = [m for m in same_topic if m.id not in other]
+    if topic.retracted and is_verb_topic(topic.attribute):
+        taken = taken_back(candidate, topic, seen)
+        return TopicRouting(taken, other, related)
+    if not same_topic or is_verb_topic(topic.attribute):
+        # A fallback topic only tells other facts apart; what a verb's object changes is the
+        # router's and the decider's to judge (they see the memories of the same verb), but
+        # for a new count of the same thing ("runs 5 km" -> "runs 10 km").
+        recount = _recounted_verb(candidate, topic, related) if same_topic else None
+        return TopicRouting(recount, other, related)
+    if is_single_valued(topic.attribute, single_valued):
+        decision = _single(candidate, topic, same_topic[0])
+    else:
+        decision = _multi(candidate, topic, same_topic)
+    return TopicRouting(decision, other, related)
+
+
+def _other_topic(
+    topic: Topic, memory: Memory, single_valued: frozenset[str], by_meaning: bool
+) -> bool:
+    """True when the memory is known to state another fact than any the candidate could touch:
+    it is about another person, or another recognised attribute, or another value of the same
+    multi-valued one. A fallback verb topic tells nothing apart but another person's facts:
+    two different verbs prove nothing ("uses a standing desk" / "switched back to a sitting
+    desk"), and neither do two objects of one ("supports Arsenal" / "supports Chelsea now")."""
+    if memory.attribute is None or memory.subject is None:
+        return False
+    if memory.subject != topic.subject:
+        return True
+    if memory.attribute != topic.attribute:
+        return not is_verb_topic(memory.attribute) and not is_verb_topic(topic.attribute)
+    if is_single_valued(topic.attribute, single_valued) or by_meaning:
+        return False  # by_meaning: "enjoys prawns" may say "loves shellfish"; the cosine judges
+    stated = about(memory.content)
+    if stated is None or stated.attribute != topic.attribute:
+        return False
+    if same_value(stated.value, topic.replaces):  # "tea instead of coffee": coffee is touched
+        return False
+    if stated.value is None or topic.value is None:
+        return False
+    if is_verb_topic(topic.attribute):  # measured: pruning these cost 2 % of the suite's recall
+        return False
+    # Another value only when no word is shared: "jazz music" may refine "jazz".
+    return not same_value(stated.value, topic.value) and not (
+        object_words(stated.value) & object_words(topic.value)
+    )
+
+
+def _introduces(memory: Memory, subject: str, text: str) -> bool:
+    """True when one of the two is the user's fact that names the other's subject: "User has
+    a dog named Max" introduces the dog of "User's dog is called Max", "I have a sister in
+    Rome" the sister of "my sister moved to Paris". Such a pair is about one thing from two
+    sides, never known to be apart; "I live in Berlin" names no sister and stays apart from
+    "my sister lives in Rome"."""
+    if memory.subject == USER and subject != USER:
+        return _names(memory.content, subject)
+    if subject == USER and memory.subject not in (None, USER):
+        return _names(text, memory.subject)
+    return False
+
+
+def _names(text: str, subject: str) -> bool:
+    """The text names the subject, in the plural too ("I have two dogs" names the dog)."""
+    return subject in words(text) or subject in content_tokens(text)
+
+
+def _said_again(candidate: Candidate, memory: Memory) -> Decision | None:
+    """UPDATE the active memory whose earlier text the candidate is, word for word: a newer
+    statement replaced that text ("I read a lot" -> "I don't read a lot"), and saying it again
+    now makes it the newest statement, the one that holds (apply.py still keeps it out if it
+    was observed before the memory's current text). Whatever decided the replacement judged
+    the two to be about one thing, so no LLM is needed to judge it again, and the second row
+    an ADD would make (replaying a conversation twice added one per such fact) is avoided.
+    A memory that holds the candidate's wording and more ("likes jazz" -> "likes jazz and
+    blues") already says it: that is the router's NOOP. The memory is found by the text's
+    hash in one index seek (replaced.py), not by reading the histories of the candidates."""
+    if extends(memory.content, candidate.content):
+        return None
+    why = "said again after a newer statement replaced it in this memory; the newest statement wins"
+    return Decision(Op.UPDATE, why, Tier.TOPIC, target=memory, content=candidate.content)
+
+
+def _stated(memory: Memory) -> Topic | None:
+    """What the memory's text says about its own attribute (None: its value is not known)."""
+    stated = about(memory.content)
+    return stated if stated is not None and stated.attribute == memory.attribute else None
+
+
+def _single(candidate: Candidate, topic: Topic, current: Memory) -> Decision | None:
+    stated = _stated(current)
+    if stated is None:
+        if topic.value is None and current.content.casefold() == candidate.content.casefold():
+            return None
+        return _replace(candidate, topic, current, stated)
+    same_polarity = stated.retracted == topic.retracted
+    if same_polarity and (
+        _alike(stated.value, topic.value) or (topic.retracted and topic.value is None)
+    ):
+        # The same value again: a new count ("lived in Chicago for 3 years" -> "for 4
+        # years"), the same said in other words, or for the router: a refinement.
+        return _newer_count(
+            candidate, topic, current, numbers(current.content)
+        ) or _restated(candidate, topic, current)
+    if (
+        topic.retracted
+        and topic.value is not None
+        and not stated.retracted
+        and not same_value(stated.value, topic.value)
+    ):
+        why = (
+            f"{topic.attribute}: takes back {topic.value!r}, which is not the current value"
+            f" ({stated.value!r}); kept in this memory's history"
+        )
+        return Decision(Op.NOOP, why, Tier.TOPIC, target=current, reinforce=False)
+    return _replace(candidate, topic, current, stated)
+
+
+def _alike(a: str | None, b: str | None) -> bool:
+    """The same value, or one that may be the same said another way ("medical" / "medicine":
+    the same stems). Only for not replacing: a value that may be the same is the router's and
+    the decider's to compare, never an UPDATE without them."""
+    return same_value(a, b) or (a is not None and b is not None and stems(a) == stems(b) != set())
+
+
+def _multi(candidate: Candidate, topic: Topic, same_topic: list[Memory]) -> Decision | None:
+    if not topic.retracted:
+        return _recounted(candidate, topic, same_topic)
+    for memory in same_topic:
+        stated = _stated(memory)
+        if stated is None or stated.retracted:
+            continue
+        if topic.value is None or same_value(stated.value, topic.value):
+            return _replace(candidate, topic, memory, stated)
+    return None
+
+
+def _newer_count(
+    candidate: Candidate,
+    topic: Topic,
+    memory: Memory,
+    had: frozenset[str],
+    said: frozenset[str] | None = None,
+) -> Decision | None:
+    """UPDATE when the candidate counts the memory's thing differently (`said`: the
+    candidate's counts, its numbers by default); None when the counts are the same, missing,
+    or years (a year dates an event, it does not count a thing)."""
+    said = numbers(candidate.content) if said is None else said
+    if not said or not had or said == had or any(_is_year(n) for n in said | had):
+        return None
+    counts = f"{', '.join(sorted(had))} -> {', '.join(sorted(said))}"
+    why = f"{topic.attribute}: the same thing counted anew ({counts}), the newer count wins"
+    return Decision(Op.UPDATE, why, Tier.TOPIC, target=memory, content=candidate.content)
+
+
+def _restated(candidate: Candidate, topic: Topic, memory: Memory) -> Decision | None:
+    """NOOP when the candidate states a single-valued memory's value in other words and adds
+    nothing: every content word it has that the memory lacks is one the attribute is phrased
+    with ("I'm based in Berlin" / "I live in Berlin", "User is employed at Google" / "works
+    at Google"), and the numbers agree. "I live in Berlin with my wife" adds "wife": a
+    refinement, for the router; so is a candidate with no word of its own (the router's
+    lexical and containment NOOPs). A multi-valued "I love jazz" after "I like jazz" stays
+    the decider's: how much the user likes it may be the news."""
+    added = {
+        word  # numbers are compared on their own: "two kids" / "2 children"
+        for word in content_tokens(candidate.content) - content_tokens(memory.content)
+        if not numbers(word)
+    }
+    if (
+        not added
+        or not added <= phrasing(topic.attribute)
+        or numbers(candidate.content) != numbers(memory.content)
+    ):
+        return None
+    why = f"{topic.attribute}: the same value ({topic.value!r}) in other words"
+    return Decision(Op.NOOP, why, Tier.TOPIC, target=memory)
+
+
+def _is_year(number: str) -> bool:
+    return number.isdigit() and len(number) == 4 and _YEAR[0] <= int(number) <= _YEAR[1]
+
+
+def _recounted_verb(
+    candidate: Candidate, topic: Topic, same_topic: list[Memory]
+) -> Decision | None:
+    """A verb topic's object counted anew: "User keeps 3 chickens" -> "User keeps 5 chickens",
+    "I'm in my second year of nursing school" -> "third year". Only for a present-tense verb
+    (a state, not an event: "visited Paris in 2019" / "in 2022" are both true)."""
+    verb = topic.attribute.partition(":")[2]
+    if topic.value is None or verb in _PAST or verb.endswith("ed"):
+        return None
+    thing, said = counted(topic.value)
+    for memory in same_topic:
+        stated = _stated(memory)
+        if stated is None or stated.retracted or stated.value is None:
+            continue
+        its_thing, had = counted(stated.value)
+        if thing and its_thing == thing:
+            return _newer_count(candidate, topic, memory, had, said)
+    return None
+
+
+def _recounted(candidate: Candidate, topic: Topic, same_topic: list[Memory]) -> Decision | None:
+    """A value the memory took back, stated again ("I have no pets" -> "we adopted a dog"),
+    or the same value with another count ("I have two cats" -> "I have three cats now"): the
+    newer statement replaces the memory. Anything else about the same value (a refinement, a
+    paraphrase) is the router's to compare."""
+    for memory in same_topic:
+        stated = _stated(memory)
+        if (
+            stated is not None
+            and stated.retracted
+            and (stated.value is None or same_value(stated.value, topic.value))
+        ):  # "We adopted a greyhound" after "I don't have any pets": no longer true
+            return _replace(candidate, topic, memory, stated)
+    for memory in same_topic:
+        stated = _stated(memory)
+        if stated is not None and not stated.retracted and same_value(stated.value, topic.replaces):
+            # "drinks green tea instead of coffee": the coffee memory is no longer true.
+            why = f"{topic.attribute}: {topic.value!r} instead of {stated.value!r}"
+            return Decision(Op.UPDATE, why, Tier.TOPIC, target=memory, content=candidate.content)
+    for memory in same_topic:
+        stated = _stated(memory)
+        if stated is None or stated.retracted or stated.value is None or topic.value is None:
+            continue
+        if not same_value(stated.value, topic.value):
+            thing, its_thing = counted(topic.value)[0], counted(stated.value)[0]
+            if not thing or thing != its_thing:  # "three languages" / "four languages"
+                continue
+        recount = _newer_count(candidate, topic, memory, numbers(memory.content))
+        if recount is not None:
+            return recount
+    return None
+
+
+def _replace(
+    candidate: Candidate, topic: Topic, current: Memory, stated: Topic | None
+) -> Decision:
+    """UPDATE to the candidate's text (apply keeps an older statement out: see apply.py)."""
+    was = repr(stated.value) if stated is not None and stated.value else "its old text"
+    if topic.retracted:
+        why = f"{topic.attribute}: takes back {was}; the newer statement replaces it"
+    else:
+        now = repr(topic.value) if topic.value else "a new value"
+        why = f"{topic.attribute} holds one value: {was} -> {now}, the newer statement wins"
+    return Decision(Op.UPDATE, why, Tier.TOPIC, target=current, content=candidate.content)

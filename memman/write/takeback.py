@@ -1,0 +1,84 @@
+"""Take-backs no attribute pattern reads: "sold my motorcycle", "stopped learning German".
+
+A retraction of this kind names its object instead of an attribute, so supersede.py asks here
+which one memory it ends: the same person's, stated by the same verb (or any having), holding
+every word of what is taken back. Kept apart from the attribute rules because it matches by
+the object's words, not by the topic's value.
+"""
+
+from __future__ import annotations
+
+from memman.language.text import content_tokens
+from memman.language.topic import ENDED, Topic, about
+from memman.models import Memory, Op, Tier
+from memman.write.candidate import Candidate
+from memman.write.decide import Decision, negates
+
+# A take-back names one thing: an object of more words is a sentence that happens to hold a
+# negation ("I'm quite positive about it except I wouldn't want ...", MRPC), not a take-back.
+_MAX_TAKEN = 4
+_CLAUSE_END = frozenset(
+    """since because after before when while now anymore again ago so but and that which who
+    though as he she they it i we""".split()
+)
+# What "no longer have X" can take back: "no longer has Bruno" ends "has a dog named Bruno".
+_HAVING = frozenset("verb:have verb:own pets children relationship_status allergy car".split())
+
+
+def taken_back(candidate: Candidate, topic: Topic, seen: list[Memory]) -> Decision | None:
+    """A retraction no attribute pattern reads ("sold my motorcycle", "stopped learning
+    German", "cancelled the gym membership"): the one active memory of the same person that
+    holds every word of what is taken back is replaced by it. Two or more such memories, or
+    none, or only memories whose topic is not known: nothing is settled. A verb takes back
+    only what the same verb stated ("stopped learning German" / "is learning German", not
+    "loves German films"), "have" what any having stated; a verb that ends something
+    (topic.ENDED: "sold", "cancelled") any memory."""
+    wanted = stems(_taken(topic.value or ""))
+    if not wanted or len(wanted) > _MAX_TAKEN:
+        return None
+    if topic.attribute == ENDED:
+        verbs = None
+    elif topic.attribute in _HAVING:
+        verbs = _HAVING
+    else:
+        verbs = frozenset({topic.attribute})
+    holders = {
+        m.id: m
+        for m in seen
+        if m.subject == topic.subject
+        and m.attribute is not None
+        and (verbs is None or m.attribute in verbs)
+        and wanted <= stems(m.content)
+        and not _says_retracted(m)
+    }
+    if len(holders) != 1:
+        return None
+    if negates(candidate.content, next(iter(holders.values())).content):
+        return None  # the same words negated: the router and the decider's (decide.negates)
+    [memory] = holders.values()
+    why = f"takes back {topic.value!r}, which this memory states; the newer statement replaces it"
+    return Decision(Op.UPDATE, why, Tier.TOPIC, target=memory, content=candidate.content)
+
+
+def _taken(value: str) -> str:
+    """What a take-back names: its object up to where a new clause starts ("glasses anymore
+    since the laser surgery" -> "glasses"), prepositions kept: "not stirring chili in a
+    kettle" takes back chili in a kettle, not any chili."""
+    kept = []
+    for word in value.split():
+        if kept and word in _CLAUSE_END:
+            break
+        kept.append(word)
+    return " ".join(kept)
+
+
+def stems(text: str) -> frozenset[str]:
+    """Content words cut to five letters: "allergy" and "allergic", "cats" and "cat" meet.
+    Every word counts: "not reliable in other things" does not take back "reliable in my
+    job", nor "do not make a lot of money" "make money from passive income"."""
+    return frozenset(w[:5] for w in content_tokens(text) if len(w) > 2)
+
+
+def _says_retracted(memory: Memory) -> bool:
+    stated = about(memory.content)
+    return stated is not None and stated.retracted

@@ -1,0 +1,399 @@
+"""The one write path: candidate -> hash tier -> retrieve -> route -> decide -> apply -> event.
+
+Every long-term write (update_memory, update_many, retry_pending, promotion, extraction)
+arrives here as a validated `Candidate`. The cheap tiers and the offline decider run inside
+one write transaction; an LLM decision is made outside any transaction (it can take seconds)
+and re-checked when applied. Embeddings are computed before a transaction starts, so a slow
+or failing model never holds the write lock, and a failure parks the fact instead of losing it.
+update_many's chunks are walked by the ChunkWalk mixin (memman/write/chunkwalk.py).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from collections.abc import Callable
+from typing import TypeVar
+
+import numpy as np
+import sqlalchemy as sa
+
+from memman.config import Settings
+from memman.errors import DecisionError, EmbeddingError
+from memman.language.text import content_tokens, jaccard
+from memman.models import Memory, Op, Tier, UpdateResult
+from memman.scope import Scope
+from memman.semantic.embed import Embedder, cosine_thresholds
+from memman.semantic.vectors import VectorSearch
+from memman.storage.store import Store
+from memman.timestamps import stamp
+from memman.write.apply import Addition, StaleDecision, addition, apply_decision, park
+from memman.write.bulk import Also, HeldAdditions
+from memman.write.candidate import Candidate
+from memman.write.chunkwalk import ChunkWalk, Embedded
+from memman.write.decide import Decided, Decider, Decision, OfflineDecider, decide_all
+from memman.write.meaning import topic_by_meaning
+from memman.write.replaced import with_replacing
+from memman.write.retrieval import Retrieved, hybrid_candidates, lexical_candidates
+from memman.write.route import Route, RouteKind, Thresholds, route, similarity_scores
+from memman.write.supersede import route_by_topic
+
+log = logging.getLogger(__name__)
+
+# How often an LLM decision is re-made because the memories it was about changed meanwhile.
+MAX_STALE_RETRIES = 3
+
+Outcome = TypeVar("Outcome", UpdateResult, UpdateResult | Route)
+
+
+class WritePath(ChunkWalk):
+    """Decides and applies candidates for one store with the manager's decider and embedder."""
+
+    def __init__(
+        self,
+        store: Store,
+        settings: Settings,
+        *,
+        decider: Decider,
+        embedder: Embedder | None,
+        vectors: VectorSearch,
+        clock: Callable[[], dt.datetime],
+    ):
+        self.store = store
+        self.settings = settings
+        self.decider = decider
+        self.embedder = embedder
+        self.vectors = vectors
+        self.clock = clock
+
+    @property
+    def offline(self) -> bool:
+        """True when ambiguous cases are settled without an LLM."""
+        return isinstance(self.decider, OfflineDecider)
+
+    def _now(self) -> str:
+        return stamp(self.clock())
+
+    def _embed(self, texts: list[str]) -> list[Embedded]:
+        """One batched embedding call for these texts (Nones when no embedder is configured).
+
+        A failure is returned in place of every vector, not raised: the facts are parked.
+        """
+        if self.embedder is None:
+            return [None] * len(texts)
+        try:
+            return list(self.embedder.embed(texts))
+        except EmbeddingError as error:
+            log.warning("embedding failed, parking facts that need a vector: %s", error)
+            return [error] * len(texts)
+
+    def _retrieve(
+        self, conn: sa.Connection, candidate: Candidate, vector: np.ndarray | None
+    ) -> tuple[list[Retrieved], Thresholds | None]:
+        """Memories that share words (or meaning, with an embedder) with the candidate, and
+        the cosine thresholds when the embedder's cosines are to be used."""
+        if self.embedder is None or vector is None:
+            retrieved = lexical_candidates(
+                self.store, conn, candidate.scope, candidate.content, self.settings.top_k
+            )
+            return retrieved, None
+        retrieved = hybrid_candidates(
+            self.store,
+            conn,
+            candidate.scope,
+            candidate.content,
+            self.settings.top_k,
+            index=self.vectors,
+            model=self.embedder.name,
+            vector=vector,
+        )
+        cosine = cosine_thresholds(self.settings, self.embedder.name)
+        return retrieved, Thresholds("cosine", *cosine)
+
+    def _route(
+        self, conn: sa.Connection, candidate: Candidate, vector: np.ndarray | None
+    ) -> Route | tuple[Decision, dict]:
+        """Candidates by topic and by words, then routing: a decision settled by topic (with
+        the audit scores), or the Route of the word-based router.
+
+        The decider sees the union of the memories with the candidate's subject and attribute
+        and the retrieved ones (replaced.py), less those known to be about something else.
+        """
+        retrieved, cosine = self._retrieve(conn, candidate, vector)
+        retrieved, replacing = with_replacing(self.store, conn, candidate, retrieved)
+        topic = candidate.topic
+        same = self._about(conn, candidate.scope, topic and (topic.subject, topic.attribute))
+        topical = route_by_topic(
+            candidate,
+            same,
+            [r.memory for r in retrieved],
+            single_valued=frozenset(self.settings.single_valued_attributes),
+            by_meaning=cosine is not None,
+            replacing=replacing,
+        )
+        if topical.decision is not None:
+            scores = {m.id: {"topic": 1.0} for m in topical.same_topic}
+            return topical.decision, scores | similarity_scores(retrieved)
+        related = [r for r in retrieved if r.memory.id not in topical.other_topics]
+        shown = {r.memory.id for r in related}
+        tokens = content_tokens(candidate.content)
+        # The attribute the fact is nearest to by meaning when the extractor reads none
+        # (memman/write/meaning.py): its memories are shown to the decider, never settled on.
+        near = None
+        if vector is not None and self.embedder is not None:
+            near = topic_by_meaning(topic, vector, self.embedder.name)
+        known = {m.id for m in same}
+        nearby = [m for m in self._about(conn, candidate.scope, near) if m.id not in known]
+        same_topic = topical.same_topic + nearby
+        about_it = [
+            Retrieved(m, bm25=None, jaccard=jaccard(tokens, content_tokens(m.content)))
+            for m in same_topic
+            if m.id not in shown
+        ]
+        routed = route(
+            candidate.content,
+            related + about_it,
+            noop_jaccard=self.settings.noop_jaccard,
+            novel_jaccard=self.settings.novel_jaccard,
+            cosine=cosine,
+        )
+        if routed.kind is RouteKind.NOVEL and same_topic:
+            # Below the word thresholds, but about the same thing: the decider must see it.
+            same_ids = {m.id for m in same_topic}
+            reason = f"{len(same_ids)} memories with the same subject and attribute"
+            return Route(
+                RouteKind.AMBIGUOUS,
+                reason,
+                [r for r in related + about_it if r.memory.id in same_ids],
+            )
+        if routed.kind is RouteKind.NOVEL and len(related) < len(retrieved):
+            reason = f"{routed.reason}; {len(retrieved) - len(related)} about other topics"
+            return Route(RouteKind.NOVEL, reason)
+        return routed
+
+    def _about(
+        self, conn: sa.Connection, scope: Scope, topic: tuple[str, str] | None
+    ) -> list[Memory]:
+        """The scope's newest active memories about (subject, attribute); none without one."""
+        if topic is None:
+            return []
+        return self.store.active_by_topic(conn, scope, *topic, self.settings.top_k)
+
+    def _settle(
+        self,
+        conn: sa.Connection,
+        candidate: Candidate,
+        pending_id: int | None = None,
+        vector: Embedded = None,
+        *,
+        held: HeldAdditions | None = None,
+        absent: bool = False,
+    ) -> UpdateResult | Route | Addition:
+        """Inside a write transaction: settle the candidate by the cheap tiers if possible.
+
+        Returns the applied result, or the ambiguous Route when an LLM has to decide. With
+        `held` (update_many's chunk path), an ADD is returned unwritten, as its Addition, for
+        the caller to hold; `absent` says the store holds no active memory with the
+        candidate's hash (checked for the whole chunk at once). When
+        embedding failed, the hash tier may still settle an exact repeat (it needs no vector
+        and decides the same with or without one); anything else is parked, because routing
+        without the vector would decide differently from the configured semantic tier.
+        """
+        existing = (
+            None
+            if absent
+            else self.store.active_by_hash(conn, candidate.scope, candidate.content_hash)
+        )
+        if existing is not None:
+            decision = Decision(
+                Op.NOOP, "same normalised text as an existing memory", Tier.HASH, target=existing
+            )
+            return self._apply(conn, candidate, decision, None, pending_id, vector=None)
+        if isinstance(vector, EmbeddingError):
+            return self._park(conn, candidate, vector, pending_id)
+        routed = self._route(conn, candidate, vector)
+        if isinstance(routed, tuple):
+            decision, scores = routed
+            return self._apply_or_hold(conn, candidate, decision, scores, pending_id, vector, held)
+        if routed.kind is RouteKind.NOVEL:
+            decision = Decision(Op.ADD, routed.reason, Tier.NOVEL)
+        elif routed.kind is RouteKind.DUPLICATE:
+            assert routed.target is not None
+            tier = Tier.SEMANTIC if routed.measure == "cosine" else Tier.LEXICAL
+            decision = Decision(Op.NOOP, routed.reason, tier, target=routed.target.memory)
+        elif self.offline:
+            decision = self.decider.decide(candidate, routed.related, today=self.clock().date())
+        else:
+            return routed
+        return self._apply_or_hold(
+            conn, candidate, decision, routed.scores(), pending_id, vector, held
+        )
+
+    def _apply_or_hold(
+        self,
+        conn: sa.Connection,
+        candidate: Candidate,
+        decision: Decision,
+        scores: dict | None,
+        pending_id: int | None,
+        vector: Embedded,
+        held: HeldAdditions | None,
+    ) -> UpdateResult | Addition:
+        """_apply, except that an ADD of the chunk path comes back unwritten (see _settle)."""
+        if held is not None and decision.op is Op.ADD and pending_id is None:
+            return addition(candidate, decision, now=self._now(), scores=scores, vector=None)
+        return self._apply(conn, candidate, decision, scores, pending_id, vector)
+
+    def process(
+        self,
+        candidate: Candidate,
+        pending_id: int | None = None,
+        vector: Embedded = None,
+        also: Also = None,
+    ) -> UpdateResult:
+        """Decide and apply one candidate; an undecidable one is parked, never dropped.
+
+        An LLM decision is re-made (up to MAX_STALE_RETRIES times) when the memories it was
+        about changed while the model answered. `vector` is the candidate's embedding when the
+        caller already has it; `pending_id` is the parked row a retry settles; `also` runs in
+        the transaction that applies or parks the fact (promotion marks its short-term row
+        there, so a crash can never leave one done without the other).
+        """
+
+        write = self._writer(also)
+        if vector is None:
+            (vector,) = self._embed([candidate.content])  # before the write transaction
+        for _ in range(MAX_STALE_RETRIES):
+            outcome = write(lambda conn: self._settle(conn, candidate, pending_id, vector))
+            if isinstance(outcome, UpdateResult):
+                return outcome
+            assert isinstance(outcome, Route), "only the chunk path holds an ADD back"
+            (decided,) = decide_all(
+                self.decider, [(candidate, outcome.related)], today=self.clock().date()
+            )
+            try:
+                return self._apply_or_park(candidate, outcome, decided, vector, pending_id, write)
+            except StaleDecision as stale:
+                log.info("memory %s changed while the LLM decided; deciding again", stale)
+        error = DecisionError(
+            f"related memories kept changing during {MAX_STALE_RETRIES} decisions"
+        )
+        return write(lambda conn: self._park(conn, candidate, error, pending_id))
+
+    def _writer(self, also: Also) -> Callable[[Callable[[sa.Connection], Outcome]], Outcome]:
+        """store.write, with `also` run in the same transaction when a fact is written."""
+
+        def write(step: Callable[[sa.Connection], Outcome]) -> Outcome:
+            def both(conn: sa.Connection) -> Outcome:
+                outcome = step(conn)
+                if also is not None and isinstance(outcome, UpdateResult):
+                    also(conn)
+                return outcome
+
+            return self.store.write(both)
+
+        return write
+
+    def _apply_or_park(
+        self,
+        candidate: Candidate,
+        route: Route,
+        decided: Decided,
+        vector: Embedded,
+        pending_id: int | None,
+        write: Callable[[Callable[[sa.Connection], UpdateResult]], UpdateResult],
+    ) -> UpdateResult:
+        """Apply a decision made outside any transaction, or park the fact when there is none
+        (or its new text cannot be embedded). Raises StaleDecision when the memories it is
+        about changed meanwhile."""
+        scores = route.scores()
+        try:
+            if isinstance(decided, DecisionError):
+                raise decided
+            update_vector = self._update_vector(candidate, decided)
+        except DecisionError as error:  # EmbeddingError included
+            log.warning("no decision, parking the fact: %s", error)
+            return write(
+                lambda conn, error=error: self._park(conn, candidate, error, pending_id, scores)
+            )
+        return write(
+            lambda conn: self._apply_decided(
+                conn, candidate, decided, scores, pending_id, vector, update_vector
+            )
+        )
+
+    def _update_vector(self, candidate: Candidate, decision: Decision) -> np.ndarray | None:
+        """An UPDATE's new text, embedded outside the transaction (raises EmbeddingError).
+
+        None when nothing new is stored: the candidate's own vector serves an UPDATE to the
+        candidate's text.
+        """
+        if self.embedder is None or decision.op is not Op.UPDATE:
+            return None
+        if decision.content is None or decision.content == candidate.content:
+            return None
+        return self.embedder.embed([decision.content])[0]
+
+    def _park(
+        self,
+        conn: sa.Connection,
+        candidate: Candidate,
+        error: DecisionError,
+        pending_id: int | None,
+        scores: dict | None = None,
+    ) -> UpdateResult:
+        """Keep the fact in `pending` with the error; the audit event names the failed model."""
+        embedding = isinstance(error, EmbeddingError) and self.embedder is not None
+        return park(
+            self.store,
+            conn,
+            candidate,
+            error,
+            now=self._now(),
+            model=self.embedder.name if embedding else self.settings.llm_model,
+            scores=scores,
+            pending_id=pending_id,
+        )
+
+    def _apply_decided(
+        self,
+        conn: sa.Connection,
+        candidate: Candidate,
+        decision: Decision,
+        scores: dict,
+        pending_id: int | None,
+        vector: Embedded,
+        update_vector: np.ndarray | None,
+    ) -> UpdateResult:
+        if decision.op is Op.ADD:
+            # Another writer may have stored the same text while the LLM was thinking.
+            twin = self.store.active_by_hash(conn, candidate.scope, candidate.content_hash)
+            if twin is not None:
+                decision = Decision(
+                    Op.NOOP, "same normalised text stored meanwhile", Tier.HASH, target=twin
+                )
+        return self._apply(conn, candidate, decision, scores, pending_id, vector, update_vector)
+
+    def _apply(
+        self,
+        conn: sa.Connection,
+        candidate: Candidate,
+        decision: Decision,
+        scores: dict | None,
+        pending_id: int | None,
+        vector: Embedded,
+        update_vector: np.ndarray | None = None,
+    ) -> UpdateResult:
+        """apply_decision with this path's store, clock and embedder."""
+        return apply_decision(
+            self.store,
+            conn,
+            candidate,
+            decision,
+            now=self._now(),
+            scores=scores,
+            pending_id=pending_id,
+            embedder=self.embedder,
+            vector=vector,
+            update_vector=update_vector,
+        )
