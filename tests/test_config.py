@@ -90,3 +90,17 @@ def test_a_missing_named_file_is_a_config_error(tmp_path, monkeypatch):
     monkeypatch.setenv("MEMMAN_CONFIG", str(tmp_path / "absent.toml"))
     with pytest.raises(ConfigError, match=r"^cannot read config file .*absent\.toml"):
         load_settings()
+
+
+def test_every_setting_is_a_memman_variable(monkeypatch):
+    monkeypatch.setenv("MEMMAN_TOP_K", "3")
+    monkeypatch.setenv("MEMMAN_SHORT_TERM_TTL_HOURS", '{"default": 2}')
+    settings = load_settings()
+    assert settings.top_k == 3 and settings.short_term_ttl_hours == {"default": 2.0}
+
+
+def test_a_table_variable_that_is_not_json_is_one_config_error(monkeypatch):
+    monkeypatch.setenv("MEMMAN_SHORT_TERM_TTL_HOURS", "default=2")
+    with pytest.raises(ConfigError, match=r"^invalid configuration: .*short_term_ttl_hours") as e:
+        load_settings()
+    assert "\n" not in str(e.value)
