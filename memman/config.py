@@ -22,7 +22,7 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
-from memman.errors import ConfigError
+from memman.errors import ConfigError, validation_problems
 from memman.topic import SINGLE_VALUED
 
 DEFAULT_DB = "memman.db"
@@ -209,7 +209,4 @@ def load_settings(**overrides: Any) -> Settings:
     except SettingsError as error:  # a list or table variable that is not JSON
         raise ConfigError(f"invalid configuration: {error}") from error
     except ValidationError as error:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in error.errors()
-        )
-        raise ConfigError(f"invalid configuration: {problems}") from error
+        raise ConfigError(f"invalid configuration: {validation_problems(error)}") from error
