@@ -86,7 +86,13 @@ def one_line(error: BaseException) -> str:
 
 
 def validation_problems(error: ValidationError) -> str:
-    """A pydantic ValidationError as one line: `field.path: message; ...`."""
+    """A pydantic ValidationError as one line: `field.path: message; ...` (a validator's own
+    message without pydantic's "Value error, " in front of it)."""
     return "; ".join(
-        ": ".join(filter(None, (".".join(map(str, e["loc"])), e["msg"]))) for e in error.errors()
+        ": ".join(filter(None, (".".join(map(str, e["loc"])), _message(e["msg"]))))
+        for e in error.errors()
     )
+
+
+def _message(text: str) -> str:
+    return text.removeprefix("Value error, ")
