@@ -49,11 +49,14 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from pydantic import RootModel, model_validator
 
 from memman import MemoryManager, Op
 from memman.config import load_settings
 from memman.errors import MemmanError
+from memman.jsonl import read_jsonl
 from memman.models import Status
 
 if TYPE_CHECKING:
@@ -90,18 +93,21 @@ class Case:
     target: int | None
 
 
-def load_cases(path: Path = CASES) -> list[Case]:
-    """The suite, validated: a malformed line raises ValueError naming its line number."""
-    cases = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        row = json.loads(line)
-        problem = _problem(row)
+class _CaseLine(RootModel[dict[str, Any]]):
+    """One line of the suite, checked by _problem."""
+
+    @model_validator(mode="after")
+    def _valid(self) -> _CaseLine:
+        problem = _problem(self.root)
         if problem:
-            raise ValueError(f"{path.name}:{number}: {problem}")
-        cases.append(Case(**row))
-    return cases
+            raise ValueError(problem)
+        return self
+
+
+def load_cases(path: Path = CASES) -> list[Case]:
+    """The suite, validated: a malformed line raises BadLineError (a ValueError) naming its
+    file and line number."""
+    return [Case(**line.root) for line in read_jsonl(path, _CaseLine)]
 
 
 def _problem(row: object) -> str | None:

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from calibrate_lexical import DATA as SHARED
 
+from memman.jsonl import read_jsonl
 from memman.lifecycle.utterance import skip_reason
 
 # MEMMAN_DATA: the shared data folder, for a checkout elsewhere than /work/main.
@@ -33,7 +34,7 @@ CASES = Path(__file__).resolve().parents[1] / "evals" / "user_messages.jsonl"
 
 
 def load() -> list[dict[str, str]]:
-    return [json.loads(line) for line in CASES.read_text(encoding="utf-8").splitlines() if line]
+    return read_jsonl(CASES, dict[str, str])
 
 
 def report(name: str, cases: list[dict[str, str]], show_errors: bool) -> None:

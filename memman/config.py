@@ -1,7 +1,9 @@
 """Effective configuration: defaults, then a TOML file, then environment, then arguments.
 
 The TOML file is `$MEMMAN_CONFIG` if set, else `memman.toml` in the working directory if it
-exists. Keys are the field names below (a `[memman]` table or top level).
+exists. Keys are the field names below (a `[memman]` table or top level). Each setting is also
+the variable MEMMAN_<SETTING> (lists and tables as JSON; empty means unset), and
+OTHER_VARIABLES names those that predate that rule.
 """
 
 from __future__ import annotations
@@ -11,9 +13,16 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
+from pydantic_settings import (
+    BaseSettings,
+    InitSettingsSource,
+    SettingsConfigDict,
+    SettingsError,
+    TomlConfigSettingsSource,
+)
 
-from memman.errors import ConfigError
+from memman.errors import ConfigError, validation_problems
 from memman.language.topic import SINGLE_VALUED
 
 DEFAULT_DB = "memman.db"
@@ -22,8 +31,10 @@ DEFAULT_DB = "memman.db"
 DEFAULT_CONFIDENCE = 0.8
 
 
-class Settings(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        extra="forbid", frozen=True, env_prefix="MEMMAN_", env_ignore_empty=True
+    )
 
     db: str = DEFAULT_DB
 
@@ -158,57 +169,44 @@ class Settings(BaseModel):
             values["llm_api_key"] = values["llm_api_key"][:3] + "…"
         return values
 
+    @classmethod
+    def settings_customise_sources(cls, settings_cls, init_settings, env_settings, **_):
+        """Arguments, MEMMAN_* variables, OTHER_VARIABLES, the file: no .env, no secrets dir."""
+        other = {f: os.environ[v] for v, f in OTHER_VARIABLES.items() if os.environ.get(v)}
+        other_variables = InitSettingsSource(settings_cls, other)
+        return init_settings, env_settings, other_variables, _ConfigFile(cls)
 
-# Environment variables read, and the setting each one fills.
-ENVIRONMENT = {
-    "MEMMAN_DB": "db",
-    "MEMMAN_LLM_MODEL": "llm_model",
+
+# Variables older than the MEMMAN_<setting> names, and the setting each one fills.
+OTHER_VARIABLES = {
     "OPENAI_BASE_URL": "llm_base_url",
     "OPENAI_API_KEY": "llm_api_key",
-    "MEMMAN_LLM_MODE": "llm_mode",
-    "MEMMAN_LLM_ENGINE": "llm_engine",
-    "MEMMAN_LLM_MAX_RETRIES": "llm_max_retries",
     "MEMMAN_LLM_TIMEOUT": "llm_timeout_s",
-    "MEMMAN_LLM_MAX_TOKENS": "llm_max_tokens",
-    "MEMMAN_DECIDER": "decider",
-    "MEMMAN_PROMPTS_DIR": "prompts_dir",
-    "MEMMAN_EMBEDDER": "embedder",
-    "MEMMAN_EMBEDDING_MODEL": "embedding_model",
-    "MEMMAN_VECTOR_SEARCH": "vector_search",
-    "MEMMAN_VECTOR_CACHE_MB": "vector_cache_mb",
 }
 
 
-def config_file_path() -> Path | None:
-    explicit = os.environ.get("MEMMAN_CONFIG")
-    if explicit:
-        return Path(explicit)
-    local = Path("memman.toml")
-    return local if local.exists() else None
+class _ConfigFile(TomlConfigSettingsSource):
+    """$MEMMAN_CONFIG, else ./memman.toml if there; keys at top level or under [memman]."""
 
+    def __init__(self, settings_cls: type[BaseSettings]):
+        named = os.environ.get("MEMMAN_CONFIG")
+        if named and not Path(named).is_file():  # the source would skip it without a word
+            raise ConfigError(f"cannot read config file {named}: no such file")
+        super().__init__(settings_cls, toml_file=named or "memman.toml")
 
-def _from_file(path: Path) -> dict[str, Any]:
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as error:
-        raise ConfigError(f"cannot read config file {path}: {error}") from error
-    return data.get("memman", data)
+    def _read_file(self, file_path: Path) -> dict[str, Any]:  # type: ignore[override]
+        try:
+            data = super()._read_file(file_path)
+        except (OSError, tomllib.TOMLDecodeError) as error:
+            raise ConfigError(f"cannot read config file {file_path}: {error}") from error
+        return data.get("memman", data)
 
 
 def load_settings(**overrides: Any) -> Settings:
     """Defaults < TOML file < environment < keyword arguments (None means "not given")."""
-    values: dict[str, Any] = {}
-    path = config_file_path()
-    if path is not None:
-        values.update(_from_file(path))
-    for variable, field in ENVIRONMENT.items():
-        if os.environ.get(variable):
-            values[field] = os.environ[variable]
-    values.update({k: v for k, v in overrides.items() if v is not None})
     try:
-        return Settings(**values)
+        return Settings(**{k: v for k, v in overrides.items() if v is not None})
+    except SettingsError as error:  # a list or table variable that is not JSON
+        raise ConfigError(f"invalid configuration: {error}") from error
     except ValidationError as error:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in error.errors()
-        )
-        raise ConfigError(f"invalid configuration: {problems}") from error
+        raise ConfigError(f"invalid configuration: {validation_problems(error)}") from error

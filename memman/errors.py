@@ -1,5 +1,12 @@
 """Typed errors: raised where a problem is detected, explained where it is shown (the CLI)."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
+
 
 class MemmanError(Exception):
     """Base class: the CLI turns any of these into a one-line message and exit code 1."""
@@ -7,6 +14,15 @@ class MemmanError(Exception):
 
 class InvalidInputError(MemmanError, ValueError):
     """A fact, query, scope or metadata value that memman refuses to store or use."""
+
+
+class BadLineError(InvalidInputError):
+    """A line of a JSON-lines (or CSV) input that is not a valid record: the message names the
+    file, when there is one, and the line, so the user can find and fix it."""
+
+    def __init__(self, number: int, why: str, source: str | None = None):
+        super().__init__(f"{source}:{number}: {why}" if source else f"line {number}: {why}")
+        self.number = number
 
 
 class NotFoundError(MemmanError, KeyError):
@@ -67,3 +83,16 @@ class EmbeddingError(DecisionError):
 def one_line(error: BaseException) -> str:
     """An error as one short line for the pending table and the audit trail."""
     return f"{type(error).__name__}: {' '.join(str(error).split())[:500]}"
+
+
+def validation_problems(error: ValidationError) -> str:
+    """A pydantic ValidationError as one line: `field.path: message; ...` (a validator's own
+    message without pydantic's "Value error, " in front of it)."""
+    return "; ".join(
+        ": ".join(filter(None, (".".join(map(str, e["loc"])), _message(e["msg"]))))
+        for e in error.errors()
+    )
+
+
+def _message(text: str) -> str:
+    return text.removeprefix("Value error, ")

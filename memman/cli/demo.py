@@ -3,10 +3,13 @@ contradictions and a retraction, as facts extracted turn by turn."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib import resources
+
+from pydantic import BaseModel
+
+from memman.jsonl import read_jsonl
 
 DEMO_USER = "sam"
 
@@ -18,9 +21,16 @@ class DemoFact:
     fact: str
 
 
+class _Turn(BaseModel):
+    """One line of data/demo_conversation.jsonl: a user message and the facts it states."""
+
+    turn: int
+    message: str
+    facts: list[str]
+
+
 def demo_facts() -> Iterator[DemoFact]:
-    text = resources.files("memman").joinpath("data/demo_conversation.jsonl").read_text("utf-8")
-    for line in text.splitlines():
-        turn = json.loads(line)
-        for fact in turn["facts"]:
-            yield DemoFact(turn["turn"], turn["message"], fact)
+    path = resources.files("memman").joinpath("data/demo_conversation.jsonl")
+    for turn in read_jsonl(path, _Turn):
+        for fact in turn.facts:
+            yield DemoFact(turn.turn, turn.message, fact)

@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+from pydantic import BaseModel, model_validator
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from memman.api.manager import MemoryManager
 from memman.cli.common import AgentOption, DbOption, UserOption, _open, console, errors
 from memman.cli.demo import DEMO_USER, demo_facts
 from memman.cli.render import _add_decision, _decisions_table, _memories_table, _mode_line
-from memman.errors import InvalidInputError, MemmanError
+from memman.errors import BadLineError, MemmanError
+from memman.jsonl import parse_lines, read_lines
 
 
 def demo(
@@ -89,20 +90,17 @@ def ingest(
 ) -> None:
     """Feed a JSONL file of facts through update_memory's decisions, a chunk at a time
     (MemoryManager.ingest); bad lines are reported and skipped."""
-    try:
-        lines = file.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as error:
-        raise InvalidInputError(f"cannot read {file}: {error}") from error
     counts: dict[str, int] = {}
     bad: list[str] = []
     records: list[tuple[int, dict]] = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            records.append((number, _ingest_record(line, f"{file.name}:{number}", user)))
-        except (ValueError, MemmanError) as error:  # json.JSONDecodeError is a ValueError
-            bad.append(f"line {number}: {error}")
+    for number, line in parse_lines(read_lines(file), _IngestLine):
+        if isinstance(line, BadLineError):
+            bad.append(str(line))
+        elif line.user_id is None and user is None:
+            bad.append(f"line {number}: no user_id: give one in the line or --user")
+        else:
+            record = line.model_dump(exclude_none=True)
+            records.append((number, {"source": f"{file.name}:{number}", **record}))
     with (
         _open(db) as mm,
         Progress(
@@ -133,19 +131,21 @@ def ingest(
         raise typer.Exit(2)
 
 
-def _ingest_record(line: str, source: str, user: str | None) -> dict:
-    """One line of an ingest file as a MemoryManager.ingest record (fact, scope, source,
-    metadata); a line of `memman export` gives its content as the fact."""
-    record = json.loads(line)
-    if isinstance(record, str):
-        record = {"fact": record}
-    if isinstance(record, dict) and "fact" not in record and "content" in record:
-        record["fact"] = record["content"]
-    if not isinstance(record, dict) or "fact" not in record:
-        raise InvalidInputError("expected an object with a 'fact' key")
-    if record.get("user_id", user) is None:
-        raise InvalidInputError("no user_id: give one in the line or --user")
-    kept = {
-        key: record[key] for key in ("fact", "user_id", "agent_id", "metadata") if key in record
-    }
-    return {**kept, "source": record.get("source", source)}
+class _IngestLine(BaseModel):
+    """One line of an ingest file: an object with a "fact", a bare JSON string (the fact), or
+    a line of `memman export` (its content is the fact; its other columns are not kept)."""
+
+    fact: str
+    user_id: str | None = None
+    agent_id: str | None = None
+    source: str | None = None
+    metadata: dict[str, Any] | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _the_fact(cls, line: Any) -> Any:
+        if isinstance(line, str):
+            return {"fact": line}
+        if isinstance(line, dict) and "fact" not in line and "content" in line:
+            return {**line, "fact": line["content"]}
+        return line

@@ -12,10 +12,8 @@ import datetime as dt
 import json
 import logging
 import os
-import random
 import sqlite3
 import threading
-import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
@@ -25,6 +23,7 @@ from typing import Any, TypeVar
 
 import sqlalchemy as sa
 import sqlite_utils
+import tenacity
 from sqlalchemy.pool import StaticPool
 
 from memman.config import DEFAULT_CONFIDENCE
@@ -370,25 +369,29 @@ class Store(LifecycleRows, MessageRows, UpkeepRows):
             return None
 
     def _with_busy_retry(self, attempt: Callable[[], T]) -> T:
-        deadline = time.monotonic() + self.busy_patience_s
-        delay = 0.01
-        while True:
-            try:
-                return attempt()
-            # The driver's own error too: migrations run on the raw connection.
-            except (sa.exc.OperationalError, self.dbapi.OperationalError) as error:
-                typed = self._typed_error(error)
-                if typed is not None:
-                    raise typed from error
-                if not self._busy(error) or time.monotonic() > deadline:
-                    if self._busy(error):
-                        raise StoreBusyError(
-                            f"database stayed locked for {self.busy_patience_s:.0f}s: {self.path}"
-                        ) from error
-                    raise
-                log.debug("database busy, retrying in %.3fs", delay)
-                time.sleep(delay * (1 + random.random()))
-                delay = min(delay * 2, 0.5)
+        """attempt(), tried again while another writer holds the lock, with jittered back-off
+        (10 ms doubling to 0.5 s) for busy_patience_s, then StoreBusyError; any other
+        failure at once, typed when memman has a type for it."""
+        failures = (sa.exc.OperationalError, self.dbapi.OperationalError)
+        retrying = tenacity.Retrying(
+            retry=tenacity.retry_if_exception(lambda e: isinstance(e, failures) and self._busy(e)),
+            stop=tenacity.stop_after_delay(self.busy_patience_s),
+            wait=tenacity.wait_random_exponential(multiplier=0.01, max=0.5),
+            before_sleep=tenacity.before_sleep_log(log, logging.DEBUG),
+            reraise=True,
+        )
+        try:
+            return retrying(attempt)
+        # The driver's own error too: migrations run on the raw connection.
+        except failures as error:
+            typed = self._typed_error(error)
+            if typed is not None:
+                raise typed from error
+            if self._busy(error):
+                raise StoreBusyError(
+                    f"database stayed locked for {self.busy_patience_s:.0f}s: {self.path}"
+                ) from error
+            raise
 
     def _busy(self, error: Exception) -> bool:
         """Whether a failed attempt may succeed when tried again (another writer held the lock)."""

@@ -21,12 +21,13 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Annotated, Any, Protocol
 
 import sqlalchemy as sa
-from pydantic import ValidationError
+from pydantic import Discriminator, RootModel, Tag, model_validator
 
-from memman.errors import InvalidInputError, MemmanError
+from memman.errors import BadLineError, InvalidInputError, MemmanError
+from memman.jsonl import parse_lines
 from memman.language.text import content_hash
 from memman.models import Event, Memory, Status, UpdateResult
 from memman.scope import Scope
@@ -87,25 +88,29 @@ def _line(kind: str, record: Memory | Event) -> str:
     return json.dumps({"kind": kind, **record.model_dump(mode="json")}, ensure_ascii=False)
 
 
-def parse_line(line: str) -> Memory | Event:
-    """One record of an export; InvalidInputError saying what is wrong with it."""
-    try:
-        data = json.loads(line)
-    except ValueError as error:
-        raise InvalidInputError(f"not JSON: {error}") from error
-    if not isinstance(data, dict):
-        raise InvalidInputError("expected a JSON object")
-    kind = data.pop("kind", MEMORY)
-    model: type[Memory | Event] = {MEMORY: Memory, EVENT: Event}.get(kind)  # type: ignore[assignment]
-    if model is None:
-        raise InvalidInputError(f"unknown kind {kind!r} (expected 'memory' or 'event')")
-    try:
-        record = model(**data)
-    except ValidationError as error:
-        why = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in error.errors())
-        raise InvalidInputError(f"not a {kind}: {why}") from error
-    Scope(record.user_id, record.agent_id)  # the same scope rules as every write
-    return record
+def _kind(data: Any) -> str | None:
+    return data.get("kind", MEMORY) if isinstance(data, dict) else None
+
+
+class ExportLine(
+    RootModel[
+        Annotated[
+            Annotated[Memory, Tag(MEMORY)] | Annotated[Event, Tag(EVENT)],
+            Discriminator(
+                _kind,
+                custom_error_type="record_kind",
+                custom_error_message="expected a JSON object of kind 'memory' or 'event'",
+            ),
+        ]
+    ]
+):
+    """One line of an export: a memory (also a line without "kind", as older exports wrote)
+    or an event, of a scope that passes the same rules as every write."""
+
+    @model_validator(mode="after")
+    def _valid_scope(self) -> ExportLine:
+        Scope(self.root.user_id, self.root.agent_id)  # InvalidInputError is a ValueError
+        return self
 
 
 def import_lines(mm: Manager, lines: Iterable[str], *, raw: bool = False) -> ImportReport:
@@ -127,14 +132,11 @@ def import_lines(mm: Manager, lines: Iterable[str], *, raw: bool = False) -> Imp
             store.write(lambda conn: _copy(conn, mm, batch, bool(events), report))
             batch.clear()
 
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
+    for number, line in parse_lines(lines, ExportLine):
+        if isinstance(line, BadLineError):
+            report.bad.append(str(line))
             continue
-        try:
-            record = parse_line(line)
-        except InvalidInputError as error:
-            report.bad.append(f"line {number}: {error}")
-            continue
+        record = line.root
         if isinstance(record, Event) and not copy:
             report.events_skipped += 1
         elif copy or isinstance(record, Event) or record.status is not Status.ACTIVE:

@@ -17,25 +17,36 @@ the thresholds were fitted to.
 from __future__ import annotations
 
 import csv
-import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from pydantic import ConfigDict, field_validator
+from pydantic.dataclasses import dataclass as pydantic_dataclass
 
 from memman.errors import ConfigError, InvalidInputError
+from memman.jsonl import parse_lines, read_lines, records, strict
 from memman.language.text import content_tokens, jaccard
 from memman.semantic.embed import Embedder
 
 LABELS = ("same", "different", "contradiction")
 
 
-@dataclass(frozen=True)
+@pydantic_dataclass(frozen=True, config=ConfigDict(coerce_numbers_to_str=True))
 class Pair:
+    """One labelled pair, as a JSONL line or a CSV/TSV row holds it (a label of any case)."""
+
     text_a: str
     text_b: str
     label: str
+
+    @field_validator("label")
+    @classmethod
+    def _known_label(cls, label: str) -> str:
+        if label.lower() not in LABELS:
+            raise ValueError(f"label must be one of {LABELS}")
+        return label.lower()
 
     @property
     def same(self) -> bool:
@@ -58,22 +69,16 @@ class MeasureReport:
 
 
 def load_pairs(path: Path) -> list[Pair]:
-    """Pairs from JSONL (objects with text_a, text_b, label) or CSV/TSV with that header."""
-    text = path.read_text(encoding="utf-8-sig")
+    """Pairs from JSONL (objects with text_a, text_b, label) or CSV/TSV with that header;
+    BadLineError naming the file and line of the first pair that is not one."""
+    lines = read_lines(path)
     if path.suffix == ".jsonl":
-        rows = [json.loads(line) for line in text.splitlines() if line.strip()]
+        parsed = parse_lines(lines, Pair, source=str(path))
     else:
         dialect = "excel-tab" if path.suffix in (".tsv", ".tab") else "excel"
-        rows = list(csv.DictReader(text.splitlines(), dialect=dialect))
-    pairs = []
-    for number, row in enumerate(rows, 1):
-        try:
-            pair = Pair(str(row["text_a"]), str(row["text_b"]), str(row["label"]).lower())
-        except (KeyError, TypeError) as error:
-            raise InvalidInputError(f"{path}: row {number} lacks text_a/text_b/label") from error
-        if pair.label not in LABELS:
-            raise InvalidInputError(f"{path}: row {number}: label must be one of {LABELS}")
-        pairs.append(pair)
+        rows = csv.DictReader(lines, dialect=dialect)
+        parsed = records(((rows.line_num, row) for row in rows), Pair, source=str(path))
+    pairs = [pair for _, pair in strict(parsed)]
     if not any(p.same for p in pairs) or all(p.same for p in pairs):
         raise InvalidInputError(f"{path}: need both same and different pairs")
     return pairs

@@ -8,14 +8,15 @@ fact, the expected `op` and, for UPDATE / DELETE / NOOP, the index of the `targe
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pydantic import BaseModel, Field, field_validator, model_validator
+
 from memman.api.manager import MemoryManager
 from memman.config import Settings
-from memman.errors import InvalidInputError
+from memman.jsonl import parse_lines, read_lines, strict
 from memman.language.text import content_hash
 from memman.language.topic import about
 from memman.models import Op, Tier
@@ -75,26 +76,36 @@ class EvalReport:
         return sum(o.correct for o in self.outcomes)
 
 
+class _CaseLine(BaseModel):
+    """One line of a cases file, checked: a known op, a target that indexes `existing`."""
+
+    name: str | None = None  # default: "case <line number>"
+    existing: list[str]
+    candidate: str
+    op: str
+    target: int | None = Field(default=None, ge=0)
+
+    @field_validator("op")
+    @classmethod
+    def _known_op(cls, op: str) -> str:
+        if op.upper() not in OPS:
+            raise ValueError(f"op must be one of {OPS}")
+        return op.upper()
+
+    @model_validator(mode="after")
+    def _target_exists(self) -> _CaseLine:
+        if self.target is not None and self.target >= len(self.existing):
+            raise ValueError("target must index a memory of existing")
+        return self
+
+
 def load_cases(path: Path) -> list[Case]:
-    cases = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-            case = Case(
-                name=str(row.get("name", f"case {number}")),
-                existing=[str(text) for text in row["existing"]],
-                candidate=str(row["candidate"]),
-                op=str(row["op"]).upper(),
-                target=row.get("target"),
-            )
-        except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as error:
-            raise InvalidInputError(f"{path}:{number}: not a case ({error})") from error
-        if case.op not in OPS or (case.target is not None and case.target >= len(case.existing)):
-            raise InvalidInputError(f"{path}:{number}: bad op or target")
-        cases.append(case)
-    return cases
+    """The file's cases; BadLineError naming the file and line of the first malformed one."""
+    lines = parse_lines(read_lines(path), _CaseLine, source=str(path))
+    return [
+        Case(c.name or f"case {number}", c.existing, c.candidate, c.op, c.target)
+        for number, c in strict(lines)
+    ]
 
 
 def run_case(case: Case, settings: Settings) -> tuple[Outcome, str | None]:

@@ -1,0 +1,70 @@
+"""One reader for JSON lines (and CSV rows): each record validated into the caller's type.
+
+Exports, ingest files, calibration pairs, decision cases and the demo conversation are all
+one JSON value per line. Each reader used to parse them its own way, with its own errors;
+here a line is validated by pydantic (JSON syntax included) and a bad one becomes a
+BadLineError naming the file and line. Blank lines are skipped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from importlib.abc import Traversable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import TypeAdapter, ValidationError
+
+from memman.errors import BadLineError, InvalidInputError, validation_problems
+
+T = TypeVar("T")
+
+
+def read_lines(path: Path | Traversable) -> list[str]:
+    """The lines of a UTF-8 text file (a byte-order mark is dropped), or InvalidInputError."""
+    try:
+        return path.read_text(encoding="utf-8-sig").splitlines()
+    except (OSError, UnicodeDecodeError) as error:
+        raise InvalidInputError(f"cannot read {path}: {error}") from error
+
+
+def records(
+    rows: Iterable[tuple[int, str | Mapping[str, Any]]],
+    model: type[T],
+    *,
+    source: str | None = None,
+) -> Iterator[tuple[int, T | BadLineError]]:
+    """Each numbered row as a `model`, or the BadLineError saying why it is not one: a
+    string row is JSON, a mapping (a CSV row) is validated as it is. Lenient readers (import,
+    ingest) report the errors and go on; strict ones use read_jsonl."""
+    adapter = TypeAdapter(model)
+    for number, row in rows:
+        try:
+            if isinstance(row, str):
+                yield number, adapter.validate_json(row)
+            else:
+                yield number, adapter.validate_python(row)
+        except ValidationError as error:
+            yield number, BadLineError(number, validation_problems(error), source)
+
+
+def parse_lines(
+    lines: Iterable[str], model: type[T], *, source: str | None = None
+) -> Iterator[tuple[int, T | BadLineError]]:
+    """records() of JSON lines numbered from 1, blank lines skipped."""
+    numbered = ((number, line) for number, line in enumerate(lines, 1) if line.strip())
+    return records(numbered, model, source=source)
+
+
+def strict(parsed: Iterable[tuple[int, T | BadLineError]]) -> Iterator[tuple[int, T]]:
+    """Each numbered record, until the first bad line: its BadLineError is raised."""
+    for number, record in parsed:
+        if isinstance(record, BadLineError):
+            raise record
+        yield number, record
+
+
+def read_jsonl(path: Path | Traversable, model: type[T]) -> list[T]:
+    """Every record of a JSONL file; InvalidInputError if it cannot be read, BadLineError
+    (with the file and line) at the first line that is not a `model`."""
+    return [record for _, record in strict(parse_lines(read_lines(path), model, source=str(path)))]

@@ -1,0 +1,106 @@
+"""Where settings come from: defaults < TOML file < environment < arguments, and one clear
+ConfigError line for anything that cannot be used."""
+
+import pytest
+
+from memman import MemoryManager, load_settings
+from memman.errors import ConfigError
+
+
+def test_defaults_without_file_or_environment():
+    settings = load_settings()
+    assert settings.db == "memman.db" and settings.top_k == 8 and settings.llm_model is None
+
+
+@pytest.mark.parametrize("text", ["top_k = 3\n", "[memman]\ntop_k = 3\n"])
+def test_the_file_sets_keys_at_top_level_or_under_memman(tmp_path, text):
+    (tmp_path / "memman.toml").write_text(text)
+    assert load_settings().top_k == 3
+
+
+def test_memman_config_names_the_file_instead_of_the_local_one(tmp_path, monkeypatch):
+    (tmp_path / "memman.toml").write_text("top_k = 3\n")
+    (tmp_path / "other.toml").write_text("top_k = 5\n")
+    monkeypatch.setenv("MEMMAN_CONFIG", str(tmp_path / "other.toml"))
+    assert load_settings().top_k == 5
+
+
+def test_environment_beats_the_file_and_arguments_beat_both(tmp_path, monkeypatch):
+    (tmp_path / "memman.toml").write_text('decider = "llm"\nllm_model = "from-file"\n')
+    monkeypatch.setenv("MEMMAN_LLM_MODEL", "from-env")
+    settings = load_settings()
+    assert (settings.decider, settings.llm_model) == ("llm", "from-env")
+    assert load_settings(llm_model="from-args").llm_model == "from-args"
+    assert load_settings(llm_model=None).llm_model == "from-env"  # None: not given
+
+
+def test_the_manager_reads_the_same_sources(tmp_path, monkeypatch):
+    (tmp_path / "memman.toml").write_text("top_k = 3\n")
+    monkeypatch.setenv("MEMMAN_DECIDER", "offline")
+    with MemoryManager(str(tmp_path / "m.db"), noop_jaccard=0.9) as mm:
+        assert (mm.settings.top_k, mm.settings.decider, mm.settings.noop_jaccard) == (
+            3,
+            "offline",
+            0.9,
+        )
+        assert mm.settings.db == str(tmp_path / "m.db")
+
+
+def test_openai_variables_and_the_short_timeout_name(monkeypatch):
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.setenv("MEMMAN_LLM_TIMEOUT", "7.5")
+    settings = load_settings()
+    assert (settings.llm_base_url, settings.llm_api_key, settings.llm_timeout_s) == (
+        "http://127.0.0.1:9/v1",
+        "sk-test",
+        7.5,
+    )
+
+
+def test_an_empty_variable_is_not_set(monkeypatch):
+    monkeypatch.setenv("MEMMAN_DB", "")
+    monkeypatch.setenv("MEMMAN_LLM_MODEL", "")
+    settings = load_settings()
+    assert settings.db == "memman.db" and settings.llm_model is None
+
+
+def test_values_from_the_environment_are_validated(monkeypatch):
+    monkeypatch.setenv("MEMMAN_VECTOR_CACHE_MB", "0")
+    with pytest.raises(ConfigError, match=r"^invalid configuration: vector_cache_mb: "):
+        load_settings()
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("top_k = \n", r"^cannot read config file .*memman\.toml: "),
+        ("top_k = 0\n", r"^invalid configuration: top_k: "),
+        ("topk = 3\n", r"^invalid configuration: topk: "),
+    ],
+)
+def test_a_bad_file_is_one_config_error(tmp_path, text, message):
+    (tmp_path / "memman.toml").write_text(text)
+    with pytest.raises(ConfigError, match=message) as caught:
+        load_settings()
+    assert "\n" not in str(caught.value)
+
+
+def test_a_missing_named_file_is_a_config_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("MEMMAN_CONFIG", str(tmp_path / "absent.toml"))
+    with pytest.raises(ConfigError, match=r"^cannot read config file .*absent\.toml"):
+        load_settings()
+
+
+def test_every_setting_is_a_memman_variable(monkeypatch):
+    monkeypatch.setenv("MEMMAN_TOP_K", "3")
+    monkeypatch.setenv("MEMMAN_SHORT_TERM_TTL_HOURS", '{"default": 2}')
+    settings = load_settings()
+    assert settings.top_k == 3 and settings.short_term_ttl_hours == {"default": 2.0}
+
+
+def test_a_table_variable_that_is_not_json_is_one_config_error(monkeypatch):
+    monkeypatch.setenv("MEMMAN_SHORT_TERM_TTL_HOURS", "default=2")
+    with pytest.raises(ConfigError, match=r"^invalid configuration: .*short_term_ttl_hours") as e:
+        load_settings()
+    assert "\n" not in str(e.value)

@@ -1,0 +1,83 @@
+"""Every JSON-lines input is read one way: a bad line is one typed error naming the file and
+line (the CLI: one line, no traceback); lenient readers report it and go on."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from memman import MemoryManager
+from memman.errors import InvalidInputError
+from memman.tuning.calibrate import load_pairs
+from memman.tuning.evaluate import load_cases
+from tests.test_cli import memman  # noqa: F401  (the CLI runner fixture)
+
+GOOD_PAIR = json.dumps({"text_a": "Has a cat", "text_b": "Has a dog", "label": "different"})
+SAME_PAIR = json.dumps({"text_a": "Has a cat", "text_b": "Has a cat", "label": "same"})
+
+
+@pytest.mark.parametrize(
+    ("line", "why"),
+    [
+        ("{not json", "Invalid JSON"),
+        ('{"text_a": "x", "text_b": "y"}', "label: Field required"),
+        ('{"text_a": "x", "text_b": "y", "label": "maybe"}', "label must be one of"),
+        ('["x", "y", "same"]', "Input should be"),
+    ],
+)
+def test_a_bad_pair_line_names_the_file_and_line(tmp_path, line, why):
+    path = tmp_path / "pairs.jsonl"
+    path.write_text(f"{GOOD_PAIR}\n\n{SAME_PAIR}\n{line}\n")
+    with pytest.raises(InvalidInputError, match=rf"pairs\.jsonl:4: .*{why}"):
+        load_pairs(path)
+
+
+def test_calibrate_with_a_bad_line_is_one_clean_line(memman, tmp_path):  # noqa: F811
+    path = tmp_path / "pairs.jsonl"
+    path.write_text(f"{GOOD_PAIR}\n{SAME_PAIR}\n{{not json\n")
+    run = memman("calibrate", str(path))
+    assert run.code == 1 and run.out == ""
+    assert run.err.startswith(f"Error: {path}:3: Invalid JSON")
+    assert len(run.err.strip().splitlines()) == 1
+
+
+def test_a_pair_file_may_start_with_a_byte_order_mark(tmp_path):
+    path = tmp_path / "pairs.jsonl"
+    path.write_text(f"\ufeff{GOOD_PAIR}\n{SAME_PAIR}\n", encoding="utf-8")
+    assert [p.label for p in load_pairs(path)] == ["different", "same"]
+
+
+def test_a_case_target_must_index_an_existing_memory(tmp_path):
+    path = tmp_path / "cases.jsonl"
+    case = {"existing": ["User likes tea"], "candidate": "User hates tea", "op": "update"}
+    path.write_text(json.dumps(case | {"target": 0}) + "\n" + json.dumps(case | {"target": -1}))
+    with pytest.raises(InvalidInputError, match=r"cases\.jsonl:2: target: "):
+        load_cases(path)
+
+
+def test_cases_are_named_by_their_line_unless_named(tmp_path):
+    path = tmp_path / "cases.jsonl"
+    case = {"existing": [], "candidate": "User likes tea", "op": "add"}
+    path.write_text("\n" + json.dumps(case) + "\n" + json.dumps(case | {"name": "tea"}) + "\n")
+    assert [(c.name, c.op) for c in load_cases(path)] == [("case 2", "ADD"), ("tea", "ADD")]
+
+
+def test_ingest_reads_a_file_with_a_byte_order_mark(memman, tmp_path):  # noqa: F811
+    path = tmp_path / "facts.jsonl"
+    path.write_text('\ufeff{"fact": "User likes tea"}\n', encoding="utf-8")
+    db = str(tmp_path / "m.db")
+    run = memman("ingest", str(path), "-u", "alice", "--db", db)
+    assert run.code == 0 and "1 facts decided (ADD 1); 0 bad lines" in run.out
+    with MemoryManager(db) as mm:
+        assert [m.content for m in mm.list(user_id="alice")] == ["User likes tea"]
+
+
+def test_an_import_line_of_an_unknown_kind_is_reported_and_the_rest_imported(tmp_path):
+    with MemoryManager(str(tmp_path / "a.db")) as mm:
+        mm.update_memory("User likes tea", user_id="alice")
+        lines = list(mm.export_jsonl())
+    with MemoryManager(str(tmp_path / "b.db")) as mm:
+        report = mm.import_jsonl([json.dumps({"kind": "note"}), *lines])
+        assert [m.content for m in mm.export()] == ["User likes tea"]
+    assert report.bad == ["line 1: expected a JSON object of kind 'memory' or 'event'"]
