@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from memman.candidate import Candidate
 from memman.decide import Decision
 from memman.models import Memory, Op, Tier
+from memman.switch import switched
 from memman.takeback import stems, taken_back
 from memman.text import content_tokens, numbers, words
 from memman.topic import (
@@ -92,6 +93,10 @@ def route_by_topic(
         and not _introduces(m, topic.subject, candidate.content)
     )
     related = [m for m in same_topic if m.id not in other]
+    if is_verb_topic(topic.attribute):  # a named attribute (the caller's too) has its own rules
+        switch = switched(candidate, topic.subject, [m for m in seen if m.id not in other])
+        if switch is not None:  # "switched back to a sitting desk" ends "uses a standing desk"
+            return TopicRouting(switch, other, related)
     if topic.retracted and is_verb_topic(topic.attribute):
         taken = taken_back(candidate, topic, seen)
         return TopicRouting(taken, other, related)
