@@ -51,7 +51,7 @@ class Kind:
 
 
 def kind(phrase: str) -> Kind | None:
-    """"a standing desk at work" -> Kind("desk", {"standing"}, {"work"}); None when the phrase
+    """ "a standing desk at work" -> Kind("desk", {"standing"}, {"work"}); None when the phrase
     names no modified thing ("decaf", "a Pixel", a whole clause)."""
     tokens = phrase.split()
     while tokens and tokens[0] in _LEADING:

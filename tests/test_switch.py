@@ -27,9 +27,7 @@ SWITCHES = [
 
 
 @pytest.mark.parametrize(("old", "new"), SWITCHES)
-def test_a_switch_to_another_kind_replaces_the_old_kind_with_no_llm_call(
-    db, fake_openai, old, new
-):
+def test_a_switch_to_another_kind_replaces_the_old_kind_with_no_llm_call(db, fake_openai, old, new):
     mm = llm_manager(db, fake_openai.base_url)  # any call would get a 500 from the empty script
     first = mm.update_memory(old, user_id="ana")
     mm.update_memory("User likes hiking", user_id="ana")
