@@ -30,7 +30,7 @@ from memman.prompts import render
 from memman.retrieval import Retrieved
 from memman.text import negations, normalize, numbers
 from memman.topic import TopicLabels
-from memman.wording import affirmed, extends
+from memman.wording import affirmed, elaborates, extends
 
 
 @dataclass(frozen=True)
@@ -75,7 +75,12 @@ class OfflineDecider:
         self.settings = settings
 
     def decide(self, candidate: Candidate, related: list[Retrieved], *, today: dt.date) -> Decision:
-        extended = [r.memory for r in related if extends(candidate.content, r.memory.content)]
+        extended = [
+            r.memory
+            for r in related
+            if extends(candidate.content, r.memory.content)
+            or elaborates(candidate.content, r.memory.content)
+        ]
         negated = [r.memory for r in related if negates(candidate.content, r.memory.content)]
         if len(extended) == 1 and not negated:
             why = "offline: the candidate strictly extends this memory"
@@ -269,7 +274,6 @@ class LLMDecider:
         return Decision(
             Op(d.op), reason, Tier.LLM, target=target, content=content, call=call, about=about
         )
-
 
     def decide_many(
         self, items: list[tuple[Candidate, list[Retrieved]]], *, today: dt.date
