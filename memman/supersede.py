@@ -119,8 +119,9 @@ def _other_topic(
     """True when the memory is known to state another fact than any the candidate could touch:
     it is about another person, or another recognised attribute, or another value of the same
     multi-valued one. A fallback verb topic tells nothing apart but another person's facts:
-    two different verbs prove nothing ("uses a standing desk" / "switched back to a sitting
-    desk"), and neither do two objects of one ("supports Arsenal" / "supports Chelsea now")."""
+    two different verbs prove nothing ("uses a desk" / "bought a lamp"; a switch of kind is
+    switch.py's), and neither do two objects of one ("supports Arsenal" / "supports Chelsea
+    now")."""
     if memory.attribute is None or memory.subject is None:
         return False
     if memory.subject != topic.subject:
