@@ -3,7 +3,7 @@
 
 The two share one word and their verbs differ, so neither words nor the verb topic
 (verb:use / verb:switched) tie them; what ties them is the thing: a desk, of another kind. A
-switch verb ("switched", "changed", "swapped", "went back", "converted") says the old kind is
+switch verb ("switched", "changed", "swapped", "converted") says the old kind is
 no longer used, so the memory holding the same head noun with another modifier is replaced
 (UPDATE, no LLM call). It fires only when that is clear:
 
@@ -28,13 +28,16 @@ from memman.models import Memory, Op, Tier
 from memman.text import STOPWORDS, words
 from memman.topic import about
 
+# Not "went (back) to": a visit or a return ("I went to art school", "going back to vet
+# school"), which on MSC persona facts the rule read as switches of kind.
 _SWITCH = re.compile(
-    r"(?:^| )(?:switched|switching|changed|swapped|went|gone|converted) (?:back |over )?"
-    r"(?:from (?P<old>.+?) )?to (?P<new>.+)$"
+    r"(?:^| )(?:switched|switching|changed|swapped|converted)(?: back| over)?"
+    r" (?:from (?P<old>.+?) )?to (?P<new>.+)$"
 )
 # Where the thing's name ends and its place or a later clause begins.
 _AFTER = frozenset(
-    "at in on for from with during when while because but and since so after before".split()
+    """at in on for from with during when while because but and since so after before of as
+    to""".split()
 )
 # Words before the thing's name: "sleeps on a firm mattress", "switched back to a ...".
 _LEADING = frozenset("a an the my our his her their some back over to on at in with".split())
@@ -77,13 +80,13 @@ def _switch(text: str) -> tuple[Kind, Kind | None] | None:
 
 def _held(memory: Memory, subject: str) -> Kind | None:
     """The kind of thing the memory says the subject uses or has, if it names one."""
+    stated = about(memory.content)
+    if stated is None or stated.subject != subject or stated.retracted:
+        return None
     switched = _switch(memory.content)
     if switched is not None:
         return switched[0]
-    stated = about(memory.content)
-    if stated is None or stated.subject != subject or stated.retracted or stated.value is None:
-        return None
-    return kind(stated.value)
+    return kind(stated.value) if stated.value is not None else None
 
 
 def _another_kind(new: Kind, old: Kind, named: Kind | None) -> bool:

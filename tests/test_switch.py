@@ -49,6 +49,9 @@ KEPT = [
     ("User uses an iPhone", "User switched to a Pixel phone"),
     ("User uses a desk", "User switched to a standing desk"),
     ("User uses a standing desk", "User switched to an electric standing desk"),
+    # a visit, not a switch; another person's switch
+    ("User went to art school", "User went to nursing school"),
+    ("User uses a standing desk", "User's sister switched to a sitting desk"),
 ]
 
 
