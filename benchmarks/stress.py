@@ -31,7 +31,7 @@ import sqlite_utils
 from memman import MemoryManager
 from memman.errors import MemmanError
 from memman.storage.migrations import migrations
-from tests.decisions import llm_manager
+from tests.decisions import NEW, OLD, llm_manager
 from tests.fake_openai import FakeOpenAI, Reply, chat_completion
 from tests.reliability import (
     Ack,
@@ -233,8 +233,8 @@ def llm_fuzz(workdir: Path, cases: int) -> None:
     leaks = 0
     mm = llm_manager(str(workdir / "llm.db"), server.base_url, llm_max_retries=0, llm_timeout_s=2)
     try:
-        mm.update_memory("User uses a standing desk", user_id="alice")
-        mm.update_memory("User uses a standing desk", user_id="bob")
+        mm.update_memory(OLD, user_id="alice")
+        mm.update_memory(OLD, user_id="bob")
         bob = [(m.content, m.status) for m in mm.list(user_id="bob", include_inactive=True)]
         for _ in range(cases):
             fields = {
@@ -252,9 +252,7 @@ def llm_fuzz(workdir: Path, cases: int) -> None:
             )
             server.script(Reply(body=body))
             try:
-                result = mm.update_memory(
-                    f"User switched back to a sitting desk {rng.random()}", user_id="alice"
-                )
+                result = mm.update_memory(f"{NEW} {rng.random()}", user_id="alice")
                 outcomes[result.op.value] += 1
             except Exception as error:  # the figure this benchmark exists to show is 0
                 outcomes[f"RAISED {type(error).__name__}"] += 1

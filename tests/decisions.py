@@ -8,6 +8,13 @@ from typing import Any
 from memman import MemoryManager
 from tests.fake_openai import Reply, chat_completion
 
+# The pair the LLM tests use as "only an LLM can settle this": the same verb, a new object,
+# and nothing in the words says whether the old one still holds (a fan may follow two
+# clubs). No deterministic tier decides it, so the next write after OLD goes to the decider.
+OLD = "User supports Arsenal"
+NEW = "User supports Chelsea now"
+CURRENT = "User supports Chelsea (switched from Arsenal)"
+
 
 def decision(op: str, *, reason: str = "x", **given: Any):
     """The tool-call arguments of one MemoryDecision, as a model would send them (id,

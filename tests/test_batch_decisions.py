@@ -9,9 +9,9 @@ from tests.decisions import add_everything, answer, llm_manager
 from tests.fake_openai import FakeOpenAI, Reply, chat_completion
 from tests.postgres import db_on_each_backend, postgres_url  # noqa: F401
 
-STORED = ["User uses a standing desk", "User plans a trip to Lisbon", "User reads sci-fi novels"]
+STORED = ["User supports Arsenal", "User plans a trip to Lisbon", "User reads sci-fi novels"]
 NEWS = [
-    "User switched back to a sitting desk",
+    "User supports Chelsea now",
     "User moved the trip to Porto",
     "User now reads sci-fi novels on a Kindle",
 ]
@@ -42,7 +42,7 @@ def test_independent_ambiguous_facts_share_one_call(db, fake_openai):
     fake_openai.script(
         batch_answer(
             item(3, "UPDATE", id=3, content="User reads sci-fi novels on a Kindle"),
-            item(1, "UPDATE", id=1, content="User uses a sitting desk"),
+            item(1, "UPDATE", id=1, content="User supports Chelsea"),
             item(2, "ADD"),
         )
     )
@@ -56,7 +56,7 @@ def test_independent_ambiguous_facts_share_one_call(db, fake_openai):
         (Op.UPDATE, Tier.LLM),
     ]
     assert (results[0].memory_id, results[2].memory_id) == (ids[0], ids[2])
-    assert mm.get(ids[0], user_id="u").content == "User uses a sitting desk"
+    assert mm.get(ids[0], user_id="u").content == "User supports Chelsea"
     # The call's tokens are shared among its facts in the audit trail (120 / 3).
     assert {e.tokens for e in mm.events(user_id="u", limit=3)} == {40}
 
@@ -65,7 +65,7 @@ def test_an_invalid_or_missing_item_parks_only_its_fact(db, fake_openai):
     mm, _ = seeded(db, fake_openai.base_url)
     fake_openai.script(
         batch_answer(
-            item(1, "UPDATE", id=2, content="User uses a sitting desk"),  # id 2 is not its own
+            item(1, "UPDATE", id=2, content="User supports Chelsea"),  # id 2 is not its own
             item(3, "NOOP", id=3),
         )  # nothing for fact 2
     )
@@ -80,18 +80,16 @@ def test_an_invalid_or_missing_item_parks_only_its_fact(db, fake_openai):
 
 def test_a_later_fact_touching_a_pending_decision_waits_for_it(db, fake_openai):
     mm, ids = seeded(db, fake_openai.base_url)
-    fake_openai.script(answer("UPDATE", id=1, content="User uses a sitting desk"))
+    fake_openai.script(answer("UPDATE", id=1, content="User supports Chelsea"))
     # The second fact is the memory's old text: settled in the same walk it would be a hash
     # NOOP on text the first decision is about to change. It waits for that decision and is
     # then compared with the new text: the old text said again after the new one replaced
     # it, the newest statement, with no call of its own (supersede._said_again).
-    results = mm.update_many(
-        ["User switched back to a sitting desk", "User uses a standing desk"], user_id="u"
-    )
+    results = mm.update_many(["User supports Chelsea now", "User supports Arsenal"], user_id="u")
     assert [(r.op, r.memory_id) for r in results] == [(Op.UPDATE, ids[0]), (Op.UPDATE, ids[0])]
     assert results[1].tier is Tier.TOPIC
     assert len(fake_openai.requests) == 1
-    assert mm.get(ids[0], user_id="u").content == "User uses a standing desk"
+    assert mm.get(ids[0], user_id="u").content == "User supports Arsenal"
 
 
 def test_an_extraction_decides_its_ambiguous_facts_in_one_call(tmp_path, clock, fake_openai):

@@ -191,21 +191,21 @@ def test_pending_and_retry_with_an_llm(memman, db, monkeypatch, fake_openai):
     monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     monkeypatch.setenv("MEMMAN_LLM_MAX_RETRIES", "0")
-    memman("add", "User uses a standing desk", "-u", "alice", "--db", db)
+    memman("add", "User supports Arsenal", "-u", "alice", "--db", db)
     fake_openai.script(Reply(500, {"error": {"message": "model overloaded"}}))
-    parked = memman("add", "User switched back to a sitting desk", "-u", "alice", "--db", db)
+    parked = memman("add", "User supports Chelsea now", "-u", "alice", "--db", db)
     assert parked.code == 0 and "PENDING" in parked.out
 
     pending = memman("pending", "--db", db)
     assert "1 pending" in pending.out and "model overloaded" in pending.out
 
-    fake_openai.script(answer("UPDATE", id=1, content="User uses a sitting desk"))
+    fake_openai.script(answer("UPDATE", id=1, content="User supports Chelsea"))
     retried = memman("retry", "--db", db)
     assert retried.code == 0
     assert "decider: LLM gpt-4o-mini" in retried.out and "UPDATE" in retried.out
     assert "0 pending" in memman("pending", "--db", db).out
     with MemoryManager(db) as mm:
-        assert [m.content for m in mm.list(user_id="alice")] == ["User uses a sitting desk"]
+        assert [m.content for m in mm.list(user_id="alice")] == ["User supports Chelsea"]
         assert mm.events(user_id="alice", limit=1)[0].op is Op.UPDATE
 
 

@@ -138,8 +138,8 @@ def test_batch_with_the_embedder_down_parks_every_new_fact_in_order(db, flaky):
 
 def test_llm_update_whose_new_text_cannot_be_embedded_is_parked(db, flaky, fake_openai):
     path = db
-    old, new = "User uses a standing desk", "User switched back to a sitting desk"
-    current = "User uses a sitting desk (switched back from a standing desk)"
+    old, new = "User supports Arsenal", "User supports Chelsea now"
+    current = "User supports Chelsea (switched from Arsenal)"
     with llm_manager(
         str(path), fake_openai.base_url, embedder="flaky", llm_max_retries=0, novel_cosine=0.0
     ) as mm:

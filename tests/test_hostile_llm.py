@@ -21,9 +21,9 @@ from memman.models import Memory
 from tests.decisions import answer, decision, llm_manager
 from tests.fake_openai import FakeOpenAI, Reply, chat_completion
 
-ALICE_MEMORIES = ("User uses a standing desk", "User sits by the window")
-BOB_MEMORY = "User uses a standing desk"
-CANDIDATE = "User switched back to a sitting desk"
+ALICE_MEMORIES = ("User supports Arsenal", "User sits by the window")
+BOB_MEMORY = "User supports Arsenal"
+CANDIDATE = "User supports Chelsea now"
 SHOWN_LINE = re.compile(r"^\[(\d+)\] \(\S+\) (\".*\")$", re.MULTILINE)
 
 
@@ -65,9 +65,7 @@ huge = st.sampled_from(["x" * 5000, "User sits " * 20_000])
 hostile_text = st.one_of(
     st.text(max_size=50),
     huge,
-    st.sampled_from(
-        ["", "   ", "\x00", "user uses a standing desk.", "{{ 7*7 }}", "'; DROP TABLE"]
-    ),
+    st.sampled_from(["", "   ", "\x00", "user supports arsenal.", "{{ 7*7 }}", "'; DROP TABLE"]),
 )
 hostile_id = st.one_of(
     st.none(),
@@ -84,7 +82,7 @@ plausible_args = st.fixed_dictionaries(
     {
         "op": st.sampled_from(["ADD", "UPDATE", "DELETE", "NOOP"]),
         "id": st.sampled_from([1, 2]),
-        "content": st.sampled_from(["User uses a sitting desk", " User sits ", "x" * 3000]),
+        "content": st.sampled_from(["User supports Chelsea", " User sits ", "x" * 3000]),
         "reason": st.text(max_size=20),
     }
 ).map(lambda fields: {"decision": fields})
@@ -106,12 +104,12 @@ replies = st.one_of(
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(reply=replies)
-@example(reply=answer("UPDATE", id=1, content="User uses a sitting desk"))
+@example(reply=answer("UPDATE", id=1, content="User supports Chelsea"))
 @example(reply=answer("DELETE", id=1))
 @example(reply=answer("DELETE", id=2))  # exists in alice's scope, but was not shown
-@example(reply=answer("UPDATE", id=1, content="user uses a standing desk."))
+@example(reply=answer("UPDATE", id=1, content="user supports arsenal."))
 @example(reply=answer("DELETE", id="1"))  # not an id: answers are validated strictly
-@example(reply=answer("UPDATE", id="1", content="user uses a standing desk"))
+@example(reply=answer("UPDATE", id="1", content="user supports arsenal"))
 def test_any_answer_is_a_valid_shown_op_or_pending(server, reply):
     with seeded(server) as mm:
         alice_before, bob_before = snapshot(mm, "alice"), snapshot(mm, "bob")

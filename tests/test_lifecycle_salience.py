@@ -86,14 +86,14 @@ def test_update_many_applies_them_to_every_fact(db, clock):
 
 def test_a_parked_fact_keeps_its_category_and_importance(tmp_path, fake_openai):
     with llm_manager(str(tmp_path / "m.db"), fake_openai.base_url, llm_max_retries=0) as mm:
-        old = mm.update_memory("User uses a standing desk", user_id="u")
+        old = mm.update_memory("User supports Arsenal", user_id="u")
         fake_openai.script(Reply(500, {"error": {"message": "boom"}}))
-        parked = mm.update_memory("User switched back to a sitting desk", user_id="u",
+        parked = mm.update_memory("User supports Chelsea now", user_id="u",
                                   category="work", importance=8)  # fmt: skip
         assert parked.op is Op.PENDING
         [pending] = mm.pending(user_id="u")
         assert (pending.category, pending.importance) == ("work", 8.0)
-        fake_openai.script(answer("UPDATE", id=1, content="User uses a sitting desk"))
+        fake_openai.script(answer("UPDATE", id=1, content="User supports Chelsea"))
         [retried] = mm.retry_pending()
         assert (retried.op, retried.memory_id) == (Op.UPDATE, old.memory_id)
         memory = mm.get(old.memory_id, user_id="u")

@@ -39,11 +39,19 @@ def sent_prompts(cassette) -> list[str]:
     ]
 
 
+# The desk pair of these cassettes is settled without the LLM since the switch rule
+# (memman/write/switch.py); the cassettes pin it (their recorded prompts and answers), so the tests
+# write it under a caller's attribute, "desk": memman knows no cardinality for it, so it is
+# multi-valued and what the switch means is the decider's. The prompt shows no attribute, so
+# the requests are the recorded ones.
+DESK = {"user_id": "alice", "attribute": "desk"}
+
+
 @pytest.mark.vcr
 def test_contradiction_updates_to_the_current_truth(llm, vcr):
     mm = llm()
-    old = mm.update_memory("User uses a standing desk", user_id="alice")
-    result = mm.update_memory("User switched back to a sitting desk", user_id="alice")
+    old = mm.update_memory("User uses a standing desk", **DESK)
+    result = mm.update_memory("User switched back to a sitting desk", **DESK)
     assert (result.op, result.tier, result.memory_id) == (Op.UPDATE, Tier.LLM, old.memory_id)
     assert "sitting" in result.content.lower()
     assert [m.content for m in mm.list(user_id="alice")] == [result.content]
@@ -113,8 +121,8 @@ def test_retraction_is_a_soft_delete(llm, vcr):
 @pytest.mark.vcr(record_mode="none")
 def test_hallucinated_id_is_reasked_then_applied(llm, vcr):
     mm = llm(llm_max_retries=2)
-    old = mm.update_memory("User uses a standing desk", user_id="alice")
-    result = mm.update_memory("User switched back to a sitting desk", user_id="alice")
+    old = mm.update_memory("User uses a standing desk", **DESK)
+    result = mm.update_memory("User switched back to a sitting desk", **DESK)
     assert (result.op, result.memory_id) == (Op.UPDATE, old.memory_id)
     assert mm.history(old.memory_id, user_id="alice")[-1].attempts == 2
     first, reask = sent_prompts(vcr)
@@ -125,9 +133,9 @@ def test_hallucinated_id_is_reasked_then_applied(llm, vcr):
 @pytest.mark.vcr(record_mode="none")
 def test_hallucinated_id_twice_parks_the_fact(llm, vcr):
     mm = llm(llm_max_retries=1)
-    mm.update_memory("User uses a standing desk", user_id="alice")
+    mm.update_memory("User uses a standing desk", **DESK)
     before = mm.list(user_id="alice", include_inactive=True)
-    result = mm.update_memory("User switched back to a sitting desk", user_id="alice")
+    result = mm.update_memory("User switched back to a sitting desk", **DESK)
     assert result.op is Op.PENDING
     assert len(vcr.requests) == 2
     assert mm.list(user_id="alice", include_inactive=True) == before

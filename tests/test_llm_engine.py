@@ -18,12 +18,9 @@ import pytest
 from memman import Op
 from memman.errors import ConfigError
 from memman.llm.client import instructor_usable
-from tests.decisions import answer, decision, llm_manager
+from tests.decisions import CURRENT, NEW, OLD, answer, decision, llm_manager
 from tests.fake_openai import Reply, chat_completion
 
-OLD = "User uses a standing desk"
-NEW = "User switched back to a sitting desk"
-CURRENT = "User uses a sitting desk (switched back from a standing desk)"
 # instructor is an extra: where it is absent (.ci/run's venv beside the newest openai) only
 # memman's own engine is tested.
 NO_INSTRUCTOR = pytest.mark.skipif(not instructor_usable(), reason="memman[instructor] absent")

@@ -8,12 +8,8 @@ from __future__ import annotations
 import pytest
 
 from memman import MemoryManager, Op, Tier, UpdateResult
-from tests.decisions import answer, decision, llm_manager
+from tests.decisions import CURRENT, NEW, OLD, answer, decision, llm_manager
 from tests.fake_openai import Reply, chat_completion
-
-OLD = "User uses a standing desk"
-NEW = "User switched back to a sitting desk"
-CURRENT = "User uses a sitting desk (switched back from a standing desk)"
 
 
 def tool_reply(arguments) -> Reply:

@@ -20,14 +20,10 @@ import pytest
 from memman import MemoryManager, Op, Tier
 from memman.config import Settings
 from memman.llm.client import resolve_mode
-from tests.decisions import answer, llm_manager
+from tests.decisions import CURRENT, NEW, OLD, answer, llm_manager
 from tests.fake_openai import Reply, chat_completion
 from tests.test_cli import memman  # noqa: F401 (fixture)
 from tests.test_lifecycle_observe import extraction
-
-OLD = "User uses a standing desk"
-NEW = "User switched back to a sitting desk"
-CURRENT = "User uses a sitting desk (switched back from a standing desk)"
 
 
 @pytest.fixture
@@ -107,7 +103,7 @@ def test_too_many_facts_are_reasked(tmp_path, clock, fake_openai):
 
 def test_update_repeating_the_memory_is_a_noop_not_a_reask(primed, fake_openai):
     mm = primed(llm_max_retries=2)
-    fake_openai.script(answer("UPDATE", id=1, content="user uses a standing desk.", reason="same"))
+    fake_openai.script(answer("UPDATE", id=1, content="user supports arsenal.", reason="same"))
     result = mm.update_memory(NEW, user_id="alice")
     assert len(fake_openai.requests) == 1  # not re-asked
     assert (result.op, result.tier) == (Op.NOOP, Tier.LLM)
@@ -130,7 +126,7 @@ def test_a_refused_json_schema_falls_back_once_and_is_recorded(primed, fake_open
     assert event.attempts == 2
     # Once: the next decision starts in the fallback mode and says nothing more.
     fake_openai.script(answer("ADD"))
-    mm.update_memory("User switched back to a standing desk at work", user_id="alice")
+    mm.update_memory("User supports Arsenal again", user_id="alice")
     assert "response_format" not in fake_openai.requests[2]["json"]
     assert "fell back" not in mm.events(user_id="alice", limit=1)[0].reason
 

@@ -194,3 +194,45 @@ def test_an_attribution_does_not_hide_a_role_swap(tmp_path):
             "The lawyer told the judge the officer lied, Anna said",
             "Anna said the officer told the judge the lawyer lied",
         )
+
+
+LIGHTHOUSE = "The old lighthouse near the harbour was painted white by volunteers last summer"
+
+
+@pytest.mark.parametrize(
+    "candidate",
+    [
+        "The old lighthouse near the harbour was painted bright white"
+        " by local volunteers last summer",
+        "Last summer the old lighthouse near the harbour was painted white"
+        " by local volunteers from the town",
+    ],
+)
+def test_a_long_statement_said_again_with_a_phrase_added_updates_the_memory(tmp_path, candidate):
+    """Every word of the memory in its role, and more in between: nothing of either is lost."""
+    with MemoryManager(str(tmp_path / "m.db")) as mm:
+        first = mm.update_memory(LIGHTHOUSE, user_id="u")
+        result = mm.update_memory(candidate, user_id="u")
+        assert (result.op, result.tier, result.memory_id) == (
+            Op.UPDATE,
+            Tier.OFFLINE,
+            first.memory_id,
+        )
+        assert active(mm) == [candidate]
+
+
+@pytest.mark.parametrize(
+    "candidate",
+    [
+        # one word added: a refinement may name another thing, as in SICK's neutral pairs
+        "The old lighthouse near the harbour was painted white by local volunteers last summer",
+        # a role changed on the way: "by" volunteers / "for" volunteers
+        "The old lighthouse near the harbour was painted white"
+        " for volunteers from the town last summer",
+        # a word of the memory dropped
+        "The old lighthouse near the harbour was painted bright white by local volunteers",
+    ],
+)
+def test_a_long_statement_that_adds_one_word_or_changes_a_role_is_kept_beside(tmp_path, candidate):
+    with MemoryManager(str(tmp_path / "m.db")) as mm:
+        assert_both_kept(mm, LIGHTHOUSE, candidate)

@@ -158,3 +158,40 @@ def test_a_restatement_that_adds_a_detail_is_not_a_noop(db):
     assert r.op is not Op.NOOP
     assert mm.get(first.memory_id, user_id="ana").status.value in ("active", "superseded")
     assert "I'm based in Berlin with my wife" in active(mm)
+
+
+@pytest.mark.parametrize(
+    ("text", "employer"),
+    [
+        # where, when, how long or for whom in the family: no employer named
+        ("User now works standing at a kitchen counter", None),
+        ("User works sitting at his desk", None),
+        ("I work at home", None),
+        ("I work at night", None),
+        ("I have worked there for four years", None),
+        ("I work at two jobs", None),
+        ("I work for fun", None),
+        # an organisation named, also after a spot or a span
+        ("I work from home for Acme", "acme"),
+        ("I work at a nursing home", "nursing home"),
+        ("I work at the bookstore 4 days a week", "bookstore 4"),
+        ("I work at the front desk at Best Western", "best western"),
+        ("I have worked at Apple for 7 years", "apple"),
+        ("I work for my dad at a car dealership", "car dealership"),
+    ],
+)
+def test_works_at_a_spot_names_no_employer(text, employer):
+    topic = about(text)
+    assert topic is not None
+    assert (topic.attribute == "employer", topic.value if employer else None) == (
+        employer is not None,
+        employer,
+    )
+
+
+def test_working_standing_at_a_counter_keeps_the_employer(db):
+    mm = MemoryManager(db)
+    mm.update_memory("User works at Google", user_id="ana")
+    r = mm.update_memory("User now works standing at a kitchen counter", user_id="ana")
+    assert r.op is Op.ADD
+    assert active(mm) == ["User now works standing at a kitchen counter", "User works at Google"]

@@ -410,15 +410,15 @@ def test_update_many_decides_in_order_when_the_llm_is_involved(db, fake_openai):
     """A later fact of a batch is decided after an earlier ambiguous one is applied."""
     mm = llm_manager(db, fake_openai.base_url)
     fake_openai.script(
-        answer("UPDATE", id=1, content="User uses a sitting desk"),
-        answer("UPDATE", id=1, content="User uses a standing desk again"),
+        answer("UPDATE", id=1, content="User supports Chelsea"),
+        answer("UPDATE", id=1, content="User supports Arsenal again"),
     )
     results = mm.update_many(
         [
-            "User uses a standing desk",
-            "User switched back to a sitting desk",
+            "User supports Arsenal",
+            "User supports Chelsea now",
             "User lives in Lisbon",
-            "User uses a standing desk again",  # not the old text word for word: _said_again
+            "User supports Arsenal again",  # not the old text word for word: _said_again
         ],
         user_id="alice",
         chunk_size=10,
@@ -430,7 +430,7 @@ def test_update_many_decides_in_order_when_the_llm_is_involved(db, fake_openai):
         (Op.UPDATE, Tier.LLM),
     ]
     assert len(fake_openai.requests) == 2
-    assert contents(mm) == ["User uses a standing desk again", "User lives in Lisbon"]
+    assert contents(mm) == ["User supports Arsenal again", "User lives in Lisbon"]
 
 
 def test_llm_update_onto_an_existing_text_supersedes_instead_of_duplicating(db, fake_openai):

@@ -189,6 +189,13 @@ _NOT_FIELDS = _SCHOOLS | frozenset(
     undergrad postgraduate phd doctoral masters exchange international foreign mature former
     new freshman sophomore junior senior""".split()
 )
+# What "works at / for" names when it names no employer: a spot, a time, a span, a job.
+_NOT_EMPLOYERS = frozenset(
+    """home counter desk register table computer computers laptop couch sofa bed night nights
+    weekend weekends shift shifts living fun family job jobs year years month months week
+    weeks day days hour hours while""".split()
+)
+_HEAD_ENDS = frozenset("near of in on by part full same".split())
 _DRINKABLE = VALUE_CLASSES["caffeine"] | VALUE_CLASSES["alcohol"]
 _DOG_BREEDS = frozenset(
     """greyhound retriever labrador lab poodle terrier beagle husky bulldog shepherd chihuahua
@@ -241,7 +248,11 @@ _PATTERNS: list[tuple[str, re.Pattern[str], str | None]] = [
         ),
         ("employer", r"^(?:changed|switched) jobs(?: .*)?$", "new"),
         ("job", r"^(?:changed|switched) (?:careers?|professions?)(?: .*)?$", "new"),
-        ("employer", rf"^(?:work|am working|have worked)(?: \w+){{0,2}} (?:at|for) {_V}$", None),
+        (
+            "employer",
+            rf"^(?:work|am working|have worked)(?: (?!at |for )\w+){{0,2}} (?:at|for) {_V}$",
+            "employer?",
+        ),
         (
             "employer",
             rf"^(?:started|took|got|accepted|began) (?:a |an )?(?:new )?(?:job|position|role)"
@@ -642,6 +653,9 @@ def _checked(
         return attribute, value, True
     if fixed == "new":  # a new value, not named ("I changed careers")
         return attribute, None, False
+    if fixed == "employer?":
+        employer = _employer(raw or "")
+        return (attribute, employer, False) if employer else None
     if fixed == "job?":
         return (attribute, value, False) if value and value.split()[-1] in OCCUPATIONS else None
     if fixed == "field?":
@@ -667,6 +681,35 @@ def _checked(
             return attribute, None, False
         return (attribute, pet, False) if pet in _PETS else None
     return attribute, fixed, False
+
+
+def _employer(raw: str) -> str | None:
+    """Whom the user works at or for, or None when "at" / "for" names where, when or how long
+    they work: "works standing at a kitchen counter", "at home", "at night", "for four years",
+    "for my dad". A later "at" / "for" may still name the employer: "works at the front desk
+    at Best Western", "for my dad at a car dealership"."""
+    value = trim_value(raw)
+    if value is None:
+        return None
+    head = _head(value)
+    if head == "home" and not value.startswith("home"):  # "a nursing home" employs
+        return value
+    if head not in _NOT_EMPLOYERS and not (head in OTHERS and value == head):
+        return value
+    later = re.search(r" (?:at|for) (?P<v>.+)$", raw)
+    return _employer(later.group("v")) if later else None
+
+
+def _head(value: str) -> str:
+    """A value's head noun: its last word before a preposition, not a count ("mall near my
+    home": mall, "bookstore 4": bookstore, "4 years": years)."""
+    kept: list[str] = []
+    for word in value.split():
+        if kept and word in _HEAD_ENDS:
+            break
+        if not word.isdigit() or not kept:
+            kept.append(word)
+    return kept[-1]
 
 
 def trim_value(raw: str) -> str | None:

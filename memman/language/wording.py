@@ -16,6 +16,9 @@ from memman.language.text import (
     PRONOUNS,
     QUANTIFIERS,
     STOPWORDS,
+    content_tokens,
+    jaccard,
+    meaning_difference,
     negations,
     numbers,
     verb_stem,
@@ -102,6 +105,31 @@ def extends(longer: str, shorter: str) -> bool:
             if not named and not (after and _opens_compound(after)):
                 return True
     return False
+
+
+# A long statement said again with a phrase added ("..., the company said Tuesday"): nearly
+# the same words (the router's near-identical Jaccard), every content word of the shorter
+# one kept in its role, and at least two words more. Measured (bench_pairs, offline): 25 MRPC
+# paraphrases and 2 STS-B ones, and no pair of a distinct set that was not merged already; one
+# added word is left out, as it is on SICK NEUTRAL's refinements ("a man plays a guitar" /
+# "an electric guitar"), which both stay.
+_ELABORATION_OVERLAP = 0.8
+_ELABORATION_WORDS = 2
+
+
+def elaborates(longer: str, shorter: str) -> bool:
+    """The longer fact says all the shorter one says, in the same roles, and adds a phrase,
+    with the words in between allowed ("Kaye said" / "Kaye said on Tuesday that"), which
+    `extends` refuses: in a long statement (the overlap needs eight content words or more)
+    the roles are kept by text.meaning_difference (order, prepositions, negations, numbers),
+    not by adjacency. Updating the shorter memory to it loses no word of either."""
+    old, new = content_tokens(shorter), content_tokens(longer)
+    return (
+        old < new
+        and len(new - old) >= _ELABORATION_WORDS
+        and jaccard(old, new) >= _ELABORATION_OVERLAP
+        and meaning_difference(longer, shorter) is None
+    )
 
 
 _THIRD_PERSON_AUXILIARIES = frozenset({"is", "was", "has", "does"})

@@ -92,10 +92,10 @@ class ChunkWalk:
         the decider, to be decided with the others in one call.
 
         A fact touching an ambiguous one (see _Claims) waits for the next window, and so does
-        any later fact touching a waiting one: "uses a standing desk" after "switched to a
-        sitting desk" must not be settled on the text the pending decision is about to
-        change. Facts that touch none of them are settled meanwhile; independent facts come
-        out the same in either order. At most llm_batch_size ambiguous facts per window; a
+        any later fact touching a waiting one: "supports Arsenal" after "supports Chelsea
+        now" must not be settled on the text the pending decision is about to change. Facts
+        that touch none of them are settled meanwhile; independent facts come out the same in
+        either order. At most llm_batch_size ambiguous facts per window; a
         fact that needs a vector it was not given waits too (first in a window, the caller
         decides it alone).
         """

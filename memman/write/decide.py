@@ -25,7 +25,7 @@ from memman.config import Settings
 from memman.errors import ConfigError, DecisionError
 from memman.language.text import negations, normalize, numbers
 from memman.language.topic import TopicLabels
-from memman.language.wording import affirmed, extends
+from memman.language.wording import affirmed, elaborates, extends
 from memman.llm.client import CallInfo, LLMClient, answer_budget
 from memman.llm.prompts import render
 from memman.models import Memory, Op, Tier
@@ -75,7 +75,12 @@ class OfflineDecider:
         self.settings = settings
 
     def decide(self, candidate: Candidate, related: list[Retrieved], *, today: dt.date) -> Decision:
-        extended = [r.memory for r in related if extends(candidate.content, r.memory.content)]
+        extended = [
+            r.memory
+            for r in related
+            if extends(candidate.content, r.memory.content)
+            or elaborates(candidate.content, r.memory.content)
+        ]
         negated = [r.memory for r in related if negates(candidate.content, r.memory.content)]
         if len(extended) == 1 and not negated:
             why = "offline: the candidate strictly extends this memory"
@@ -269,7 +274,6 @@ class LLMDecider:
         return Decision(
             Op(d.op), reason, Tier.LLM, target=target, content=content, call=call, about=about
         )
-
 
     def decide_many(
         self, items: list[tuple[Candidate, list[Retrieved]]], *, today: dt.date

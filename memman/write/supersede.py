@@ -44,6 +44,7 @@ from memman.language.wording import extends
 from memman.models import Memory, Op, Tier
 from memman.write.candidate import Candidate
 from memman.write.decide import Decision
+from memman.write.switch import switched
 from memman.write.takeback import stems, taken_back
 
 # Past-tense verbs: "visited Paris in 2019" and "in 2022" are two events, not a recount.
@@ -92,6 +93,10 @@ def route_by_topic(
         and not _introduces(m, topic.subject, candidate.content)
     )
     related = [m for m in same_topic if m.id not in other]
+    if is_verb_topic(topic.attribute):  # a named attribute (the caller's too) has its own rules
+        switch = switched(candidate, topic.subject, [m for m in seen if m.id not in other])
+        if switch is not None:  # "switched back to a sitting desk" ends "uses a standing desk"
+            return TopicRouting(switch, other, related)
     if topic.retracted and is_verb_topic(topic.attribute):
         taken = taken_back(candidate, topic, seen)
         return TopicRouting(taken, other, related)
@@ -114,8 +119,9 @@ def _other_topic(
     """True when the memory is known to state another fact than any the candidate could touch:
     it is about another person, or another recognised attribute, or another value of the same
     multi-valued one. A fallback verb topic tells nothing apart but another person's facts:
-    two different verbs prove nothing ("uses a standing desk" / "switched back to a sitting
-    desk"), and neither do two objects of one ("supports Arsenal" / "supports Chelsea now")."""
+    two different verbs prove nothing ("uses a desk" / "bought a lamp"; a switch of kind is
+    switch.py's), and neither do two objects of one ("supports Arsenal" / "supports Chelsea
+    now")."""
     if memory.attribute is None or memory.subject is None:
         return False
     if memory.subject != topic.subject:
