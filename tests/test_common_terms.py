@@ -1,0 +1,92 @@
+"""In a large scope, query words most memories hold only re-rank the memories holding a rarer
+word (retrieval.COMMON_TERM_ROWS): same memories, same order, same bm25 as the plain OR
+query gives them, less the memories that hold common words only."""
+
+from __future__ import annotations
+
+import pytest
+
+from memman import MemoryManager, retrieval
+from memman.retrieval import lexical_candidates
+from memman.store import Scope
+
+FACTS = [
+    "User plays guitar with Ann on Mondays",
+    "User tunes the guitar before every gig",
+    "User bought a red guitar in Porto",
+    "User's guitar teacher lives in Lyon",
+    "User broke a guitar string yesterday",
+    "User keeps the guitar in a hard case",
+    "User learned guitar from YouTube videos",
+    "User wants a twelve string guitar",
+    "User plays the banjo at weddings",
+    "User plays banjo and guitar at O'Neill's pub",
+    "User met O'Neill at the guitar shop",
+    "User likes the sound of a banjo",
+    "User drinks coffee with oat milk",
+]
+# Patched threshold: guitar (10 memories) is common; plays (3), banjo (3), O'Neill (2) are rare.
+COMMON = 4
+
+
+@pytest.fixture
+def mm(tmp_path):
+    with MemoryManager(str(tmp_path / "memory.db")) as manager:
+        for fact in FACTS:
+            manager.update_memory(fact, user_id="alice")
+        manager.update_memory("User plays guitar too", user_id="bob")
+        yield manager
+
+
+def _ranked(mm: MemoryManager, query: str, k: int) -> list[tuple[str, float]]:
+    with mm.store.read() as read:
+        found = lexical_candidates(mm.store, read, Scope("alice"), query, k)
+    return [(r.memory.content, r.bm25) for r in found]
+
+
+def _holds(content: str, words: list[str]) -> bool:
+    plain = content.lower().replace("'", " ")
+    return any(word in plain for word in words)
+
+
+@pytest.mark.parametrize(
+    ("query", "rare"),
+    [
+        ("banjo guitar", ["banjo"]),
+        ("I want to play the banjo with my guitar", ["banjo", "want", "play"]),
+        ("O'Neill guitar", ["o neill"]),
+    ],
+)
+def test_common_words_rerank_the_memories_holding_a_rare_one(mm, monkeypatch, query, rare):
+    plain = _ranked(mm, query, len(FACTS))  # 13 rows: too few for common words
+    assert sum("guitar" in content for content, _ in plain) > COMMON  # the premise
+    monkeypatch.setattr(retrieval, "COMMON_TERM_ROWS", COMMON)
+    for k in (2, 5, len(FACTS)):
+        expected = [row for row in plain if _holds(row[0], rare)][:k]
+        found = _ranked(mm, query, k)
+        assert [content for content, _ in found] == [content for content, _ in expected]
+        assert [bm25 for _, bm25 in found] == pytest.approx([bm25 for _, bm25 in expected])
+
+
+def test_a_query_of_common_words_only_is_the_plain_query(mm, monkeypatch):
+    plain = _ranked(mm, "my guitar", 5)
+    monkeypatch.setattr(retrieval, "COMMON_TERM_ROWS", COMMON)
+    assert _ranked(mm, "my guitar", 5) == plain
+
+
+def test_the_write_path_finds_a_restated_memory_among_common_words(mm, monkeypatch):
+    monkeypatch.setattr(retrieval, "COMMON_TERM_ROWS", COMMON)
+    result = mm.update_memory("User plays the banjo at weddings!", user_id="alice")
+    assert result.op.value == "NOOP"
+    assert mm.get(result.memory_id, user_id="alice").content == "User plays the banjo at weddings"
+
+
+def test_a_small_scope_counts_no_terms(mm, monkeypatch):
+    """Bob's one memory: the scope is not large, so no term is counted (and none dropped)."""
+    monkeypatch.setattr(retrieval, "COMMON_TERM_ROWS", COMMON)
+    counted = []
+    monkeypatch.setattr(retrieval, "_rerank_match", lambda conn, p: counted.append(p) or "")
+    with mm.store.read() as read:
+        found = lexical_candidates(mm.store, read, Scope("bob"), "banjo guitar", 5)
+    assert [r.memory.content for r in found] == ["User plays guitar too"]
+    assert counted == []
