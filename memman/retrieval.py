@@ -71,6 +71,9 @@ _CANDIDATES_SQL = (  # run_sql: once or twice per fact written (see store.run_sq
 # kept the top 5 of 394 in 400 queries (RESULTS.md, Session 7). A scope of at most this many
 # rows (any status, as the index holds them) cannot hold a common term, so it pays nothing.
 COMMON_TERM_ROWS = 2000
+# When every term is common, how far each is counted to find the rarest: a bounded walk of its
+# posting list (~25 ns a row), far cheaper than scoring the rows of all of them.
+RAREST_ROWS = 16 * COMMON_TERM_ROWS
 # The scope's index key and its row count up to COMMON_TERM_ROWS + 1: one seek of
 # long_term_scope that reads at most that many entries.
 _SCOPE_SQL = """
@@ -205,16 +208,27 @@ def _rerank_match(conn: sa.Connection, phrases: list[str]) -> str:
     common. `(R NOT C) OR (C AND R)` matches only rows holding a rare phrase (R), and bm25
     gives each the score the OR of every phrase would give it: FTS5 clears the phrases of a
     branch that does not match the row, so each phrase the row holds counts once. What is
-    lost are the rows holding common phrases only. If every phrase is common (or none),
-    the plain OR: the cost of such a query still grows with the scope.
+    lost are the rows holding common phrases only. If every phrase is common, the rarest
+    (counted again, up to RAREST_ROWS) is R: in a scope of a million rows most words of a
+    fact are held by thousands. One phrase is ranked alone.
     """
-    rows = {"rows": COMMON_TERM_ROWS + 1}
-    held = [run_sql(conn, _TERM_ROWS_SQL, {**rows, "phrase": p}).fetchone()[0] for p in phrases]
+    held = _rows_holding(conn, phrases, COMMON_TERM_ROWS + 1)
+    if len(phrases) > 1 and min(held) > COMMON_TERM_ROWS:
+        held = _rows_holding(conn, phrases, RAREST_ROWS)
+        held[held.index(min(held))] = 0
     rare = " OR ".join(p for p, n in zip(phrases, held, strict=True) if n <= COMMON_TERM_ROWS)
     common = " OR ".join(p for p, n in zip(phrases, held, strict=True) if n > COMMON_TERM_ROWS)
-    if not rare or not common:
+    if not rare or not common:  # one phrase, or no common one
         return " OR ".join(phrases)
     return f"(({rare}) NOT ({common})) OR (({common}) AND ({rare}))"
+
+
+def _rows_holding(conn: sa.Connection, phrases: list[str], bound: int) -> list[int]:
+    """How many of the scope's rows hold each phrase, each count stopped at bound."""
+    return [
+        run_sql(conn, _TERM_ROWS_SQL, {"rows": bound, "phrase": phrase}).fetchone()[0]
+        for phrase in phrases
+    ]
 
 
 def lexical_candidates(

@@ -68,10 +68,20 @@ def test_common_words_rerank_the_memories_holding_a_rare_one(mm, monkeypatch, qu
         assert [bm25 for _, bm25 in found] == pytest.approx([bm25 for _, bm25 in expected])
 
 
-def test_a_query_of_common_words_only_is_the_plain_query(mm, monkeypatch):
+def test_a_query_of_one_common_word_is_the_plain_query(mm, monkeypatch):
     plain = _ranked(mm, "my guitar", 5)
     monkeypatch.setattr(retrieval, "COMMON_TERM_ROWS", COMMON)
     assert _ranked(mm, "my guitar", 5) == plain
+
+
+def test_when_every_word_is_common_the_rarest_leads(mm, monkeypatch):
+    """guitar (10 rows) and string (2) both above a threshold of 1: string leads."""
+    plain = _ranked(mm, "guitar string", len(FACTS))
+    monkeypatch.setattr(retrieval, "COMMON_TERM_ROWS", 1)
+    found = _ranked(mm, "guitar string", 5)
+    expected = [row for row in plain if "string" in row[0]]
+    assert [content for content, _ in found] == [content for content, _ in expected]
+    assert [bm25 for _, bm25 in found] == pytest.approx([bm25 for _, bm25 in expected])
 
 
 def test_the_write_path_finds_a_restated_memory_among_common_words(mm, monkeypatch):
