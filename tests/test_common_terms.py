@@ -9,6 +9,7 @@ import pytest
 from memman import MemoryManager, retrieval
 from memman.retrieval import lexical_candidates
 from memman.store import Scope
+from tests.test_bulk_ingest import snapshot
 
 FACTS = [
     "User plays guitar with Ann on Mondays",
@@ -100,3 +101,59 @@ def test_a_small_scope_counts_no_terms(mm, monkeypatch):
         found = lexical_candidates(mm.store, read, Scope("bob"), "banjo guitar", 5)
     assert [r.memory.content for r in found] == ["User plays guitar too"]
     assert counted == []
+
+
+# "work" is common from the start (threshold 2); "violin" and "nights" become common in the
+# batch, so later facts are decided by the re-rank with words a held ADD may hold.
+WORKERS = [
+    "I work at Google",
+    "My sister works at a hospital",
+    "My brother works in sales",
+    "I worked in Paris before",
+]
+BATCH = [
+    "I work with a violin teacher",
+    "My violin teacher works nights",
+    "I play violin at work",
+    "i play violin at work!",
+    "My violin is old",
+    "I work nights at the hospital",
+    "My sister works nights too",
+    "I sold my old violin",
+    "My brother works in marketing now",
+    "I no longer work at Google",
+    "Nights are quiet at work",
+    "I take violin lessons on Mondays",
+]
+
+
+@pytest.mark.parametrize("chunk_size", [6, 500])
+def test_update_many_decides_as_one_at_a_time_with_common_words(
+    tmp_path, clock, monkeypatch, chunk_size
+):
+    """A held ADD holds no word of a later fact's query (else it is written first), so term
+    counts, and the scope's size below the threshold, read the same in both ways."""
+    monkeypatch.setattr(retrieval, "COMMON_TERM_ROWS", 2)
+    reranked = []
+    landed = retrieval._rerank_match
+
+    def counted(conn, phrases):
+        match = landed(conn, phrases)
+        reranked.append(" NOT " in match)
+        return match
+
+    monkeypatch.setattr(retrieval, "_rerank_match", counted)
+    stores, decisions = [], []
+    for name, bulk in (("single.db", False), ("bulk.db", True)):
+        with MemoryManager(str(tmp_path / name), decider="offline", clock=clock) as mm:
+            for fact in WORKERS:
+                mm.update_memory(fact, user_id="u")
+            if bulk:
+                results = mm.update_many(BATCH, user_id="u", chunk_size=chunk_size)
+            else:
+                results = [mm.update_memory(fact, user_id="u") for fact in BATCH]
+            decisions.append([(r.op, r.tier) for r in results])
+            stores.append(snapshot(mm))
+    assert stores[0] == stores[1]
+    assert decisions[0] == decisions[1]
+    assert sum(reranked) >= 10  # the re-rank decided most of the batch, both ways
