@@ -10,6 +10,8 @@ duplicate (hash NOOP), a novel fact (offline decider: ADD) and search(). CPU tim
     git archive <branch point> | tar -x -C /tmp/old     # the code before the change
     MEMMAN_DATA=/work/shared/data python benchmarks/bench_scale.py --old /tmp/old \\
         --layouts 1x1000,1x10000,1x100000,1000x100
+    MEMMAN_DATA=/work/shared/data python benchmarks/bench_scale.py --old /tmp/old \\
+        --layouts 1x1000000 --synthetic      # 1M distinct rows: see synthetic_facts
 
 Each code runs in its own subprocess (PYTHONPATH=<tree>) so neither imports the other.
 """
@@ -19,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import re
 import shutil
 import sys
 import tempfile
@@ -32,11 +35,53 @@ STAMP = "2025-01-01T00:00:00.000+00:00"
 INSERT_BATCH = 10_000
 
 
-def _texts(users: int, per_user: int, ops: int) -> dict:
+def synthetic_facts(facts: list[str], held_out: list[str], n: int) -> list[str]:
+    """n distinct facts: the MSC corpus, then more of its first-person facts said about other
+    people, each number in them redrawn with as many digits.
+
+    load_corpus reaches its ~114k distinct facts by restating each first-person fact about
+    three people (bench_update.subjects: a relative, or "My coworker Omar"); this continues
+    the same draw, so the new rows have the corpus's words in the corpus's proportions (a
+    relative or a named person, the same verbs and objects) and no word is invented except
+    the redrawn numbers. Held-out facts stay out, so the queries remain novel.
+    """
+    from bench_update import NAMED, RELATIONS, restate, subjects
+
+    from memman.language.text import normalize
+
+    rng = random.Random(SEED)
+    seen = {normalize(fact) for fact in held_out + facts}
+    # Facts said in the first person, not restated already ("My uncle likes ..."): a fact
+    # restated twice would name two people and double their words' share.
+    restated = tuple(subject for subject, _ in RELATIONS) + tuple(NAMED)
+    firsts = [
+        fact
+        for fact in facts
+        if fact.startswith(("I ", "I'", "My ")) and not fact.startswith(restated)
+    ]
+    out = list(facts[:n])
+    while len(out) < n:
+        subject, gender = subjects(rng)[0]
+        fact = restate(rng.choice(firsts), subject, gender)
+        if fact is None:
+            continue
+        fact = _DIGITS.sub(lambda m: str(rng.randrange(10 ** len(m[0]))).zfill(len(m[0])), fact)
+        if normalize(fact) not in seen:
+            seen.add(normalize(fact))
+            out.append(fact)
+    return out
+
+
+_DIGITS = re.compile(r"\d+")
+
+
+def _texts(users: int, per_user: int, ops: int, synthetic: bool = False) -> dict:
     """Every user's facts, and the target user's duplicates, novel facts and search queries."""
     from bench_update import load_corpus
 
     facts, held_out = load_corpus()
+    if synthetic:
+        facts = synthetic_facts(facts, held_out, users * per_user)
     if users * per_user > len(facts):
         # Users share facts (persona facts recur across people); within a user they differ.
         rng = random.Random(SEED)
@@ -120,11 +165,11 @@ def _child(tree: str, mode: str, path: str, texts_path: str) -> dict:
     return run_child(tree, __file__, ["--child", mode, "--db", path, "--texts", texts_path])
 
 
-def run_layout(layout: str, old: str, new: str, ops: int) -> dict:
+def run_layout(layout: str, old: str, new: str, ops: int, synthetic: bool = False) -> dict:
     users, per_user = (int(x) for x in layout.split("x"))
     with tempfile.TemporaryDirectory() as tmp:
         texts_path = str(Path(tmp) / "texts.json")
-        Path(texts_path).write_text(json.dumps(_texts(users, per_user, ops)))
+        Path(texts_path).write_text(json.dumps(_texts(users, per_user, ops, synthetic)))
         old_db, new_db = str(Path(tmp) / "old.db"), str(Path(tmp) / "new.db")
         _child(old, "fill", old_db, texts_path)
         shutil.copy(old_db, new_db)
@@ -163,6 +208,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--layouts", default="1x1000,1x10000,1x100000,1000x100")
     parser.add_argument("--ops", type=int, default=200, help="timed operations per metric")
+    parser.add_argument(
+        "--synthetic",
+        action="store_true",
+        help="distinct rows beyond the corpus's ~114k facts (synthetic_facts), not shared ones",
+    )
     tree_options(parser)
     parser.add_argument("--child", choices=["fill", "measure"], help=argparse.SUPPRESS)
     parser.add_argument("--db", help=argparse.SUPPRESS)
@@ -180,7 +230,7 @@ def main() -> None:
         parser.error("--old is required: a tree of the code before the change")
     results = []
     for layout in args.layouts.split(","):
-        results.append(run_layout(layout, args.old, args.new, args.ops))
+        results.append(run_layout(layout, args.old, args.new, args.ops, args.synthetic))
         print(json.dumps(results[-1]), file=sys.stderr, flush=True)
     print(f"medians over {args.ops} operations each, user-0 of the file\n")
     print(table(results))

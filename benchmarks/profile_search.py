@@ -83,8 +83,9 @@ def _statements(path: str, queries: list[str]) -> dict[str, float]:
 
 def _measure(path: str, texts: list[str]) -> dict[str, float]:
     """search() and its _bm25_ranked part, then the statements alone."""
-    from memman import MemoryManager, retrieval
+    from memman import MemoryManager
     from memman.config import load_settings
+    from memman.write import retrieval
 
     ranked_ms: list[float] = []
     inner = retrieval._bm25_ranked

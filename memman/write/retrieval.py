@@ -64,7 +64,27 @@ _CANDIDATES_SQL = (  # run_sql: once or twice per fact written (see store.run_sq
     LIMIT :limit
     """
 )
-_SCOPE_ID_SQL = "SELECT id FROM fts_scopes WHERE user_id = :user_id AND agent_id = :agent_id"
+# A query term held by more than COMMON_TERM_ROWS of the scope's rows ("like" in a scope of
+# 100k persona facts: 15k rows) makes FTS5 score every such row: FTS5 has no top-k pruning.
+# In a scope that large, such terms only re-rank the rows holding a rarer term of the query
+# (_rerank_match); at 100k this cut the candidate query from 2.4 to 1.2 ms CPU (median) and
+# kept the top 5 of 394 in 400 queries (RESULTS.md, Session 7). A scope of at most this many
+# rows (any status, as the index holds them) cannot hold a common term, so it pays nothing.
+COMMON_TERM_ROWS = 2000
+# When every term is common, how far each is counted to find the rarest: a bounded walk of its
+# posting list (~25 ns a row), far cheaper than scoring the rows of all of them.
+RAREST_ROWS = 16 * COMMON_TERM_ROWS
+# The scope's index key and its row count up to COMMON_TERM_ROWS + 1: one seek of
+# long_term_scope that reads at most that many entries.
+_SCOPE_SQL = """
+    SELECT id, (SELECT count(*) FROM (
+        SELECT 1 FROM long_term WHERE user_id = :user_id AND agent_id = :agent_id LIMIT :rows
+    )) FROM fts_scopes WHERE user_id = :user_id AND agent_id = :agent_id
+    """
+_TERM_ROWS_SQL = (
+    "SELECT count(*) FROM (SELECT 1 FROM long_term_fts WHERE long_term_fts MATCH :phrase"
+    " LIMIT :rows)"
+)
 _PHRASE = re.compile(r'"((?:[^"]|"")*)"')
 
 
@@ -72,10 +92,18 @@ def _scope_params(scope: Scope) -> dict[str, str]:
     return {"user_id": scope.user_id, "agent_id": scope.agent_key}
 
 
+def _scope_index(conn: sa.Connection, scope: Scope) -> tuple[str, bool] | None:
+    """The prefix of the scope's tokens in the FTS index and whether the scope holds more
+    than COMMON_TERM_ROWS rows; None if the scope never had a row."""
+    params = {**_scope_params(scope), "rows": COMMON_TERM_ROWS + 1}
+    row = run_sql(conn, _SCOPE_SQL, params).fetchone()
+    return None if row is None else (scope_key(row[0]), row[1] > COMMON_TERM_ROWS)
+
+
 def index_key(conn: sa.Connection, scope: Scope) -> str | None:
     """The prefix of the scope's tokens in the FTS index, None if the scope never had a row."""
-    row = run_sql(conn, _SCOPE_ID_SQL, _scope_params(scope)).fetchone()
-    return None if row is None else scope_key(row[0])
+    found = _scope_index(conn, scope)
+    return None if found is None else found[0]
 
 
 def scoped_match(key: str, query: str) -> str:
@@ -125,7 +153,11 @@ def fts_query(text: str) -> str | None:
     terms = fts_terms(text)
     if not terms:
         return None
-    return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
+    return " OR ".join(_quoted(term) for term in terms)
+
+
+def _quoted(term: str) -> str:
+    return '"' + term.replace('"', '""') + '"'
 
 
 def fts_terms(text: str) -> list[str]:
@@ -151,22 +183,52 @@ def _bm25_ranked(conn: sa.Connection, scope: Scope, text: str, k: int) -> list[t
     PostgreSQL the score is -ts_rank_cd: lower is better there too)."""
     if is_postgres(conn):
         return ranked_by_tsquery(conn, scope, fts_terms(text), k)
-    query = fts_query(text)
-    if query is None:
+    terms = fts_terms(text)
+    found = _scope_index(conn, scope) if terms else None
+    if found is None:
         return []
-    key = index_key(conn, scope)
-    if key is None:
-        return []
+    key, large = found
+    phrases = [scoped_match(key, _quoted(term)) for term in terms]
     params = {
         **_scope_params(scope),
         "limit": k,
         "overfetch": k * OVERFETCH,
-        "query": scoped_match(key, query),
+        "query": _rerank_match(conn, phrases) if large else " OR ".join(phrases),
     }
     top = run_sql(conn, _TOP_THEN_FILTER_SQL, params).fetchall()
     if len(top) == k or (top and top[0][2] < k * OVERFETCH):
         return [(pk, bm25) for pk, bm25, _ in top]
     return [(pk, bm25) for pk, bm25 in run_sql(conn, _CANDIDATES_SQL, params).fetchall()]
+
+
+def _rerank_match(conn: sa.Connection, phrases: list[str]) -> str:
+    """The MATCH for a large scope: rows holding a rare phrase, scored as the OR of all.
+
+    A phrase held by more than COMMON_TERM_ROWS rows of the scope (a bounded count each) is
+    common. `(R NOT C) OR (C AND R)` matches only rows holding a rare phrase (R), and bm25
+    gives each the score the OR of every phrase would give it: FTS5 clears the phrases of a
+    branch that does not match the row, so each phrase the row holds counts once. What is
+    lost are the rows holding common phrases only. If every phrase is common, the rarest
+    (counted again, up to RAREST_ROWS) is R: in a scope of a million rows most words of a
+    fact are held by thousands. One phrase is ranked alone.
+    """
+    held = _rows_holding(conn, phrases, COMMON_TERM_ROWS + 1)
+    if len(phrases) > 1 and min(held) > COMMON_TERM_ROWS:
+        held = _rows_holding(conn, phrases, RAREST_ROWS)
+        held[held.index(min(held))] = 0
+    rare = " OR ".join(p for p, n in zip(phrases, held, strict=True) if n <= COMMON_TERM_ROWS)
+    common = " OR ".join(p for p, n in zip(phrases, held, strict=True) if n > COMMON_TERM_ROWS)
+    if not rare or not common:  # one phrase, or no common one
+        return " OR ".join(phrases)
+    return f"(({rare}) NOT ({common})) OR (({common}) AND ({rare}))"
+
+
+def _rows_holding(conn: sa.Connection, phrases: list[str], bound: int) -> list[int]:
+    """How many of the scope's rows hold each phrase, each count stopped at bound."""
+    return [
+        run_sql(conn, _TERM_ROWS_SQL, {"rows": bound, "phrase": phrase}).fetchone()[0]
+        for phrase in phrases
+    ]
 
 
 def lexical_candidates(
