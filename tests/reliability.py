@@ -131,25 +131,33 @@ def integrity_problems(path: str) -> list[str]:
         conn.close()
 
 
-def crash_writer(path: str, mode: str, seed: int, ack_path: str) -> None:
+def crash_writer(
+    path: str, mode: str, seed: int, ack_path: str, acked: Any | None = None
+) -> None:
     """Write until killed; each acknowledged write becomes one line in ack_path.
 
     Every line is flushed to the OS before the next write starts, so a SIGKILL can cut at
-    most the line being written, never one already acknowledged.
+    most the line being written, never one already acknowledged. `acked` (a multiprocessing
+    Event) is set once a write is acknowledged, for a kill that must land after one.
     """
     with open(ack_path, "w", buffering=1) as out, offline_manager(path) as mm:
         out.write(json.dumps({"opened": True}) + "\n")
+
+        def acknowledge(user: str, r: Any) -> None:
+            out.write(Ack(user, r.op.value, r.memory_id, r.content).line() + "\n")
+            if acked is not None:
+                acked.set()
+
         pairs = pick_facts(seed, 100_000)
         if mode == "batch":
             for start in range(0, len(pairs), 20):
                 user = pairs[start][0]
                 facts = [fact for _, fact in pairs[start : start + 20]]
                 for r in mm.update_many(facts, user_id=user, chunk_size=10):
-                    out.write(Ack(user, r.op.value, r.memory_id, r.content).line() + "\n")
+                    acknowledge(user, r)
         elif mode == "single":
             for user, fact in pairs:
-                r = mm.update_memory(fact, user_id=user)
-                out.write(Ack(user, r.op.value, r.memory_id, r.content).line() + "\n")
+                acknowledge(user, mm.update_memory(fact, user_id=user))
 
 
 def read_acks(ack_path: str) -> list[Ack]:

@@ -52,6 +52,17 @@ def kill_after(path: Path | str, mode: str, seed: int, delay_s: float, ack_path:
     )
 
 
+def kill_after_an_ack(path: Path | str, mode: str, seed: int, ack_path: Path) -> None:
+    """Kill once a write was acknowledged: however slow the machine, this kill lands on a
+    writer with an acknowledged write to keep."""
+    acked = FORK.Event()
+    writer = FORK.Process(target=crash_writer, args=(str(path), mode, seed, str(ack_path), acked))
+    writer.start()
+    assert acked.wait(timeout=600), "the writer never acknowledged a write"
+    writer.kill()
+    writer.join()
+
+
 def kill_process_after(writer: multiprocessing.Process, delay_s: float) -> None:
     writer.start()
     time.sleep(delay_s)
@@ -90,9 +101,14 @@ def test_killed_writer_keeps_every_acknowledged_write(tmp_path, mode, trials, cr
     for trial in range(trials):
         ack_path = tmp_path / f"acks-{trial}.jsonl"
         # The same file across trials: each writer starts on what the last kill left behind.
-        kill_after(path, mode, trial, rng.uniform(0.0, 0.4), ack_path)
+        # Every fifth kill waits for an acknowledged write (an event, not a delay), so however
+        # loaded the machine, some kills land after writes the store must keep.
+        if trial % 5 == 4:
+            kill_after_an_ack(path, mode, trial, ack_path)
+        else:
+            kill_after(path, mode, trial, rng.uniform(0.0, 0.4), ack_path)
         acknowledged += assert_sound(path, ack_path)
-    assert acknowledged > 0  # the kills did land after some writes
+    assert acknowledged > 0
 
 
 @pytest.mark.slow
