@@ -99,7 +99,7 @@ def test_the_schema_has_the_scoped_unique_hash_and_the_full_text_index(pg):
             query = "SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'long_term'"
             indexes = dict(connection.execute(sa.text(query)).all())
             migrations = connection.execute(sa.text("SELECT name FROM memman_migrations")).scalars()
-            assert list(migrations) == ["p001_schema"]
+            assert list(migrations) == ["p001_schema", "p002_vectors_as_float4_arrays"]
     finally:
         engine.dispose()
     assert "(user_id, agent_id, content_hash) WHERE (status = 'active'::text)" in (

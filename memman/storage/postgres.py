@@ -54,6 +54,12 @@ _READ_ONLY_STATES = frozenset({"25006"})  # read_only_sql_transaction (a standby
 _KEY = re.compile(r'"(q(\d+)j)')
 _PHRASE = re.compile(r'"([^"]*)"')
 _SCOPE_OF_KEY = "SELECT user_id, agent_id FROM fts_scopes WHERE id = ?"
+# As upkeep's check; a REAL[] counts its values (cardinality: 0 for an empty array).
+_ORPHAN_VECTORS = """
+    SELECT count(*) FROM memory_vectors AS v
+    WHERE NOT EXISTS (SELECT 1 FROM long_term WHERE long_term.pk = v.memory_pk)
+       OR cardinality(v.vector) != v.dim
+"""
 
 
 def _sqlstate(error: Exception) -> str | None:
@@ -224,6 +230,10 @@ class PostgresStore(Store):
             name: run_sql(conn, f"DELETE FROM {table} WHERE {condition}", params).rowcount
             for name, table, condition, params in deletes
         }
+
+    def orphan_vectors(self, conn: sa.Connection) -> int:
+        """Vectors of no memory, or whose array does not hold dim values."""
+        return conn.exec_driver_sql(_ORPHAN_VECTORS).scalar_one()
 
     def integrity_problems(self, conn: sa.Connection) -> list[str]:
         """None found: PostgreSQL checks pages as it reads them (amcheck is the deep check)."""

@@ -2,14 +2,12 @@
 
 The tables, columns and indexes are SQLite's (memman/migrations.py, as of m023), with the
 dialect's own parts: identity columns for INTEGER PRIMARY KEY, double precision for REAL,
-bytea for the vector blobs, PL/pgSQL triggers for the vector change log, and for the
-full-text index a generated `tsvector` column with a GIN index instead of FTS5.
+float4 arrays (REAL[], p002) for the vectors, PL/pgSQL triggers for the vector change log,
+and for the full-text index a generated `tsvector` column with a GIN index instead of FTS5.
 
-Vectors stay float32 bytes (bytea), as in SQLite, rather than `real[]`: the in-process index
-reads them with one `np.frombuffer` per chunk, where a float array would arrive as a Python
-list of floats per row (100k x 384 objects on a first search), and both backends then share
-every vector statement. pgvector is the extension point: a migration adding a `vector(dim)`
-column filled from the blob and an HNSW index, and a `VectorSearch` that queries it.
+p001 stored vectors as SQLite does, float32 bytes (bytea); p002 turns them into REAL[] in
+place, so the server can read them (check a vector's length, cast it to pgvector's `vector`
+type) while the in-process index reads them as before (memman/storage/vector_format.py).
 
 Applied in a write transaction, under the advisory lock every write takes, so two processes
 opening a new database queue instead of both creating the tables; DDL is transactional in
@@ -220,6 +218,34 @@ _P001 = [
 ]
 
 
+# The vectors' float32 bytes (little-endian, as numpy wrote them) as a REAL[], each float
+# rebuilt from its sign, exponent and mantissa; every float32, subnormals, infinities and NaN
+# included, is a double exactly, so the cast back to real is exact. A function of the
+# session (pg_temp), dropped at the end: the schema keeps nothing of it. About 0.5 ms per
+# 384-dim vector (benchmarks/RESULTS.md, "Session 7: vectors on PostgreSQL").
+_FLOATS_OF_BYTES = r"""
+CREATE FUNCTION pg_temp.memman_floats(b bytea) RETURNS real[] LANGUAGE sql IMMUTABLE STRICT AS $$
+SELECT coalesce(array_agg((CASE
+    WHEN e = 255 AND m = 0 THEN 'Infinity'::float8
+    WHEN e = 255 THEN 'NaN'::float8
+    WHEN e = 0 THEN m * (2::float8 ^ -149)
+    ELSE (8388608 + m) * (2::float8 ^ (e - 150)) END * (1 - 2 * s))::real ORDER BY i), '{}')
+FROM (SELECT i, w >> 31 AS s, (w >> 23) & 255 AS e, w & 8388607 AS m FROM (
+    SELECT i, get_byte(b, 4 * i) + (get_byte(b, 4 * i + 1) << 8)
+        + (get_byte(b, 4 * i + 2) << 16) + (get_byte(b, 4 * i + 3)::bigint << 24) AS w
+    FROM generate_series(0, length(b) / 4 - 1) AS i) AS words) AS parts
+$$"""
+_P002 = [
+    # One table rewrite in the migration's transaction: no row trigger fires (the values do
+    # not change, so the vector change log and every process's cache stay valid), and a crash
+    # leaves the bytea column of p001.
+    _FLOATS_OF_BYTES,
+    "ALTER TABLE memory_vectors ALTER COLUMN vector TYPE REAL[]"
+    " USING pg_temp.memman_floats(vector)",
+    "DROP FUNCTION pg_temp.memman_floats(bytea)",
+]
+
+
 def _statements(statements: list[str]) -> Callable[[sa.Connection], None]:
     def apply(conn: sa.Connection) -> None:
         for statement in statements:
@@ -231,6 +257,7 @@ def _statements(statements: list[str]) -> Callable[[sa.Connection], None]:
 # Oldest first; never edit one once released, add the next.
 MIGRATIONS: list[tuple[str, Callable[[sa.Connection], None]]] = [
     ("p001_schema", _statements(_P001)),
+    ("p002_vectors_as_float4_arrays", _statements(_P002)),
 ]
 KNOWN = [name for name, _ in MIGRATIONS]
 
