@@ -308,6 +308,10 @@ class Store(LifecycleRows, MessageRows, UpkeepRows):
             }
         return found
 
+    def vector_storage(self) -> dict[str, str]:
+        """Vectors are float32 bytes; sqlite-vec, if chosen, is a connection's (vector_search)."""
+        return {"stored_as": "float32 BLOB"}
+
     def scrub(self) -> bool:
         """Rewrite the file without free pages and empty the WAL (after a hard purge).
 

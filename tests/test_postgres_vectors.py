@@ -4,6 +4,7 @@ and a p001 database's bytea vectors converted in place, exactly, all or nothing.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -18,6 +19,7 @@ from memman.storage import postgres_schema
 from memman.store import Scope
 from memman.vectors import VectorIndex, save_vector
 from tests.postgres import direct, fresh_database, postgres_url  # noqa: F401  (fixtures)
+from tests.test_cli import memman  # noqa: F401  (the CLI runner fixture)
 from tests.test_semantic_vector_backends import decisions
 from tests.test_semantic_vector_cache import MODEL, NOW, add
 
@@ -192,3 +194,38 @@ def test_a_crash_during_p002_leaves_the_p001_vectors(pg, monkeypatch):
     MemoryManager(pg).close()
     kind, done, got = stored_vectors(pg)
     assert (kind, done, got.tobytes()) == ("real[]", postgres_schema.KNOWN, vectors.tobytes())
+
+
+def test_stats_say_which_vector_path_is_used(tmp_path, pg, memman):  # noqa: F811
+    """This server has no pgvector (README, PostgreSQL): stats say so, and that the
+    in-process index searches the REAL[] vectors."""
+    with MemoryManager(pg) as mm:
+        assert mm.stats()["vectors"] == {
+            "embedding_model": None,
+            "search": "numpy",
+            "stored_as": "REAL[]",
+            "pgvector": "not available",
+        }
+    with MemoryManager(str(tmp_path / "m.db")) as mm:
+        assert mm.stats()["vectors"] == {
+            "embedding_model": None,
+            "search": "numpy",
+            "stored_as": "float32 BLOB",
+        }
+    run = memman("stats", "--db", pg)
+    assert run.code == 0
+    assert "numpy, vectors stored as REAL[]" in run.out
+    assert re.search(r"pgvector on the server\s*│\s*not available", run.out)
+
+
+@pytest.mark.parametrize(
+    ("answer", "said"),
+    [("SELECT false, true", "available, not used"), ("SELECT true, true", "installed, not used")],
+)
+def test_a_server_with_pgvector_is_reported_as_not_used(pg, monkeypatch, answer, said):
+    """No server here has pgvector: the catalog's answer is replaced."""
+    from memman.storage import postgres
+
+    monkeypatch.setattr(postgres, "_PGVECTOR_SQL", answer)
+    with MemoryManager(pg) as mm:
+        assert mm.stats()["vectors"]["pgvector"] == said
