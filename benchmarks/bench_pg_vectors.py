@@ -74,12 +74,16 @@ def fill(url: str, n: int) -> None:
         with engine.begin() as conn:
             conn.execute(sa.text(FILL), {"n": n})
             pks = conn.exec_driver_sql("SELECT pk FROM long_term ORDER BY pk").scalars().all()
+            # Without the change log's trigger: in one transaction on a new table its prune
+            # DELETE is planned without statistics (a scan of the log per row: quadratic).
+            conn.exec_driver_sql("ALTER TABLE memory_vectors DISABLE TRIGGER memory_vectors_log")
             cursor = conn.connection.driver_connection.cursor()
             with cursor.copy(
                 "COPY memory_vectors (memory_pk, model, dim, vector) FROM STDIN"
             ) as cp:
                 for pk, vector in zip(pks, vectors, strict=True):
                     cp.write_row((pk, MODEL, DIM, vector.tobytes()))
+            conn.exec_driver_sql("ALTER TABLE memory_vectors ENABLE TRIGGER memory_vectors_log")
             conn.exec_driver_sql("ANALYZE")
     finally:
         engine.dispose()

@@ -9,6 +9,18 @@ p001 stored vectors as SQLite does, float32 bytes (bytea); p002 turns them into 
 place, so the server can read them (check a vector's length, cast it to pgvector's `vector`
 type) while the in-process index reads them as before (memman/storage/vector_format.py).
 
+Why the table shapes are written here again rather than derived, with SQLite's, from one
+description (SQLAlchemy Table metadata): SQLite's schema is the end of a chain of released
+migrations (m001-m023: ALTERs, backfills, FTS5 rebuilds) that must not change, so a shared
+description could not generate it, only repeat its end state, a third copy. p001 is released
+as well, and every later change is a delta written once per backend either way. What would be
+shared is p001's plain CREATE TABLE and CREATE INDEX text (about 130 of its 180 lines); the
+rest is each dialect's own (FTS5 against tsvector, GIN and a text search configuration,
+trigger languages, identity columns, the vector format). The store reflects its tables when it
+opens, so no third copy exists at run time, and tests/test_postgres.py compares the two
+migrated schemas (tables, columns, types, defaults, indexes, unique constraints), so one
+cannot drift from the other unnoticed.
+
 Applied in a write transaction, under the advisory lock every write takes, so two processes
 opening a new database queue instead of both creating the tables; DDL is transactional in
 PostgreSQL, so a crash midway leaves the previous schema.
