@@ -115,14 +115,15 @@ def main() -> None:
         MemoryManager(url).close()  # p002
         migrate_s = time.perf_counter() - started
         after = run_child(str(TREE), __file__, [*child_args, "--child", url])
-    result = {"memories": args.memories, "bytea": before, "real[]": after, "p002_s": migrate_s}
-    print(json.dumps(result))
-    sys.stderr.write(
-        f"{args.memories} memories, 384 dims: p002 migration {migrate_s:.1f} s\n"
-        f"first search (load), median wall ms: bytea {before['cold']['wall']:.0f},"
-        f" REAL[] {after['cold']['wall']:.0f}; warm: bytea {before['warm']['wall']:.1f},"
-        f" REAL[] {after['warm']['wall']:.1f}\n"
-    )
+        # Printed before the database is dropped: a failed drop loses no figures.
+        result = {"memories": args.memories, "bytea": before, "real[]": after, "p002_s": migrate_s}
+        print(json.dumps(result), flush=True)
+        sys.stderr.write(
+            f"{args.memories} memories, 384 dims: p002 migration {migrate_s:.1f} s\n"
+            f"first search (load), median wall ms: bytea {before['cold']['wall']:.0f},"
+            f" REAL[] {after['cold']['wall']:.0f}; warm: bytea {before['warm']['wall']:.1f},"
+            f" REAL[] {after['warm']['wall']:.1f}\n"
+        )
 
 
 if __name__ == "__main__":

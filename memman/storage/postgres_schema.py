@@ -233,8 +233,8 @@ _P001 = [
 # The vectors' float32 bytes (little-endian, as numpy wrote them) as a REAL[], each float
 # rebuilt from its sign, exponent and mantissa; every float32, subnormals, infinities and NaN
 # included, is a double exactly, so the cast back to real is exact. A function of the
-# session (pg_temp), dropped at the end: the schema keeps nothing of it. About 0.5 ms per
-# 384-dim vector (benchmarks/RESULTS.md, "Session 7: vectors on PostgreSQL").
+# session (pg_temp), dropped at the end: the schema keeps nothing of it. Slow, all in SQL:
+# 70 s for 100k 384-dim vectors (benchmarks/RESULTS.md, "Session 7: vectors on PostgreSQL").
 _FLOATS_OF_BYTES = r"""
 CREATE FUNCTION pg_temp.memman_floats(b bytea) RETURNS real[] LANGUAGE sql IMMUTABLE STRICT AS $$
 SELECT coalesce(array_agg((CASE
