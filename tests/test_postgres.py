@@ -12,6 +12,7 @@ import sqlalchemy as sa
 
 from memman import MemoryManager
 from memman.errors import ConfigError, StoreBusyError, StoreError
+from memman.storage import postgres_schema
 from memman.storage.postgres_schema import WRITE_LOCK
 from tests.postgres import (  # noqa: F401  (fixtures)
     db_on_each_backend,
@@ -99,7 +100,7 @@ def test_the_schema_has_the_scoped_unique_hash_and_the_full_text_index(pg):
             query = "SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'long_term'"
             indexes = dict(connection.execute(sa.text(query)).all())
             migrations = connection.execute(sa.text("SELECT name FROM memman_migrations")).scalars()
-            assert list(migrations) == ["p001_schema", "p002_vectors_as_float4_arrays"]
+            assert list(migrations) == postgres_schema.KNOWN
     finally:
         engine.dispose()
     assert "(user_id, agent_id, content_hash) WHERE (status = 'active'::text)" in (

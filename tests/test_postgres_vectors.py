@@ -229,3 +229,31 @@ def test_a_server_with_pgvector_is_reported_as_not_used(pg, monkeypatch, answer,
     monkeypatch.setattr(postgres, "_PGVECTOR_SQL", answer)
     with MemoryManager(pg) as mm:
         assert mm.stats()["vectors"]["pgvector"] == said
+
+
+def test_vector_writes_seek_the_change_log_and_keep_its_last_100k_rows(pg):
+    """p001's prune scanned the log on every vector write of a transaction on a new database
+    (planned before the table had statistics): N writes read N^2/2 rows."""
+    MemoryManager(pg).close()
+    with direct(pg) as conn:
+        conn.exec_driver_sql(
+            "INSERT INTO long_term (id, user_id, content, content_hash, created_at, updated_at)"
+            " SELECT md5(i::text), 'u', 'fact ' || i, md5(i::text), 'x', 'x'"
+            " FROM generate_series(1, 500) AS i"
+        )
+        conn.exec_driver_sql("INSERT INTO memory_vectors SELECT pk, 'm', 2, '{1,2}' FROM long_term")
+        scans = conn.exec_driver_sql(
+            "SELECT seq_scan FROM pg_stat_xact_user_tables WHERE relname = 'vector_log'"
+        ).scalar_one()
+        assert scans == 0
+        # A log past its length is cut to the last 100k rows by the next write.
+        conn.exec_driver_sql(
+            "INSERT INTO vector_log (user_id, agent_id, memory_pk, token)"
+            " SELECT 'u', '', 1, '\\x00' FROM generate_series(1, 100000)"
+        )
+        conn.exec_driver_sql("UPDATE memory_vectors SET vector = '{3,4}' WHERE memory_pk = 1")
+        count, first, last = conn.exec_driver_sql(
+            "SELECT count(*), min(seq), max(seq) FROM vector_log"
+        ).one()
+    assert (count, last - first + 1) == (100_000, 100_000)
+    assert last == 500 + 100_000 + 1

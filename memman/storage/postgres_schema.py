@@ -258,6 +258,41 @@ _P002 = [
 ]
 
 
+_P003 = [
+    # p001's trigger pruned the log with `seq <= (SELECT max(seq) ...) - 100000` in every
+    # call. PL/pgSQL plans that once, before vector_log has statistics, as a scan of the log:
+    # N vector writes in one transaction on a new database read N^2/2 log rows (5,000 writes:
+    # 12.5M). Now the cutoff is the new row's seq less the rows kept (writes hold WRITE_LOCK,
+    # so that is max(seq)'s), nothing is pruned until the log is that long, and the DELETE is
+    # planned for its value each time (EXECUTE): a range seek on the primary key.
+    """CREATE OR REPLACE FUNCTION memman_vector_log() RETURNS trigger LANGUAGE plpgsql AS $$
+    DECLARE
+      changed BIGINT;
+      cutoff BIGINT;
+    BEGIN
+      IF TG_TABLE_NAME = 'long_term' THEN
+        IF OLD.status = NEW.status
+           OR NOT EXISTS (SELECT 1 FROM memory_vectors WHERE memory_pk = NEW.pk) THEN
+          RETURN NULL;
+        END IF;
+        changed := NEW.pk;
+      ELSIF TG_OP = 'DELETE' THEN
+        changed := OLD.memory_pk;
+      ELSE
+        changed := NEW.memory_pk;
+      END IF;
+      INSERT INTO vector_log (user_id, agent_id, memory_pk, token)
+        SELECT user_id, agent_id, pk, substring(uuid_send(gen_random_uuid()) FROM 1 FOR 8)
+        FROM long_term WHERE pk = changed
+        RETURNING seq - 100000 INTO cutoff;
+      IF cutoff > 0 THEN
+        EXECUTE 'DELETE FROM vector_log WHERE seq <= $1' USING cutoff;
+      END IF;
+      RETURN NULL;
+    END $$""",
+]
+
+
 def _statements(statements: list[str]) -> Callable[[sa.Connection], None]:
     def apply(conn: sa.Connection) -> None:
         for statement in statements:
@@ -270,6 +305,7 @@ def _statements(statements: list[str]) -> Callable[[sa.Connection], None]:
 MIGRATIONS: list[tuple[str, Callable[[sa.Connection], None]]] = [
     ("p001_schema", _statements(_P001)),
     ("p002_vectors_as_float4_arrays", _statements(_P002)),
+    ("p003_vector_log_prune_by_seek", _statements(_P003)),
 ]
 KNOWN = [name for name, _ in MIGRATIONS]
 
