@@ -13,6 +13,7 @@ import sqlalchemy as sa
 from memman import MemoryManager, Op, Tier
 from memman.errors import EmbeddingError
 from memman.semantic.embed import register_embedder
+from memman.storage.vector_format import decoded
 from tests.decisions import answer, llm_manager
 from tests.postgres import db_on_each_backend, direct, postgres_url  # noqa: F401
 from tests.test_semantic_retrieval import FakeEmbedder
@@ -157,8 +158,8 @@ def test_llm_update_whose_new_text_cannot_be_embedded_is_parked(db, flaky, fake_
         (retried,) = mm.retry_pending()
         assert (retried.op, retried.content) == (Op.UPDATE, current)
     assert stored(path) == [(current, 1)]
-    (blob,) = rows(path, "SELECT vector FROM memory_vectors")[0]
-    assert np.allclose(np.frombuffer(blob, dtype=np.float32), FakeEmbedder("x").embed([current]))
+    (vector,) = rows(path, "SELECT vector FROM memory_vectors")[0]
+    assert np.allclose(decoded(vector), FakeEmbedder("x").embed([current]))
 
 
 def test_reindex_failure_keeps_the_finished_batches_and_resumes(db, flaky):

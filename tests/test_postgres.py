@@ -12,6 +12,7 @@ import sqlalchemy as sa
 
 from memman import MemoryManager
 from memman.errors import ConfigError, StoreBusyError, StoreError
+from memman.storage import postgres_schema
 from memman.storage.postgres_schema import WRITE_LOCK
 from tests.postgres import (  # noqa: F401  (fixtures)
     db_on_each_backend,
@@ -99,7 +100,7 @@ def test_the_schema_has_the_scoped_unique_hash_and_the_full_text_index(pg):
             query = "SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'long_term'"
             indexes = dict(connection.execute(sa.text(query)).all())
             migrations = connection.execute(sa.text("SELECT name FROM memman_migrations")).scalars()
-            assert list(migrations) == ["p001_schema"]
+            assert list(migrations) == postgres_schema.KNOWN
     finally:
         engine.dispose()
     assert "(user_id, agent_id, content_hash) WHERE (status = 'active'::text)" in (
@@ -172,3 +173,67 @@ def test_accents_do_not_hide_a_memory_on_either_backend(db, stored, query):
     with MemoryManager(db) as mm:
         kept = mm.update_memory(stored, user_id="u")
         assert [h.id for h in mm.search(query, user_id="u")] == [kept.memory_id]
+
+
+# SQLite's column types as PostgreSQL's migrations spell them; the vectors are p002's REAL[].
+PG_TYPE = {"INTEGER": "BIGINT", "REAL": "DOUBLE PRECISION", "TEXT": "TEXT", "BLOB": "BYTEA"}
+PG_ONLY = {"long_term": {"fts"}}  # the generated tsvector (FTS5's table in SQLite)
+
+
+def _partial(index: dict) -> bool:
+    options = index.get("dialect_options", {})
+    return options.get("sqlite_where") is not None or options.get("postgresql_where") is not None
+
+
+def _shape(db: str) -> dict:
+    """Per table: (column, type, nullable, default), (index, columns, partial) and the unique
+    constraints' columns, with defaults' casts dropped ("'active'::text" is "'active'")."""
+    engine = sa.create_engine(db if "://" in db else f"sqlite:///{db}")
+    try:
+        inspector = sa.inspect(engine)
+        shape = {}
+        for table in inspector.get_table_names():
+            if table.startswith(("long_term_fts", "_sqlite", "memman_migrations")):
+                continue  # FTS5's own tables; the migration records
+            primary = set(inspector.get_pk_constraint(table)["constrained_columns"])
+            columns = [
+                (
+                    c["name"],
+                    c["type"].compile(dialect=engine.dialect),
+                    c["nullable"] or c["name"] in primary,  # SQLite reports its PKs nullable
+                    re.sub(r"::[a-z ]+$", "", c["default"] or "") or None,
+                )
+                for c in inspector.get_columns(table)
+                if c["name"] not in PG_ONLY.get(table, ())
+            ]
+            indexes = {
+                (i["name"], tuple(i["column_names"]), _partial(i))
+                for i in inspector.get_indexes(table)
+                if "duplicates_constraint" not in i
+                and not set(i["column_names"]) & PG_ONLY.get(table, set())
+            }
+            unique = {tuple(u["column_names"]) for u in inspector.get_unique_constraints(table)}
+            shape[table] = (columns, indexes, unique)
+        return shape
+    finally:
+        engine.dispose()
+
+
+def test_both_backends_have_the_same_tables_columns_and_indexes(tmp_path, pg):
+    """The two schemas are written twice (SQLite's migrations, postgres_schema.py): this
+    catches a column or index added to one and not the other."""
+    MemoryManager(str(tmp_path / "m.db")).close()
+    MemoryManager(pg).close()
+    sqlite, postgres = _shape(str(tmp_path / "m.db")), _shape(pg)
+    expected = {
+        table: (
+            [
+                (name, "REAL[]" if name == "vector" else PG_TYPE[kind], nullable, default)
+                for name, kind, nullable, default in columns
+            ],
+            indexes,
+            unique,
+        )
+        for table, (columns, indexes, unique) in sqlite.items()
+    }
+    assert postgres == expected

@@ -102,6 +102,12 @@ class UpkeepCalls(Parts):
                 "extraction_stuck": stuck,
                 # The whole file's, whatever the scope: file and -wal bytes, rows per table.
                 "storage": self.store.sizes() if self.path != ":memory:" else {},
+                # Which vector path this manager uses (none without an embedder).
+                "vectors": {
+                    "embedding_model": self.embedder.name if self.embedder else None,
+                    "search": self.settings.vector_search,
+                    **self.store.vector_storage(),
+                },
             }
 
     # -- operations ------------------------------------------------------------------------------

@@ -44,6 +44,12 @@ def stats(
             table.add_row("wal bytes", str(storage["wal_bytes"]))
             for name, n in storage["rows"].items():
                 table.add_row(f"rows in {name}", str(n))
+        vectors = data["vectors"]
+        table.add_row("embedding model", vectors["embedding_model"] or "none (no vectors)")
+        stored = f"vectors stored as {vectors['stored_as']}"
+        table.add_row("vector search", f"{vectors['search']}, {stored}")
+        if "pgvector" in vectors:
+            table.add_row("pgvector on the server", vectors["pgvector"])
         console.print(table)
 
 

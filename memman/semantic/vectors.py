@@ -1,8 +1,9 @@
 """Stored embeddings and exact cosine search over one scope's active memories.
 
-Vectors live in `memory_vectors`, one float32 blob per (memory, model), written in the same
-transaction as the memory. They are the source of truth: a file never depends on how it is
-searched, so a store written with one backend opens and searches with the other.
+Vectors live in `memory_vectors`, one per (memory, model), written in the same transaction as
+the memory: float32 bytes in SQLite, a REAL[] in PostgreSQL (memman/storage/vector_format.py).
+They are the source of truth: a file never depends on how it is searched, so a store written
+with one backend opens and searches with the other.
 
 Two backends answer the same `VectorSearch` interface, chosen by `vector_search`:
 
@@ -39,6 +40,7 @@ from memman.errors import ConfigError
 from memman.scope import Scope
 from memman.storage.dialect import is_postgres
 from memman.storage.store import run_sql
+from memman.storage.vector_format import chunks, decoded, stored
 
 # The per-fact statements run through store.run_sql (plain DBAPI, see there); the rest are
 # SQLAlchemy text.
@@ -47,10 +49,10 @@ _SAVE_SQL = """
     SELECT pk, ?, ?, ? FROM long_term WHERE id = ?
 """
 # PostgreSQL's spelling: an upsert, whose UPDATE the change-log trigger sees as SQLite's
-# REPLACE (a delete and an insert) is seen there.
+# REPLACE (a delete and an insert) is seen there; the floats become a REAL[].
 _SAVE_SQL_POSTGRES = """
     INSERT INTO memory_vectors (memory_pk, model, dim, vector)
-    SELECT pk, ?, ?, ? FROM long_term WHERE id = ?
+    SELECT pk, ?, ?, ?::real[] FROM long_term WHERE id = ?
     ON CONFLICT (memory_pk, model) DO UPDATE SET dim = excluded.dim, vector = excluded.vector
 """
 _SCOPE_JOIN = """
@@ -58,9 +60,9 @@ _SCOPE_JOIN = """
     WHERE l.user_id = :user_id AND l.agent_id = :agent_id AND l.status = 'active'
       AND v.model = :model
 """
-_LOAD_SQL = sa.text("SELECT v.memory_pk, v.vector" + _SCOPE_JOIN)
+_LOAD_SQL = "SELECT v.memory_pk, v.vector" + _SCOPE_JOIN
 _SIZE_SQL = sa.text("SELECT count(*), max(v.dim)" + _SCOPE_JOIN)
-_LOAD_CHUNK = 1024  # rows fetched and copied at a time (1.5 MB of 384-dim blobs)
+_LOAD_CHUNK = 1024  # rows fetched and copied at a time (1.5 MB of 384-dim vectors)
 # The log's last (seq, token), and the token now at the seq the cache was built at.
 _LAST_SQL = """
     SELECT seq, token, (SELECT token FROM vector_log WHERE seq = ?)
@@ -101,7 +103,7 @@ def save_vector(conn: sa.Connection, memory_id: str, model: str, vector: np.ndar
     """Store (or replace) the memory's vector for this model, inside the caller's transaction."""
     vector = np.asarray(vector, dtype=np.float32)
     sql = _SAVE_SQL_POSTGRES if is_postgres(conn) else _SAVE_SQL
-    run_sql(conn, sql, (model, vector.shape[0], vector.tobytes(), memory_id))
+    run_sql(conn, sql, (model, vector.shape[0], stored(conn, vector), memory_id))
 
 
 def count_missing(conn: sa.Connection, model: str) -> int:
@@ -172,14 +174,10 @@ def _load(conn: sa.Connection, params: dict[str, str], seq: int, token: bytes | 
     pks = np.empty(count, dtype=np.int64)
     rows = np.empty((count, dim or 0), dtype=np.float32)
     n = 0  # rows filled
-    # yield_per: psycopg would otherwise fetch every row before the first chunk (a
-    # server-side cursor streams them); sqlite3's cursor streams either way.
-    streamed = conn.execute(_LOAD_SQL, params, execution_options={"yield_per": _LOAD_CHUNK})
-    for chunk in streamed.partitions(_LOAD_CHUNK):
-        pks[n : n + len(chunk)] = [pk for pk, _ in chunk]
-        flat = np.frombuffer(b"".join(blob for _, blob in chunk), dtype=np.float32)
-        rows[n : n + len(chunk)] = flat.reshape(len(chunk), -1)
-        n += len(chunk)
+    for chunk_pks, chunk_rows in chunks(conn, _LOAD_SQL, params, _LOAD_CHUNK):
+        pks[n : n + len(chunk_pks)] = chunk_pks
+        rows[n : n + len(chunk_pks)] = chunk_rows
+        n += len(chunk_pks)
     return _Matrix(pks, rows, seq, token)
 
 
@@ -262,10 +260,10 @@ class VectorIndex:
                 (cached.seq, scope.user_id, scope.agent_key, _PATCH_LIMIT + 1, model),
             ).fetchall()
             if len(changed) <= _PATCH_LIMIT:
-                for pk, blob in changed:
+                for pk, vector in changed:
                     cached.drop(pk)
-                    if blob is not None:
-                        cached.add(pk, np.frombuffer(blob, dtype=np.float32))
+                    if vector is not None:
+                        cached.add(pk, decoded(vector))
                 cached.seq, cached.token = seq, token
                 return cached
         params = {"user_id": scope.user_id, "agent_id": scope.agent_key, "model": model}

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import sqlalchemy as sa
@@ -50,3 +51,15 @@ def driver_params(sql: str, params: Any) -> tuple[str, Any]:
     if numbered and isinstance(params, Sequence) and not isinstance(params, Mapping):
         params = {f"p{i}": value for i, value in enumerate(params, start=1)}
     return translated, params
+
+
+@contextmanager
+def driver_errors(conn: sa.Connection, sql: str, params: Any) -> Iterator[None]:
+    """The DBAPI's errors raised in the block wrapped as SQLAlchemy wraps them, for a
+    statement run on the driver's connection (run_sql, a streaming vector read)."""
+    try:
+        yield
+    except conn.dialect.loaded_dbapi.Error as error:
+        raise sa.exc.DBAPIError.instance(
+            sql, params, error, conn.dialect.loaded_dbapi.Error
+        ) from error

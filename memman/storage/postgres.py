@@ -54,6 +54,17 @@ _READ_ONLY_STATES = frozenset({"25006"})  # read_only_sql_transaction (a standby
 _KEY = re.compile(r'"(q(\d+)j)')
 _PHRASE = re.compile(r'"([^"]*)"')
 _SCOPE_OF_KEY = "SELECT user_id, agent_id FROM fts_scopes WHERE id = ?"
+# Whether pgvector is installed in this database, and whether the server offers it.
+_PGVECTOR_SQL = """
+    SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'vector'),
+           EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'vector')
+"""
+# As upkeep's check; a REAL[] counts its values (cardinality: 0 for an empty array).
+_ORPHAN_VECTORS = """
+    SELECT count(*) FROM memory_vectors AS v
+    WHERE NOT EXISTS (SELECT 1 FROM long_term WHERE long_term.pk = v.memory_pk)
+       OR cardinality(v.vector) != v.dim
+"""
 
 
 def _sqlstate(error: Exception) -> str | None:
@@ -158,6 +169,18 @@ class PostgresStore(Store):
             }
         return found
 
+    def vector_storage(self) -> dict[str, str]:
+        """Vectors are REAL[] (p002), searched by the in-process index. Whether the server
+        has pgvector says whether a pgvector search could be used here; memman has none yet
+        (README, PostgreSQL)."""
+        with self.read() as conn:
+            installed, available = conn.exec_driver_sql(_PGVECTOR_SQL).one()
+        found = "installed" if installed else "available" if available else "not available"
+        return {
+            "stored_as": "REAL[]",
+            "pgvector": found if found == "not available" else f"{found}, not used",
+        }
+
     def scrub(self) -> bool:
         """VACUUM the tables a purge deletes from, so the dead rows' space is reclaimed
         for reuse without blocking other sessions. Their bytes stay in the files' free space
@@ -224,6 +247,10 @@ class PostgresStore(Store):
             name: run_sql(conn, f"DELETE FROM {table} WHERE {condition}", params).rowcount
             for name, table, condition, params in deletes
         }
+
+    def orphan_vectors(self, conn: sa.Connection) -> int:
+        """Vectors of no memory, or whose array does not hold dim values."""
+        return conn.exec_driver_sql(_ORPHAN_VECTORS).scalar_one()
 
     def integrity_problems(self, conn: sa.Connection) -> list[str]:
         """None found: PostgreSQL checks pages as it reads them (amcheck is the deep check)."""

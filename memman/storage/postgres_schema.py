@@ -2,14 +2,24 @@
 
 The tables, columns and indexes are SQLite's (memman/storage/migrations.py, as of m023), with the
 dialect's own parts: identity columns for INTEGER PRIMARY KEY, double precision for REAL,
-bytea for the vector blobs, PL/pgSQL triggers for the vector change log, and for the
-full-text index a generated `tsvector` column with a GIN index instead of FTS5.
+float4 arrays (REAL[], p002) for the vectors, PL/pgSQL triggers for the vector change log,
+and for the full-text index a generated `tsvector` column with a GIN index instead of FTS5.
 
-Vectors stay float32 bytes (bytea), as in SQLite, rather than `real[]`: the in-process index
-reads them with one `np.frombuffer` per chunk, where a float array would arrive as a Python
-list of floats per row (100k x 384 objects on a first search), and both backends then share
-every vector statement. pgvector is the extension point: a migration adding a `vector(dim)`
-column filled from the blob and an HNSW index, and a `VectorSearch` that queries it.
+p001 stored vectors as SQLite does, float32 bytes (bytea); p002 turns them into REAL[] in
+place, so the server can read them (check a vector's length, cast it to pgvector's `vector`
+type) while the in-process index reads them as before (memman/storage/vector_format.py).
+
+Why the table shapes are written here again rather than derived, with SQLite's, from one
+description (SQLAlchemy Table metadata): SQLite's schema is the end of a chain of released
+migrations (m001-m023: ALTERs, backfills, FTS5 rebuilds) that must not change, so a shared
+description could not generate it, only repeat its end state, a third copy. p001 is released
+as well, and every later change is a delta written once per backend either way. What would be
+shared is p001's plain CREATE TABLE and CREATE INDEX text (about 130 of its 180 lines); the
+rest is each dialect's own (FTS5 against tsvector, GIN and a text search configuration,
+trigger languages, identity columns, the vector format). The store reflects its tables when it
+opens, so no third copy exists at run time, and tests/test_postgres.py compares the two
+migrated schemas (tables, columns, types, defaults, indexes, unique constraints), so one
+cannot drift from the other unnoticed.
 
 Applied in a write transaction, under the advisory lock every write takes, so two processes
 opening a new database queue instead of both creating the tables; DDL is transactional in
@@ -220,6 +230,69 @@ _P001 = [
 ]
 
 
+# The vectors' float32 bytes (little-endian, as numpy wrote them) as a REAL[], each float
+# rebuilt from its sign, exponent and mantissa; every float32, subnormals, infinities and NaN
+# included, is a double exactly, so the cast back to real is exact. A function of the
+# session (pg_temp), dropped at the end: the schema keeps nothing of it. Slow, all in SQL:
+# 70 s for 100k 384-dim vectors (benchmarks/RESULTS.md, "Session 7: vectors on PostgreSQL").
+_FLOATS_OF_BYTES = r"""
+CREATE FUNCTION pg_temp.memman_floats(b bytea) RETURNS real[] LANGUAGE sql IMMUTABLE STRICT AS $$
+SELECT coalesce(array_agg((CASE
+    WHEN e = 255 AND m = 0 THEN 'Infinity'::float8
+    WHEN e = 255 THEN 'NaN'::float8
+    WHEN e = 0 THEN m * (2::float8 ^ -149)
+    ELSE (8388608 + m) * (2::float8 ^ (e - 150)) END * (1 - 2 * s))::real ORDER BY i), '{}')
+FROM (SELECT i, w >> 31 AS s, (w >> 23) & 255 AS e, w & 8388607 AS m FROM (
+    SELECT i, get_byte(b, 4 * i) + (get_byte(b, 4 * i + 1) << 8)
+        + (get_byte(b, 4 * i + 2) << 16) + (get_byte(b, 4 * i + 3)::bigint << 24) AS w
+    FROM generate_series(0, length(b) / 4 - 1) AS i) AS words) AS parts
+$$"""
+_P002 = [
+    # One table rewrite in the migration's transaction: no row trigger fires (the values do
+    # not change, so the vector change log and every process's cache stay valid), and a crash
+    # leaves the bytea column of p001.
+    _FLOATS_OF_BYTES,
+    "ALTER TABLE memory_vectors ALTER COLUMN vector TYPE REAL[]"
+    " USING pg_temp.memman_floats(vector)",
+    "DROP FUNCTION pg_temp.memman_floats(bytea)",
+]
+
+
+_P003 = [
+    # p001's trigger pruned the log with `seq <= (SELECT max(seq) ...) - 100000` in every
+    # call. PL/pgSQL plans that once, before vector_log has statistics, as a scan of the log:
+    # N vector writes in one transaction on a new database read N^2/2 log rows (5,000 writes:
+    # 12.5M). Now the cutoff is the new row's seq less the rows kept (writes hold WRITE_LOCK,
+    # so that is max(seq)'s), nothing is pruned until the log is that long, and the DELETE is
+    # planned for its value each time (EXECUTE): a range seek on the primary key.
+    """CREATE OR REPLACE FUNCTION memman_vector_log() RETURNS trigger LANGUAGE plpgsql AS $$
+    DECLARE
+      changed BIGINT;
+      cutoff BIGINT;
+    BEGIN
+      IF TG_TABLE_NAME = 'long_term' THEN
+        IF OLD.status = NEW.status
+           OR NOT EXISTS (SELECT 1 FROM memory_vectors WHERE memory_pk = NEW.pk) THEN
+          RETURN NULL;
+        END IF;
+        changed := NEW.pk;
+      ELSIF TG_OP = 'DELETE' THEN
+        changed := OLD.memory_pk;
+      ELSE
+        changed := NEW.memory_pk;
+      END IF;
+      INSERT INTO vector_log (user_id, agent_id, memory_pk, token)
+        SELECT user_id, agent_id, pk, substring(uuid_send(gen_random_uuid()) FROM 1 FOR 8)
+        FROM long_term WHERE pk = changed
+        RETURNING seq - 100000 INTO cutoff;
+      IF cutoff > 0 THEN
+        EXECUTE 'DELETE FROM vector_log WHERE seq <= $1' USING cutoff;
+      END IF;
+      RETURN NULL;
+    END $$""",
+]
+
+
 def _statements(statements: list[str]) -> Callable[[sa.Connection], None]:
     def apply(conn: sa.Connection) -> None:
         for statement in statements:
@@ -231,6 +304,8 @@ def _statements(statements: list[str]) -> Callable[[sa.Connection], None]:
 # Oldest first; never edit one once released, add the next.
 MIGRATIONS: list[tuple[str, Callable[[sa.Connection], None]]] = [
     ("p001_schema", _statements(_P001)),
+    ("p002_vectors_as_float4_arrays", _statements(_P002)),
+    ("p003_vector_log_prune_by_seek", _statements(_P003)),
 ]
 KNOWN = [name for name, _ in MIGRATIONS]
 

@@ -52,6 +52,11 @@ class Storage(Protocol):
         """Bytes on disk and rows per growing table (memman stats); a snapshot, no lock."""
         ...
 
+    def vector_storage(self) -> dict[str, str]:
+        """How vectors are stored ("stored_as"), and on a server which vector extension it
+        offers ("pgvector"), for memman stats; reads the catalog, no lock."""
+        ...
+
     def scrub(self) -> bool:
         """Rewrite the file without free pages and empty the log; takes the write lock.
         False when a reader's older snapshot kept the log."""

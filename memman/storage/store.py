@@ -41,7 +41,7 @@ from memman.models import Event, Memory, PendingFact, Status
 
 # Re-exported: importers from before the value types moved to memman/scope.py keep working.
 from memman.scope import MAX_SCOPE_ID_CHARS, Scope, check_encodable, check_id  # noqa: F401
-from memman.storage.dialect import driver_params, is_postgres
+from memman.storage.dialect import driver_errors, driver_params, is_postgres
 from memman.storage.lifecycle import LifecycleRows
 from memman.storage.messages import MessageRows
 from memman.storage.migrations import migrations
@@ -85,12 +85,8 @@ def run_sql(conn: sa.Connection, sql: str, params: Any = ()) -> Any:
     """
     if is_postgres(conn):
         sql, params = driver_params(sql, params)
-    try:
+    with driver_errors(conn, sql, params):
         return conn.connection.driver_connection.execute(sql, params)
-    except conn.dialect.loaded_dbapi.Error as error:
-        raise sa.exc.DBAPIError.instance(
-            sql, params, error, conn.dialect.loaded_dbapi.Error
-        ) from error
 
 
 def new_memory_id() -> str:
@@ -310,6 +306,10 @@ class Store(LifecycleRows, MessageRows, UpkeepRows):
                 for table in GROWING_TABLES
             }
         return found
+
+    def vector_storage(self) -> dict[str, str]:
+        """Vectors are float32 bytes; sqlite-vec, if chosen, is a connection's (vector_search)."""
+        return {"stored_as": "float32 BLOB"}
 
     def scrub(self) -> bool:
         """Rewrite the file without free pages and empty the WAL (after a hard purge).
