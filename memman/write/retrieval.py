@@ -79,11 +79,11 @@ RAREST_ROWS = 16 * COMMON_TERM_ROWS
 _SCOPE_SQL = """
     SELECT id, (SELECT count(*) FROM (
         SELECT 1 FROM long_term WHERE user_id = :user_id AND agent_id = :agent_id LIMIT :rows
-    )) FROM fts_scopes WHERE user_id = :user_id AND agent_id = :agent_id
+    ) AS scope_rows) FROM fts_scopes WHERE user_id = :user_id AND agent_id = :agent_id
     """
 _TERM_ROWS_SQL = (
     "SELECT count(*) FROM (SELECT 1 FROM long_term_fts WHERE long_term_fts MATCH :phrase"
-    " LIMIT :rows)"
+    " LIMIT :rows) AS term_rows"
 )
 _PHRASE = re.compile(r'"((?:[^"]|"")*)"')
 
