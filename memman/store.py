@@ -37,6 +37,7 @@ from memman.errors import (
     StoreFullError,
     StoreReadOnlyError,
 )
+from memman.memo import recall
 from memman.migrations import migrations
 from memman.models import Event, Memory, PendingFact, Status
 
@@ -404,8 +405,12 @@ class Store(LifecycleRows, MessageRows, UpkeepRows):
         return self._memory(row._mapping)
 
     def _memory_from_values(self, values: tuple) -> Memory:
-        """A memory from a run_sql row of the columns in self._memory_columns."""
-        return self._memory(dict(zip(self._memory_columns, values, strict=True)))
+        """A memory from a run_sql row of the columns in self._memory_columns (built once per
+        row in a batch: the same memories are read for fact after fact, see memman/memo.py)."""
+        return recall(
+            (Memory, *values),
+            lambda: self._memory(dict(zip(self._memory_columns, values, strict=True))),
+        )
 
     @staticmethod
     def _memory(m: Any) -> Memory:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, Field, field_validator
 
+from memman.memo import memoized
 from memman.text import NEGATIONS, STOPWORDS, content_tokens, normalize, verb_stem, words
 
 USER = "user"
@@ -356,6 +357,7 @@ _FAVORITE_AFTER = re.compile(r"^(?P<v>.+) am my (?:favorite|favourite) (?P<thing
 _DISLIKE = ("dislike ", "hate ", "can not stand ")
 
 
+@memoized
 def about(text: str) -> Topic | None:
     """The topic of a fact, or None when the extractor does not recognise it."""
     spoken = _first_person(_without_openers(words(text)))

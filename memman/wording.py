@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import unicodedata
 
+from memman.memo import memoized
 from memman.text import (
     _NUMBER_WORDS,
     _WORD,
@@ -48,12 +49,14 @@ _CONTRACTIONS = {
 }  # fmt: skip
 
 
+@memoized
 def wording(text: str) -> tuple[str, ...]:
     """The words of a fact in order, without case, punctuation, articles and fillers."""
     return tuple(w for _, w in _worded(text))
 
 
-def _worded(text: str) -> list[tuple[int, str]]:
+@memoized
+def _worded(text: str) -> tuple[tuple[int, str], ...]:
     """wording's words with their positions in words(text)."""
     kept: list[tuple[int, str]] = []
     negated = False
@@ -61,7 +64,7 @@ def _worded(text: str) -> list[tuple[int, str]]:
         negated = negated or w in NEGATIONS
         if w not in FILLER and (negated or w not in INTENSIFIERS):
             kept.append((position, w))
-    return kept
+    return tuple(kept)
 
 
 def extends(longer: str, shorter: str) -> bool:
@@ -76,15 +79,15 @@ def extends(longer: str, shorter: str) -> bool:
     another thing: "has a dog allergy" is not "has a dog" (_opens_compound), "My brother likes
     jazz" is not "likes jazz" (_names_another).
     """
-    old = wording(shorter)
-    kept = _worded(longer)
-    new = tuple(w for _, w in kept)
+    old, new = wording(shorter), wording(longer)
     if not (
         0 < len(old) < len(new)
+        and old[0] in new  # cheap first: most pairs a write compares share no run
         and negations(shorter) == negations(longer)
         and numbers(shorter) <= numbers(longer)
     ):
         return False
+    kept = _worded(longer)
     written = _cased_words(longer)
     # A fact without a subject opens with its verb ("Likes jazz", "Is vegan"): a word before
     # it names someone else ("My brother likes jazz"). Before a noun ("A white dog is chasing
@@ -159,6 +162,7 @@ def _names_another(word: str) -> bool:
     return _role_free(word) and not word.casefold().endswith("ly")
 
 
+@memoized
 def affirmed(text: str) -> tuple[str, ...]:
     """The words without negation, fillers or intensifiers, stemmed: what is or is not so.
 
