@@ -7,8 +7,9 @@ fact (persona facts share "like", "love", "dog"), and the facts written early ar
 memories read later, so without a memo a batch spent about 1 ms of Python per fact redoing
 that work (RESULTS.md, Session 7: bulk ingest, Python per fact).
 
-The memo is opened for one batch (`batch_memo`: update_many, ingest, a promotion) and dropped
-with it, and it never holds more than MEMO_ENTRIES results (it starts empty again when full):
+The memo is opened for one batch (`batch_memo`: update_many, ingest, a promotion, and
+update_memory as a batch of one: deciding a single fact reads each text about ten times)
+and dropped with it, and it never holds more than MEMO_ENTRIES results (it starts empty again when full):
 not a process-wide lru_cache that grows with every text a long-running service has seen.
 Outside a batch the memoised functions compute as before. It is reached through a ContextVar
 rather than passed as an argument because the functions it serves are pure functions of

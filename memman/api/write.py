@@ -61,18 +61,19 @@ class WriteCalls(Parts):
         Never drops the fact: if the decider fails the result is PENDING and the fact waits in
         `pending()` for `retry_pending()`.
         """
-        candidate = self._candidate(
-            fact,
-            Scope(user_id, agent_id),
-            source,
-            metadata,
-            category,
-            importance,
-            observed_at=observed_at,
-            subject=subject,
-            attribute=attribute,
-        )
-        return self._writes.process(candidate)
+        with batch_memo():  # a batch of one: the fact's and its memories' texts are read often
+            candidate = self._candidate(
+                fact,
+                Scope(user_id, agent_id),
+                source,
+                metadata,
+                category,
+                importance,
+                observed_at=observed_at,
+                subject=subject,
+                attribute=attribute,
+            )
+            return self._writes.process(candidate)
 
     def update_many(
         self,
