@@ -9,15 +9,16 @@ that work (RESULTS.md, Session 7: bulk ingest, Python per fact).
 
 The memo is opened for one batch (`batch_memo`: update_many, ingest, a promotion, and
 update_memory as a batch of one: deciding a single fact reads each text about ten times)
-and dropped with it, and it never holds more than MEMO_ENTRIES results (it starts empty again when full):
-not a process-wide lru_cache that grows with every text a long-running service has seen.
-Outside a batch the memoised functions compute as before. It is reached through a ContextVar
-rather than passed as an argument because the functions it serves are pure functions of
-text, deep under the router, the topic rules and the Decider protocol; each thread or task
-sees only its own memo. Only pure functions of their arguments may be memoised, and their
-results must be immutable, since one result is handed to every caller in the batch. Pairs
-(extends, negates of two texts) are not memoised: a batch almost never compares the same two
-texts twice.
+and dropped with it, and it never holds more than MEMO_ENTRIES results (it starts empty
+again when full): not a process-wide lru_cache that grows with every text a long-running
+service has seen. Outside a batch the memoised functions compute as before.
+
+It is reached through a ContextVar rather than passed as an argument because the functions
+it serves are pure functions of text, deep under the router, the topic rules and the
+Decider protocol; each thread or task sees only its own memo. Only pure functions of their
+arguments may be memoised, and their results must be immutable, since one result is handed
+to every caller in the batch. Pairs (extends, negates of two texts) are not memoised: a
+batch almost never compares the same two texts twice.
 """
 
 from __future__ import annotations
