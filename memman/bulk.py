@@ -33,7 +33,6 @@ from memman.text import normalize, written_words
 Also = Callable[[sa.Connection], None] | None
 
 
-@memoized
 def _fts_words(text: str) -> frozenset[str]:
     """The words FTS5's unicode61 tokenizer indexes for a text, folded as it folds them
     (case and diacritics), split at anything but letters and digits."""

@@ -55,7 +55,6 @@ _NUMBER_WORDS = {
 }  # fmt: skip
 
 
-@memoized
 def normalize(text: str) -> str:
     """The canonical form used for the content hash.
 
@@ -73,12 +72,7 @@ def content_hash(text: str) -> str:
 
 def written_words(text: str) -> list[str]:
     """All words of the normalised text, apostrophes kept ("o'neill", "macy’s"), in order."""
-    return list(_written_words(text))
-
-
-@memoized
-def _written_words(text: str) -> tuple[str, ...]:
-    return tuple(_WORD.findall(normalize(text)))
+    return _WORD.findall(normalize(text))
 
 
 def words(text: str) -> list[str]:
@@ -88,7 +82,7 @@ def words(text: str) -> list[str]:
 
 @memoized
 def _words(text: str) -> tuple[str, ...]:
-    return tuple(w.replace("'", "").replace("’", "") for w in _written_words(text))
+    return tuple(w.replace("'", "").replace("’", "") for w in written_words(text))
 
 
 def _stem(word: str) -> str:
