@@ -32,10 +32,11 @@ from typing import Any, ParamSpec, TypeVar
 P = ParamSpec("P")
 R = TypeVar("R")
 
-# About 30 results per fact written (its texts' and the retrieved rows'): some 1,700 facts
-# before the memo starts over, and at most ~35 MB (peak RSS of an update_many of 5,000 MSC
-# facts: +4 MB before the memo, +35 MB with it; 100,000 entries cost ~75 MB for 9 % less CPU).
-MEMO_ENTRIES = 50_000
+# About 10 results per fact written (its texts' and the retrieved rows'): some 3,000 facts
+# before the memo starts over, and ~25-35 MB (peak RSS of an update_many of 5,000 / 20,000
+# MSC facts: +4 / +30 MB before the memo, +27 / +65 MB with it). 50,000 results held
+# ~55 MB for 1-2 % less CPU (RESULTS.md, Session 7).
+MEMO_ENTRIES = 30_000
 
 
 class _Memo(dict[Hashable, Any]):
