@@ -17,6 +17,9 @@ an empty store (raw copy) and into a store holding one memory (merging: decided 
 says whether the stores (contents, statuses, event kinds per memory) and decisions are equal.
 --profile prints cProfile's top functions (by own time) of one round of this tree, and CPU per
 SQL statement (the write path's run_sql statements; executemany is not among them).
+--split says, without cProfile (whose overhead falls on Python, not on SQLite), how each
+tree's CPU per fact divides: the run_sql statements (their execute; rows fetched later count
+as the rest), the executemany inserts, and the rest (Python, rows fetched), median of rounds.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ import json
 import os
 import pstats
 import shutil
+import statistics
 import sys
 import tempfile
 import time
@@ -53,34 +57,59 @@ def _texts(fill: int, facts: int) -> dict:
 
 
 def _count_statements() -> dict[str, list[float]]:
-    """Wrap run_sql (where the write path's per-fact statements go) to sum CPU per statement."""
+    """Wrap run_sql (where the write path's per-fact statements go) to sum CPU per statement,
+    and the executemany inserts under the key "executemany"."""
     import memman.semantic.vectors
     import memman.storage.store
     import memman.write.retrieval
 
     spent: dict[str, list[float]] = {}
-    original = memman.storage.store.run_sql
+    original, insert_many = memman.storage.store.run_sql, memman.storage.store._insert_many
+
+    def add(key: str, cpu: float) -> None:
+        entry = spent.setdefault(key, [0, 0.0])
+        entry[0] += 1
+        entry[1] += time.process_time() - cpu
 
     def counted(conn, sql, params=()):
         cpu = time.process_time()
         try:
             return original(conn, sql, params)
         finally:
-            entry = spent.setdefault(" ".join(sql.split()), [0, 0.0])
-            entry[0] += 1
-            entry[1] += time.process_time() - cpu
+            add(" ".join(sql.split()), cpu)
+
+    def inserted(*args):
+        cpu = time.process_time()
+        try:
+            return insert_many(*args)
+        finally:
+            add("executemany", cpu)
 
     for module in (memman.storage.store, memman.write.retrieval, memman.semantic.vectors):
         module.run_sql = counted
+    memman.storage.store._insert_many = inserted
     return spent
 
 
-def _measure(base: str, batch: list[str], rounds: int, chunk: int | None, profile: bool) -> dict:
+def _split(spent: dict[str, list[float]], cpu_ms: float, facts: int) -> dict[str, float]:
+    """CPU ms per fact: run_sql statements, executemany, the rest (Python)."""
+    many = spent.get("executemany", [0, 0.0])[1] * 1000
+    statements = sum(cpu for key, (_, cpu) in spent.items() if key != "executemany") * 1000
+    return {
+        "statements": statements / facts,
+        "executemany": many / facts,
+        "rest": (cpu_ms - statements - many) / facts,
+    }
+
+
+def _measure(
+    base: str, batch: list[str], rounds: int, chunk: int | None, profile: bool, split: bool
+) -> dict:
     from memman import MemoryManager
     from memman.config import load_settings
 
-    samples, ops = [], {}
-    spent = _count_statements() if profile else {}
+    samples, ops, splits = [], {}, []
+    spent = _count_statements() if profile or split else {}
     for round_ in range(rounds):
         path = f"{base}.round{round_}"
         shutil.copy(base, path)
@@ -102,7 +131,10 @@ def _measure(base: str, batch: list[str], rounds: int, chunk: int | None, profil
                     per_fact = cpu * 1000 / len(batch)
                     print(f"{n:7d} calls {per_fact:6.3f} ms/fact  {sql[-110:]}", file=sys.stderr)
             else:
+                spent.clear()
                 samples.append(timed(run))
+                if split:
+                    splits.append(_split(spent, samples[-1][0], len(batch)))
             ops = {}
             for result in results:
                 ops[result.op.value] = ops.get(result.op.value, 0) + 1
@@ -110,6 +142,7 @@ def _measure(base: str, batch: list[str], rounds: int, chunk: int | None, profil
         os.remove(path)
     times = medians(samples)
     return {
+        "split": {k: statistics.median(s[k] for s in splits) for k in splits[0]} if splits else {},
         "ms": times,
         "facts_per_s": {k: len(batch) / (v / 1000) for k, v in times.items()},
         "ops": ops,
@@ -175,6 +208,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--chunk", type=int, help="update_many chunk_size (default: setting)")
     parser.add_argument("--profile", action="store_true", help="cProfile one round (new)")
+    parser.add_argument("--split", action="store_true", help="CPU: statements vs the rest")
     parser.add_argument("--compare", action="store_true", help="bulk vs one at a time (new)")
     parser.add_argument("--imports", type=int, help="time import_jsonl of this many memories")
     parser.add_argument(
@@ -193,7 +227,9 @@ def main() -> None:
         elif args.child == "imports":
             print(json.dumps(_imports(args.db, args.imports)))
         else:
-            result = _measure(args.db, texts["batch"], args.rounds, args.chunk, args.profile)
+            result = _measure(
+                args.db, texts["batch"], args.rounds, args.chunk, args.profile, args.split
+            )
             print(json.dumps(result))
         return
     trees = {"old": args.old, "new": args.new} if args.old else {"new": args.new}
@@ -213,6 +249,7 @@ def main() -> None:
             child += ["--rounds", str(args.rounds)]
             child += ["--chunk", str(args.chunk)] if args.chunk else []
             child += ["--profile"] if args.profile and name == "new" else []
+            child += ["--split"] if args.split else []
             results[name] = _child(tree, child)
             print(json.dumps({name: results[name]}), file=sys.stderr, flush=True)
             if args.imports:
@@ -229,6 +266,14 @@ def main() -> None:
             f"| {name} | {r['ms']['cpu'] / 1000:.2f} | {r['ms']['wall'] / 1000:.2f}"
             f" | {r['facts_per_s']['cpu']:,.0f} | {r['facts_per_s']['wall']:,.0f} | {ops} |"
         )
+    if args.split:
+        print("\n| code | statements ms/fact | executemany ms/fact | rest (Python) ms/fact |")
+        print("|---|---:|---:|---:|")
+        for name, r in results.items():
+            parts = " | ".join(
+                f"{r['split'][k]:.3f}" for k in ("statements", "executemany", "rest")
+            )
+            print(f"| {name} | {parts} |")
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ from typing import Any
 from memman.api.arguments import all_or_scope, check_count
 from memman.api.parts import Parts
 from memman.errors import InvalidInputError, LeaseLostError
+from memman.memo import batch_memo
 from memman.models import PendingFact, UpdateResult
 from memman.scope import Scope
 from memman.write.candidate import Candidate
@@ -60,18 +61,19 @@ class WriteCalls(Parts):
         Never drops the fact: if the decider fails the result is PENDING and the fact waits in
         `pending()` for `retry_pending()`.
         """
-        candidate = self._candidate(
-            fact,
-            Scope(user_id, agent_id),
-            source,
-            metadata,
-            category,
-            importance,
-            observed_at=observed_at,
-            subject=subject,
-            attribute=attribute,
-        )
-        return self._writes.process(candidate)
+        with batch_memo():  # a batch of one: the fact's and its memories' texts are read often
+            candidate = self._candidate(
+                fact,
+                Scope(user_id, agent_id),
+                source,
+                metadata,
+                category,
+                importance,
+                observed_at=observed_at,
+                subject=subject,
+                attribute=attribute,
+            )
+            return self._writes.process(candidate)
 
     def update_many(
         self,
@@ -98,16 +100,24 @@ class WriteCalls(Parts):
         """
         scope = Scope(user_id, agent_id)
         candidates = []
-        for index, fact in enumerate(facts):
-            try:
-                candidates.append(
-                    self._candidate(
-                        fact, scope, source, metadata, category, importance, observed_at=observed_at
+        with batch_memo():  # a fact's topic, read here, is read again when it is a memory
+            for index, fact in enumerate(facts):
+                try:
+                    candidates.append(
+                        self._candidate(
+                            fact,
+                            scope,
+                            source,
+                            metadata,
+                            category,
+                            importance,
+                            observed_at=observed_at,
+                        )
                     )
-                )
-            except InvalidInputError as error:
-                raise InvalidInputError(f"fact #{index}: {error}") from error
-        return self._writes.batch(scope, candidates, chunk_size or self.settings.batch_chunk_size)
+                except InvalidInputError as error:
+                    raise InvalidInputError(f"fact #{index}: {error}") from error
+            size = chunk_size or self.settings.batch_chunk_size
+            return self._writes.batch(scope, candidates, size)
 
     def ingest(
         self,
@@ -139,17 +149,18 @@ class WriteCalls(Parts):
                     results[index] = result
                 run.clear()
 
-        for index, record in enumerate(records):
-            results.append(None)
-            try:
-                candidate = self._record_candidate(record, user_id, agent_id, source)
-            except InvalidInputError as error:
-                results[index] = error
-                continue
-            if run and (run[0][1].scope != candidate.scope or len(run) >= size):
-                write_run()
-            run.append((index, candidate))
-        write_run()
+        with batch_memo():  # see update_many
+            for index, record in enumerate(records):
+                results.append(None)
+                try:
+                    candidate = self._record_candidate(record, user_id, agent_id, source)
+                except InvalidInputError as error:
+                    results[index] = error
+                    continue
+                if run and (run[0][1].scope != candidate.scope or len(run) >= size):
+                    write_run()
+                run.append((index, candidate))
+            write_run()
         return [result for result in results if result is not None]
 
     def _record_candidate(

@@ -12,6 +12,8 @@ import itertools
 import re
 import unicodedata
 
+from memman.memo import memoized
+
 _WHITESPACE = re.compile(r"\s+")
 _TRAILING_PUNCT = re.compile(r"[\s\.\!\?\,\;\:…。！？、]+$")
 # A word is a run of letters/digits, apostrophes inside it kept as written ("o'neill"). words()
@@ -75,7 +77,12 @@ def written_words(text: str) -> list[str]:
 
 def words(text: str) -> list[str]:
     """All words of the normalised text, apostrophes removed, in order."""
-    return [w.replace("'", "").replace("’", "") for w in written_words(text)]
+    return list(_words(text))
+
+
+@memoized
+def _words(text: str) -> tuple[str, ...]:
+    return tuple(w.replace("'", "").replace("’", "") for w in written_words(text))
 
 
 def _stem(word: str) -> str:
@@ -86,9 +93,10 @@ def _stem(word: str) -> str:
     return word
 
 
+@memoized
 def content_tokens(text: str) -> frozenset[str]:
     """Stemmed words minus stopwords and negations: what a fact is about."""
-    return frozenset(_stem(w) for w in words(text) if w not in STOPWORDS and w not in NEGATIONS)
+    return frozenset(_stem(w) for w in _words(text) if w not in STOPWORDS and w not in NEGATIONS)
 
 
 def token_spellings(text: str) -> set[tuple[str, str]]:
@@ -111,14 +119,16 @@ def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     return len(a & b) / len(a | b)
 
 
+@memoized
 def negations(text: str) -> frozenset[str]:
-    return frozenset(w for w in words(text) if w in NEGATIONS)
+    return frozenset(w for w in _words(text) if w in NEGATIONS)
 
 
+@memoized
 def numbers(text: str) -> frozenset[str]:
     """Numbers written with digits or as common words, normalised ("1,000" == "1000")."""
     found = {n.replace(",", "") for n in _NUMBER.findall(normalize(text))}
-    found.update(_NUMBER_WORDS[w] for w in words(text) if w in _NUMBER_WORDS)
+    found.update(_NUMBER_WORDS[w] for w in _words(text) if w in _NUMBER_WORDS)
     return frozenset(found)
 
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pydantic import BaseModel, Field, field_validator
 
 from memman.language.text import NEGATIONS, STOPWORDS, content_tokens, normalize, verb_stem, words
+from memman.memo import memoized
 
 USER = "user"
 
@@ -367,6 +368,7 @@ _FAVORITE_AFTER = re.compile(r"^(?P<v>.+) am my (?:favorite|favourite) (?P<thing
 _DISLIKE = ("dislike ", "hate ", "can not stand ")
 
 
+@memoized
 def about(text: str) -> Topic | None:
     """The topic of a fact, or None when the extractor does not recognise it."""
     spoken = _first_person(_without_openers(words(text)))

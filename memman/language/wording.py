@@ -24,6 +24,7 @@ from memman.language.text import (
     verb_stem,
     words,
 )
+from memman.memo import memoized
 
 # Words whose presence never changes what a fact says: articles and fillers an import or a
 # re-phrasing adds ("Also, I really like the ..."). All are STOPWORDS, so two facts with the
@@ -51,12 +52,14 @@ _CONTRACTIONS = {
 }  # fmt: skip
 
 
+@memoized
 def wording(text: str) -> tuple[str, ...]:
     """The words of a fact in order, without case, punctuation, articles and fillers."""
     return tuple(w for _, w in _worded(text))
 
 
-def _worded(text: str) -> list[tuple[int, str]]:
+@memoized
+def _worded(text: str) -> tuple[tuple[int, str], ...]:
     """wording's words with their positions in words(text)."""
     kept: list[tuple[int, str]] = []
     negated = False
@@ -64,7 +67,7 @@ def _worded(text: str) -> list[tuple[int, str]]:
         negated = negated or w in NEGATIONS
         if w not in FILLER and (negated or w not in INTENSIFIERS):
             kept.append((position, w))
-    return kept
+    return tuple(kept)
 
 
 def extends(longer: str, shorter: str) -> bool:
@@ -79,15 +82,19 @@ def extends(longer: str, shorter: str) -> bool:
     another thing: "has a dog allergy" is not "has a dog" (_opens_compound), "My brother likes
     jazz" is not "likes jazz" (_names_another).
     """
-    old = wording(shorter)
-    kept = _worded(longer)
-    new = tuple(w for _, w in kept)
+    # Cheap first, from what retrieval has derived already: every content word of the
+    # shorter is in its wording (fillers and intensifiers are stopwords), so in the longer.
+    if not content_tokens(shorter) <= content_tokens(longer):
+        return False
+    old, new = wording(shorter), wording(longer)
     if not (
         0 < len(old) < len(new)
+        and old[0] in new
         and negations(shorter) == negations(longer)
         and numbers(shorter) <= numbers(longer)
     ):
         return False
+    kept = _worded(longer)
     written = _cased_words(longer)
     # A fact without a subject opens with its verb ("Likes jazz", "Is vegan"): a word before
     # it names someone else ("My brother likes jazz"). Before a noun ("A white dog is chasing
@@ -187,6 +194,7 @@ def _names_another(word: str) -> bool:
     return _role_free(word) and not word.casefold().endswith("ly")
 
 
+@memoized
 def affirmed(text: str) -> tuple[str, ...]:
     """The words without negation, fillers or intensifiers, stemmed: what is or is not so.
 

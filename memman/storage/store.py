@@ -37,6 +37,7 @@ from memman.errors import (
     StoreReadOnlyError,
 )
 from memman.language.text import content_hash
+from memman.memo import recall
 from memman.models import Event, Memory, PendingFact, Status
 
 # Re-exported: importers from before the value types moved to memman/scope.py keep working.
@@ -407,8 +408,12 @@ class Store(LifecycleRows, MessageRows, UpkeepRows):
         return self._memory(row._mapping)
 
     def _memory_from_values(self, values: tuple) -> Memory:
-        """A memory from a run_sql row of the columns in self._memory_columns."""
-        return self._memory(dict(zip(self._memory_columns, values, strict=True)))
+        """A memory from a run_sql row of the columns in self._memory_columns (built once per
+        row in a batch: the same memories are read for fact after fact, see memman/memo.py)."""
+        return recall(
+            (Memory, *values),
+            lambda: self._memory(dict(zip(self._memory_columns, values, strict=True))),
+        )
 
     @staticmethod
     def _memory(m: Any) -> Memory:

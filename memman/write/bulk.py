@@ -21,6 +21,7 @@ from collections.abc import Callable
 import sqlalchemy as sa
 
 from memman.language.text import normalize, written_words
+from memman.memo import memoized
 from memman.models import UpdateResult
 from memman.storage.store import Store
 from memman.write.apply import Addition, write_additions
@@ -32,23 +33,28 @@ from memman.write.retrieval import fts_query
 Also = Callable[[sa.Connection], None] | None
 
 
-def _fts_words(text: str) -> set[str]:
+def _fts_words(text: str) -> frozenset[str]:
     """The words FTS5's unicode61 tokenizer indexes for a text, folded as it folds them
     (case and diacritics), split at anything but letters and digits."""
     folded = unicodedata.normalize("NFKD", text.casefold())
     plain = "".join(ch for ch in folded if not unicodedata.combining(ch))
-    return {part for word in written_words(plain) for part in _split(word)}
+    return frozenset(part for word in written_words(plain) for part in _split(word))
 
 
 def _split(word: str) -> list[str]:
     return "".join(ch if ch.isalnum() else " " for ch in word).split()
 
 
-def query_words(candidate: Candidate) -> set[str]:
+def query_words(candidate: Candidate) -> frozenset[str]:
     """Every word the candidate's FTS query can match (an over-estimate: whole phrases)."""
-    query = fts_query(candidate.content)
+    return _query_words(candidate.content)
+
+
+@memoized
+def _query_words(text: str) -> frozenset[str]:
+    query = fts_query(text)
     if query is None:
-        return set()
+        return frozenset()
     return _fts_words(query.replace(" OR ", " "))
 
 

@@ -17,6 +17,7 @@ import sqlalchemy as sa
 from memman.config import Settings
 from memman.errors import EmbeddingError
 from memman.language.text import content_hash, content_tokens
+from memman.memo import batch_memo
 from memman.models import Op, UpdateResult
 from memman.semantic.embed import Embedder, Lookahead, cosine_thresholds
 from memman.storage.store import Scope, Store
@@ -59,8 +60,12 @@ class ChunkWalk:
         done: dict[int, UpdateResult] = {}
         waiting = list(range(len(candidates)))  # in order; a fact waiting on another stays
         known = self._known_hashes(scope, candidates)
-        # The next chunk is embedded (outside any transaction) while this one is written.
-        with Lookahead(lambda batch: self._embed_new(batch, known), candidates, size) as ahead:
+        # The next chunk is embedded (outside any transaction) while this one is written; what
+        # the batch derives from a text (its words, its topic, ...) is derived once (memo.py).
+        with (
+            batch_memo(),
+            Lookahead(lambda batch: self._embed_new(batch, known), candidates, size) as ahead,
+        ):
             while waiting:
                 window = waiting[:size]
                 embedded = ahead.take(window[0], window[-1] + 1)
