@@ -42,6 +42,7 @@ from memman.models import Event, Memory, PendingFact, Status
 
 # Re-exported: importers from before the value types moved to memman/scope.py keep working.
 from memman.scope import MAX_SCOPE_ID_CHARS, Scope, check_encodable, check_id  # noqa: F401
+from memman.storage.changes import ChangeRows
 from memman.storage.dialect import driver_params, is_postgres
 from memman.storage.lifecycle import LifecycleRows
 from memman.storage.messages import MessageRows
@@ -131,7 +132,7 @@ def _sqlite_url(path: str, read_only: bool) -> str:
     return f"sqlite:///{uri}{'&' if '?' in uri else '?'}uri=true"
 
 
-class Store(LifecycleRows, MessageRows, UpkeepRows):
+class Store(ChangeRows, LifecycleRows, MessageRows, UpkeepRows):
     """One SQLite file (or ":memory:") with memman's schema, migrated on open.
 
     The lifecycle stages' statements are in memman/storage/ (mixins), so those stages write
