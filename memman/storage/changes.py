@@ -1,25 +1,19 @@
-"""A change set (a memory's row change with its audit event) and `Storage.apply`, which
-writes change sets, the one call through which memories and events are written.
+"""A change set: a memory's row changes with the audit event that records them, the unit
+`Storage.apply` writes (Store.apply, the one call through which memories and events are
+written; the apply layer, memman/write/commit.py, is its one caller).
 
 Each kind of row change is a small value naming what changes; the store's lower-level row
 writers (insert_memories, change_content, set_status, ...) and its event writers run only
-here, for the apply layer (memman/write/commit.py), so a row change cannot be written without
-the event it came with (tests/test_one_door.py keeps every other module off them).
+inside storage, so a row change cannot be written without the event it came with
+(tests/test_one_door.py keeps every other module off them).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
-
-import sqlalchemy as sa
+from typing import Any
 
 from memman.models import Memory, Status
-from memman.scope import Scope
-
-if TYPE_CHECKING:
-    from memman.storage.store import Store
 
 
 @dataclass(frozen=True)
@@ -101,73 +95,8 @@ class ChangeSet:
     event: dict[str, Any]
     rows: tuple[RowChange, ...] = field(default=())
 
-
-def _batched(change: ChangeSet) -> bool:
-    """An ADD: one new row and a never-folded event, written with its neighbours' in one
-    executemany each (a chunk of ADDs costs two statements, not two per fact)."""
-    return len(change.rows) == 1 and isinstance(change.rows[0], NewMemory)
-
-
-class ChangeRows:
-    """Storage.apply for Store (and PostgresStore, which inherits it)."""
-
-    def apply(
-        self: Store, conn: sa.Connection, scope: Scope, changes: Sequence[ChangeSet]
-    ) -> list[int]:
-        ids: list[int] = []
-        run: list[ChangeSet] = []  # consecutive ADDs with the same event columns
-        for change in changes:
-            if run and not (_batched(change) and run[0].event.keys() == change.event.keys()):
-                ids += _write_adds(self, conn, scope, run)
-                run = []
-            if _batched(change):
-                run.append(change)
-                continue
-            for row in change.rows:
-                _write_row(self, conn, scope, row)
-            ids.append(self.insert_event(conn, scope, **change.event))
-        return ids + _write_adds(self, conn, scope, run)
-
-
-def _write_adds(
-    store: Store, conn: sa.Connection, scope: Scope, run: list[ChangeSet]
-) -> list[int]:
-    """The ADDs' rows with one executemany, then their events with another."""
-    if not run:
-        return []
-    rows = [change.rows[0] for change in run]
-    store.insert_memories(conn, scope, [row.row for row in rows if isinstance(row, NewMemory)])
-    return store.insert_events(conn, scope, [change.event for change in run])
-
-
-def _write_row(store: Store, conn: sa.Connection, scope: Scope, row: RowChange) -> None:
-    match row:
-        case NewMemory():
-            store.insert_memories(conn, scope, [row.row])
-        case NewText():
-            store.change_content(
-                conn,
-                row.memory,
-                content=row.content,
-                content_hash=row.content_hash,
-                now=row.now,
-                source=row.source,
-                subject=row.subject,
-                attribute=row.attribute,
-                observed_at=row.observed_at,
-            )
-        case NewStatus():
-            store.set_status(conn, row.memory_id, row.status, row.now)
-        case Reinforced():
-            store.reinforce(conn, row.memory, now=row.now, source=row.source)
-        case NewSalience():
-            values = {"category": row.category, "importance": row.importance}
-            kept = {name: value for name, value in values.items() if value is not None}
-            lt = store.long_term
-            conn.execute(lt.update().where(lt.c.id == row.memory_id).values(**kept))
-        case NewConfidence():
-            store.set_confidence(
-                conn, scope, row.memory_id, row.confidence, now=row.now, archive=row.archive
-            )
-        case Superseded():
-            store.supersede(conn, scope, row.memory_id, metadata=row.metadata, now=row.now)
+    @property
+    def is_addition(self) -> bool:
+        """An ADD: one new row and an event that is never folded, so neighbouring ADDs are
+        written with one executemany each (a chunk costs two statements, not two per fact)."""
+        return len(self.rows) == 1 and isinstance(self.rows[0], NewMemory)
