@@ -47,7 +47,7 @@ def record_event(store: Store, conn: sa.Connection, scope: Scope, **event: Any) 
     return event_id
 
 
-def note_recalled(
+def reinforce_recalled(
     store: Store, conn: sa.Connection, scope: Scope, memory_ids: list[str], now: str
 ) -> None:
     """Recall's reinforcement: access_count + 1 and last_accessed_at for the hits. Usage
