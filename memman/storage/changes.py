@@ -96,7 +96,9 @@ class ChangeSet:
     rows: tuple[RowChange, ...] = field(default=())
 
     @property
-    def is_addition(self) -> bool:
-        """An ADD: one new row and an event that is never folded, so neighbouring ADDs are
-        written with one executemany each (a chunk costs two statements, not two per fact)."""
-        return len(self.rows) == 1 and isinstance(self.rows[0], NewMemory)
+    def batched(self) -> bool:
+        """New rows at most, and an event that is never folded (not a NOOP): written with
+        its like neighbours in one executemany for the rows and one for the events, so a
+        chunk of ADDs (or an import's events) costs two statements, not two per change."""
+        new_rows = all(isinstance(row, NewMemory) for row in self.rows)
+        return new_rows and self.event.get("op") != "NOOP"

@@ -728,12 +728,12 @@ class Store(LifecycleRows, MessageRows, UpkeepRows):
     def apply(self, conn: sa.Connection, scope: Scope, changes: Sequence[ChangeSet]) -> list[int]:
         """Write change sets in order, each its rows then its event; the event ids."""
         ids: list[int] = []
-        adds: list[ChangeSet] = []  # consecutive ADDs with the same event columns
+        adds: list[ChangeSet] = []  # consecutive batched ones with the same event columns
         for change in changes:
-            if adds and not (change.is_addition and adds[0].event.keys() == change.event.keys()):
+            if adds and not (change.batched and adds[0].event.keys() == change.event.keys()):
                 ids += self._write_additions(conn, scope, adds)
                 adds = []
-            if change.is_addition:
+            if change.batched:
                 adds.append(change)
                 continue
             for row in change.rows:
@@ -744,7 +744,7 @@ class Store(LifecycleRows, MessageRows, UpkeepRows):
     def _write_additions(
         self, conn: sa.Connection, scope: Scope, adds: list[ChangeSet]
     ) -> list[int]:
-        """The ADDs' rows with one executemany, then their events with another."""
+        """The new rows with one executemany, then the events with another."""
         rows = [row.row for change in adds for row in change.rows if isinstance(row, NewMemory)]
         self.insert_memories(conn, scope, rows)
         return self.insert_events(conn, scope, [change.event for change in adds])

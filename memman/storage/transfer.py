@@ -169,7 +169,7 @@ def _without_history(conn: sa.Connection, store: Store, memories: list[Memory]) 
     ev = store.events
     ids = [memory.id for memory in memories]
     held = set(conn.execute(sa.select(ev.c.memory_id).where(ev.c.memory_id.in_(ids))).scalars())
-    written = 0
+    by_scope: dict[Scope, list[ChangeSet]] = {}
     for memory in memories:
         if memory.id in held:
             continue
@@ -184,8 +184,10 @@ def _without_history(conn: sa.Connection, store: Store, memories: list[Memory]) 
             "source": "import",
             "created_at": memory.created_at,
         }
-        store.apply(conn, Scope(memory.user_id, memory.agent_id), [ChangeSet(event)])
-        written += 1
+        by_scope.setdefault(Scope(memory.user_id, memory.agent_id), []).append(ChangeSet(event))
+    written = 0
+    for scope, changes in by_scope.items():
+        written += len(store.apply(conn, scope, changes))
     return written
 
 
