@@ -139,8 +139,9 @@ class Storage(Protocol):
 
     def apply(self, conn: sa.Connection, scope: Scope, changes: Sequence[ChangeSet]) -> list[int]:
         """Write change sets of one scope in order, each its row changes then its audit
-        event (consecutive ADDs: their rows in one batch, then their events in another); the
-        event ids, one per change set (a folded NOOP's is the event it was folded into).
+        event (consecutive ones that only add rows and whose event is no NOOP: their rows in
+        one batch, then their events in another); the event ids, one per change set (a folded
+        NOOP's is the event it was folded into).
         Locks the rows it changes. The one call through which memories and events are
         written outside memman/storage/ (the apply layer, memman/write/commit.py): the writers
         below run inside it (and inside imports and erasure, which are storage's own)."""
