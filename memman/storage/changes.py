@@ -1,6 +1,6 @@
 """A change set: a memory's row changes with the audit event that records them, the unit
 `Storage.apply` writes (Store.apply, the one call through which memories and events are
-written; the apply layer, memman/write/commit.py, is its one caller).
+written; outside memman/storage/ the apply layer, memman/write/commit.py, is its one caller).
 
 Each kind of row change is a small value naming what changes; the store's lower-level row
 writers (insert_memories, change_content, set_status, ...) and its event writers run only

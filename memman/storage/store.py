@@ -746,7 +746,8 @@ class Store(LifecycleRows, MessageRows, UpkeepRows):
     ) -> list[int]:
         """The new rows with one executemany, then the events with another."""
         rows = [row.row for change in adds for row in change.rows if isinstance(row, NewMemory)]
-        self.insert_memories(conn, scope, rows)
+        if rows:
+            self.insert_memories(conn, scope, rows)
         return self.insert_events(conn, scope, [change.event for change in adds])
 
     def _write_row(self, conn: sa.Connection, scope: Scope, row: RowChange) -> None:

@@ -4,8 +4,8 @@ here, whoever makes it (the write path, delete and restore, merge, decay, LangGr
 A change is handed over as `ChangeSet`s (memman/storage/changes.py): the audit event with the
 row changes it records. Storage writes both in one call, so a memory cannot change without
 its event; the vectors of new text follow in the same transaction (the vector statements
-are memman/semantic/vectors.py's). No other module calls the store's row or event writers
-(tests/test_one_door.py).
+are memman/semantic/vectors.py's). No module outside memman/storage/ but this one calls the
+store's row or event writers (tests/test_one_door.py).
 """
 
 from __future__ import annotations
