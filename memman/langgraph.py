@@ -38,9 +38,11 @@ from memman.errors import ConfigError, InvalidInputError
 from memman.language.text import content_hash
 from memman.models import Memory, Op, Status, Tier, UpdateResult
 from memman.scope import Scope
-from memman.semantic.vectors import save_vector
+from memman.storage.changes import ChangeSet, NewMemory, NewStatus
+from memman.storage.store import memory_row, new_memory_id
 from memman.timestamps import stamp
 from memman.write.candidate import make_candidate
+from memman.write.commit import commit
 
 try:
     from langgraph.store.base import (
@@ -221,46 +223,42 @@ class MemmanStore(BaseStore):
             now = stamp(mm.clock())
             event = {"tier": Tier.MANUAL.value, "source": candidate.source, "created_at": now}
             if old is not None and mm.store.get(conn, old.id).status is Status.ACTIVE:
-                mm.store.set_status(conn, old.id, Status.DELETED, now)
-                mm.store.insert_event(
-                    conn,
-                    scope,
-                    memory_id=old.id,
-                    op=Op.DELETE.value,
-                    candidate=candidate.content,
-                    content_before=old.content,
-                    content_after=old.content,
-                    reason=f"replaced by a LangGraph put under key {key!r}",
+                deleted = {
+                    "memory_id": old.id,
+                    "op": Op.DELETE.value,
+                    "candidate": candidate.content,
+                    "content_before": old.content,
+                    "content_after": old.content,
+                    "reason": f"replaced by a LangGraph put under key {key!r}",
                     **event,
-                )
+                }
+                retired = ChangeSet(deleted, (NewStatus(old.id, Status.DELETED, now),))
+                commit(mm.store, conn, scope, [retired])  # before the twin check: no twin then
             twin = mm.store.active_by_hash(conn, scope, candidate.content_hash)
             if twin is not None:
                 raise InvalidInputError(
                     f"namespace already holds this text under key "
                     f"{twin.metadata.get(KEY, twin.id)!r}; memman keeps one memory per text"
                 )
-            memory_id = mm.store.insert_memory(
-                conn,
-                scope,
+            row = memory_row(
+                memory_id=new_memory_id(),
                 content=candidate.content,
                 content_hash=candidate.content_hash,
                 now=now,
                 source=candidate.source,
                 metadata=candidate.metadata,
             )
-            if vector is not None:
-                save_vector(conn, memory_id, embedder.name, vector)
-            mm.store.insert_event(
-                conn,
-                scope,
-                memory_id=memory_id,
-                op=Op.ADD.value,
-                candidate=candidate.content,
-                content_before=None,
-                content_after=candidate.content,
-                reason=f"LangGraph put under key {key!r}: a direct write, not decided",
+            added = {
+                "memory_id": row["id"],
+                "op": Op.ADD.value,
+                "candidate": candidate.content,
+                "content_before": None,
+                "content_after": candidate.content,
+                "reason": f"LangGraph put under key {key!r}: a direct write, not decided",
                 **event,
-            )
+            }
+            vectors = [] if vector is None else [(row["id"], embedder.name, vector)]
+            commit(mm.store, conn, scope, [ChangeSet(added, (NewMemory(row),))], vectors)
 
         mm.store.write(write)
 

@@ -21,7 +21,7 @@ OPERATIONS = sorted(
 )
 PACKAGE = Path(memman.__file__).parent
 # Every module outside memman/storage/ writes no SQL, except these, which still do (issue 15).
-STILL_WRITING_SQL = {"semantic/vectors.py", "write/retrieval.py", "write/apply.py"}
+STILL_WRITING_SQL = {"semantic/vectors.py", "write/retrieval.py"}
 STAGES = sorted(
     path.relative_to(PACKAGE).as_posix()
     for path in PACKAGE.rglob("*.py")

@@ -82,7 +82,8 @@ def import_file(
     decided = ", ".join(f"{op} {n}" for op, n in sorted(report.decided.items())) or "none"
     console.print(
         f"{report.copied} memories copied, {report.duplicates} already held, decided: {decided};"
-        f" {report.events_copied} events copied, {report.events_skipped} not copied;"
+        f" {report.events_copied} events copied, {report.events_skipped} not copied,"
+        f" {report.events_written} written for memories that came without one;"
         f" {len(report.bad)} bad lines skipped"
     )
     if report.bad:

@@ -58,6 +58,7 @@ from memman.scope import Scope
 from memman.semantic.embed import Embedder
 from memman.storage.store import Store
 from memman.timestamps import stamp as to_stamp
+from memman.write.commit import record_event
 from memman.write.writepath import Also
 
 # update_memory(fact, scope, source, category, importance) as MemoryManager provides it, with
@@ -158,10 +159,7 @@ def _expire_and_promote(
 
                 def expire(conn: sa.Connection, fact=fact, detail=detail) -> None:
                     shortterm.set_status(store, conn, scope, fact.id, "expired", now)
-                    lifecycle_event(
-                        conn,
-                        store,
-                        scope,
+                    event = lifecycle_event(
                         memory_id=None,
                         op=Op.DELETE.value,
                         candidate=fact.content,
@@ -171,6 +169,7 @@ def _expire_and_promote(
                         scores={"short_term_id": fact.id},
                         created_at=stamp,
                     )
+                    record_event(store, conn, scope, **event)
 
                 store.write(expire)
         else:

@@ -9,16 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-import sqlalchemy as sa
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 from memman.lifecycle.merge import Progress
 from memman.lifecycle.observe import SessionExtraction
 from memman.llm.client import LLMClient
 from memman.models import Tier
-from memman.scope import Scope
 from memman.semantic.embed import Embedder
-from memman.storage.store import Store
 
 SOURCE = "consolidation"
 
@@ -115,5 +112,6 @@ class Budget:
         return True
 
 
-def lifecycle_event(conn: sa.Connection, store: Store, scope: Scope, **values: object) -> None:
-    store.insert_event(conn, scope, tier=Tier.LIFECYCLE.value, source=SOURCE, **values)
+def lifecycle_event(**values: object) -> dict[str, object]:
+    """The events columns of a consolidation change (tier lifecycle, source consolidation)."""
+    return {"tier": Tier.LIFECYCLE.value, "source": SOURCE, **values}

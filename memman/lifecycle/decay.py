@@ -17,8 +17,10 @@ from memman.lifecycle.consolidation_report import (
 from memman.lifecycle.merge import is_protected
 from memman.models import Op
 from memman.scope import Scope
+from memman.storage.changes import ChangeSet, NewConfidence
 from memman.storage.store import Store
 from memman.timestamps import stamp as to_stamp
+from memman.write.commit import commit
 
 
 def decayed(confidence: float, days: float, settings: Settings) -> float:
@@ -71,15 +73,10 @@ def decay(
 def _apply_decay(
     conn: sa.Connection, store: Store, scope: Scope, changes: list[Change], stamp: str
 ) -> None:
+    change_sets = []
     for c in changes:
         assert c.confidence_after is not None  # decay changes carry both confidences
-        store.set_confidence(
-            conn, scope, c.target, c.confidence_after, now=stamp, archive=c.action == "archive"
-        )
-        lifecycle_event(
-            conn,
-            store,
-            scope,
+        event = lifecycle_event(
             memory_id=c.target,
             op=Op.UPDATE.value,
             candidate=None,
@@ -93,3 +90,7 @@ def _apply_decay(
             },
             created_at=stamp,
         )
+        archive = c.action == "archive"
+        row = NewConfidence(c.target, c.confidence_after, stamp, archive)
+        change_sets.append(ChangeSet(event, (row,)))
+    commit(store, conn, scope, change_sets)

@@ -16,6 +16,7 @@ from memman.llm.client import LLMClient
 from memman.scope import Scope
 from memman.storage.store import Store
 from memman.timestamps import stamp
+from memman.write.commit import record_event
 
 EXTRACT_TEMPLATE = "extract_facts.j2"
 
@@ -85,7 +86,8 @@ def note_failure(
     now: dt.datetime,
 ) -> None:
     ids = ",".join(str(row.id) for row in batch)
-    store.insert_event(
+    record_event(
+        store,
         conn,
         scope,
         memory_id=None,

@@ -14,7 +14,9 @@ from memman.errors import InvalidInputError
 from memman.language.text import content_hash
 from memman.models import Op, Status, Tier, UpdateResult
 from memman.scope import Scope, check_id
+from memman.storage.changes import ChangeSet, NewStatus
 from memman.storage.store import Store
+from memman.write.commit import commit
 
 
 def set_status(
@@ -45,19 +47,18 @@ def set_status(
         elif memory.status is not Status.ACTIVE:
             raise InvalidInputError(f"memory {memory_id} is not active ({memory.status})")
         now = stamp_now()
-        store.set_status(conn, memory_id, status, now)
-        event_id = store.insert_event(
-            conn,
-            scope,
-            memory_id=memory_id,
-            op=op.value,
-            tier=Tier.MANUAL.value,
-            candidate=None,
-            content_before=memory.content,
-            content_after=memory.content,
-            reason=reason,
-            created_at=now,
-        )
+        event = {
+            "memory_id": memory_id,
+            "op": op.value,
+            "tier": Tier.MANUAL.value,
+            "candidate": None,
+            "content_before": memory.content,
+            "content_after": memory.content,
+            "reason": reason,
+            "created_at": now,
+        }
+        change = ChangeSet(event, (NewStatus(memory_id, status, now),))
+        (event_id,) = commit(store, conn, scope, [change])
         return UpdateResult(
             op=op,
             memory_id=memory_id,

@@ -29,9 +29,10 @@ from memman.llm.client import CallInfo
 from memman.models import Op
 from memman.scope import Scope
 from memman.semantic.embed import Embedder
-from memman.semantic.vectors import save_vector
+from memman.storage.changes import ChangeSet, NewText, Superseded
 from memman.storage.store import Store
 from memman.timestamps import stamp as to_stamp
+from memman.write.commit import Vector, commit, record_event
 
 log = logging.getLogger(__name__)
 
@@ -192,13 +193,10 @@ def _supersede(
 ) -> None:
     """Others become superseded by keeper (id, content): restorable, with an event each."""
     keeper_id, keeper_content = keeper
+    changes = []
     for m in others:
         metadata = {**json.loads(current[m.id][1]), "superseded_by": keeper_id}
-        store.supersede(conn, scope, m.id, metadata=metadata, now=stamp)
-        lifecycle_event(
-            conn,
-            store,
-            scope,
+        event = lifecycle_event(
             memory_id=m.id,
             op=Op.UPDATE.value,
             candidate=keeper_content,
@@ -208,6 +206,8 @@ def _supersede(
             scores={"representative": keeper_id},
             created_at=stamp,
         )
+        changes.append(ChangeSet(event, (Superseded(m.id, metadata, stamp),)))
+    commit(store, conn, scope, changes)
 
 
 def _record_kept_separate(
@@ -221,10 +221,7 @@ def _record_kept_separate(
     stamp: str,
 ) -> None:
     rep = merge.representative(rows)
-    lifecycle_event(
-        conn,
-        store,
-        scope,
+    event = lifecycle_event(
         memory_id=rep.id,
         op=Op.NOOP.value,
         candidate=None,
@@ -235,6 +232,7 @@ def _record_kept_separate(
         created_at=stamp,
         **call.audit_columns(),
     )
+    record_event(store, conn, scope, **event)
 
 
 def _apply_llm_merge(
@@ -260,26 +258,26 @@ def _apply_llm_merge(
     content = answer.content.strip()
     rep = merge.representative(rows)
     twin = store.active_by_hash(conn, scope, content_hash(content))
+    new_text: tuple[NewText, ...] = ()
+    vectors: list[Vector] = []
     if twin is None:
         keeper = (rep.id, content)
         if content != rep.content:
             topic = about(content)
-            store.change_content(
-                conn, store.get(conn, rep.id), content=content,
-                content_hash=content_hash(content), now=stamp, source=SOURCE,
-                subject=topic and topic.subject, attribute=topic and topic.attribute,
+            new_text = (
+                NewText(
+                    store.get(conn, rep.id), content, content_hash(content), stamp, SOURCE,
+                    subject=topic and topic.subject, attribute=topic and topic.attribute,
+                ),
             )  # fmt: skip
             if embedder is not None and vector is not None:
-                save_vector(conn, rep.id, embedder.name, vector)
+                vectors.append((rep.id, embedder.name, vector))
         before = rep.content
     else:
         keeper = (twin.id, twin.content)
         before = twin.content
     others = [r for r in rows if r.id != keeper[0]]
-    lifecycle_event(
-        conn,
-        store,
-        scope,
+    event = lifecycle_event(
         memory_id=keeper[0],
         op=Op.UPDATE.value if keeper[1] != before else Op.NOOP.value,
         candidate=content,
@@ -290,5 +288,6 @@ def _apply_llm_merge(
         created_at=stamp,
         **call.audit_columns(),
     )
+    commit(store, conn, scope, [ChangeSet(event, new_text)], vectors)
     _supersede(conn, store, scope, keeper, others, current, stamp, "merged by the LLM into")
     return keeper[0]

@@ -38,6 +38,7 @@ from memman.semantic.embed import Embedder
 from memman.semantic.vectors import VectorSearch
 from memman.storage.store import Store
 from memman.timestamps import stamp
+from memman.write.commit import reinforce_recalled
 from memman.write.retrieval import Retrieved, hybrid_candidates, lexical_candidates
 
 log = logging.getLogger(__name__)
@@ -190,7 +191,7 @@ def search(
         ids = [h.id for h in hits]
         # Recalled facts decay slower and rank higher (one UPDATE for every hit).
         store.try_write(
-            lambda conn: store.note_accessed(conn, scope, ids, when), "reinforcing recalls"
+            lambda conn: reinforce_recalled(store, conn, scope, ids, when), "reinforcing recalls"
         )
     return hits
 

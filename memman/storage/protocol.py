@@ -16,7 +16,7 @@ SQLite a `write()` transaction holds the file's write lock from its first statem
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
@@ -25,6 +25,7 @@ import sqlalchemy as sa
 
 from memman.models import Event, Memory, PendingFact, Status
 from memman.scope import Scope
+from memman.storage.changes import ChangeSet
 
 T = TypeVar("T")
 
@@ -137,6 +138,18 @@ class Storage(Protocol):
 
     def count_by_status(self, conn: sa.Connection, scope: Scope | None) -> dict[str, int]:
         """status -> memories of the scope (every scope if None)."""
+        ...
+
+    # -- memories and their events: written through apply -------------------------------------
+
+    def apply(self, conn: sa.Connection, scope: Scope, changes: Sequence[ChangeSet]) -> list[int]:
+        """Write change sets of one scope in order, each its row changes then its audit
+        event (consecutive ones that only add rows and whose event is no NOOP: their rows in
+        one batch, then their events in another); the event ids, one per change set (a folded
+        NOOP's is the event it was folded into).
+        Locks the rows it changes. The one call through which memories and events are
+        written outside memman/storage/ (the apply layer, memman/write/commit.py): the writers
+        below run inside it (and inside imports and erasure, which are storage's own)."""
         ...
 
     def insert_memory(

@@ -15,7 +15,7 @@ import os
 import sqlite3
 import threading
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from types import ModuleType
@@ -42,6 +42,17 @@ from memman.models import Event, Memory, PendingFact, Status
 
 # Re-exported: importers from before the value types moved to memman/scope.py keep working.
 from memman.scope import MAX_SCOPE_ID_CHARS, Scope, check_encodable, check_id  # noqa: F401
+from memman.storage.changes import (
+    ChangeSet,
+    NewConfidence,
+    NewMemory,
+    NewSalience,
+    NewStatus,
+    NewText,
+    Reinforced,
+    RowChange,
+    Superseded,
+)
 from memman.storage.dialect import driver_errors, driver_params, is_postgres
 from memman.storage.lifecycle import LifecycleRows
 from memman.storage.messages import MessageRows
@@ -719,6 +730,65 @@ class Store(LifecycleRows, MessageRows, UpkeepRows):
         values = event.model_dump(exclude=dropped)
         values.update(op=event.op.value, tier=event.tier.value)
         self.insert_event(conn, Scope(event.user_id, event.agent_id), **values)
+
+    # -- change sets: a memory's row changes with their audit event -------------------------
+
+    def apply(self, conn: sa.Connection, scope: Scope, changes: Sequence[ChangeSet]) -> list[int]:
+        """Write change sets in order, each its rows then its event; the event ids."""
+        ids: list[int] = []
+        adds: list[ChangeSet] = []  # consecutive batched ones with the same event columns
+        for change in changes:
+            if adds and not (change.batched and adds[0].event.keys() == change.event.keys()):
+                ids += self._write_additions(conn, scope, adds)
+                adds = []
+            if change.batched:
+                adds.append(change)
+                continue
+            for row in change.rows:
+                self._write_row(conn, scope, row)
+            ids.append(self.insert_event(conn, scope, **change.event))
+        return ids + self._write_additions(conn, scope, adds)
+
+    def _write_additions(
+        self, conn: sa.Connection, scope: Scope, adds: list[ChangeSet]
+    ) -> list[int]:
+        """The new rows with one executemany, then the events with another."""
+        rows = [row.row for change in adds for row in change.rows if isinstance(row, NewMemory)]
+        if rows:
+            self.insert_memories(conn, scope, rows)
+        return self.insert_events(conn, scope, [change.event for change in adds])
+
+    def _write_row(self, conn: sa.Connection, scope: Scope, row: RowChange) -> None:
+        match row:
+            case NewMemory():
+                self.insert_memories(conn, scope, [row.row])
+            case NewText():
+                self.change_content(
+                    conn,
+                    row.memory,
+                    content=row.content,
+                    content_hash=row.content_hash,
+                    now=row.now,
+                    source=row.source,
+                    subject=row.subject,
+                    attribute=row.attribute,
+                    observed_at=row.observed_at,
+                )
+            case NewStatus():
+                self.set_status(conn, row.memory_id, row.status, row.now)
+            case Reinforced():
+                self.reinforce(conn, row.memory, now=row.now, source=row.source)
+            case NewSalience():
+                values = {"category": row.category, "importance": row.importance}
+                kept = {name: value for name, value in values.items() if value is not None}
+                lt = self.long_term
+                conn.execute(lt.update().where(lt.c.id == row.memory_id).values(**kept))
+            case NewConfidence():
+                self.set_confidence(
+                    conn, scope, row.memory_id, row.confidence, now=row.now, archive=row.archive
+                )
+            case Superseded():
+                self.supersede(conn, scope, row.memory_id, metadata=row.metadata, now=row.now)
 
     # -- audit events -----------------------------------------------------------------------
 

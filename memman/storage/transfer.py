@@ -13,7 +13,9 @@ is decided against what is there, with why recorded (MemoryManager.ingest: updat
 decisions, a chunk at a time; held texts are looked up once per run of such records, so a text
 that an earlier decision of the run wrote, an UPDATE's new text, is decided as a hash NOOP rather
 than counted a duplicate). The source's events are then not copied, since the decisions made
-here are the ones that apply. A bad line is reported with its number and the rest are imported.
+here are the ones that apply. A copied memory left without any event (an export taken without
+its events) gets an ADD event saying so. A bad line is reported with its number and the rest
+are imported.
 """
 
 from __future__ import annotations
@@ -29,8 +31,9 @@ from pydantic import Discriminator, RootModel, Tag, model_validator
 from memman.errors import BadLineError, InvalidInputError, MemmanError
 from memman.jsonl import parse_lines
 from memman.language.text import content_hash
-from memman.models import Event, Memory, Status, UpdateResult
+from memman.models import Event, Memory, Op, Status, Tier, UpdateResult
 from memman.scope import Scope
+from memman.storage.changes import ChangeSet
 from memman.storage.store import Store
 
 MEMORY = "memory"
@@ -64,6 +67,7 @@ class ImportReport:
     duplicates: int = 0  # memories the store already held (same id, or same active text)
     decided: dict[str, int] = field(default_factory=dict)  # through MemoryManager.ingest, by op
     events_copied: int = 0
+    events_written: int = 0  # an ADD event for each copied memory the file had none for
     events_skipped: int = 0  # a merge import records its own decisions instead
     bad: list[str] = field(default_factory=list)  # "line N: why", the line left out
 
@@ -123,13 +127,14 @@ def import_lines(mm: Manager, lines: Iterable[str], *, raw: bool = False) -> Imp
     report = ImportReport()
     batch: list[tuple[int, Memory | Event]] = []
     deciding: list[tuple[int, Memory]] = []
+    copied: list[Memory] = []
 
     def flush() -> None:  # in file order: a decision sees every record before it
         if deciding:
             _decide(mm, deciding, report)
             deciding.clear()
         if batch:
-            store.write(lambda conn: _copy(conn, mm, batch, bool(events), report))
+            store.write(lambda conn: _copy(conn, mm, batch, bool(events), report, copied))
             batch.clear()
 
     for number, line in parse_lines(lines, ExportLine):
@@ -152,7 +157,40 @@ def import_lines(mm: Manager, lines: Iterable[str], *, raw: bool = False) -> Imp
             if len(deciding) >= BATCH:
                 flush()
     flush()
+    for start in range(0, len(copied), BATCH):
+        chunk = copied[start : start + BATCH]
+        report.events_written += store.write(
+            lambda conn, chunk=chunk: _without_history(conn, store, chunk)
+        )
     return report
+
+
+def _without_history(conn: sa.Connection, store: Store, memories: list[Memory]) -> int:
+    """An ADD event (tier manual, source import) for each copied memory that arrived without
+    one (an export taken without its events), so every memory has an audit trail; how many."""
+    ev = store.events
+    ids = [memory.id for memory in memories]
+    held = set(conn.execute(sa.select(ev.c.memory_id).where(ev.c.memory_id.in_(ids))).scalars())
+    by_scope: dict[Scope, list[ChangeSet]] = {}
+    for memory in memories:
+        if memory.id in held:
+            continue
+        event = {
+            "memory_id": memory.id,
+            "op": Op.ADD.value,
+            "tier": Tier.MANUAL.value,
+            "candidate": None,
+            "content_before": None,
+            "content_after": memory.content,
+            "reason": f"copied from an export that carried no history for it ({memory.status})",
+            "source": "import",
+            "created_at": memory.created_at,
+        }
+        by_scope.setdefault(Scope(memory.user_id, memory.agent_id), []).append(ChangeSet(event))
+    written = 0
+    for scope, changes in by_scope.items():
+        written += len(store.apply(conn, scope, changes))
+    return written
 
 
 def _copy(
@@ -161,8 +199,10 @@ def _copy(
     batch: list[tuple[int, Memory | Event]],
     renumber_events: bool,
     report: ImportReport,
+    copied: list[Memory],
 ) -> None:
-    """Write a batch of records as they are, in one transaction, skipping what is held."""
+    """Write a batch of records as they are, in one transaction, skipping what is held;
+    the memories written are appended to `copied`."""
     store = mm.store
     memories = [record.id for _, record in batch if isinstance(record, Memory)]
     held = store.existing_memory_ids(conn, memories) if memories else set()
@@ -178,6 +218,7 @@ def _copy(
             report.duplicates += 1
             continue
         store.copy_memory(conn, record, digest)
+        copied.append(record)
         held.add(record.id)
         report.copied += 1
 

@@ -21,6 +21,9 @@ from memman.language.text import content_hash
 from memman.language.topic import about
 from memman.models import Op, Tier
 from memman.scope import Scope
+from memman.storage.changes import ChangeSet, NewMemory
+from memman.storage.store import memory_row, new_memory_id
+from memman.write.commit import commit
 
 EVAL_USER = "eval"
 STORED_AT = "2026-01-01T00:00:00.000+00:00"  # existing memories' timestamp
@@ -108,26 +111,40 @@ def load_cases(path: Path) -> list[Case]:
     ]
 
 
+def _seed(text: str) -> ChangeSet:
+    """One of a case's existing memories, stored as given with its ADD event."""
+    topic = about(text)
+    row = memory_row(
+        memory_id=new_memory_id(),
+        content=text,
+        content_hash=content_hash(text),
+        now=STORED_AT,
+        source="eval",
+        metadata={},
+        subject=topic and topic.subject,
+        attribute=topic and topic.attribute,
+    )
+    event = {
+        "memory_id": row["id"],
+        "op": Op.ADD.value,
+        "tier": Tier.MANUAL.value,
+        "candidate": text,
+        "content_before": None,
+        "content_after": text,
+        "reason": "an evaluation case's existing memory",
+        "source": "eval",
+        "created_at": STORED_AT,
+    }
+    return ChangeSet(event, (NewMemory(row),))
+
+
 def run_case(case: Case, settings: Settings) -> tuple[Outcome, str | None]:
     """The case's outcome and the prompt hash its LLM call used (None offline)."""
     with MemoryManager(":memory:", settings=settings.model_copy(update={"db": ":memory:"})) as mm:
         scope = Scope(EVAL_USER)
-        ids = mm.store.write(
-            lambda conn: [
-                mm.store.insert_memory(
-                    conn,
-                    scope,
-                    content=text,
-                    content_hash=content_hash(text),
-                    now=STORED_AT,
-                    source="eval",
-                    metadata={},
-                    subject=topic and topic.subject,
-                    attribute=topic and topic.attribute,
-                )
-                for text, topic in ((text, about(text)) for text in case.existing)
-            ]
-        )
+        seeds = [_seed(text) for text in case.existing]
+        mm.store.write(lambda conn: commit(mm.store, conn, scope, seeds))
+        ids = [seed.event["memory_id"] for seed in seeds]
         if mm.embedder is not None:
             mm.reindex()
         result = mm.update_memory(case.candidate, user_id=EVAL_USER)

@@ -19,9 +19,18 @@ from memman.language.text import content_hash
 from memman.language.topic import about
 from memman.models import Memory, Op, Status, Tier, UpdateResult
 from memman.semantic.embed import Embedder
-from memman.semantic.vectors import save_vector
+from memman.storage.changes import (
+    ChangeSet,
+    NewMemory,
+    NewSalience,
+    NewStatus,
+    NewText,
+    Reinforced,
+    RowChange,
+)
 from memman.storage.store import Store, memory_row, new_memory_id
 from memman.write.candidate import DEFAULT_IMPORTANCE, Candidate
+from memman.write.commit import Vector, commit, record_event
 from memman.write.decide import Decision
 
 # The events columns an LLM call fills (llm.Call.audit_columns); None for the cheap tiers.
@@ -68,23 +77,20 @@ def _current(store: Store, conn: sa.Connection, decided_on: Memory) -> Memory:
     return current
 
 
-def _carry_salience(
-    store: Store, conn: sa.Connection, memory: Memory, candidate: Candidate
-) -> None:
+def _salience(memory: Memory, candidate: Candidate) -> tuple[NewSalience, ...]:
     """A NOOP or UPDATE keeps the stored category (unless it had none) and the higher importance.
 
     A category names the topic, which a repetition or a correction does not change; taking
     the max means a casual later mention ("importance 3") never lowers a fact first stated as
     vital ("allergic to peanuts", 9), while a fact that turns out to matter more is raised.
     """
-    values: dict[str, object] = {}
-    if candidate.category is not None and memory.category is None:
-        values["category"] = candidate.category
-    if candidate.importance is not None and candidate.importance > memory.importance:
-        values["importance"] = candidate.importance
-    if values:
-        lt = store.long_term
-        conn.execute(lt.update().where(lt.c.id == memory.id).values(**values))
+    category = candidate.category if memory.category is None else None
+    importance = candidate.importance
+    if importance is not None and importance <= memory.importance:
+        importance = None
+    if category is None and importance is None:
+        return ()
+    return (NewSalience(memory.id, category=category, importance=importance),)
 
 
 def apply_decision(
@@ -120,6 +126,8 @@ def apply_decision(
         if pending_id is not None:
             store.delete_pending(conn, pending_id)
         return result
+    rows: tuple[RowChange, ...] = ()
+    vectors: list[Vector] = []
     if decision.target is not None:  # else a NOOP that names no memory: nothing to change
         target = _current(store, conn, decision.target)
         memory_id, before = target.id, target.content
@@ -127,58 +135,62 @@ def apply_decision(
         op, reason = decision.op, decision.reason
         if op is Op.NOOP:
             if decision.reinforce:
-                store.reinforce(conn, target, now=now, source=candidate.source)
-                _carry_salience(store, conn, target, candidate)
+                rows = (
+                    Reinforced(target, now, candidate.source),
+                    *_salience(target, candidate),
+                )
             after = before
         elif op is Op.DELETE:
-            store.set_status(conn, target.id, Status.DELETED, now)
+            rows = (NewStatus(target.id, Status.DELETED, now),)
         elif op is Op.UPDATE:
             assert decision.content is not None
             new_hash = content_hash(decision.content)
             twin = store.active_by_hash(conn, scope, new_hash)
             if twin is not None and twin.id != target.id:
                 # The corrected text is already another memory: keep that one, retire this.
-                store.set_status(conn, target.id, Status.SUPERSEDED, now)
-                store.reinforce(conn, twin, now=now, source=candidate.source)
-                _carry_salience(store, conn, twin, candidate)
+                rows = (
+                    NewStatus(target.id, Status.SUPERSEDED, now),
+                    Reinforced(twin, now, candidate.source),
+                    *_salience(twin, candidate),
+                )
                 reason += (
                     f" (the new text already exists as memory {twin.id}; this one is superseded)"
                 )
                 after = twin.content
             else:
-                store.change_content(
-                    conn,
-                    target,
-                    content=decision.content,
-                    content_hash=new_hash,
-                    now=now,
-                    source=candidate.source,
-                    observed_at=candidate.observed_at or now,
-                    **_topic_columns(candidate, decision.content, decision.about),
+                rows = (
+                    NewText(
+                        target,
+                        decision.content,
+                        new_hash,
+                        now,
+                        candidate.source,
+                        observed_at=candidate.observed_at or now,
+                        **_topic_columns(candidate, decision.content, decision.about),
+                    ),
+                    *_salience(target, candidate),
                 )
-                _carry_salience(store, conn, target, candidate)
                 after = decision.content
                 if embedder is not None:
                     same = decision.content == candidate.content
                     new_vector = vector if same else update_vector
                     assert new_vector is not None, "new text is embedded before the transaction"
-                    save_vector(conn, target.id, embedder.name, new_vector)
+                    vectors.append((target.id, embedder.name, new_vector))
 
-    event_id = store.insert_event(
-        conn,
-        scope,
-        memory_id=memory_id,
-        op=op.value,
-        tier=decision.tier.value,
-        candidate=candidate.content,
-        content_before=before,
-        content_after=after,
-        reason=reason,
-        scores=scores,
+    event = {
+        "memory_id": memory_id,
+        "op": op.value,
+        "tier": decision.tier.value,
+        "candidate": candidate.content,
+        "content_before": before,
+        "content_after": after,
+        "reason": reason,
+        "scores": scores,
         **_audit_columns(decision),
-        source=candidate.source,
-        created_at=now,
-    )
+        "source": candidate.source,
+        "created_at": now,
+    }
+    (event_id,) = commit(store, conn, scope, [ChangeSet(event, rows)], vectors)
     if pending_id is not None:
         store.delete_pending(conn, pending_id)
     return UpdateResult(
@@ -209,7 +221,7 @@ class Addition:
     candidate: Candidate
     decision: Decision
     row: dict[str, Any]  # store.memory_row
-    event: dict[str, Any]  # store.insert_events
+    event: dict[str, Any]  # the events columns (ChangeSet.event)
     vector: np.ndarray | None
 
 
@@ -264,13 +276,15 @@ def write_additions(
     if not additions:
         return []
     scope = additions[0].candidate.scope
-    store.insert_memories(conn, scope, [a.row for a in additions])
-    event_ids = store.insert_events(conn, scope, [a.event for a in additions])
+    changes = [ChangeSet(a.event, (NewMemory(a.row),)) for a in additions]
+    vectors: list[Vector] = []
+    if embedder is not None:
+        for change in additions:
+            assert change.vector is not None, "the candidate is embedded before the transaction"
+            vectors.append((change.row["id"], embedder.name, change.vector))
+    event_ids = commit(store, conn, scope, changes, vectors)
     results = []
     for change, event_id in zip(additions, event_ids, strict=True):
-        if embedder is not None:
-            assert change.vector is not None, "the candidate is embedded before the transaction"
-            save_vector(conn, change.row["id"], embedder.name, change.vector)
         tier = change.decision.tier
         results.append(
             UpdateResult(
@@ -320,7 +334,8 @@ def park(
         store.note_pending_failure(conn, pending_id, message, now)
     failed = "embedding" if isinstance(error, EmbeddingError) else "decider"
     reason = f"{failed} failed, fact parked as pending #{pending_id}: {message}"
-    event_id = store.insert_event(
+    event_id = record_event(
+        store,
         conn,
         candidate.scope,
         memory_id=None,
