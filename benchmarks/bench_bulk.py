@@ -60,11 +60,15 @@ def _count_statements() -> dict[str, list[float]]:
     """Wrap run_sql (where the write path's per-fact statements go) to sum CPU per statement,
     and the executemany inserts under the key "executemany"."""
     import memman.semantic.vectors
+    import memman.storage.events
+    import memman.storage.memories
+    import memman.storage.pending
+    import memman.storage.sql
     import memman.storage.store
     import memman.write.retrieval
 
     spent: dict[str, list[float]] = {}
-    original, insert_many = memman.storage.store.run_sql, memman.storage.store._insert_many
+    original, insert_many = memman.storage.sql.run_sql, memman.storage.sql.insert_many
 
     def add(key: str, cpu: float) -> None:
         entry = spent.setdefault(key, [0, 0.0])
@@ -85,9 +89,13 @@ def _count_statements() -> dict[str, list[float]]:
         finally:
             add("executemany", cpu)
 
-    for module in (memman.storage.store, memman.write.retrieval, memman.semantic.vectors):
+    storage = memman.storage
+    for module in (storage.store, storage.memories, storage.events, storage.pending):
         module.run_sql = counted
-    memman.storage.store._insert_many = inserted
+        if hasattr(module, "insert_many"):
+            module.insert_many = inserted
+    memman.write.retrieval.run_sql = counted
+    memman.semantic.vectors.run_sql = counted
     return spent
 
 

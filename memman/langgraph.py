@@ -39,7 +39,7 @@ from memman.language.text import content_hash
 from memman.models import Memory, Op, Status, Tier, UpdateResult
 from memman.scope import Scope
 from memman.storage.changes import ChangeSet, NewMemory, NewStatus
-from memman.storage.store import memory_row, new_memory_id
+from memman.storage.memories import memory_row, new_memory_id
 from memman.timestamps import stamp
 from memman.write.candidate import make_candidate
 from memman.write.commit import commit

@@ -196,17 +196,13 @@ def test_the_core_imports_no_model_runtime():
 
 
 MAX_LINES = 400
-# Modules other engineers are changing this round (the PostgreSQL backend: storage, retrieval,
-# apply, transfer, migrations, vectors; the topic extractor: topic.py). Split them once those
-# changes are merged, then take them off this list: the lead tightens it, nobody adds to it.
+# Still over the limit (issue 15): the ordered migrations (one list, each migration released),
+# the Storage protocol's documented operations, the topic extractor and the vector index.
+# Split them, then take them off this list: the lead tightens it, nobody adds to it.
 OVER_MAX_LINES_FOR_NOW = {
-    "memman/write/apply.py",
     "memman/storage/migrations.py",
-    "memman/write/retrieval.py",
     "memman/storage/protocol.py",
-    "memman/storage/store.py",
     "memman/language/topic.py",
-    "memman/storage/transfer.py",
     "memman/semantic/vectors.py",
 }
 

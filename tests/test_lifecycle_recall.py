@@ -155,7 +155,7 @@ def test_a_near_duplicate_with_a_detail_of_its_own_is_not_folded_away(db, clock)
 def test_a_pool_larger_than_one_statement_binds_is_read_in_chunks(db, clock, monkeypatch):
     # SQLite binds at most 32,766 variables per statement; shrink the chunk instead of
     # storing 33k memories.
-    monkeypatch.setattr("memman.storage.store.PKS_PER_STATEMENT", 3)
+    monkeypatch.setattr("memman.storage.sql.PKS_PER_STATEMENT", 3)
     pets = ["cat", "dog", "parrot", "hamster", "tortoise", "goldfish", "rabbit"]
     with MemoryManager(db, clock=clock) as mm:
         mm.update_many(

@@ -20,7 +20,7 @@ from memman.errors import ConfigError
 from memman.semantic.embed import Embedder, make_embedder
 from memman.semantic.vectors import make_vector_backend
 from memman.storage.backends import open_store
-from memman.storage.store import Leases
+from memman.storage.pending import Leases
 from memman.write.decide import Decider, make_decider
 from memman.write.writepath import WritePath
 

@@ -12,7 +12,8 @@ from memman.llm.client import LLMClient
 from memman.scope import Scope
 from memman.semantic.embed import Embedder
 from memman.semantic.vectors import VectorSearch
-from memman.storage.store import Leases, Store
+from memman.storage.pending import Leases
+from memman.storage.store import Store
 from memman.timestamps import stamp
 from memman.write.candidate import Candidate, make_candidate
 from memman.write.decide import Decider, LLMDecider

@@ -47,7 +47,8 @@ from memman.llm.client import LLMClient
 from memman.llm.prompts import render
 from memman.models import UpdateResult
 from memman.scope import Scope
-from memman.storage.store import Leases, Store
+from memman.storage.pending import Leases
+from memman.storage.store import Store
 from memman.timestamps import stamp
 from memman.write.candidate import check_category
 

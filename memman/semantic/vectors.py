@@ -39,7 +39,7 @@ import sqlalchemy as sa
 from memman.errors import ConfigError
 from memman.scope import Scope
 from memman.storage.dialect import is_postgres
-from memman.storage.store import run_sql
+from memman.storage.sql import run_sql
 from memman.storage.vector_format import chunks, decoded, stored
 
 # The per-fact statements run through store.run_sql (plain DBAPI, see there); the rest are

@@ -42,7 +42,8 @@ from memman.models import Event
 from memman.scope import Scope
 from memman.storage import postgres_schema
 from memman.storage.postgres_search import postings
-from memman.storage.store import GROWING_TABLES, Store, run_sql
+from memman.storage.sql import run_sql
+from memman.storage.store import GROWING_TABLES, Store
 
 # SQLSTATEs worth another attempt: serialization_failure, deadlock_detected, lock_not_available.
 _RETRY_STATES = frozenset({"40001", "40P01", "55P03"})

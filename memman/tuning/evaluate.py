@@ -22,7 +22,7 @@ from memman.language.topic import about
 from memman.models import Op, Tier
 from memman.scope import Scope
 from memman.storage.changes import ChangeSet, NewMemory
-from memman.storage.store import memory_row, new_memory_id
+from memman.storage.memories import memory_row, new_memory_id
 from memman.write.commit import commit
 
 EVAL_USER = "eval"

@@ -28,7 +28,8 @@ from memman.storage.changes import (
     Reinforced,
     RowChange,
 )
-from memman.storage.store import Store, memory_row, new_memory_id
+from memman.storage.memories import memory_row, new_memory_id
+from memman.storage.store import Store
 from memman.write.candidate import DEFAULT_IMPORTANCE, Candidate
 from memman.write.commit import Vector, commit, record_event
 from memman.write.decide import Decision

@@ -20,7 +20,8 @@ from memman.semantic.vectors import VectorSearch
 from memman.storage.dialect import is_postgres
 from memman.storage.migrations import scope_key
 from memman.storage.postgres_search import ranked_by_tsquery
-from memman.storage.store import Scope, Store, run_sql
+from memman.storage.sql import run_sql
+from memman.storage.store import Scope, Store
 
 # How the FTS5 tokenizer (unicode61, see migrations.FTS_TOKENIZE) cuts a word: runs of letters
 # and digits, split at anything else, apostrophes included.
