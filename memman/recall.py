@@ -190,7 +190,9 @@ def search(
         ids = [h.id for h in hits]
         # Recalled facts decay slower and rank higher (one UPDATE for every hit).
         store.try_write(
-            lambda conn: store.note_accessed(conn, scope, ids, when), "reinforcing recalls"
+            lambda conn: store.note_accessed(conn, scope, ids, when),
+            "reinforcing recalls",
+            scope=scope,
         )
     return hits
 
@@ -250,6 +252,7 @@ def context(
                 store, conn, scope, ids, now=now, spacing=spacing
             ),
             "counting short-term recalls",
+            scope=scope,
         )
     return block
 

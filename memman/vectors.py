@@ -66,6 +66,13 @@ _LAST_SQL = """
     SELECT seq, token, (SELECT token FROM vector_log WHERE seq = ?)
     FROM vector_log ORDER BY seq DESC LIMIT 1
 """
+# PostgreSQL's writers of different scopes commit in any order, so a seq of another scope can
+# become visible after a higher one; within a scope (one lock) seq order is commit order, so
+# the cache's position is the scope's last row (the index of postgres_schema's p002).
+_LAST_SQL_POSTGRES = """
+    SELECT seq, token, (SELECT token FROM vector_log WHERE seq = ?1)
+    FROM vector_log WHERE user_id = ?2 AND agent_id = ?3 ORDER BY seq DESC LIMIT 1
+"""
 # The scope's memories changed after a seq, with their vector if it is active now (NULL:
 # the memory left the matrix). At most _PATCH_LIMIT + 1 rows: more means reload. The join
 # checks the scope again: after a hard purge (memman/erase.py) SQLite reuses the numbers of
@@ -245,7 +252,13 @@ class VectorIndex:
         """
         key = (scope.user_id, scope.agent_key, model)
         cached = self._cache.get(key)
-        last = run_sql(conn, _LAST_SQL, (cached.seq if cached else 0,)).fetchone()
+        since = cached.seq if cached else 0
+        if is_postgres(conn):
+            last = run_sql(
+                conn, _LAST_SQL_POSTGRES, (since, scope.user_id, scope.agent_key)
+            ).fetchone()
+        else:
+            last = run_sql(conn, _LAST_SQL, (since,)).fetchone()
         seq, token, token_then = last if last else (0, None, None)
         if cached is not None and (cached.seq, cached.token) == (seq, token):
             return cached

@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import re
 import sys
+import threading
 
 import pytest
 import sqlalchemy as sa
 
 from memman import MemoryManager
 from memman.errors import ConfigError, StoreBusyError, StoreError
+from memman.models import Op
+from memman.scope import Scope
 from memman.storage.postgres_schema import WRITE_LOCK
 from tests.postgres import (  # noqa: F401  (fixtures)
     db_on_each_backend,
@@ -99,7 +102,7 @@ def test_the_schema_has_the_scoped_unique_hash_and_the_full_text_index(pg):
             query = "SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'long_term'"
             indexes = dict(connection.execute(sa.text(query)).all())
             migrations = connection.execute(sa.text("SELECT name FROM memman_migrations")).scalars()
-            assert list(migrations) == ["p001_schema"]
+            assert list(migrations) == ["p001_schema", "p002_vector_log_scope"]
     finally:
         engine.dispose()
     assert "(user_id, agent_id, content_hash) WHERE (status = 'active'::text)" in (
@@ -149,6 +152,39 @@ def test_a_writer_waits_for_the_lock_then_fails_typed_while_reads_go_on(pg):
         finally:
             holder.dispose()
         assert mm.update_memory("User lives in Porto", user_id="u").op.value == "ADD"
+
+
+def test_writes_of_other_scopes_go_on_while_one_scope_is_being_written(pg):
+    """An app server is inside a write of alice's scope (the transaction held open until
+    the test releases it): bob's write completes, alice's waits (then, with no patience left,
+    StoreBusyError), and so does a write of every scope; all work once it commits."""
+    held, release = threading.Event(), threading.Event()
+
+    def hold(conn: sa.Connection) -> None:
+        held.set()
+        release.wait()
+
+    def write_alice() -> None:
+        try:
+            holder.store.write(hold, scope=Scope("alice"))
+        finally:
+            held.set()  # also when the write failed: the test goes on (and fails) instead
+
+    impatient = {"busy_timeout_s": 0.01, "busy_patience_s": 0.01}
+    with MemoryManager(pg) as holder, MemoryManager(pg, **impatient) as other:
+        writer = threading.Thread(target=write_alice)
+        writer.start()
+        try:
+            held.wait()
+            assert other.update_memory("User likes jazz", user_id="bob").op is Op.ADD
+            with pytest.raises(StoreBusyError):
+                other.update_memory("User lives in Porto", user_id="alice")
+            with pytest.raises(StoreBusyError):
+                other.store.write(lambda conn: None)  # names no scope: waits for every scope
+        finally:
+            release.set()
+            writer.join()
+        assert other.update_memory("User lives in Porto", user_id="alice").op is Op.ADD
 
 
 def test_a_database_of_a_newer_memman_is_refused(pg):

@@ -5,18 +5,17 @@ statement is shared: SQLAlchemy Core and `text()` compile for either dialect, an
 path's plain SQL is rewritten into psycopg's parameter style (memman/storage/dialect.py).
 
 Transactions. SQLite's BEGIN IMMEDIATE makes write transactions one at a time; here every
-write transaction first takes one transaction-level advisory lock, so writers (of any
-process or app server) queue the same way, and each of their statements (READ COMMITTED)
-sees every write committed before. That keeps the write path's read-decide-write sequence
-race-free without row locks or serialisation retries, and it makes the vector change log's
-sequence order its commit order, which the in-process vector cache relies on. Reads run at
-REPEATABLE READ (one snapshot, as SQLite's deferred transactions) and take no lock. A lock
-wait longer than busy_timeout_s, a serialisation failure or a deadlock is retried by the
-store's busy retry until busy_patience_s, then StoreBusyError.
-
-One lock for every scope is SQLite's concurrency, not more; since every statement names its
-scope, a later step can lock per scope (hashtext of the scope) instead, once the vector
-change log no longer needs one global commit order.
+write transaction first takes a transaction-level advisory lock for its scope (store.write's
+`scope`), so writers of one scope (of any process or app server) queue the same way while
+writers of other scopes run beside them, and each of their statements (READ COMMITTED) sees
+every write of the scope committed before. That keeps the write path's read-decide-write
+sequence race-free without row locks or serialisation retries, and it makes the vector change
+log's sequence order, within one scope, its commit order: the in-process vector cache reads
+the log per scope (memman/vectors.py). A write that names no scope (migrations, decay,
+erasure, import, merging) locks every scope. Reads run at REPEATABLE READ (one snapshot, as
+SQLite's deferred transactions) and take no lock. A lock wait longer than busy_timeout_s, a
+serialisation failure or a deadlock is retried by the store's busy retry until
+busy_patience_s, then StoreBusyError.
 """
 
 from __future__ import annotations
@@ -54,6 +53,23 @@ _READ_ONLY_STATES = frozenset({"25006"})  # read_only_sql_transaction (a standby
 _KEY = re.compile(r'"(q(\d+)j)')
 _PHRASE = re.compile(r'"([^"]*)"')
 _SCOPE_OF_KEY = "SELECT user_id, agent_id FROM fts_scopes WHERE id = ?"
+
+
+# A write of one scope shares WRITE_LOCK and holds its scope's key alone (the two-key form,
+# class SCOPE_LOCK, so the keys cannot meet WRITE_LOCK's); a write of no stated scope
+# (migrations, decay, erasure, import) holds WRITE_LOCK alone, so it waits for every scoped
+# writer and they for it. The order is always WRITE_LOCK first: no deadlock between the two.
+# Two scopes whose keys collide (hashtext is 32 bits) only queue behind each other.
+_LOCK_ALL = f"SELECT pg_advisory_xact_lock({postgres_schema.WRITE_LOCK})"
+_LOCK_SCOPE = (
+    f"SELECT pg_advisory_xact_lock_shared({postgres_schema.WRITE_LOCK}),"
+    f" pg_advisory_xact_lock({postgres_schema.SCOPE_LOCK}, hashtext(%s))"
+)
+
+
+def scope_lock_key(scope: Scope) -> str:
+    """The text hashed into the scope's lock key (a unit separator between the ids)."""
+    return f"{scope.user_id}\x1f{scope.agent_key}"
 
 
 def _sqlstate(error: Exception) -> str | None:
@@ -104,10 +120,14 @@ class PostgresStore(Store):
 
         @sa.event.listens_for(self.engine, "begin")
         def _on_begin(connection: sa.Connection) -> None:
-            if connection.get_execution_options().get("memman_write", False):
-                connection.exec_driver_sql(
-                    f"SELECT pg_advisory_xact_lock({postgres_schema.WRITE_LOCK})"
-                )
+            options = connection.get_execution_options()
+            if not options.get("memman_write", False):
+                return
+            scope: Scope | None = options.get("memman_scope")
+            if scope is None:
+                connection.exec_driver_sql(_LOCK_ALL)
+            else:
+                connection.exec_driver_sql(_LOCK_SCOPE, (scope_lock_key(scope),))
 
         self._open_schema()
 

@@ -38,13 +38,17 @@ class Storage(Protocol):
         """A consistent snapshot for reads; takes no write lock, waits for none."""
         ...
 
-    def write(self, fn: Callable[[sa.Connection], T]) -> T:
+    def write(self, fn: Callable[[sa.Connection], T], *, scope: Scope | None = None) -> T:
         """fn's return value; all of fn's changes commit together or not at all. fn may run
-        again while the database is busy. Raises StoreBusyError after busy_patience_s,
+        again while the database is busy. Locks: with `scope`, fn writes only that scope's
+        rows and waits only for writers of the same scope (and for unscoped ones); without,
+        it waits for every writer. Raises StoreBusyError after busy_patience_s,
         StoreFullError, StoreReadOnlyError."""
         ...
 
-    def try_write(self, fn: Callable[[sa.Connection], T], what: str) -> T | None:
+    def try_write(
+        self, fn: Callable[[sa.Connection], T], what: str, *, scope: Scope | None = None
+    ) -> T | None:
         """write(fn) for bookkeeping a read does: None (logged) on a full or read-only store."""
         ...
 
