@@ -280,11 +280,9 @@ class WritePath(ChunkWalk):
         )
         return write(lambda conn: self._park(conn, candidate, error, pending_id))
 
-    def _writer(
-        self, also: Also, scope: Scope
-    ) -> Callable[[Callable[[sa.Connection], Outcome]], Outcome]:
-        """store.write for one scope's candidate, with `also` run in the same transaction
-        when a fact is written (also writes that scope's rows only)."""
+    def _writer(self, also: Also, scope: Scope) -> Callable[[Callable[..., Outcome]], Outcome]:
+        """store.write of the scope (`also` writes its rows only), with `also` run in the same
+        transaction when a fact is written."""
 
         def write(step: Callable[[sa.Connection], Outcome]) -> Outcome:
             def both(conn: sa.Connection) -> Outcome:

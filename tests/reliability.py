@@ -51,10 +51,10 @@ class Ack:
         return json.dumps(self.__dict__)
 
 
-def pick_facts(seed: int, n: int) -> list[tuple[str, str]]:
+def pick_facts(seed: int, n: int, users: tuple[str, ...] = USERS) -> list[tuple[str, str]]:
     """n (user, fact) pairs from a small pool, so concurrent writers overlap heavily."""
     rng = random.Random(seed)
-    return [(rng.choice(USERS), rng.choice(FACTS)) for _ in range(n)]
+    return [(rng.choice(users), rng.choice(FACTS)) for _ in range(n)]
 
 
 def offline_manager(path: str) -> MemoryManager:
@@ -62,11 +62,11 @@ def offline_manager(path: str) -> MemoryManager:
     return MemoryManager(path, settings=Settings(db=path, decider="offline"))
 
 
-def write_worker(path: str, seed: int, n: int) -> list[Ack]:
+def write_worker(path: str, seed: int, n: int, users: tuple[str, ...] = USERS) -> list[Ack]:
     """n update_memory calls; returns what was acknowledged (exceptions propagate)."""
     acks = []
     with offline_manager(path) as mm:
-        for user, fact in pick_facts(seed, n):
+        for user, fact in pick_facts(seed, n, users):
             result = mm.update_memory(fact, user_id=user, source=f"w{seed}")
             acks.append(Ack(user, result.op.value, result.memory_id, result.content))
     return acks

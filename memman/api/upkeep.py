@@ -16,7 +16,7 @@ from memman.errors import ConfigError, InvalidInputError
 from memman.maintenance import CheckReport
 from memman.models import Event, Memory, Op, Status, UpdateResult
 from memman.scope import Scope, check_id
-from memman.transfer import ImportReport
+from memman.transfer import ImportReport, MigrateReport
 
 
 class UpkeepCalls(Parts):
@@ -85,6 +85,15 @@ class UpkeepCalls(Parts):
             except (OSError, UnicodeDecodeError) as error:
                 raise InvalidInputError(f"cannot read {source}: {error}") from error
         return transfer.import_lines(self, source, raw=raw)
+
+    def migrate_to(self, target: UpkeepCalls) -> MigrateReport:
+        """Copy this whole store into target, another MemoryManager's empty store (SQLite to
+        PostgreSQL or back): every memory in any status, the audit trail with its ids, the
+        vectors, parked facts, short-term facts and buffered messages. InvalidInputError if
+        target holds anything. The report's differences() lists any table whose row count
+        differs afterwards (none: a complete copy). Stop writers to this store first: each
+        part is read in its own snapshot."""
+        return transfer.migrate(self, target)
 
     def stats(self, *, user_id: str | None = None, agent_id: str | None = None) -> dict[str, Any]:
         """Counts of a scope (every user's if neither id is given)."""

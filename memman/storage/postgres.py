@@ -210,6 +210,12 @@ class PostgresStore(Store):
                 " (SELECT max(id) FROM events))",
             )
 
+    def copy_rows(self, conn: sa.Connection, table: str, rows: list[dict[str, Any]]) -> None:
+        """As Store's; rows copied with their ids move the table's id sequence past them."""
+        super().copy_rows(conn, table, rows)
+        last = f"(SELECT max(id) FROM {table})"
+        run_sql(conn, f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), {last})")
+
     def fts_rowids(self, conn: sa.Connection, match: str) -> list[int]:
         """As Store's, for retrieval.scoped_match's text: its phrases' tokens carry the
         scope's key ('q' id 'j', an fts_scopes id), which names the scope here too."""

@@ -217,7 +217,23 @@ class Storage(Protocol):
         ...
 
     def copy_event(self, conn: sa.Connection, event: Event, *, keep_id: bool) -> None:
-        """Insert the event as given (its id too if keep_id)."""
+        """Insert the event as given (its id too if keep_id), never folded into another."""
+        ...
+
+    # -- the rest of a whole-store copy (memman migrate-db) -----------------------------------
+
+    def table_rows(self, conn: sa.Connection, table: str) -> Iterator[dict[str, Any]]:
+        """Every row (every column, by id) of pending, short_term or message_buffer, every
+        scope, streamed; InvalidInputError for another table."""
+        ...
+
+    def vector_rows(self, conn: sa.Connection) -> Iterator[tuple[str, str, int, bytes]]:
+        """(memory id, model, dim, float32 bytes) of every stored vector, streamed."""
+        ...
+
+    def copy_rows(self, conn: sa.Connection, table: str, rows: list[dict[str, Any]]) -> None:
+        """Insert rows of table_rows' tables as they are, ids included, in the caller's
+        transaction (the ids must be free: an empty store)."""
         ...
 
     def events_for_memory(self, conn: sa.Connection, memory_id: str) -> list[Event]:
