@@ -24,6 +24,7 @@ import sqlalchemy as sa
 from memman import MemoryManager
 from memman.config import Settings
 from memman.models import Op
+from memman.storage.backends import is_postgres_url
 from memman.store import Scope
 from memman.text import content_hash
 from tests.fake_openai import Reply, chat_completion
@@ -114,7 +115,10 @@ def audit(path: str, acks: list[Ack]) -> Audit:
 
 
 def integrity_problems(path: str) -> list[str]:
-    """SQLite's integrity check and the FTS5 index check, straight on the file."""
+    """SQLite's integrity check and the FTS5 index check, straight on the file; none for a
+    PostgreSQL URL (the server checks its pages; the tsvector is a generated column)."""
+    if is_postgres_url(path):
+        return []
     conn = sqlite3.connect(path)
     try:
         problems = [r[0] for r in conn.execute("PRAGMA integrity_check") if r[0] != "ok"]
@@ -202,11 +206,9 @@ def seed_near_duplicates(path: str, clock: Callable[[], dt.datetime], pairs: int
             return ids
 
         ids = mm.store.write(seed)
-    conn = sqlite3.connect(path)
-    with conn:
-        conn.execute("UPDATE long_term SET confidence = 0.9")
-        conn.execute("UPDATE long_term SET confidence = 0.105 WHERE pk % 10 IN (1, 2)")
-    conn.close()
+    with direct(path) as conn:
+        conn.execute(sa.text("UPDATE long_term SET confidence = 0.9"))
+        conn.execute(sa.text("UPDATE long_term SET confidence = 0.105 WHERE pk % 10 IN (1, 2)"))
     return ids
 
 
@@ -240,20 +242,18 @@ def lost_by_consolidation(path: str, ids: list[str]) -> list[str]:
     A superseded memory must point at a representative still kept (active, or archived by
     the same run's decay) and have its audit event: status and event are one transaction.
     """
-    conn = sqlite3.connect(path)
-    try:
+    with direct(path) as conn:
         rows = {
             memory_id: (status, json.loads(metadata).get("superseded_by"))
             for memory_id, status, metadata in conn.execute(
-                "SELECT id, status, metadata FROM long_term"
+                sa.text("SELECT id, status, metadata FROM long_term")
             )
         }
-        audited = {
-            r[0]
-            for r in conn.execute("SELECT memory_id FROM events WHERE source = 'consolidation'")
-        }
-    finally:
-        conn.close()
+        audited = set(
+            conn.execute(
+                sa.text("SELECT memory_id FROM events WHERE source = 'consolidation'")
+            ).scalars()
+        )
     problems = []
     for memory_id in ids:
         status, by = rows.get(memory_id, (None, None))
@@ -310,23 +310,21 @@ def lost_messages(path: str, ack_path: str) -> list[str]:
             for line in lines.read().splitlines()
             if line.endswith("}") and "buffered" in line
         ]
-    conn = sqlite3.connect(path)
-    try:
+    with direct(path) as conn:
         rows = {
             content: (i, extracted)
             for i, content, extracted in conn.execute(
-                "SELECT id, content, extracted_at FROM message_buffer"
+                sa.text("SELECT id, content, extracted_at FROM message_buffer")
             )
         }
-        sources = [
-            r[0]
-            for r in conn.execute(
-                "SELECT source FROM events WHERE source LIKE 'extraction:%'"
-                " UNION ALL SELECT source FROM short_term WHERE source LIKE 'extraction:%'"
-            )
-        ]
-    finally:
-        conn.close()
+        sources = list(
+            conn.execute(
+                sa.text(
+                    "SELECT source FROM events WHERE source LIKE 'extraction:%'"
+                    " UNION ALL SELECT source FROM short_term WHERE source LIKE 'extraction:%'"
+                )
+            ).scalars()
+        )
     written = {int(i) for s in sources for i in s.removeprefix("extraction:").split(",")}
     lost = []
     for content in acked:
@@ -339,10 +337,7 @@ def lost_messages(path: str, ack_path: str) -> list[str]:
 
 def extracted_messages(path: str) -> int:
     """How many buffered messages an extraction has finished with (marked extracted)."""
-    conn = sqlite3.connect(path)
-    try:
+    with direct(path) as conn:
         return conn.execute(
-            "SELECT count(*) FROM message_buffer WHERE extracted_at IS NOT NULL"
-        ).fetchone()[0]
-    finally:
-        conn.close()
+            sa.text("SELECT count(*) FROM message_buffer WHERE extracted_at IS NOT NULL")
+        ).scalar_one()

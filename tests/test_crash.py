@@ -2,8 +2,9 @@
 
 Writers are forked from the test process (memman already imported, so a trial costs
 milliseconds, not an interpreter start-up) and killed after a random delay: during single
-writes, during update_many batches (both on SQLite and on PostgreSQL), while a fresh file is
-being created and migrated, during consolidate() and during LLM extraction. After each kill:
+writes, during update_many batches, while a fresh file or database is being created and
+migrated, during consolidate() and during LLM extraction, on SQLite and on PostgreSQL (where a
+SIGKILLed client's open transaction is rolled back by the server). After each kill:
 PRAGMA integrity_check is ok (SQLite), the FTS5 index agrees with the table, every write
 acknowledged before the kill is active with its text (no memory vanished, no message
 acknowledged as buffered was lost), and the file opens again.
@@ -14,9 +15,9 @@ from __future__ import annotations
 import datetime as dt
 import multiprocessing
 import random
-import shutil
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
@@ -25,9 +26,10 @@ import sqlite_utils
 from memman import MemoryManager
 from memman.migrations import migrations
 from memman.models import Status
+from memman.storage import postgres_schema
 from memman.storage.backends import is_postgres_url
 from tests.clock import START
-from tests.postgres import fresh_database, postgres_url  # noqa: F401
+from tests.postgres import direct, fresh_database, postgres_url  # noqa: F401
 from tests.reliability import (
     audit,
     consolidate_writer,
@@ -112,18 +114,41 @@ def test_killed_while_creating_a_fresh_file_leaves_it_usable(tmp_path):
         assert list(migrations.pending(sqlite_utils.Database(path))) == []
 
 
+@pytest.fixture(params=["sqlite", "postgres"])
+def new_store(request, tmp_path) -> Iterator[Callable[[str], str]]:
+    """new_store(name): a fresh store per trial, a SQLite file, then a PostgreSQL database
+    (dropped when the test ends)."""
+    if request.param == "sqlite":
+        yield lambda name: str(tmp_path / f"{name}.db")
+        return
+    url = request.getfixturevalue("postgres_url")
+    with ExitStack() as databases:
+        yield lambda name: databases.enter_context(fresh_database(url))
+
+
 @pytest.mark.slow
-def test_killed_consolidation_loses_no_memory_and_can_finish(tmp_path):
-    seeded = tmp_path / "seeded.db"
+def test_killed_while_migrating_a_fresh_database_leaves_it_usable(tmp_path, postgres_url):  # noqa: F811
+    rng = random.Random("crash-open-postgres")
+    with ExitStack() as databases:
+        for trial in range(8):
+            url = databases.enter_context(fresh_database(postgres_url))
+            kill_after(url, "open", trial, rng.uniform(0.0, 0.3), tmp_path / f"acks-{trial}")
+            with direct(url) as conn:  # all or nothing: the migrations are one transaction
+                assert postgres_schema.applied(conn) in ([], postgres_schema.KNOWN)
+            with offline_manager(url) as mm:
+                assert mm.update_memory("User likes red bicycles", user_id="alice").memory_id
+
+
+@pytest.mark.slow
+def test_killed_consolidation_loses_no_memory_and_can_finish(tmp_path, new_store):
     pairs = 100
-    ids = seed_near_duplicates(str(seeded), lambda: START, pairs)
     month_later = (START + dt.timedelta(days=30)).isoformat()
     rng = random.Random("crash-consolidate")
     interrupted = 0
     for trial in range(12):
-        path = tmp_path / f"consolidate-{trial}.db"
+        path = new_store(f"consolidate-{trial}")
         ack_path = tmp_path / f"consolidate-{trial}.jsonl"
-        shutil.copy(seeded, path)
+        ids = seed_near_duplicates(path, lambda: START, pairs)
         if trial % 3 == 0:  # killed mid-consolidation for certain (after one scope's merges)
             midway = FORK.Event()
             writer = FORK.Process(
@@ -155,8 +180,8 @@ def test_killed_consolidation_loses_no_memory_and_can_finish(tmp_path):
 
 
 @pytest.mark.slow
-def test_killed_during_llm_extraction_loses_no_buffered_message(tmp_path, fake_openai):
-    path = tmp_path / "extract.db"
+def test_killed_during_llm_extraction_loses_no_buffered_message(tmp_path, fake_openai, crash_db):
+    path = crash_db
     rng = random.Random("crash-extract")
     # Slow answers (50 ms each): a kill right after a request arrives lands mid-extraction.
     fake_openai.script(*(extraction_reply(n, 0.05) for n in range(400)))
