@@ -172,7 +172,7 @@ def _expire_and_promote(
                         created_at=stamp,
                     )
 
-                store.write(expire)
+                store.write(expire, scope=scope)
         else:
             seen, recalled = len(fact.sessions), fact.recall_count
             detail = f"seen in {seen} sessions, recalled on {recalled} occasions"

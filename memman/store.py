@@ -18,7 +18,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager, nullcontext
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any, TypeVar
@@ -355,12 +355,17 @@ class Store(LifecycleRows, MessageRows, UpkeepRows):
             raise StoreReadOnlyError(f"{self.path} is open read-only: reads work, writes do not")
 
         def attempt() -> T:
-            with self._write_lock, self.engine.connect() as connection:
+            with self._queue(scope), self.engine.connect() as connection:
                 connection = connection.execution_options(memman_write=True, memman_scope=scope)
                 with connection.begin():
                     return fn(connection)
 
         return self._with_busy_retry(attempt)
+
+    def _queue(self, scope: Scope | None) -> AbstractContextManager[Any]:
+        """The in-process lock a write waits on before taking a connection: one for every
+        write, as SQLite has one writer (PostgresStore's is per scope)."""
+        return self._write_lock
 
     def try_write(
         self, fn: Callable[[sa.Connection], T], what: str, *, scope: Scope | None = None

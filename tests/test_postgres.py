@@ -187,6 +187,40 @@ def test_writes_of_other_scopes_go_on_while_one_scope_is_being_written(pg):
         assert other.update_memory("User lives in Porto", user_id="alice").op is Op.ADD
 
 
+def test_threads_of_one_app_server_write_other_scopes_while_one_is_being_written(pg):
+    """One MemoryManager shared by threads (an app server's workers, or the async API's): a
+    thread inside a write of alice's scope does not hold up another thread's write of bob's."""
+    held, release, done = threading.Event(), threading.Event(), threading.Event()
+
+    def hold(conn: sa.Connection) -> None:
+        held.set()
+        release.wait()
+
+    def write_alice() -> None:
+        try:
+            mm.store.write(hold, scope=Scope("alice"))
+        finally:
+            held.set()
+
+    def write_bob() -> None:
+        mm.update_memory("User likes jazz", user_id="bob")
+        done.set()
+
+    with MemoryManager(pg) as mm:
+        threads = [threading.Thread(target=write_alice), threading.Thread(target=write_bob)]
+        threads[0].start()
+        try:
+            held.wait()
+            threads[1].start()
+            # An event, not a duration: without per-scope queues it is never set.
+            assert done.wait(timeout=600), "bob's write waited for alice's"
+        finally:
+            release.set()
+            for thread in threads:
+                thread.join()
+        assert [m.content for m in mm.list(user_id="bob")] == ["User likes jazz"]
+
+
 def test_a_database_of_a_newer_memman_is_refused(pg):
     MemoryManager(pg).close()
     engine = sa.create_engine(pg)

@@ -11,8 +11,10 @@ writers of other scopes run beside them, and each of their statements (READ COMM
 every write of the scope committed before. That keeps the write path's read-decide-write
 sequence race-free without row locks or serialisation retries, and it makes the vector change
 log's sequence order, within one scope, its commit order: the in-process vector cache reads
-the log per scope (memman/vectors.py). A write that names no scope (migrations, decay,
-erasure, import, merging) locks every scope. Reads run at REPEATABLE READ (one snapshot, as
+the log per scope (memman/vectors.py). A write that names no scope (migrations,
+erasure, import, deletes by id) locks every scope. Within one process, threads writing one
+scope queue on an in-process lock first (so they hold no connection while they wait); threads
+of other scopes go on (`_queue`). Reads run at REPEATABLE READ (one snapshot, as
 SQLite's deferred transactions) and take no lock. A lock wait longer than busy_timeout_s, a
 serialisation failure or a deadlock is retried by the store's busy retry until
 busy_patience_s, then StoreBusyError.
@@ -22,8 +24,9 @@ from __future__ import annotations
 
 import re
 import threading
+import zlib
 from collections.abc import Iterator
-from contextlib import contextmanager, nullcontext
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +46,9 @@ from memman.storage import postgres_schema
 from memman.storage.postgres_search import postings
 from memman.store import GROWING_TABLES, Store, run_sql
 
+# Writers of one process that may hold a connection at once, one per stripe of scopes, and
+# those naming no scope: within the engine's pool (5, and 10 more on demand) beside readers.
+_STRIPES = 8
 # SQLSTATEs worth another attempt: serialization_failure, deadlock_detected, lock_not_available.
 _RETRY_STATES = frozenset({"40001", "40P01", "55P03"})
 _FULL_STATES = frozenset({"53100"})  # disk_full
@@ -115,7 +121,10 @@ class PostgresStore(Store):
             },
             pool_pre_ping=True,
         )
-        self._write_lock = threading.RLock()  # this process's writers queue here first
+        # This process's writers queue here first, holding no connection: those of one scope
+        # (a stripe) one after another, those naming no scope on _write_lock.
+        self._write_lock = threading.RLock()
+        self._stripes = [threading.RLock() for _ in range(_STRIPES)]
         self._read_lock = nullcontext()
 
         @sa.event.listens_for(self.engine, "begin")
@@ -130,6 +139,14 @@ class PostgresStore(Store):
                 connection.exec_driver_sql(_LOCK_SCOPE, (scope_lock_key(scope),))
 
         self._open_schema()
+
+    def _queue(self, scope: Scope | None) -> AbstractContextManager[Any]:
+        """Threads writing one scope queue on its stripe before taking a connection (the
+        advisory lock would keep all but one waiting on the server, each holding one); other
+        scopes' threads go on, as other processes do."""
+        if scope is None:
+            return self._write_lock
+        return self._stripes[zlib.crc32(scope_lock_key(scope).encode()) % _STRIPES]
 
     @contextmanager
     def read(self) -> Iterator[sa.Connection]:
