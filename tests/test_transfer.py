@@ -238,3 +238,13 @@ def test_migrate_db_bad_arguments_are_one_line_errors(memman, tmp_path):  # noqa
         run = memman("migrate-db", "--from", source, "--to", to)
         assert run.code == 1 and len(run.err.strip().splitlines()) == 1, run.err
         assert run.err.startswith("Error: ") and "s3cret" not in run.err
+
+
+def test_a_copied_row_with_a_column_its_table_lacks_is_refused(tmp_path):
+    row = {"kind": "short_term", "id": 1, "user_id": "u", "agent_id": "", "nope": 1}
+    vector = {"kind": "vector", "memory_id": "m", "model": "x", "dim": 2, "vector": "AAAA"}
+    with MemoryManager(str(tmp_path / "t.db")) as mm:
+        report = mm.import_jsonl([json.dumps(vector)])
+        assert report.bad == ["line 1: not a vector: memory_id, model and dim float32s expected"]
+        with pytest.raises(InvalidInputError, match="short_term has no column 'nope'"):
+            mm.import_jsonl([json.dumps(row)])

@@ -174,6 +174,9 @@ class UpkeepRows:
         if table not in COPIED_TABLES:
             raise InvalidInputError(f"{table!r} is not a copied table: {', '.join(COPIED_TABLES)}")
         columns = sorted({name for row in rows for name in row})
+        known = {column["name"] for column in sa.inspect(conn).get_columns(table)}
+        if unknown := sorted(set(columns) - known):
+            raise InvalidInputError(f"{table} has no column {', '.join(map(repr, unknown))}")
         insert = sa.table(table, *(sa.column(name) for name in columns)).insert()
         conn.execute(insert, [{name: row.get(name) for name in columns} for row in rows])
 
