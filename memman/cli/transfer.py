@@ -85,6 +85,8 @@ def import_file(
         f"{report.copied} memories copied, {report.duplicates} already held, decided: {decided};"
         f" {report.events_copied} events copied, {report.events_skipped} not copied;"
         f" {len(report.bad)} bad lines skipped"
+        + (f"; {sum(report.rows_copied.values())} other rows copied" if report.rows_copied else "")
+        + (f", {report.rows_skipped} not copied" if report.rows_skipped else "")
     )
     if report.bad:
         raise typer.Exit(2)
@@ -110,8 +112,10 @@ def migrate_db(
         errors.print(message, soft_wrap=True)
     for table, count in report.source_rows.items():
         console.print(f"{table}: {count} -> {report.target_rows.get(table, 0)}")
-    differences = report.differences()
-    if differences or report.imported.bad:
-        errors.print(f"Error: the copy is incomplete: {'; '.join(differences)}", soft_wrap=True)
+    problems = report.differences()
+    if report.imported.bad:
+        problems.append(f"{len(report.imported.bad)} bad lines")
+    if problems:
+        errors.print(f"Error: the copy is incomplete: {'; '.join(problems)}", soft_wrap=True)
         raise typer.Exit(1)
     console.print(f"copied {where[0]} to {where[1]}: every table's rows match")
