@@ -12,7 +12,9 @@ work of a real write); then, for user-0, medians of an exact duplicate (hash NOO
 the PostgreSQL server's own CPU is not in it) and wall. Then `writers` processes each write
 `writes` facts into the same `scopes` scopes (2: alice and bob), all at once: writes per
 second (wall), and the audit of tests/reliability.py (acknowledged = present, none
-duplicated); `--threads`: threads of this process sharing one MemoryManager instead.
+duplicated), and on PostgreSQL how many writers wait for a lock on average (pg_stat_activity
+sampled every 20 ms: what a lock per scope removes, whatever the machine's CPU allows);
+`--threads`: threads of this process sharing one MemoryManager instead.
 `--layouts none` measures the writers only.
 """
 
@@ -24,6 +26,7 @@ import multiprocessing
 import os
 import sys
 import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -51,6 +54,42 @@ def _thread_writer(mm: Any, seed: int, writes: int, users: tuple[str, ...]) -> l
     return acks
 
 
+# Sessions of this database waiting for an advisory lock (memman's write locks).
+_LOCK_WAITS = (
+    "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+    " AND wait_event_type = 'Lock' AND wait_event = 'advisory'"
+)
+
+
+@contextmanager
+def _lock_waits(db: str, every_s: float = 0.02):
+    """Samples, every every_s while the block runs, of how many writers wait for a lock
+    (PostgreSQL only; an empty list on SQLite)."""
+    samples: list[int] = []
+    if not db.startswith("postgresql"):
+        yield samples
+        return
+    import sqlalchemy as sa
+
+    stop = threading.Event()
+    engine = sa.create_engine(db)
+
+    def sample() -> None:
+        with engine.connect() as conn:
+            while not stop.wait(every_s):
+                samples.append(conn.exec_driver_sql(_LOCK_WAITS).scalar())
+                conn.rollback()
+
+    sampler = threading.Thread(target=sample)
+    sampler.start()
+    try:
+        yield samples
+    finally:
+        stop.set()
+        sampler.join()
+        engine.dispose()
+
+
 def _throughput(db: str, writers: int, writes: int, scopes: int, threads: bool) -> dict:
     """writers processes (threads of this one, sharing one manager) x writes overlapping
     facts into `scopes` scopes on db at once."""
@@ -58,6 +97,22 @@ def _throughput(db: str, writers: int, writes: int, scopes: int, threads: bool) 
 
     MemoryManager(db).close()  # the schema exists before the writers race
     started = time.perf_counter()
+    with _lock_waits(db) as waits:
+        per_worker = _write_all(db, writers, writes, scopes, threads)
+    wall = time.perf_counter() - started
+    acks = [ack for worker in per_worker for ack in worker]
+    result = audit(db, acks)
+    return {
+        "writes": len(acks),
+        "wall_s": wall,
+        "per_s": len(acks) / wall,
+        "present": result.present,
+        "duplicated": result.duplicated,
+        "waiting": sum(waits) / len(waits) if waits else None,
+    }
+
+
+def _write_all(db: str, writers: int, writes: int, scopes: int, threads: bool) -> list[list[Ack]]:
     if threads:
         with offline_manager(db) as mm, ThreadPoolExecutor(writers) as pool:
             runs = [
@@ -70,16 +125,7 @@ def _throughput(db: str, writers: int, writes: int, scopes: int, threads: bool) 
             per_worker = pool.starmap(
                 write_worker, [(db, seed, writes, _users(scopes)) for seed in range(writers)]
             )
-    wall = time.perf_counter() - started
-    acks = [ack for worker in per_worker for ack in worker]
-    result = audit(db, acks)
-    return {
-        "writes": len(acks),
-        "wall_s": wall,
-        "per_s": len(acks) / wall,
-        "present": result.present,
-        "duplicated": result.duplicated,
-    }
+    return per_worker
 
 
 @contextmanager
@@ -131,12 +177,14 @@ def table(r: dict) -> str:
         f"{r['writers']} writer {r['kind']} x {r['writes']} overlapping facts,"
         f" {r['scopes']} shared scopes",
         "",
-        "| backend | writes/s (wall) | acknowledged | present | duplicated |",
-        "|---|---:|---:|---:|---:|",
+        "| backend | writes/s (wall) | acknowledged | present | duplicated | waiting for a lock |",
+        "|---|---:|---:|---:|---:|---:|",
     ]
     for name, t in r["throughput"].items():
+        waiting = "" if t["waiting"] is None else f"{t['waiting']:.2f}"
         lines.append(
-            f"| {name} | {t['per_s']:.0f} | {t['writes']} | {t['present']} | {t['duplicated']} |"
+            f"| {name} | {t['per_s']:.0f} | {t['writes']} | {t['present']} | {t['duplicated']}"
+            f" | {waiting} |"
         )
     return "\n".join(lines)
 
