@@ -135,14 +135,17 @@ def integrity_problems(path: str) -> list[str]:
         conn.close()
 
 
-def crash_writer(path: str, mode: str, seed: int, ack_path: str) -> None:
+def crash_writer(path: str, mode: str, seed: int, ack_path: str, opened: Any = None) -> None:
     """Write until killed; each acknowledged write becomes one line in ack_path.
 
     Every line is flushed to the OS before the next write starts, so a SIGKILL can cut at
-    most the line being written, never one already acknowledged.
+    most the line being written, never one already acknowledged. `opened` (a multiprocessing
+    Event) is set once the store is open, so a kill meant for the writes waits for it.
     """
     with open(ack_path, "w", buffering=1) as out, offline_manager(path) as mm:
         out.write(json.dumps({"opened": True}) + "\n")
+        if opened is not None:
+            opened.set()
         pairs = pick_facts(seed, 100_000)
         if mode == "batch":
             for start in range(0, len(pairs), 20):

@@ -54,6 +54,20 @@ def kill_after(path: Path | str, mode: str, seed: int, delay_s: float, ack_path:
     )
 
 
+def kill_while_writing(
+    path: Path | str, mode: str, seed: int, delay_s: float, ack_path: Path
+) -> None:
+    """Kill a writer delay_s after it opened the store: a loaded machine's slow start (fork,
+    connecting, the schema check) cannot eat the whole delay, so kills land among writes."""
+    opened = FORK.Event()
+    writer = FORK.Process(target=crash_writer, args=(str(path), mode, seed, str(ack_path), opened))
+    writer.start()
+    assert opened.wait(timeout=600), "the writer never opened the store"
+    time.sleep(delay_s)
+    writer.kill()  # SIGKILL: no finally blocks, no atexit, no rollback by Python
+    writer.join()
+
+
 def kill_process_after(writer: multiprocessing.Process, delay_s: float) -> None:
     writer.start()
     time.sleep(delay_s)
@@ -92,7 +106,7 @@ def test_killed_writer_keeps_every_acknowledged_write(tmp_path, mode, trials, cr
     for trial in range(trials):
         ack_path = tmp_path / f"acks-{trial}.jsonl"
         # The same file across trials: each writer starts on what the last kill left behind.
-        kill_after(path, mode, trial, rng.uniform(0.0, 0.4), ack_path)
+        kill_while_writing(path, mode, trial, rng.uniform(0.0, 0.4), ack_path)
         acknowledged += assert_sound(path, ack_path)
     assert acknowledged > 0  # the kills did land after some writes
 
