@@ -118,4 +118,4 @@ def migrate_db(
     if problems:
         errors.print(f"Error: the copy is incomplete: {'; '.join(problems)}", soft_wrap=True)
         raise typer.Exit(1)
-    console.print(f"copied {where[0]} to {where[1]}: every table's rows match")
+    console.print(f"copied {where[0]} to {where[1]}: every table's rows match", soft_wrap=True)
