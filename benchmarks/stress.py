@@ -3,6 +3,11 @@
     python -m benchmarks.stress [--writers 8] [--writes 500] [--crash-trials 100]
                                 [--lifecycle-trials 25] [--fuzz 2000]
                                 [--parallel-workers 4] [--parallel-rounds 10] [--only NAME]
+                                [--pg URL]
+
+With --pg (or MEMMAN_TEST_PG_URL, as `.ci/postgres run` sets it) the concurrency and crash
+sections run again on PostgreSQL, each in fresh databases on that server (dropped after):
+several processes standing in for app servers that share one database.
 
 Prints writes attempted / acknowledged / present / duplicated under concurrent writers,
 errors that reached a caller, throughput, SIGKILL crash trials (writes, batches, opens,
@@ -18,21 +23,27 @@ import argparse
 import datetime as dt
 import logging
 import multiprocessing
+import os
 import random
 import shutil
 import sqlite3
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Callable
+from contextlib import ExitStack
 from pathlib import Path
 
 import sqlite_utils
 
 from memman import MemoryManager
 from memman.errors import MemmanError
+from memman.storage import postgres_schema
+from memman.storage.backends import is_postgres_url
 from memman.storage.migrations import migrations
 from tests.decisions import NEW, OLD, llm_manager
 from tests.fake_openai import FakeOpenAI, Reply, chat_completion
+from tests.postgres import URL_VARIABLE, direct, fresh_database
 from tests.reliability import (
     Ack,
     audit,
@@ -50,6 +61,9 @@ from tests.reliability import (
 )
 from tests.test_embed_custom import WordVectors
 
+# new_store(name): the store of that name, made on first use (a file, or a fresh database).
+NewStore = Callable[[str], str]
+
 
 def timed_writer(path: str, seed: int, n: int) -> tuple[list[Ack], Counter, float, float]:
     """Like tests.reliability.write_worker, but counts errors instead of stopping at one."""
@@ -66,8 +80,8 @@ def timed_writer(path: str, seed: int, n: int) -> tuple[list[Ack], Counter, floa
         return acks, errors, started, time.time()
 
 
-def concurrency(workdir: Path, writers: int, writes: int) -> None:
-    path = str(workdir / "concurrent.db")
+def concurrency(new_store: NewStore, writers: int, writes: int) -> None:
+    path = new_store("concurrent")
     offline_manager(path).close()
     with multiprocessing.get_context("spawn").Pool(writers) as pool:
         runs = pool.starmap(timed_writer, [(path, seed, writes) for seed in range(writers)])
@@ -75,7 +89,10 @@ def concurrency(workdir: Path, writers: int, writes: int) -> None:
     errors = sum((run[1] for run in runs), Counter())
     seconds = max(run[3] for run in runs) - min(run[2] for run in runs)
     result = audit(path, acks)
-    print(f"concurrency: {writers} processes x {writes} update_memory calls, overlapping facts")
+    print(
+        f"concurrency ({_backend(path)}): {writers} processes x {writes} update_memory calls,"
+        " overlapping facts"
+    )
     print(f"  writes attempted     {writers * writes}")
     print(f"  acknowledged         {result.acknowledged}")
     print(f"  present              {result.present}")
@@ -85,14 +102,32 @@ def concurrency(workdir: Path, writers: int, writes: int) -> None:
     print(f"  throughput           {len(acks) / seconds:.0f} writes/s over {seconds:.1f} s")
 
 
-def crashes(workdir: Path, trials: int) -> None:
+def _backend(path: str) -> str:
+    return "PostgreSQL" if is_postgres_url(path) else "SQLite"
+
+
+def _half_migrated(path: str) -> tuple[bool, bool]:
+    """(no schema at all, some migrations but not all) of a store a kill left behind."""
+    if is_postgres_url(path):
+        with direct(path) as conn:
+            applied = postgres_schema.applied(conn)
+        return not applied, applied not in ([], postgres_schema.KNOWN)
+    schema = sqlite_utils.Database(path)
+    try:
+        names = schema.table_names()
+        return not names, bool(names) and bool(list(migrations.pending(schema)))
+    finally:
+        schema.close()
+
+
+def crashes(workdir: Path, new_store: NewStore, trials: int) -> None:
     fork = multiprocessing.get_context("fork")
     rng = random.Random("stress-crash")
     failures, acknowledged, unmigrated = [], 0, 0
     modes = ["single", "batch", "open"]
     for trial in range(trials):
         mode = modes[trial % len(modes)]
-        path = workdir / (f"fresh-{trial}.db" if mode == "open" else f"crash-{mode}.db")
+        path = new_store(f"fresh-{trial}" if mode == "open" else f"crash-{mode}")
         ack_path = workdir / f"acks-{trial}.jsonl"
         writer = fork.Process(target=crash_writer, args=(str(path), mode, trial, str(ack_path)))
         writer.start()
@@ -103,11 +138,10 @@ def crashes(workdir: Path, trials: int) -> None:
         acks = read_acks(str(ack_path)) if ack_path.exists() else []
         acknowledged += len(acks)
         if mode == "open":
-            schema = sqlite_utils.Database(path)
-            unmigrated += not schema.table_names()
-            if schema.table_names() and list(migrations.pending(schema)):
+            empty, half = _half_migrated(path)
+            unmigrated += empty
+            if half:
                 problems.append("half-migrated schema")
-            schema.close()
         else:
             result = audit(str(path), acks)
             if result.present != result.acknowledged or result.duplicated:
@@ -119,7 +153,10 @@ def crashes(workdir: Path, trials: int) -> None:
             problems.append(f"reopen: {error}")
         if problems:
             failures.append((trial, mode, problems))
-    print(f"crashes: {trials} SIGKILL trials (single writes, update_many batches, fresh file open)")
+    print(
+        f"crashes ({_backend(path)}): {trials} SIGKILL trials (single writes, update_many"
+        " batches, fresh store open)"
+    )
     print(f"  writes acknowledged before a kill  {acknowledged}")
     print(f"  fresh files killed before migrated {unmigrated} (then reopened and migrated)")
     print(f"  failures found                     {len(failures)}")
@@ -361,15 +398,24 @@ def main() -> None:
     parser.add_argument("--parallel-workers", type=int, default=4)
     parser.add_argument("--parallel-rounds", type=int, default=10)
     parser.add_argument("--only", choices=["leases"], help="Run this section alone.")
+    parser.add_argument("--pg", default=os.environ.get(URL_VARIABLE), help="a server's URL")
     args = parser.parse_args()
     logging.disable(logging.CRITICAL)  # instructor logs every failed call; the counts say it
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, ExitStack() as databases:
         workdir = Path(tmp)
         parallel_leases(workdir, args.parallel_workers, args.parallel_rounds)
         if args.only == "leases":
             return
-        concurrency(workdir, args.writers, args.writes)
-        crashes(workdir, args.crash_trials)
+        stores: list[NewStore] = [lambda name: str(workdir / f"{name}.db")]
+        if args.pg:
+            made: dict[str, str] = {}
+            stores.append(
+                lambda name: made.get(name)
+                or made.setdefault(name, databases.enter_context(fresh_database(args.pg)))
+            )
+        for new_store in stores:
+            concurrency(new_store, args.writers, args.writes)
+            crashes(workdir, new_store, args.crash_trials)
         lifecycle_crashes(workdir, args.lifecycle_trials)
         fuzz(workdir, args.fuzz)
         llm_fuzz(workdir, args.fuzz // 10)

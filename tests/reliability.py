@@ -25,6 +25,7 @@ from memman import MemoryManager
 from memman.config import Settings
 from memman.language.text import content_hash
 from memman.models import Op
+from memman.storage.backends import is_postgres_url
 from memman.storage.store import Scope
 from tests.fake_openai import Reply, chat_completion
 from tests.postgres import direct
@@ -51,10 +52,10 @@ class Ack:
         return json.dumps(self.__dict__)
 
 
-def pick_facts(seed: int, n: int) -> list[tuple[str, str]]:
+def pick_facts(seed: int, n: int, users: tuple[str, ...] = USERS) -> list[tuple[str, str]]:
     """n (user, fact) pairs from a small pool, so concurrent writers overlap heavily."""
     rng = random.Random(seed)
-    return [(rng.choice(USERS), rng.choice(FACTS)) for _ in range(n)]
+    return [(rng.choice(users), rng.choice(FACTS)) for _ in range(n)]
 
 
 def offline_manager(path: str) -> MemoryManager:
@@ -62,11 +63,11 @@ def offline_manager(path: str) -> MemoryManager:
     return MemoryManager(path, settings=Settings(db=path, decider="offline"))
 
 
-def write_worker(path: str, seed: int, n: int) -> list[Ack]:
+def write_worker(path: str, seed: int, n: int, users: tuple[str, ...] = USERS) -> list[Ack]:
     """n update_memory calls; returns what was acknowledged (exceptions propagate)."""
     acks = []
     with offline_manager(path) as mm:
-        for user, fact in pick_facts(seed, n):
+        for user, fact in pick_facts(seed, n, users):
             result = mm.update_memory(fact, user_id=user, source=f"w{seed}")
             acks.append(Ack(user, result.op.value, result.memory_id, result.content))
     return acks
@@ -114,7 +115,10 @@ def audit(path: str, acks: list[Ack]) -> Audit:
 
 
 def integrity_problems(path: str) -> list[str]:
-    """SQLite's integrity check and the FTS5 index check, straight on the file."""
+    """SQLite's integrity check and the FTS5 index check, straight on the file; none for a
+    PostgreSQL URL (the server checks its pages; the tsvector is a generated column)."""
+    if is_postgres_url(path):
+        return []
     conn = sqlite3.connect(path)
     try:
         problems = [r[0] for r in conn.execute("PRAGMA integrity_check") if r[0] != "ok"]
@@ -132,16 +136,24 @@ def integrity_problems(path: str) -> list[str]:
 
 
 def crash_writer(
-    path: str, mode: str, seed: int, ack_path: str, acked: Any | None = None
+    path: str,
+    mode: str,
+    seed: int,
+    ack_path: str,
+    opened: Any = None,
+    acked: Any = None,
 ) -> None:
     """Write until killed; each acknowledged write becomes one line in ack_path.
 
     Every line is flushed to the OS before the next write starts, so a SIGKILL can cut at
-    most the line being written, never one already acknowledged. `acked` (a multiprocessing
-    Event) is set once a write is acknowledged, for a kill that must land after one.
+    most the line being written, never one already acknowledged. `opened` and `acked`
+    (multiprocessing Events) are set once the store is open and once a write is acknowledged,
+    so a kill meant for the writes, or for after one, waits for it.
     """
     with open(ack_path, "w", buffering=1) as out, offline_manager(path) as mm:
         out.write(json.dumps({"opened": True}) + "\n")
+        if opened is not None:
+            opened.set()
 
         def acknowledge(user: str, r: Any) -> None:
             out.write(Ack(user, r.op.value, r.memory_id, r.content).line() + "\n")
@@ -210,11 +222,9 @@ def seed_near_duplicates(path: str, clock: Callable[[], dt.datetime], pairs: int
             return ids
 
         ids = mm.store.write(seed)
-    conn = sqlite3.connect(path)
-    with conn:
-        conn.execute("UPDATE long_term SET confidence = 0.9")
-        conn.execute("UPDATE long_term SET confidence = 0.105 WHERE pk % 10 IN (1, 2)")
-    conn.close()
+    with direct(path) as conn:
+        conn.execute(sa.text("UPDATE long_term SET confidence = 0.9"))
+        conn.execute(sa.text("UPDATE long_term SET confidence = 0.105 WHERE pk % 10 IN (1, 2)"))
     return ids
 
 
@@ -248,20 +258,18 @@ def lost_by_consolidation(path: str, ids: list[str]) -> list[str]:
     A superseded memory must point at a representative still kept (active, or archived by
     the same run's decay) and have its audit event: status and event are one transaction.
     """
-    conn = sqlite3.connect(path)
-    try:
+    with direct(path) as conn:
         rows = {
             memory_id: (status, json.loads(metadata).get("superseded_by"))
             for memory_id, status, metadata in conn.execute(
-                "SELECT id, status, metadata FROM long_term"
+                sa.text("SELECT id, status, metadata FROM long_term")
             )
         }
-        audited = {
-            r[0]
-            for r in conn.execute("SELECT memory_id FROM events WHERE source = 'consolidation'")
-        }
-    finally:
-        conn.close()
+        audited = set(
+            conn.execute(
+                sa.text("SELECT memory_id FROM events WHERE source = 'consolidation'")
+            ).scalars()
+        )
     problems = []
     for memory_id in ids:
         status, by = rows.get(memory_id, (None, None))
@@ -318,23 +326,21 @@ def lost_messages(path: str, ack_path: str) -> list[str]:
             for line in lines.read().splitlines()
             if line.endswith("}") and "buffered" in line
         ]
-    conn = sqlite3.connect(path)
-    try:
+    with direct(path) as conn:
         rows = {
             content: (i, extracted)
             for i, content, extracted in conn.execute(
-                "SELECT id, content, extracted_at FROM message_buffer"
+                sa.text("SELECT id, content, extracted_at FROM message_buffer")
             )
         }
-        sources = [
-            r[0]
-            for r in conn.execute(
-                "SELECT source FROM events WHERE source LIKE 'extraction:%'"
-                " UNION ALL SELECT source FROM short_term WHERE source LIKE 'extraction:%'"
-            )
-        ]
-    finally:
-        conn.close()
+        sources = list(
+            conn.execute(
+                sa.text(
+                    "SELECT source FROM events WHERE source LIKE 'extraction:%'"
+                    " UNION ALL SELECT source FROM short_term WHERE source LIKE 'extraction:%'"
+                )
+            ).scalars()
+        )
     written = {int(i) for s in sources for i in s.removeprefix("extraction:").split(",")}
     lost = []
     for content in acked:
@@ -347,10 +353,7 @@ def lost_messages(path: str, ack_path: str) -> list[str]:
 
 def extracted_messages(path: str) -> int:
     """How many buffered messages an extraction has finished with (marked extracted)."""
-    conn = sqlite3.connect(path)
-    try:
+    with direct(path) as conn:
         return conn.execute(
-            "SELECT count(*) FROM message_buffer WHERE extracted_at IS NOT NULL"
-        ).fetchone()[0]
-    finally:
-        conn.close()
+            sa.text("SELECT count(*) FROM message_buffer WHERE extracted_at IS NOT NULL")
+        ).scalar_one()

@@ -2,8 +2,9 @@
 
 Writers are forked from the test process (memman already imported, so a trial costs
 milliseconds, not an interpreter start-up) and killed after a random delay: during single
-writes, during update_many batches (both on SQLite and on PostgreSQL), while a fresh file is
-being created and migrated, during consolidate() and during LLM extraction. After each kill:
+writes, during update_many batches, while a fresh file or database is being created and
+migrated, during consolidate() and during LLM extraction, on SQLite and on PostgreSQL (where a
+SIGKILLed client's open transaction is rolled back by the server). After each kill:
 PRAGMA integrity_check is ok (SQLite), the FTS5 index agrees with the table, every write
 acknowledged before the kill is active with its text (no memory vanished, no message
 acknowledged as buffered was lost), and the file opens again.
@@ -14,9 +15,9 @@ from __future__ import annotations
 import datetime as dt
 import multiprocessing
 import random
-import shutil
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
@@ -24,10 +25,11 @@ import sqlite_utils
 
 from memman import MemoryManager
 from memman.models import Status
+from memman.storage import postgres_schema
 from memman.storage.backends import is_postgres_url
 from memman.storage.migrations import migrations
 from tests.clock import START
-from tests.postgres import fresh_database, postgres_url  # noqa: F401
+from tests.postgres import direct, fresh_database, postgres_url  # noqa: F401
 from tests.reliability import (
     audit,
     consolidate_writer,
@@ -52,11 +54,27 @@ def kill_after(path: Path | str, mode: str, seed: int, delay_s: float, ack_path:
     )
 
 
+def kill_while_writing(
+    path: Path | str, mode: str, seed: int, delay_s: float, ack_path: Path
+) -> None:
+    """Kill a writer delay_s after it opened the store: a loaded machine's slow start (fork,
+    connecting, the schema check) cannot eat the whole delay, so kills land among writes."""
+    opened = FORK.Event()
+    writer = FORK.Process(target=crash_writer, args=(str(path), mode, seed, str(ack_path), opened))
+    writer.start()
+    assert opened.wait(timeout=600), "the writer never opened the store"
+    time.sleep(delay_s)
+    writer.kill()  # SIGKILL: no finally blocks, no atexit, no rollback by Python
+    writer.join()
+
+
 def kill_after_an_ack(path: Path | str, mode: str, seed: int, ack_path: Path) -> None:
     """Kill once a write was acknowledged: however slow the machine, this kill lands on a
     writer with an acknowledged write to keep."""
     acked = FORK.Event()
-    writer = FORK.Process(target=crash_writer, args=(str(path), mode, seed, str(ack_path), acked))
+    writer = FORK.Process(
+        target=crash_writer, args=(str(path), mode, seed, str(ack_path), None, acked)
+    )
     writer.start()
     assert acked.wait(timeout=600), "the writer never acknowledged a write"
     writer.kill()
@@ -106,7 +124,7 @@ def test_killed_writer_keeps_every_acknowledged_write(tmp_path, mode, trials, cr
         if trial % 5 == 4:
             kill_after_an_ack(path, mode, trial, ack_path)
         else:
-            kill_after(path, mode, trial, rng.uniform(0.0, 0.4), ack_path)
+            kill_while_writing(path, mode, trial, rng.uniform(0.0, 0.4), ack_path)
         acknowledged += assert_sound(path, ack_path)
     assert acknowledged > 0
 
@@ -128,18 +146,41 @@ def test_killed_while_creating_a_fresh_file_leaves_it_usable(tmp_path):
         assert list(migrations.pending(sqlite_utils.Database(path))) == []
 
 
+@pytest.fixture(params=["sqlite", "postgres"])
+def new_store(request, tmp_path) -> Iterator[Callable[[str], str]]:
+    """new_store(name): a fresh store per trial, a SQLite file, then a PostgreSQL database
+    (dropped when the test ends)."""
+    if request.param == "sqlite":
+        yield lambda name: str(tmp_path / f"{name}.db")
+        return
+    url = request.getfixturevalue("postgres_url")
+    with ExitStack() as databases:
+        yield lambda name: databases.enter_context(fresh_database(url))
+
+
 @pytest.mark.slow
-def test_killed_consolidation_loses_no_memory_and_can_finish(tmp_path):
-    seeded = tmp_path / "seeded.db"
+def test_killed_while_migrating_a_fresh_database_leaves_it_usable(tmp_path, postgres_url):  # noqa: F811
+    rng = random.Random("crash-open-postgres")
+    with ExitStack() as databases:
+        for trial in range(8):
+            url = databases.enter_context(fresh_database(postgres_url))
+            kill_after(url, "open", trial, rng.uniform(0.0, 0.3), tmp_path / f"acks-{trial}")
+            with direct(url) as conn:  # all or nothing: the migrations are one transaction
+                assert postgres_schema.applied(conn) in ([], postgres_schema.KNOWN)
+            with offline_manager(url) as mm:
+                assert mm.update_memory("User likes red bicycles", user_id="alice").memory_id
+
+
+@pytest.mark.slow
+def test_killed_consolidation_loses_no_memory_and_can_finish(tmp_path, new_store):
     pairs = 100
-    ids = seed_near_duplicates(str(seeded), lambda: START, pairs)
     month_later = (START + dt.timedelta(days=30)).isoformat()
     rng = random.Random("crash-consolidate")
     interrupted = 0
     for trial in range(12):
-        path = tmp_path / f"consolidate-{trial}.db"
+        path = new_store(f"consolidate-{trial}")
         ack_path = tmp_path / f"consolidate-{trial}.jsonl"
-        shutil.copy(seeded, path)
+        ids = seed_near_duplicates(path, lambda: START, pairs)
         if trial % 3 == 0:  # killed mid-consolidation for certain (after one scope's merges)
             midway = FORK.Event()
             writer = FORK.Process(
@@ -171,8 +212,8 @@ def test_killed_consolidation_loses_no_memory_and_can_finish(tmp_path):
 
 
 @pytest.mark.slow
-def test_killed_during_llm_extraction_loses_no_buffered_message(tmp_path, fake_openai):
-    path = tmp_path / "extract.db"
+def test_killed_during_llm_extraction_loses_no_buffered_message(tmp_path, fake_openai, crash_db):
+    path = crash_db
     rng = random.Random("crash-extract")
     # Slow answers (50 ms each): a kill right after a request arrives lands mid-extraction.
     fake_openai.script(*(extraction_reply(n, 0.05) for n in range(400)))

@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import re
 import sys
+import threading
 
 import pytest
 import sqlalchemy as sa
 
 from memman import MemoryManager
 from memman.errors import ConfigError, StoreBusyError, StoreError
+from memman.models import Op
+from memman.scope import Scope
 from memman.storage import postgres_schema
 from memman.storage.postgres_schema import WRITE_LOCK
 from tests.postgres import (  # noqa: F401  (fixtures)
@@ -152,6 +155,73 @@ def test_a_writer_waits_for_the_lock_then_fails_typed_while_reads_go_on(pg):
         assert mm.update_memory("User lives in Porto", user_id="u").op.value == "ADD"
 
 
+def test_writes_of_other_scopes_go_on_while_one_scope_is_being_written(pg):
+    """An app server is inside a write of alice's scope (the transaction held open until
+    the test releases it): bob's write completes, alice's waits (then, with no patience left,
+    StoreBusyError), and so does a write of every scope; all work once it commits."""
+    held, release = threading.Event(), threading.Event()
+
+    def hold(conn: sa.Connection) -> None:
+        held.set()
+        release.wait()
+
+    def write_alice() -> None:
+        try:
+            holder.store.write(hold, scope=Scope("alice"))
+        finally:
+            held.set()  # also when the write failed: the test goes on (and fails) instead
+
+    impatient = {"busy_timeout_s": 0.01, "busy_patience_s": 0.01}
+    with MemoryManager(pg) as holder, MemoryManager(pg, **impatient) as other:
+        writer = threading.Thread(target=write_alice)
+        writer.start()
+        try:
+            held.wait()
+            assert other.update_memory("User likes jazz", user_id="bob").op is Op.ADD
+            with pytest.raises(StoreBusyError):
+                other.update_memory("User lives in Porto", user_id="alice")
+            with pytest.raises(StoreBusyError):
+                other.store.write(lambda conn: None)  # names no scope: waits for every scope
+        finally:
+            release.set()
+            writer.join()
+        assert other.update_memory("User lives in Porto", user_id="alice").op is Op.ADD
+
+
+def test_threads_of_one_app_server_write_other_scopes_while_one_is_being_written(pg):
+    """One MemoryManager shared by threads (an app server's workers, or the async API's): a
+    thread inside a write of alice's scope does not hold up another thread's write of bob's."""
+    held, release, done = threading.Event(), threading.Event(), threading.Event()
+
+    def hold(conn: sa.Connection) -> None:
+        held.set()
+        release.wait()
+
+    def write_alice() -> None:
+        try:
+            mm.store.write(hold, scope=Scope("alice"))
+        finally:
+            held.set()
+
+    def write_bob() -> None:
+        mm.update_memory("User likes jazz", user_id="bob")
+        done.set()
+
+    with MemoryManager(pg) as mm:
+        threads = [threading.Thread(target=write_alice), threading.Thread(target=write_bob)]
+        threads[0].start()
+        try:
+            held.wait()
+            threads[1].start()
+            # An event, not a duration: without per-scope queues it is never set.
+            assert done.wait(timeout=600), "bob's write waited for alice's"
+        finally:
+            release.set()
+            for thread in threads:
+                thread.join()
+        assert [m.content for m in mm.list(user_id="bob")] == ["User likes jazz"]
+
+
 def test_a_database_of_a_newer_memman_is_refused(pg):
     MemoryManager(pg).close()
     engine = sa.create_engine(pg)
@@ -178,6 +248,9 @@ def test_accents_do_not_hide_a_memory_on_either_backend(db, stored, query):
 # SQLite's column types as PostgreSQL's migrations spell them; the vectors are p002's REAL[].
 PG_TYPE = {"INTEGER": "BIGINT", "REAL": "DOUBLE PRECISION", "TEXT": "TEXT", "BLOB": "BYTEA"}
 PG_ONLY = {"long_term": {"fts"}}  # the generated tsvector (FTS5's table in SQLite)
+# p004: PostgreSQL's writers of different scopes commit in any order, so the vector cache reads
+# the change log per scope; SQLite's single writer keeps one global order.
+PG_ONLY_INDEXES = {"vector_log_scope"}
 
 
 def _partial(index: dict) -> bool:
@@ -209,7 +282,7 @@ def _shape(db: str) -> dict:
             indexes = {
                 (i["name"], tuple(i["column_names"]), _partial(i))
                 for i in inspector.get_indexes(table)
-                if "duplicates_constraint" not in i
+                if "duplicates_constraint" not in i and i["name"] not in PG_ONLY_INDEXES
                 and not set(i["column_names"]) & PG_ONLY.get(table, set())
             }
             unique = {tuple(u["column_names"]) for u in inspector.get_unique_constraints(table)}

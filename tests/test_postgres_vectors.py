@@ -15,9 +15,10 @@ import sqlalchemy as sa
 
 from memman import MemoryManager
 from memman.models import Status
-from memman.semantic.vectors import VectorIndex, save_vector
+from memman.semantic.vectors import VectorIndex
 from memman.storage import postgres_schema
 from memman.storage.store import Scope
+from memman.storage.vector_format import save_vector
 from tests.postgres import direct, fresh_database, postgres_url  # noqa: F401  (fixtures)
 from tests.test_cli import memman  # noqa: F401  (the CLI runner fixture)
 from tests.test_semantic_vector_backends import decisions

@@ -18,8 +18,8 @@ from memman import MemoryManager
 from memman.errors import ConfigError
 from memman.models import Op, Status, Tier
 from memman.semantic.embed import register_embedder
-from memman.semantic.vectors import save_vector
 from memman.storage.store import Scope
+from memman.storage.vector_format import save_vector
 from tests.test_semantic_retrieval import FakeEmbedder
 from tests.test_semantic_vector_cache import MODEL, NOW, add
 

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import pytest
 
 from memman import MemoryManager
 from memman.language.text import content_hash
-from memman.semantic.vectors import VectorIndex, save_vector
+from memman.semantic.vectors import VectorIndex
 from memman.storage.store import Scope
+from memman.storage.vector_format import save_vector
+from tests.postgres import fresh_database, postgres_url  # noqa: F401
 
 SCOPE = Scope("u")
 MODEL = "m"
@@ -35,7 +39,7 @@ def add(mm: MemoryManager, text: str, vector: np.ndarray, scope: Scope = SCOPE) 
         save_vector(conn, memory_id, MODEL, vector)
         return memory_id
 
-    return mm.store.write(write)
+    return mm.store.write(write, scope=scope)
 
 
 def ranking(
@@ -174,3 +178,48 @@ def test_a_load_holds_exactly_the_scopes_active_vectors_after_deletes_and_update
             scores = fresh.scores(conn, SCOPE, MODEL, query, [int(pk) for pk in pks])
             assert fresh.top(conn, Scope("nobody"), MODEL, query, 5) == []
         assert scores == dict(want)
+
+
+def test_a_change_committed_after_another_scopes_later_one_is_seen(postgres_url):  # noqa: F811
+    """PostgreSQL writes of two scopes run side by side, so their change-log numbers commit
+    out of order: SCOPE's write takes its number, Scope("v")'s takes a higher one and commits
+    first, and a search of SCOPE runs in between. Once SCOPE's write commits, its vector is
+    in the cache (the cache follows its own scope's log, not the log's global end)."""
+    query = unit()
+    held, release = threading.Event(), threading.Event()
+
+    def held_open(conn) -> None:
+        memory_id = other.store.insert_memory(
+            conn,
+            SCOPE,
+            content="late",
+            content_hash=content_hash("late"),
+            now=NOW,
+            source=None,
+            metadata={},
+        )
+        save_vector(conn, memory_id, MODEL, query)
+        held.set()
+        release.wait()
+
+    def write_late() -> None:
+        try:
+            other.store.write(held_open, scope=SCOPE)
+        finally:
+            held.set()  # also when the write failed: the test goes on (and fails) instead
+
+    with fresh_database(postgres_url) as db, MemoryManager(db) as mm, MemoryManager(db) as other:
+        add(mm, "kept", unit())
+        assert len(ranking(mm, mm.vectors, query)) == 1  # the cache is built
+        writer = threading.Thread(target=write_late)
+        writer.start()
+        try:
+            held.wait()
+            add(mm, "other scope", unit(), scope=Scope("v"))  # a higher number, committed first
+            assert len(ranking(mm, mm.vectors, query)) == 1  # "late" is not committed yet
+        finally:
+            release.set()
+            writer.join()
+        patched = ranking(mm, mm.vectors, query)
+        assert len(patched) == 2 and patched[0][1] == pytest.approx(1.0)
+        assert patched == ranking(mm, VectorIndex(), query)

@@ -9,9 +9,12 @@ import pytest
 import sqlalchemy as sa
 
 from memman import MemoryManager, Op, Status
+from memman.errors import InvalidInputError
+from memman.storage import transfer
 from tests.clock import Clock
-from tests.postgres import direct, fresh_database, postgres_url  # noqa: F401
+from tests.postgres import db_on_each_backend, direct, fresh_database, postgres_url  # noqa: F401
 from tests.test_cli import memman  # noqa: F401  (the CLI runner fixture)
+from tests.test_erase import PARK, SeededEmbedder
 
 
 @pytest.fixture
@@ -155,3 +158,95 @@ def test_cli_export_import_round_trip(memman, source, target, tmp_path):  # noqa
     assert run.code == 2 and "line" in run.err and "expected a JSON object" in run.err
     missing = memman("import", str(tmp_path / "nope.jsonl"), "--db", target)
     assert missing.code == 1 and missing.err.startswith("Error: cannot read")
+
+
+def whole_store(path: str) -> None:
+    """Fill path with every kind of row a store holds: memories in every status with their
+    events (a folded NOOP too), vectors, a parked fact, short-term facts, buffered messages."""
+    clock = Clock()
+    with MemoryManager(
+        path, embedder=SeededEmbedder(), clock=clock, extract_cooldown_s=3600
+    ) as mm:
+        for _ in range(3):  # one ADD, then a NOOP folded into one event (repeat_count 2)
+            mm.update_memory("User is allergic to peanuts", user_id="alice", importance=9)
+        clock.advance(days=1)
+        mm.update_memory("User lives in Lisbon", user_id="alice")
+        mm.update_memory("User lives in Porto", user_id="alice")
+        dog = mm.update_memory("User has a dog named Rex", user_id="alice")
+        mm.delete(dog.memory_id, user_id="alice")
+        mm.update_memory("User plays chess", user_id="bob", agent_id="coach")
+        assert mm.update_memory(f"User said {PARK}", user_id="bob").op is Op.PENDING
+        mm.remember_short_term("User is at the airport", user_id="alice", session_id="s1")
+        mm.observe(
+            [{"role": "user", "content": "I just adopted a cat called Tom"}],
+            user_id="alice",
+            session_id="s2",
+        )
+
+
+def store_dump(db: str) -> list[str]:
+    with MemoryManager(db, embedder=SeededEmbedder()) as mm:
+        return list(transfer.store_lines(mm))
+
+
+def test_migrate_db_sqlite_to_postgresql_and_back_gives_the_same_store(
+    memman,  # noqa: F811
+    postgres_url,  # noqa: F811
+    tmp_path,
+):
+    first, last = str(tmp_path / "first.db"), str(tmp_path / "last.db")
+    whole_store(first)
+    with fresh_database(postgres_url) as url:
+        there = memman("migrate-db", "--from", first, "--to", url)
+        assert there.code == 0, there.err
+        assert "every table's rows match" in there.out and "message_buffer: 1 -> 1" in there.out
+        back = memman("migrate-db", "--from", url, "--to", last)
+        assert back.code == 0, back.err
+        with MemoryManager(url) as mm:  # the copy works: a write, a search with its vector
+            again = mm.update_memory("User plays chess", user_id="bob", agent_id="coach")
+            assert again.op is Op.NOOP
+            assert mm.search("peanuts", user_id="alice")[0].memory.importance == 9
+    exported = [memman("export", "--all", "--with-events", "--db", db).out for db in (first, last)]
+    assert exported[0] == exported[1] and exported[0].count("\n") > 8
+    assert store_dump(last) == store_dump(first)
+    kinds = {json.loads(line)["kind"] for line in store_dump(first)}
+    assert kinds == {"memory", "event", "vector", "pending", "short_term", "message_buffer"}
+
+
+def test_migrate_db_refuses_a_target_that_holds_anything(memman, db, tmp_path):  # noqa: F811
+    first = str(tmp_path / "first.db")
+    whole_store(first)
+    with MemoryManager(db) as mm:
+        mm.remember_short_term("User is at the airport", user_id="carol", session_id="s")
+    run = memman("migrate-db", "--from", first, "--to", db)
+    assert run.code == 1
+    assert run.err.startswith("Error: ") and "is not empty (1 rows in short_term)" in run.err
+    assert len(run.err.strip().splitlines()) == 1
+    with (
+        MemoryManager(first) as source,
+        MemoryManager(db) as target,
+        pytest.raises(InvalidInputError, match="not empty"),
+    ):
+        source.migrate_to(target)
+
+
+def test_migrate_db_bad_arguments_are_one_line_errors(memman, tmp_path):  # noqa: F811
+    target = str(tmp_path / "new.db")
+    missing = memman("migrate-db", "--from", str(tmp_path / "nope.db"), "--to", target)
+    assert missing.code == 1 and missing.err == f"Error: no store at {tmp_path / 'nope.db'}\n"
+    nowhere = "postgresql+psycopg://memman:s3cret@127.0.0.1:1/memman_test"
+    for source, to in ((nowhere, target), (target, target)):
+        run = memman("migrate-db", "--from", source, "--to", to)
+        assert run.code == 1 and len(run.err.strip().splitlines()) == 1, run.err
+        assert run.err.startswith("Error: ") and "s3cret" not in run.err
+
+
+def test_a_copied_row_with_a_column_its_table_lacks_is_refused(tmp_path):
+    row = {"kind": "short_term", "id": 1, "user_id": "u", "agent_id": "", "nope": 1}
+    vector = {"kind": "vector", "memory_id": "m", "model": "x", "dim": 2, "vector": "AAAA"}
+    with MemoryManager(str(tmp_path / "t.db")) as mm:
+        report = mm.import_jsonl([json.dumps(vector)])
+        expected = "line 1: row: not a vector: memory_id, model and dim float32s expected"
+        assert report.bad == [expected]
+        with pytest.raises(InvalidInputError, match="short_term has no column 'nope'"):
+            mm.import_jsonl([json.dumps(row)])

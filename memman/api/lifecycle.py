@@ -193,7 +193,8 @@ class LifecycleCalls(Parts):
                 source=candidate.source,
                 settings=self.settings,
                 now=self.clock(),
-            )
+            ),
+            scope=candidate.scope,
         )
 
     def short_term(

@@ -18,7 +18,7 @@ from memman.scope import Scope, check_id
 from memman.semantic import reindex
 from memman.storage import maintenance, transfer
 from memman.storage.maintenance import CheckReport
-from memman.storage.transfer import ImportReport
+from memman.storage.transfer import ImportReport, MigrateReport
 
 
 class UpkeepCalls(Parts):
@@ -88,6 +88,15 @@ class UpkeepCalls(Parts):
             except (OSError, UnicodeDecodeError) as error:
                 raise InvalidInputError(f"cannot read {source}: {error}") from error
         return transfer.import_lines(self, source, raw=raw)
+
+    def migrate_to(self, target: UpkeepCalls) -> MigrateReport:
+        """Copy this whole store into target, another MemoryManager's empty store (SQLite to
+        PostgreSQL or back): every memory in any status, the audit trail with its ids, the
+        vectors, parked facts, short-term facts and buffered messages. InvalidInputError if
+        target holds anything. The report's differences() lists any table whose row count
+        differs afterwards (none: a complete copy). Stop writers to this store first: each
+        part is read in its own snapshot."""
+        return transfer.migrate(self, target)
 
     def stats(self, *, user_id: str | None = None, agent_id: str | None = None) -> dict[str, Any]:
         """Counts of a scope (every user's if neither id is given)."""

@@ -56,6 +56,7 @@ for command, name in (
     (lifecycle.flush, None),
     (transfer.export, None),
     (transfer.import_file, "import"),
+    (transfer.migrate_db, "migrate-db"),
     (read.list_memories, "list"),
     (read.history, None),
     (lifecycle.pending, None),

@@ -1,4 +1,4 @@
-"""Commands that carry a store's memories out and in: export, import."""
+"""Commands that carry a store's memories out and in: export, import, migrate-db."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import typer
 
 from memman.cli.common import AgentOption, DbOption, _open, console, errors
 from memman.errors import InvalidInputError
+from memman.storage.backends import is_postgres_url
 
 
 def export(
@@ -85,6 +86,37 @@ def import_file(
         f" {report.events_copied} events copied, {report.events_skipped} not copied,"
         f" {report.events_written} written for memories that came without one;"
         f" {len(report.bad)} bad lines skipped"
+        + (f"; {sum(report.rows_copied.values())} other rows copied" if report.rows_copied else "")
+        + (f", {report.rows_skipped} not copied" if report.rows_skipped else "")
     )
     if report.bad:
         raise typer.Exit(2)
+
+
+def migrate_db(
+    source: Annotated[
+        str, typer.Option("--from", help="The store to copy: a SQLite file or a postgresql:// URL.")
+    ],
+    target: Annotated[
+        str, typer.Option("--to", help="An empty store to copy into (a new file, or a URL).")
+    ],
+) -> None:
+    """Copy a whole store to another backend (SQLite <-> PostgreSQL), rows compared after."""
+    if source == target:
+        raise InvalidInputError("--from and --to name the same store")
+    if not is_postgres_url(source) and not Path(source).is_file():
+        raise InvalidInputError(f"no store at {source}")
+    with _open(source) as old, _open(target) as new:
+        report = old.migrate_to(new)
+        where = (old.store.path, new.store.path)  # URLs without their passwords
+    for message in report.imported.bad:
+        errors.print(message, soft_wrap=True)
+    for table, count in report.source_rows.items():
+        console.print(f"{table}: {count} -> {report.target_rows.get(table, 0)}")
+    problems = report.differences()
+    if report.imported.bad:
+        problems.append(f"{len(report.imported.bad)} bad lines")
+    if problems:
+        errors.print(f"Error: the copy is incomplete: {'; '.join(problems)}", soft_wrap=True)
+        raise typer.Exit(1)
+    console.print(f"copied {where[0]} to {where[1]}: every table's rows match", soft_wrap=True)

@@ -88,7 +88,8 @@ def buffer(
             )
     if checked:
         store.write(
-            lambda conn: store.buffer_messages(conn, scope, session_id, checked, stamp(now))
+            lambda conn: store.buffer_messages(conn, scope, session_id, checked, stamp(now)),
+            scope=scope,
         )
 
 
@@ -129,4 +130,4 @@ def prune_extracted(
     filters by its scope); consolidate prunes the scopes it runs over, so a user who never
     flushes again is pruned too."""
     before = stamp(now - dt.timedelta(days=settings.message_retention_days))
-    store.write(lambda conn: store.prune_extracted(conn, scope, before))
+    store.write(lambda conn: store.prune_extracted(conn, scope, before), scope=scope)

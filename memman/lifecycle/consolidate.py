@@ -171,7 +171,7 @@ def _expire_and_promote(
                     )
                     record_event(store, conn, scope, **event)
 
-                store.write(expire)
+                store.write(expire, scope=scope)
         else:
             seen, recalled = len(fact.sessions), fact.recall_count
             detail = f"seen in {seen} sessions, recalled on {recalled} occasions"

@@ -66,7 +66,9 @@ def decay(
             )
         )
     if not dry_run and changes:
-        store.write(lambda conn: _apply_decay(conn, store, scope, changes, to_stamp(now)))
+        store.write(
+            lambda conn: _apply_decay(conn, store, scope, changes, to_stamp(now)), scope=scope
+        )
     return changes
 
 

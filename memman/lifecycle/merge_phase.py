@@ -87,7 +87,7 @@ def merge_near_duplicates(
                         _supersede(conn, store, scope, keeper, others, current, stamp,
                                    "same wording as")  # fmt: skip
 
-            store.write(apply)
+            store.write(apply, scope=scope)
     # Same-wording members left the clusters' lists already: each shows its representative.
     ambiguous = []
     for done, rows in enumerate(found.ambiguous):
@@ -154,12 +154,13 @@ def _ambiguous(
         return listed("failed", str(error)), None
     if isinstance(answer, merge.KeepSeparateOp):
         store.write(lambda conn: _record_kept_separate(conn, store, scope, rows, key, answer,
-                                                         call, stamp))  # fmt: skip
+                                                         call, stamp), scope=scope)  # fmt: skip
         return listed("kept_separate", answer.reason), None
     keeper = store.write(
         lambda conn: _apply_llm_merge(
             conn, store, scope, rows, answer, call, stamp, tools.embedder, vector
-        )
+        ),
+        scope=scope,
     )
     if keeper is None:
         return listed("changed", "a memory of the cluster changed meanwhile; not merged"), None

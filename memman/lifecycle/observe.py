@@ -268,7 +268,8 @@ def extract(
                     store.write(
                         lambda conn, s=scope, b=batch, f=failure: note_failure(
                             conn, store, s, b, f, client, now
-                        )
+                        ),
+                        scope=scope,
                     )
                     break
                 facts = _extracted(answer, batch)
@@ -305,7 +306,8 @@ def extract(
                 else:
                     results.append(outcome)
             store.write(
-                lambda conn, s=scope, ids=ids: store.mark_extracted(conn, s, ids, stamp(now))
+                lambda conn, s=scope, ids=ids: store.mark_extracted(conn, s, ids, stamp(now)),
+                scope=scope,
             )
             extracted += len(ids)
         if stop:

@@ -191,7 +191,9 @@ def search(
         ids = [h.id for h in hits]
         # Recalled facts decay slower and rank higher (one UPDATE for every hit).
         store.try_write(
-            lambda conn: reinforce_recalled(store, conn, scope, ids, when), "reinforcing recalls"
+            lambda conn: reinforce_recalled(store, conn, scope, ids, when),
+            "reinforcing recalls",
+            scope=scope,
         )
     return hits
 
@@ -251,6 +253,7 @@ def context(
                 store, conn, scope, ids, now=now, spacing=spacing
             ),
             "counting short-term recalls",
+            scope=scope,
         )
     return block
 

@@ -12,8 +12,9 @@ import sqlalchemy as sa
 
 from memman.errors import EmbeddingError
 from memman.semantic.embed import Embedder
-from memman.semantic.vectors import count_missing, missing_batch, save_vector
+from memman.semantic.vectors import count_missing, missing_batch
 from memman.storage.store import Store
+from memman.storage.vector_format import save_vector
 
 
 def reindex(

@@ -40,21 +40,10 @@ from memman.errors import ConfigError
 from memman.scope import Scope
 from memman.storage.dialect import is_postgres
 from memman.storage.sql import run_sql
-from memman.storage.vector_format import chunks, decoded, stored
+from memman.storage.vector_format import chunks, decoded
 
 # The per-fact statements run through store.run_sql (plain DBAPI, see there); the rest are
 # SQLAlchemy text.
-_SAVE_SQL = """
-    INSERT OR REPLACE INTO memory_vectors (memory_pk, model, dim, vector)
-    SELECT pk, ?, ?, ? FROM long_term WHERE id = ?
-"""
-# PostgreSQL's spelling: an upsert, whose UPDATE the change-log trigger sees as SQLite's
-# REPLACE (a delete and an insert) is seen there; the floats become a REAL[].
-_SAVE_SQL_POSTGRES = """
-    INSERT INTO memory_vectors (memory_pk, model, dim, vector)
-    SELECT pk, ?, ?, ?::real[] FROM long_term WHERE id = ?
-    ON CONFLICT (memory_pk, model) DO UPDATE SET dim = excluded.dim, vector = excluded.vector
-"""
 _SCOPE_JOIN = """
     FROM memory_vectors v JOIN long_term l ON l.pk = v.memory_pk
     WHERE l.user_id = :user_id AND l.agent_id = :agent_id AND l.status = 'active'
@@ -67,6 +56,13 @@ _LOAD_CHUNK = 1024  # rows fetched and copied at a time (1.5 MB of 384-dim vecto
 _LAST_SQL = """
     SELECT seq, token, (SELECT token FROM vector_log WHERE seq = ?)
     FROM vector_log ORDER BY seq DESC LIMIT 1
+"""
+# PostgreSQL's writers of different scopes commit in any order, so a seq of another scope can
+# become visible after a higher one; within a scope (one lock) seq order is commit order, so
+# the cache's position is the scope's last row (the index of postgres_schema's p004).
+_LAST_SQL_POSTGRES = """
+    SELECT seq, token, (SELECT token FROM vector_log WHERE seq = ?1)
+    FROM vector_log WHERE user_id = ?2 AND agent_id = ?3 ORDER BY seq DESC LIMIT 1
 """
 # The scope's memories changed after a seq, with their vector if it is active now (NULL:
 # the memory left the matrix). At most _PATCH_LIMIT + 1 rows: more means reload. The join
@@ -97,13 +93,6 @@ _COUNT_MISSING_SQL = sa.text(
         SELECT 1 FROM memory_vectors v WHERE v.memory_pk = l.pk AND v.model = :model)
     """
 )
-
-
-def save_vector(conn: sa.Connection, memory_id: str, model: str, vector: np.ndarray) -> None:
-    """Store (or replace) the memory's vector for this model, inside the caller's transaction."""
-    vector = np.asarray(vector, dtype=np.float32)
-    sql = _SAVE_SQL_POSTGRES if is_postgres(conn) else _SAVE_SQL
-    run_sql(conn, sql, (model, vector.shape[0], stored(conn, vector), memory_id))
 
 
 def count_missing(conn: sa.Connection, model: str) -> int:
@@ -243,7 +232,13 @@ class VectorIndex:
         """
         key = (scope.user_id, scope.agent_key, model)
         cached = self._cache.get(key)
-        last = run_sql(conn, _LAST_SQL, (cached.seq if cached else 0,)).fetchone()
+        since = cached.seq if cached else 0
+        if is_postgres(conn):
+            last = run_sql(
+                conn, _LAST_SQL_POSTGRES, (since, scope.user_id, scope.agent_key)
+            ).fetchone()
+        else:
+            last = run_sql(conn, _LAST_SQL, (since,)).fetchone()
         seq, token, token_then = last if last else (0, None, None)
         if cached is not None and (cached.seq, cached.token) == (seq, token):
             return cached

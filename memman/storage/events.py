@@ -34,11 +34,18 @@ log = logging.getLogger(__name__)
 
 class EventRows:
     def copy_event(self, conn: sa.Connection, event: Event, *, keep_id: bool) -> None:
-        """Insert an audit event as given (its id too if keep_id: an import into a new store)."""
+        """Insert an audit event as given (its id too if keep_id: an import into a new store).
+        Never folded into the memory's previous event, as insert_event folds a repeated NOOP:
+        the copy keeps the source's rows and repeat counts."""
         dropped = {"user_id", "agent_id"} if keep_id else {"user_id", "agent_id", "id"}
         values = event.model_dump(exclude=dropped)
-        values.update(op=event.op.value, tier=event.tier.value)
-        self.insert_event(conn, Scope(event.user_id, event.agent_id), **values)
+        values.update(
+            op=event.op.value,
+            tier=event.tier.value,
+            scores=json.dumps(values.get("scores") or {}),
+            before_hash=_before_hash(values),
+        )
+        insert_returning_id(conn, "events", Scope(event.user_id, event.agent_id), values)
 
     # -- change sets: a memory's row changes with their audit event -------------------------
 
@@ -132,7 +139,8 @@ class EventRows:
         self, conn: sa.Connection, scope: Scope, rows: list[dict[str, Any]]
     ) -> list[int]:
         """Record new audit events of one scope (never folded: for ADDs) with one executemany;
-        their ids in order. Inside the write transaction nobody else inserts, so they are the
+        their ids in order. Inside the write transaction nobody else inserts events of the scope
+        (its lock; on PostgreSQL other scopes may), and ids only grow, so they are the scope's
         ids after the largest one before."""
         if not rows:
             return []

@@ -5,26 +5,28 @@ statement is shared: SQLAlchemy Core and `text()` compile for either dialect, an
 path's plain SQL is rewritten into psycopg's parameter style (memman/storage/dialect.py).
 
 Transactions. SQLite's BEGIN IMMEDIATE makes write transactions one at a time; here every
-write transaction first takes one transaction-level advisory lock, so writers (of any
-process or app server) queue the same way, and each of their statements (READ COMMITTED)
-sees every write committed before. That keeps the write path's read-decide-write sequence
-race-free without row locks or serialisation retries, and it makes the vector change log's
-sequence order its commit order, which the in-process vector cache relies on. Reads run at
-REPEATABLE READ (one snapshot, as SQLite's deferred transactions) and take no lock. A lock
-wait longer than busy_timeout_s, a serialisation failure or a deadlock is retried by the
-store's busy retry until busy_patience_s, then StoreBusyError.
-
-One lock for every scope is SQLite's concurrency, not more; since every statement names its
-scope, a later step can lock per scope (hashtext of the scope) instead, once the vector
-change log no longer needs one global commit order.
+write transaction first takes a transaction-level advisory lock for its scope (store.write's
+`scope`), so writers of one scope (of any process or app server) queue the same way while
+writers of other scopes run beside them, and each of their statements (READ COMMITTED) sees
+every write of the scope committed before. That keeps the write path's read-decide-write
+sequence race-free without row locks or serialisation retries, and it makes the vector change
+log's sequence order, within one scope, its commit order: the in-process vector cache reads
+the log per scope (memman/semantic/vectors.py). A write that names no scope (migrations,
+erasure, import, deletes by id) locks every scope. Within one process, threads writing one
+scope queue on an in-process lock first (so they hold no connection while they wait); threads
+of other scopes go on (`_queue`). Reads run at REPEATABLE READ (one snapshot, as
+SQLite's deferred transactions) and take no lock. A lock wait longer than busy_timeout_s, a
+serialisation failure or a deadlock is retried by the store's busy retry until
+busy_patience_s, then StoreBusyError.
 """
 
 from __future__ import annotations
 
 import re
 import threading
+import zlib
 from collections.abc import Iterator
-from contextlib import contextmanager, nullcontext
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +47,9 @@ from memman.storage.postgres_search import postings
 from memman.storage.sql import run_sql
 from memman.storage.store import GROWING_TABLES, Store
 
+# Writers of one process that may hold a connection at once, one per stripe of scopes, and
+# those naming no scope: within the engine's pool (5, and 10 more on demand) beside readers.
+_STRIPES = 8
 # SQLSTATEs worth another attempt: serialization_failure, deadlock_detected, lock_not_available.
 _RETRY_STATES = frozenset({"40001", "40P01", "55P03"})
 _FULL_STATES = frozenset({"53100"})  # disk_full
@@ -66,6 +71,23 @@ _ORPHAN_VECTORS = """
     WHERE NOT EXISTS (SELECT 1 FROM long_term WHERE long_term.pk = v.memory_pk)
        OR cardinality(v.vector) != v.dim
 """
+
+
+# A write of one scope shares WRITE_LOCK and holds its scope's key alone (the two-key form,
+# class SCOPE_LOCK, so the keys cannot meet WRITE_LOCK's); a write of no stated scope
+# (migrations, decay, erasure, import) holds WRITE_LOCK alone, so it waits for every scoped
+# writer and they for it. The order is always WRITE_LOCK first: no deadlock between the two.
+# Two scopes whose keys collide (hashtext is 32 bits) only queue behind each other.
+_LOCK_ALL = f"SELECT pg_advisory_xact_lock({postgres_schema.WRITE_LOCK})"
+_LOCK_SCOPE = (
+    f"SELECT pg_advisory_xact_lock_shared({postgres_schema.WRITE_LOCK}),"
+    f" pg_advisory_xact_lock({postgres_schema.SCOPE_LOCK}, hashtext(%s))"
+)
+
+
+def scope_lock_key(scope: Scope) -> str:
+    """The text hashed into the scope's lock key (a unit separator between the ids)."""
+    return f"{scope.user_id}\x1f{scope.agent_key}"
 
 
 def _sqlstate(error: Exception) -> str | None:
@@ -111,17 +133,32 @@ class PostgresStore(Store):
             },
             pool_pre_ping=True,
         )
-        self._write_lock = threading.RLock()  # this process's writers queue here first
+        # This process's writers queue here first, holding no connection: those of one scope
+        # (a stripe) one after another, those naming no scope on _write_lock.
+        self._write_lock = threading.RLock()
+        self._stripes = [threading.RLock() for _ in range(_STRIPES)]
         self._read_lock = nullcontext()
 
         @sa.event.listens_for(self.engine, "begin")
         def _on_begin(connection: sa.Connection) -> None:
-            if connection.get_execution_options().get("memman_write", False):
-                connection.exec_driver_sql(
-                    f"SELECT pg_advisory_xact_lock({postgres_schema.WRITE_LOCK})"
-                )
+            options = connection.get_execution_options()
+            if not options.get("memman_write", False):
+                return
+            scope: Scope | None = options.get("memman_scope")
+            if scope is None:
+                connection.exec_driver_sql(_LOCK_ALL)
+            else:
+                connection.exec_driver_sql(_LOCK_SCOPE, (scope_lock_key(scope),))
 
         self._open_schema()
+
+    def _queue(self, scope: Scope | None) -> AbstractContextManager[Any]:
+        """Threads writing one scope queue on its stripe before taking a connection (the
+        advisory lock would keep all but one waiting on the server, each holding one); other
+        scopes' threads go on, as other processes do."""
+        if scope is None:
+            return self._write_lock
+        return self._stripes[zlib.crc32(scope_lock_key(scope).encode()) % _STRIPES]
 
     @contextmanager
     def read(self) -> Iterator[sa.Connection]:
@@ -213,6 +250,12 @@ class PostgresStore(Store):
                 "SELECT setval(pg_get_serial_sequence('events', 'id'),"
                 " (SELECT max(id) FROM events))",
             )
+
+    def copy_rows(self, conn: sa.Connection, table: str, rows: list[dict[str, Any]]) -> None:
+        """As Store's; rows copied with their ids move the table's id sequence past them."""
+        super().copy_rows(conn, table, rows)
+        last = f"(SELECT max(id) FROM {table})"
+        run_sql(conn, f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), {last})")
 
     def fts_rowids(self, conn: sa.Connection, match: str) -> list[int]:
         """As Store's, for retrieval.scoped_match's text: its phrases' tokens carry the

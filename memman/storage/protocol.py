@@ -39,13 +39,17 @@ class Storage(Protocol):
         """A consistent snapshot for reads; takes no write lock, waits for none."""
         ...
 
-    def write(self, fn: Callable[[sa.Connection], T]) -> T:
+    def write(self, fn: Callable[[sa.Connection], T], *, scope: Scope | None = None) -> T:
         """fn's return value; all of fn's changes commit together or not at all. fn may run
-        again while the database is busy. Raises StoreBusyError after busy_patience_s,
+        again while the database is busy. Locks: with `scope`, fn writes only that scope's
+        rows and waits only for writers of the same scope (and for unscoped ones); without,
+        it waits for every writer. Raises StoreBusyError after busy_patience_s,
         StoreFullError, StoreReadOnlyError."""
         ...
 
-    def try_write(self, fn: Callable[[sa.Connection], T], what: str) -> T | None:
+    def try_write(
+        self, fn: Callable[[sa.Connection], T], what: str, *, scope: Scope | None = None
+    ) -> T | None:
         """write(fn) for bookkeeping a read does: None (logged) on a full or read-only store."""
         ...
 
@@ -231,7 +235,23 @@ class Storage(Protocol):
         ...
 
     def copy_event(self, conn: sa.Connection, event: Event, *, keep_id: bool) -> None:
-        """Insert the event as given (its id too if keep_id)."""
+        """Insert the event as given (its id too if keep_id), never folded into another."""
+        ...
+
+    # -- the rest of a whole-store copy (memman migrate-db) -----------------------------------
+
+    def table_rows(self, conn: sa.Connection, table: str) -> Iterator[dict[str, Any]]:
+        """Every row (every column, by id) of pending, short_term or message_buffer, every
+        scope, streamed; InvalidInputError for another table."""
+        ...
+
+    def vector_rows(self, conn: sa.Connection) -> Iterator[tuple[str, str, int, bytes]]:
+        """(memory id, model, dim, float32 bytes) of every stored vector, streamed."""
+        ...
+
+    def copy_rows(self, conn: sa.Connection, table: str, rows: list[dict[str, Any]]) -> None:
+        """Insert rows of table_rows' tables as they are, ids included, in the caller's
+        transaction (the ids must be free: an empty store)."""
         ...
 
     def events_for_memory(self, conn: sa.Connection, memory_id: str) -> list[Event]:

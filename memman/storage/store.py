@@ -17,7 +17,7 @@ import os
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager, nullcontext
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from types import ModuleType
 from typing import Any, TypeVar
 
@@ -307,29 +307,38 @@ class Store(MemoryRows, EventRows, PendingRows, LifecycleRows, MessageRows, Upke
         with self._read_lock, self.engine.connect() as connection, connection.begin():
             yield connection
 
-    def write(self, fn: Callable[[sa.Connection], T]) -> T:
+    def write(self, fn: Callable[[sa.Connection], T], *, scope: Scope | None = None) -> T:
         """Run fn in one write transaction; all its changes commit together or not at all.
 
         fn may run more than once if the database is busy, so it must not have side effects
-        outside the connection.
+        outside the connection. `scope`: fn writes that scope's rows only, so a backend that
+        can lock per scope (PostgreSQL) lets writes of other scopes run beside it; SQLite has
+        one writer at a time either way.
         """
 
         if self.read_only:
             raise StoreReadOnlyError(f"{self.path} is open read-only: reads work, writes do not")
 
         def attempt() -> T:
-            with self._write_lock, self.engine.connect() as connection:
-                connection = connection.execution_options(memman_write=True)
+            with self._queue(scope), self.engine.connect() as connection:
+                connection = connection.execution_options(memman_write=True, memman_scope=scope)
                 with connection.begin():
                     return fn(connection)
 
         return self._with_busy_retry(attempt)
 
-    def try_write(self, fn: Callable[[sa.Connection], T], what: str) -> T | None:
+    def _queue(self, scope: Scope | None) -> AbstractContextManager[Any]:
+        """The in-process lock a write waits on before taking a connection: one for every
+        write, as SQLite has one writer (PostgresStore's is per scope)."""
+        return self._write_lock
+
+    def try_write(
+        self, fn: Callable[[sa.Connection], T], what: str, *, scope: Scope | None = None
+    ) -> T | None:
         """write(fn) for bookkeeping a read does (access counts): on a full disk or a
         read-only store it is skipped with a log line, so the read still answers."""
         try:
-            return self.write(fn)
+            return self.write(fn, scope=scope)
         except (StoreFullError, StoreReadOnlyError) as error:
             log.warning("%s skipped: %s", what, error)
             return None

@@ -16,17 +16,26 @@ than counted a duplicate). The source's events are then not copied, since the de
 here are the ones that apply. A copied memory left without any event (an export taken without
 its events) gets an ADD event saying so. A bad line is reported with its number and the rest
 are imported.
+
+A whole-store copy (`store_lines`, `memman migrate-db`) carries what an export of memories
+leaves out as well: `{"kind": "vector", ...}` lines (a memory's id, model, dim and its float32
+bytes in base64: the row it hangs on is numbered differently in another store) and one line per
+row of the parked facts, short-term facts and buffered messages (`"kind"` their table). They
+are copied into an empty store only (or with `raw`), ids included, and skipped otherwise.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Protocol
 
+import numpy as np
 import sqlalchemy as sa
-from pydantic import Discriminator, RootModel, Tag, model_validator
+from pydantic import Discriminator, PlainValidator, RootModel, Tag, model_validator
 
 from memman.errors import BadLineError, InvalidInputError, MemmanError
 from memman.jsonl import parse_lines
@@ -35,9 +44,16 @@ from memman.models import Event, Memory, Op, Status, Tier, UpdateResult
 from memman.scope import Scope
 from memman.storage.changes import ChangeSet
 from memman.storage.store import Store
+from memman.storage.upkeep import COPIED_TABLES
+from memman.storage.vector_format import save_vector
 
 MEMORY = "memory"
 EVENT = "event"
+VECTOR = "vector"
+# The discriminator's tag for VECTOR and COPIED_TABLES lines (their "kind" varies).
+ROW = "row"
+# Tables a copy does not compare: the target's triggers write its own change log.
+DERIVED_TABLES = frozenset({"vector_log"})
 # Copied records per write transaction: few enough that other writers wait only briefly.
 BATCH = 500
 
@@ -69,7 +85,35 @@ class ImportReport:
     events_copied: int = 0
     events_written: int = 0  # an ADD event for each copied memory the file had none for
     events_skipped: int = 0  # a merge import records its own decisions instead
+    rows_copied: dict[str, int] = field(default_factory=dict)  # vectors and rows, by kind
+    rows_skipped: int = 0  # vectors and rows of a whole-store copy, into a store that has some
     bad: list[str] = field(default_factory=list)  # "line N: why", the line left out
+
+
+@dataclass(frozen=True)
+class Row:
+    """A line of a whole-store copy that is not a memory or an event: a vector (VECTOR, its
+    bytes decoded) or a row of one of COPIED_TABLES (kind: the table)."""
+
+    kind: str
+    values: dict[str, Any]
+
+
+@dataclass
+class MigrateReport:
+    """What `migrate` copied: rows per table in the source and in the target afterwards."""
+
+    source_rows: dict[str, int]
+    target_rows: dict[str, int]
+    imported: ImportReport
+
+    def differences(self) -> list[str]:
+        """The tables whose counts differ (empty: a complete copy), derived ones aside."""
+        return [
+            f"{table}: {count} rows in the source, {self.target_rows.get(table, 0)} in the target"
+            for table, count in self.source_rows.items()
+            if table not in DERIVED_TABLES and count != self.target_rows.get(table, 0)
+        ]
 
 
 def export_lines(
@@ -88,18 +132,67 @@ def export_lines(
             yield _line(EVENT, event)
 
 
+def store_lines(mm: Manager) -> Iterator[str]:
+    """The whole store as JSON lines: every memory (any status), every event, then every
+    vector and the rows of COPIED_TABLES (see the module docstring). Each part is one read
+    snapshot: copy a store nobody writes to, or the parts may disagree."""
+    yield from export_lines(mm, include_inactive=True, events=True)
+    store = mm.store
+    with store.read() as conn:
+        for memory_id, model, dim, blob in store.vector_rows(conn):
+            vector = base64.b64encode(blob).decode("ascii")
+            yield json.dumps(
+                {"kind": VECTOR, "memory_id": memory_id, "model": model, "dim": dim}
+                | {"vector": vector}
+            )
+        for table in COPIED_TABLES:
+            for row in store.table_rows(conn, table):
+                yield json.dumps({"kind": table, **row}, ensure_ascii=False)
+
+
+def migrate(source: Manager, target: Manager) -> MigrateReport:
+    """Copy source's whole store into target, which must be empty (InvalidInputError
+    otherwise), through store_lines and import_lines; the report compares rows per table."""
+    held = {table: n for table, n in _rows(target).items() if n}
+    if held:
+        counts = ", ".join(f"{n} rows in {table}" for table, n in held.items())
+        raise InvalidInputError(
+            f"{target.store.path} is not empty ({counts}): migrate-db copies into an empty"
+            " store only"
+        )
+    imported = import_lines(target, store_lines(source), raw=True)
+    return MigrateReport(_rows(source), _rows(target), imported)
+
+
+def _rows(mm: Manager) -> dict[str, int]:
+    rows: dict[str, int] = mm.store.sizes()["rows"]
+    return {table: n for table, n in rows.items() if table not in DERIVED_TABLES}
+
+
 def _line(kind: str, record: Memory | Event) -> str:
     return json.dumps({"kind": kind, **record.model_dump(mode="json")}, ensure_ascii=False)
 
 
 def _kind(data: Any) -> str | None:
-    return data.get("kind", MEMORY) if isinstance(data, dict) else None
+    if not isinstance(data, dict):
+        return None
+    kind = data.get("kind", MEMORY)
+    return ROW if kind == VECTOR or kind in COPIED_TABLES else kind
+
+
+def _copied_row(data: Any) -> Row:
+    if isinstance(data, Row):
+        return data
+    values = dict(data)
+    return _row(values.pop("kind"), values)  # InvalidInputError is a ValueError
 
 
 class ExportLine(
     RootModel[
         Annotated[
-            Annotated[Memory, Tag(MEMORY)] | Annotated[Event, Tag(EVENT)],
+            Annotated[Memory, Tag(MEMORY)]
+            | Annotated[Event, Tag(EVENT)]
+            | Annotated[Row, PlainValidator(_copied_row), Tag(ROW)],
             Discriminator(
                 _kind,
                 custom_error_type="record_kind",
@@ -109,12 +202,32 @@ class ExportLine(
     ]
 ):
     """One line of an export: a memory (also a line without "kind", as older exports wrote)
-    or an event, of a scope that passes the same rules as every write."""
+    or an event, of a scope that passes the same rules as every write; in a whole-store copy
+    also a vector or a row of one of COPIED_TABLES (checked by _row)."""
 
     @model_validator(mode="after")
     def _valid_scope(self) -> ExportLine:
-        Scope(self.root.user_id, self.root.agent_id)  # InvalidInputError is a ValueError
+        if not isinstance(self.root, Row):  # _row checked the rows that carry a scope
+            Scope(self.root.user_id, self.root.agent_id)  # InvalidInputError is a ValueError
         return self
+
+
+def _row(kind: str, data: dict[str, Any]) -> Row:
+    """A vector or a table's row of a whole-store copy, checked as far as its line tells."""
+    if kind == VECTOR:
+        try:
+            blob = base64.b64decode(data["vector"], validate=True)
+            fits = len(blob) == 4 * int(data["dim"])
+        except (KeyError, TypeError, ValueError, binascii.Error) as error:
+            raise InvalidInputError(f"not a vector: {error!r}") from error
+        if not (fits and isinstance(data.get("memory_id"), str) and data.get("model")):
+            raise InvalidInputError("not a vector: memory_id, model and dim float32s expected")
+        return Row(kind, {**data, "vector": blob})
+    missing = sorted({"id", "user_id", "agent_id"} - data.keys())
+    if missing:
+        raise InvalidInputError(f"not a {kind} row: no {', '.join(missing)}")
+    Scope(data["user_id"], data["agent_id"] or None)
+    return Row(kind, data)
 
 
 def import_lines(mm: Manager, lines: Iterable[str], *, raw: bool = False) -> ImportReport:
@@ -125,7 +238,7 @@ def import_lines(mm: Manager, lines: Iterable[str], *, raw: bool = False) -> Imp
         events = conn.execute(sa.select(sa.func.count()).select_from(store.events)).scalar()
     copy = raw or empty_memories
     report = ImportReport()
-    batch: list[tuple[int, Memory | Event]] = []
+    batch: list[tuple[int, Memory | Event | Row]] = []
     deciding: list[tuple[int, Memory]] = []
     copied: list[Memory] = []
 
@@ -144,7 +257,9 @@ def import_lines(mm: Manager, lines: Iterable[str], *, raw: bool = False) -> Imp
         record = line.root
         if isinstance(record, Event) and not copy:
             report.events_skipped += 1
-        elif copy or isinstance(record, Event) or record.status is not Status.ACTIVE:
+        elif isinstance(record, Row) and not copy:
+            report.rows_skipped += 1
+        elif copy or isinstance(record, Event | Row) or record.status is not Status.ACTIVE:
             if deciding:
                 flush()
             batch.append((number, record))
@@ -196,7 +311,7 @@ def _without_history(conn: sa.Connection, store: Store, memories: list[Memory]) 
 def _copy(
     conn: sa.Connection,
     mm: Manager,
-    batch: list[tuple[int, Memory | Event]],
+    batch: list[tuple[int, Memory | Event | Row]],
     renumber_events: bool,
     report: ImportReport,
     copied: list[Memory],
@@ -206,7 +321,16 @@ def _copy(
     store = mm.store
     memories = [record.id for _, record in batch if isinstance(record, Memory)]
     held = store.existing_memory_ids(conn, memories) if memories else set()
+    rows: dict[str, list[dict[str, Any]]] = {}
     for _, record in batch:
+        if isinstance(record, Row):
+            report.rows_copied[record.kind] = report.rows_copied.get(record.kind, 0) + 1
+            if record.kind != VECTOR:
+                rows.setdefault(record.kind, []).append(record.values)
+                continue
+            vector = np.frombuffer(record.values["vector"], dtype=np.float32)
+            save_vector(conn, record.values["memory_id"], record.values["model"], vector)
+            continue
         if isinstance(record, Event):
             store.copy_event(conn, record, keep_id=not renumber_events)
             report.events_copied += 1
@@ -221,6 +345,8 @@ def _copy(
         copied.append(record)
         held.add(record.id)
         report.copied += 1
+    for table, values in rows.items():
+        store.copy_rows(conn, table, values)
 
 
 def _decide(mm: Manager, memories: list[tuple[int, Memory]], report: ImportReport) -> None:

@@ -1,4 +1,5 @@
-"""The statements that work on the store as a whole: verified erasure, checks, backups.
+"""The statements that work on the store as a whole: verified erasure, checks, backups, and
+the rows a whole-store copy (memman migrate-db) carries beyond the memories and events.
 
 A mixin of `memman.storage.store.Store` (which supplies `read`, `pending` and `dbapi`): erase.py and
 maintenance.py call these methods instead of writing SQL or PRAGMAs.
@@ -10,10 +11,12 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import sqlalchemy as sa
 
 from memman.errors import InvalidInputError
+from memman.storage.vector_format import decoded
 
 # FTS5 'optimize' merges every segment into one, leaving out deleted documents' terms.
 _FTS_OPTIMIZE = "INSERT INTO long_term_fts(long_term_fts) VALUES('optimize')"
@@ -27,6 +30,18 @@ _ORPHAN_VECTORS = """
     WHERE NOT EXISTS (SELECT 1 FROM long_term WHERE long_term.pk = v.memory_pk)
        OR length(v.vector) != 4 * v.dim
 """
+
+
+# The tables a whole-store copy carries as rows (by id, as they are): what `memman export`
+# leaves out besides the vectors. fts_scopes, vector_log and the FTS index are derived; the
+# target's own triggers fill them as the copy writes.
+COPIED_TABLES = ("pending", "short_term", "message_buffer")
+# Every vector with its memory's id (the pk it hangs on differs between two stores).
+_VECTORS = """
+    SELECT l.id AS memory_id, v.model, v.dim, v.vector
+    FROM memory_vectors v JOIN long_term l ON l.pk = v.memory_pk ORDER BY v.memory_pk, v.model
+"""
+_STREAM_ROWS = 1000  # rows fetched at a time, as store.STREAM_ROWS (a PostgreSQL cursor)
 
 
 class UpkeepRows:
@@ -134,6 +149,37 @@ class UpkeepRows:
         finally:
             copy.close()
         return None
+
+    # -- whole-store copy ----------------------------------------------------------------------
+
+    def table_rows(self, conn: sa.Connection, table: str) -> Iterator[dict[str, Any]]:
+        """Every row of one of COPIED_TABLES, every column, by id, streamed."""
+        if table not in COPIED_TABLES:
+            raise InvalidInputError(f"{table!r} is not a copied table: {', '.join(COPIED_TABLES)}")
+        rows = conn.execute(
+            sa.text(f"SELECT * FROM {table} ORDER BY id"),
+            execution_options={"yield_per": _STREAM_ROWS},
+        )
+        for row in rows:
+            yield dict(row._mapping)
+
+    def vector_rows(self, conn: sa.Connection) -> Iterator[tuple[str, str, int, bytes]]:
+        """(memory id, model, dim, float32 bytes) of every stored vector, streamed."""
+        rows = conn.execute(sa.text(_VECTORS), execution_options={"yield_per": _STREAM_ROWS})
+        for memory_id, model, dim, vector in rows:  # a BLOB, or PostgreSQL's REAL[]
+            yield memory_id, model, dim, decoded(vector).tobytes()
+
+    def copy_rows(self, conn: sa.Connection, table: str, rows: list[dict[str, Any]]) -> None:
+        """Insert rows of one of COPIED_TABLES as they are (ids too), inside the caller's
+        transaction; the caller makes sure their ids are free (an empty store)."""
+        if table not in COPIED_TABLES:
+            raise InvalidInputError(f"{table!r} is not a copied table: {', '.join(COPIED_TABLES)}")
+        columns = sorted({name for row in rows for name in row})
+        known = {column["name"] for column in sa.inspect(conn).get_columns(table)}
+        if unknown := sorted(set(columns) - known):
+            raise InvalidInputError(f"{table} has no column {', '.join(map(repr, unknown))}")
+        insert = sa.table(table, *(sa.column(name) for name in columns)).insert()
+        conn.execute(insert, [{name: row.get(name) for name in columns} for row in rows])
 
     # -- backup -----------------------------------------------------------------------------
 

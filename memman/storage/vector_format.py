@@ -1,4 +1,4 @@
-"""How a vector is stored, per backend, and read back into float32 arrays.
+"""How a vector is stored, per backend, written (save_vector) and read back into float32 arrays.
 
 SQLite keeps a vector as its float32 bytes (a BLOB); PostgreSQL as a float4 array (`REAL[]`,
 p002), so the server can read it: check its length, cast it to pgvector's `vector` type (README,
@@ -21,6 +21,7 @@ import numpy as np
 import sqlalchemy as sa
 
 from memman.storage.dialect import driver_errors, driver_params, is_postgres
+from memman.storage.sql import run_sql
 
 FLOAT4_ARRAY_OID = 1021  # PostgreSQL's type oid of real[]
 # PostgreSQL's binary array: five 4-byte words (dimensions, null flag, element type, length,
@@ -81,3 +82,23 @@ def _wire_bytes_loader() -> type:
             return bytes(data)
 
     return WireBytes
+
+
+_SAVE_SQL = """
+    INSERT OR REPLACE INTO memory_vectors (memory_pk, model, dim, vector)
+    SELECT pk, ?, ?, ? FROM long_term WHERE id = ?
+"""
+# PostgreSQL's spelling: an upsert, whose UPDATE the change-log trigger sees as SQLite's
+# REPLACE (a delete and an insert) is seen there; the floats become a REAL[].
+_SAVE_SQL_POSTGRES = """
+    INSERT INTO memory_vectors (memory_pk, model, dim, vector)
+    SELECT pk, ?, ?, ?::real[] FROM long_term WHERE id = ?
+    ON CONFLICT (memory_pk, model) DO UPDATE SET dim = excluded.dim, vector = excluded.vector
+"""
+
+
+def save_vector(conn: sa.Connection, memory_id: str, model: str, vector: np.ndarray) -> None:
+    """Store (or replace) the memory's vector for this model, inside the caller's transaction."""
+    vector = np.asarray(vector, dtype=np.float32)
+    sql = _SAVE_SQL_POSTGRES if is_postgres(conn) else _SAVE_SQL
+    run_sql(conn, sql, (model, vector.shape[0], stored(conn, vector), memory_id))

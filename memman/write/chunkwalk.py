@@ -73,7 +73,8 @@ class ChunkWalk:
                 walked = self.store.write(
                     lambda conn, window=window, vectors=vectors: self._settle_independent(
                         conn, window, candidates, vectors, alsos
-                    )
+                    ),
+                    scope=scope,
                 )
                 if walked:
                     done.update(self._decide_walked(candidates, vectors, walked, alsos))
@@ -182,7 +183,12 @@ class ChunkWalk:
             also = alsos.get(i)
             try:
                 results[i] = self._apply_or_park(
-                    candidates[i], outcome, decided[i], vectors[i], None, self._writer(also)
+                    candidates[i],
+                    outcome,
+                    decided[i],
+                    vectors[i],
+                    None,
+                    self._writer(also, candidates[i].scope),
                 )
             except StaleDecision as stale:  # changed since: decided again on its own
                 log.info("memory %s changed while the LLM decided; deciding again", stale)

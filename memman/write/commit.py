@@ -17,9 +17,9 @@ import numpy as np
 import sqlalchemy as sa
 
 from memman.scope import Scope
-from memman.semantic.vectors import save_vector
 from memman.storage.changes import ChangeSet
 from memman.storage.store import Store
+from memman.storage.vector_format import save_vector
 
 # (memory id, embedding model, vector): a vector for text a change set of the same call wrote.
 Vector = tuple[str, str, np.ndarray]

@@ -260,7 +260,7 @@ class WritePath(ChunkWalk):
         there, so a crash can never leave one done without the other).
         """
 
-        write = self._writer(also)
+        write = self._writer(also, candidate.scope)
         if vector is None:
             (vector,) = self._embed([candidate.content])  # before the write transaction
         for _ in range(MAX_STALE_RETRIES):
@@ -280,8 +280,9 @@ class WritePath(ChunkWalk):
         )
         return write(lambda conn: self._park(conn, candidate, error, pending_id))
 
-    def _writer(self, also: Also) -> Callable[[Callable[[sa.Connection], Outcome]], Outcome]:
-        """store.write, with `also` run in the same transaction when a fact is written."""
+    def _writer(self, also: Also, scope: Scope) -> Callable[[Callable[..., Outcome]], Outcome]:
+        """store.write of the scope (`also` writes its rows only), with `also` run in the same
+        transaction when a fact is written."""
 
         def write(step: Callable[[sa.Connection], Outcome]) -> Outcome:
             def both(conn: sa.Connection) -> Outcome:
@@ -290,7 +291,7 @@ class WritePath(ChunkWalk):
                     also(conn)
                 return outcome
 
-            return self.store.write(both)
+            return self.store.write(both, scope=scope)
 
         return write
 
