@@ -34,7 +34,8 @@ from pathlib import Path
 import numpy as np
 
 from memman.config import load_settings
-from memman.language.topic import USER, about, is_verb_topic
+from memman.language.attributes import USER, is_verb_topic
+from memman.language.topic import about
 from memman.semantic.embed import make_embedder, unit_rows
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -23,7 +23,7 @@ from pydantic_settings import (
 )
 
 from memman.errors import ConfigError, validation_problems
-from memman.language.topic import SINGLE_VALUED
+from memman.language.attributes import SINGLE_VALUED
 
 DEFAULT_DB = "memman.db"
 # Confidence of a memory written by update_memory. Below protected_confidence on purpose: at
@@ -73,8 +73,8 @@ class Settings(BaseSettings):
     top_k: int = Field(default=8, ge=1, le=100)
     noop_jaccard: float = Field(default=0.8, gt=0, le=1)
     novel_jaccard: float = Field(default=0.1, ge=0, le=1)
-    # Attributes that hold one current value (memman/language/topic.py): a fact stating a different
-    # value replaces the memory, with no LLM call. Others (likes, pets ...) hold several.
+    # Attributes that hold one current value (memman/language/attributes.py): a fact stating a
+    # different value replaces the memory, with no LLM call. Others (likes, pets ...) hold several.
     single_valued_attributes: list[str] = Field(default_factory=lambda: sorted(SINGLE_VALUED))
 
     # Embeddings (optional): none | local | openai. The cosine thresholds default per model

@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from memman import MemoryManager, Op, Tier
-from memman.language.topic import ENDED, Topic, about
+from memman.language.attributes import ENDED
+from memman.language.topic import Topic, about
 from tests.decisions import llm_manager
 
 

@@ -30,8 +30,8 @@ from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 
 from memman.config import Settings
 from memman.errors import DecisionError, InvalidInputError
+from memman.language.attributes import TopicLabels
 from memman.language.text import normalize
-from memman.language.topic import TopicLabels
 from memman.lifecycle.buffer import prune_extracted, rows_by_scope, waiting_count, waiting_rows
 from memman.lifecycle.extraction_failures import (
     EXTRACT_TEMPLATE,

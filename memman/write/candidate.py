@@ -12,8 +12,9 @@ from typing import Any
 
 from memman.config import DEFAULT_CONFIDENCE, Settings
 from memman.errors import InvalidInputError
+from memman.language.attributes import USER, check_label
 from memman.language.text import content_hash, normalize
-from memman.language.topic import USER, Topic, about, check_label
+from memman.language.topic import Topic, about
 from memman.scope import Scope, check_encodable
 from memman.timestamps import check_moment
 

@@ -23,8 +23,8 @@ from pydantic import (
 
 from memman.config import Settings
 from memman.errors import ConfigError, DecisionError
+from memman.language.attributes import TopicLabels
 from memman.language.text import negations, normalize, numbers
-from memman.language.topic import TopicLabels
 from memman.language.wording import affirmed, elaborates, extends
 from memman.llm.client import CallInfo, LLMClient, answer_budget
 from memman.llm.prompts import render

@@ -20,7 +20,8 @@ from importlib import resources
 
 import numpy as np
 
-from memman.language.topic import USER, Topic, is_verb_topic
+from memman.language.attributes import USER, is_verb_topic
+from memman.language.topic import Topic
 
 PROTOTYPES = "data/attribute_prototypes.npz"
 

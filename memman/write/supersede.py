@@ -28,18 +28,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from memman.language.attributes import USER, is_single_valued, is_verb_topic
+from memman.language.patterns import phrasing
 from memman.language.text import content_tokens, numbers, words
-from memman.language.topic import (
-    USER,
-    Topic,
-    about,
-    counted,
-    is_single_valued,
-    is_verb_topic,
-    object_words,
-    phrasing,
-    same_value,
-)
+from memman.language.topic import Topic, about
+from memman.language.values import counted, same_value
+from memman.language.verbs import object_words
 from memman.language.wording import extends
 from memman.models import Memory, Op, Tier
 from memman.write.candidate import Candidate

@@ -8,8 +8,9 @@ the object's words, not by the topic's value.
 
 from __future__ import annotations
 
+from memman.language.attributes import ENDED
 from memman.language.text import content_tokens
-from memman.language.topic import ENDED, Topic, about
+from memman.language.topic import Topic, about
 from memman.models import Memory, Op, Tier
 from memman.write.candidate import Candidate
 from memman.write.decide import Decision, negates

@@ -1,0 +1,127 @@
+"""The kinds of value a pattern accepts: which words name a job, a diet, a school, a pet.
+
+A pattern over the words alone says too much: "I am a good student" is no job, "I work at
+home" names no employer, "I have a greyhound" has a dog. `check_kind` holds a pattern's match
+to the kind of value it must state.
+"""
+
+from __future__ import annotations
+
+import re
+
+from memman.language.attributes import OTHERS
+from memman.language.values import NUMBER_WORDS, VALUE_CLASSES, trim_value
+
+OCCUPATIONS = frozenset(
+    """nurse teacher doctor physician engineer developer programmer coder designer lawyer
+    attorney accountant student chef cook waiter waitress bartender barista cashier manager
+    salesman saleswoman salesperson mechanic electrician plumber carpenter pilot driver
+    firefighter officer cop policeman soldier farmer writer author journalist artist painter
+    musician singer actor actress photographer dentist pharmacist vet veterinarian scientist
+    researcher professor lecturer librarian architect consultant analyst therapist
+    psychologist psychiatrist surgeon paramedic secretary receptionist clerk janitor
+    entrepreneur ceo cto founder freelancer tutor coach trainer nanny babysitter hairdresser
+    stylist model dancer athlete banker broker realtor translator editor producer director
+    intern technician miner builder welder butcher baker tailor gardener lifeguard
+    nutritionist dietitian economist mathematician physicist chemist biologist marketer
+    recruiter practitioner assistant administrator sysadmin housekeeper caregiver mailman
+    postman trucker contractor investor programer counselor counsellor midwife optician
+    astronaut comedian youtuber streamer blogger influencer""".split()
+)
+DIETS = frozenset(
+    "vegetarian vegan pescatarian pescetarian keto carnivore flexitarian omnivore paleo".split()
+)
+STATUSES = {
+    "single": "single", "married": "married", "engaged": "engaged", "divorced": "divorced",
+    "widowed": "widowed", "separated": "separated", "widow": "widowed", "widower": "widowed",
+    "unattached": "single", "unmarried": "single",
+}  # fmt: skip
+_SCHOOLS = frozenset(
+    "school college university uni academy institute highschool elementary kindergarten".split()
+)
+# What "a <word> student" says when the word names no field of study: how, where, how well.
+_NOT_FIELDS = _SCHOOLS | frozenset(
+    """good poor bad great average top straight fulltime parttime graduate grad undergraduate
+    undergrad postgraduate phd doctoral masters exchange international foreign mature former
+    new freshman sophomore junior senior""".split()
+)
+# What "works at / for" names when it names no employer: a spot, a time, a span, a job.
+_NOT_EMPLOYERS = frozenset(
+    """home counter desk register table computer computers laptop couch sofa bed night nights
+    weekend weekends shift shifts living fun family job jobs year years month months week
+    weeks day days hour hours while""".split()
+)
+_HEAD_ENDS = frozenset("near of in on by part full same".split())
+DRINKABLE = VALUE_CLASSES["caffeine"] | VALUE_CLASSES["alcohol"]
+_DOG_BREEDS = frozenset(
+    """greyhound retriever labrador lab poodle terrier beagle husky bulldog shepherd chihuahua
+    dachshund pug corgi collie spaniel rottweiler boxer doberman mutt""".split()
+)
+PETS = VALUE_CLASSES["pets"] | {"puppy", "kitten", "horse", "lizard", "guinea", "ferret"}
+
+
+def check_kind(
+    attribute: str, fixed: str, raw: str | None, value: str | None
+) -> tuple[str, str | None, bool] | None:
+    """The patterns whose match alone is not enough: the value must be of the right kind."""
+    if fixed == "-":  # a retraction naming the value it takes back, or none
+        return attribute, value, True
+    if fixed == "new":  # a new value, not named ("I changed careers")
+        return attribute, None, False
+    if fixed == "employer?":
+        employer = _employer(raw or "")
+        return (attribute, employer, False) if employer else None
+    if fixed == "job?":
+        return (attribute, value, False) if value and value.split()[-1] in OCCUPATIONS else None
+    if fixed == "field?":
+        return None if value is None or value in _NOT_FIELDS else (attribute, value, False)
+    if fixed == "status?":
+        status = STATUSES.get(value or "")
+        return (attribute, status, False) if status else None
+    if fixed == "school?":
+        school = value is not None and any(w in value.split() for w in _SCHOOLS)
+        return (attribute, value, False) if school else None
+    if fixed == "drink?":
+        drinks = [w.rstrip("s") for w in (value or "").split() if w.rstrip("s") in DRINKABLE]
+        return (attribute, drinks[0], False) if drinks else None
+    if fixed == "count":
+        count = NUMBER_WORDS.get(value or "any", value if (value or "").isdigit() else None)
+        if value is None or value == "any":
+            return attribute, None, True  # "I don't have any kids" (negated by the caller)
+        return (attribute, count, False) if count is not None else None
+    if fixed == "pet?":
+        pet = (value or "").rstrip("s")
+        pet = "dog" if pet in _DOG_BREEDS else pet
+        if pet == "pet":  # "I have pets"; "I don't have any pets" is negated by the caller
+            return attribute, None, False
+        return (attribute, pet, False) if pet in PETS else None
+    return attribute, fixed, False
+
+
+def _employer(raw: str) -> str | None:
+    """Whom the user works at or for, or None when "at" / "for" names where, when or how long
+    they work: "works standing at a kitchen counter", "at home", "at night", "for four years",
+    "for my dad". A later "at" / "for" may still name the employer: "works at the front desk
+    at Best Western", "for my dad at a car dealership"."""
+    value = trim_value(raw)
+    if value is None:
+        return None
+    head = _head(value)
+    if head == "home" and not value.startswith("home"):  # "a nursing home" employs
+        return value
+    if head not in _NOT_EMPLOYERS and not (head in OTHERS and value == head):
+        return value
+    later = re.search(r" (?:at|for) (?P<v>.+)$", raw)
+    return _employer(later.group("v")) if later else None
+
+
+def _head(value: str) -> str:
+    """A value's head noun: its last word before a preposition, not a count ("mall near my
+    home": mall, "bookstore 4": bookstore, "4 years": years)."""
+    kept: list[str] = []
+    for word in value.split():
+        if kept and word in _HEAD_ENDS:
+            break
+        if not word.isdigit() or not kept:
+            kept.append(word)
+    return kept[-1]

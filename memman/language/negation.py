@@ -1,0 +1,100 @@
+"""What a fact takes back: negation, verbs that end something, and corrections.
+
+"I no longer live in Berlin" and "I quit caffeine" retract a value; "I sold my motorcycle"
+ends whatever held the motorcycle; "from Indiana, not Ohio" states a value in place of
+another. A later clause's "not" ("like dogs but not cats") negates nothing of the head.
+"""
+
+from __future__ import annotations
+
+import re
+
+from memman.language.attributes import is_single_valued
+from memman.language.patterns import read_predicate
+from memman.language.text import content_tokens
+from memman.language.values import trim_value
+
+# Words that say a value no longer holds, removed from the predicate before matching.
+_NEGATORS = ("do not ", "did not ", "not ", "no longer ", "never ")
+NEGATION_WORDS = frozenset("no not longer never".split())
+# Verbs that take something back: "I quit smoking" is "I smoke", negated.
+_QUITTING = re.compile(r"^(?:quit|stopped|gave up|give up|have given up|have quit) (?P<rest>.+)$")
+# Verbs that end what their object names: "sold my motorcycle", "cancelled the membership".
+_ENDING = re.compile(
+    r"^(?:(?:sold|gave away) (?=my |our |the )|(?:cancell?ed|dropped|abandoned|outgrew"
+    r"|came off|got rid of|ended|broke off) )(?P<rest>.+)$"
+)
+_LATER_CLAUSE = re.compile(
+    r"^(?P<head>.+?) (?:but|and|though|although|except|because|since|when|while|if|unless"
+    r"|that|who|which) (?P<rest>.+)$"
+)
+_CORRECTION = re.compile(r"^(?P<head>.+?) (?P<how>not|instead of|rather than) (?P<old>.+)$")
+_SMOKES = frozenset("smoke cigarettes cigars cigar tobacco vaping vape".split())
+GERUNDS = {
+    "smoking": "smoke", "drinking": "drink", "working": "work", "eating": "eat",
+    "playing": "play", "living": "live", "dating": "date", "using": "use", "studying": "study",
+}  # fmt: skip
+# Where a value ends: "Berlin with my wife", "Munich last month", "jazz and blues".
+
+
+def strip_negation(predicate: str) -> tuple[str, bool, bool]:
+    """The predicate without its negation, whether it was negated, and whether it is now the
+    object of a verb that ended something ("quit the chess club" -> "the chess club")."""
+    negated = ended = False
+    for negator in _NEGATORS:
+        if negator in predicate + " " and (
+            predicate.startswith(negator) or f" {negator}" in f" {predicate} "
+        ):
+            predicate = (" " + predicate + " ").replace(" " + negator, " ").strip()
+            negated = True
+    for tail in (" anymore", " any more", " any longer"):
+        if predicate.endswith(tail):
+            predicate, negated = predicate[: -len(tail)], True
+    ending = _ENDING.match(predicate)
+    if ending:
+        return ending.group("rest"), True, True
+    quitting = _QUITTING.match(predicate)
+    if quitting:
+        rest = quitting.group("rest").split()
+        ended = not rest[0].endswith("ing")
+        rest[0] = GERUNDS.get(rest[0], rest[0])
+        predicate, negated = " ".join(rest), True
+        if predicate in ("my job", "work", "job"):
+            predicate = "lost my job"
+        elif rest[-1] in _SMOKES:
+            predicate = "smoke"
+    return predicate.replace("have got ", "have ").strip(), negated, ended
+
+
+def correction(predicate: str) -> tuple[str, str, bool, str] | None:
+    """A value stated in place of another: "am originally from indiana not ohio" is hometown
+    Indiana, replacing Ohio; "drink tea instead of coffee" replaces coffee. A bare "not"
+    corrects only a single-valued attribute ("like dogs but not cats" replaces nothing)."""
+    found = _CORRECTION.match(predicate)
+    if found is None:
+        return None
+    head = found.group("head")
+    matched = read_predicate(head)
+    old = trim_value(found.group("old"))
+    if matched is None or matched[1] is None or matched[2] or old is None:
+        return None
+    attribute, value, _ = matched
+    if found.group("how") == "not" and (
+        not is_single_valued(attribute) or not head.endswith(" " + matched[1])
+    ):  # "from canada and i am not a student": the "not" is another clause's
+        return None
+    return attribute, value, False, old
+
+
+def first_clause(predicate: str) -> str:
+    """The predicate up to a later clause that holds the only negation: "like dogs but not
+    cats" likes dogs, "live in berlin and i am not a student" lives in Berlin (a later clause
+    of nothing but the negation negates the head: "but i do not"). A value ends
+    at "and" / "but" anyway (_VALUE_END); this keeps the later "not" from negating it."""
+    found = _LATER_CLAUSE.match(predicate)
+    if found is None or NEGATION_WORDS & set(found.group("head").split()):
+        return predicate
+    rest = found.group("rest")
+    if not NEGATION_WORDS & set(rest.split()) or not content_tokens(rest):
+        return predicate  # "wanted to play instruments but i do not": the head's negation
+    return found.group("head")

@@ -1,0 +1,229 @@
+"""The extractor's patterns: the phrasings of each attribute, matched against a predicate.
+
+A predicate is the fact in the first person without its subject ("live in berlin"); the
+first pattern that matches names its attribute and value. Favourites and amounts have
+patterns of their own, since the attribute is named in the text ("my favorite band is").
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+from memman.language.attributes import AMOUNT, FAVORITE
+from memman.language.kinds import DIETS, DRINKABLE, check_kind
+from memman.language.text import content_tokens
+from memman.language.values import trim_value
+
+_SERVICE = r"(?:a |an |the )?"
+_NAMED = r"(?: named .+| called .+)?"
+_DECADES = r"(?:teens|twenties|thirties|forties|fifties|sixties|seventies|eighties|\d0s)"
+_HOME = r"(?:a |an |my |our )?(?:\w+ )?(?:apartment|flat|house|home|condo|place|studio)"
+_SCHOOL_LEVELS = "high school|middle school|grad school|college|university|uni"
+
+# (attribute, pattern over the predicate in first-person form). The named group v is the
+# value; a pattern without it states a fixed value (its `fixed`). Checked in order: the
+# more specific patterns first ("am a vegetarian" before "am a <job>").
+_V = r"(?P<v>.+)"
+_PATTERNS: list[tuple[str, re.Pattern[str], str | None]] = [
+    (attribute, re.compile(pattern), fixed)
+    for attribute, pattern, fixed in [
+        (
+            "name",
+            rf"^(?:my (?:first |full |preferred )?name am|name am|am called|go by) {_V}$",
+            None,
+        ),
+        ("last_name", rf"^my (?:last|family) name am {_V}$", None),
+        ("native_language", rf"^my (?:native|first|mother) (?:language|tongue) am {_V}$", None),
+        ("birthday", rf"^(?:my birthday am|birthday am|was born on) {_V}$", None),
+        ("age", r"^(?:am|turned|just turned) (?P<v>\d+)(?: years? old| yrs? old)?(?: .*)?$", None),
+        ("age", rf"^am in (?:my|their|his|her) (?P<v>(?:early |mid |late )?{_DECADES})$", None),
+        (
+            "hometown",
+            rf"^(?:am originally from|am from|come from|grew up in|was born in"
+            rf"|spent (?:my|their) childhood in) {_V}$",
+            None,
+        ),
+        ("residence", rf"^(?:live|am living|reside|am based|am located|have lived) in {_V}$", None),
+        ("residence", rf"^(?:moved|relocated|have moved|have relocated) (?:back )?to {_V}$", None),
+        ("residence", rf"^(?:my home am|home am) in {_V}$", None),
+        ("residence", rf"^(?:rent|am renting|bought|have bought|got) {_HOME} in {_V}$", None),
+        ("residence", r"^moved out(?: of (?P<v>.+))?$", "-"),
+        (
+            "employer",
+            r"^am (?:employed|working)(?: at the moment| right now| at present)?$",
+            "employed",
+        ),
+        ("employer", r"^(?:changed|switched) jobs(?: .*)?$", "new"),
+        ("job", r"^(?:changed|switched) (?:careers?|professions?)(?: .*)?$", "new"),
+        (
+            "employer",
+            rf"^(?:work|am working|have worked)(?: (?!at |for )\w+){{0,2}} (?:at|for) {_V}$",
+            "employer?",
+        ),
+        (
+            "employer",
+            rf"^(?:started|took|got|accepted|began) (?:a |an )?(?:new )?(?:job|position|role)"
+            rf" (?:at|with) {_V}$",
+            None,
+        ),
+        ("employer", rf"^(?:am employed|am hired|got hired|was hired) (?:at|by) {_V}$", None),
+        (
+            "employer",
+            rf"^(?:joined|started at|started working at|started working for|got a job at"
+            rf"|took a job at|accepted a job at|accepted an offer from) (?!a |an |the |my ){_V}$",
+            None,
+        ),
+        ("employer", r"^(?:lost my job|got fired|got laid off|was laid off|was fired)$", "-"),
+        ("employer", r"^(?:am unemployed|am retired|retired|am out of work)$", "-"),
+        ("employer", rf"^(?:left) (?!a |an |the |my ){_V}$", "-"),
+        ("job", rf"^(?:work|am working)(?: \w+){{0,3}} as {_SERVICE}{_V}$", None),
+        ("job", rf"^(?:my job am|job am|became|got promoted to) {_SERVICE}{_V}$", None),
+        ("diet", rf"^am {_SERVICE}(?P<v>{'|'.join(sorted(DIETS))})$", None),
+        ("smoking", r"^am (?:a )?non smoker$", "-"),
+        (
+            "smoking",
+            r"^(?:picked up|started|took up|have started) (?:smoking|vaping)(?: .*)?$",
+            "smokes",
+        ),
+        (
+            "school",
+            rf"^am (?:a |an )?(?P<v>{_SCHOOL_LEVELS})"
+            r" (?:senior|junior|freshman|sophomore|student)$",
+            None,
+        ),
+        (
+            "school",
+            rf"^(?:started|began|entered|am starting) (?P<v>{_SCHOOL_LEVELS})(?: .*)?$",
+            None,
+        ),
+        ("diet", rf"^(?:follow|am on|eat) {_SERVICE}(?P<v>\w+(?: \w+)?) diet(?: .*)?$", None),
+        ("diet", r"^eat meat(?: .*)?$", "omnivore"),
+        # "a medical student" studies medicine: a job only when the word says no field
+        ("studies", r"^am (?:a |an )?(?P<v>\w+) student(?: .+)?$", "field?"),
+        ("job", rf"^am {_SERVICE}{_V}$", "job?"),  # only when the head word is an occupation
+        (
+            "relationship_status",
+            r"^(?:am|got|just got|recently got) (?:\w+ly )?(?P<v>\w+)(?: .*)?$",
+            "status?",
+        ),
+        ("relationship_status", r"^am in a relationship", "in a relationship"),
+        ("relationship_status", r"^(?:am dating|am seeing) .+$", "in a relationship"),
+        ("relationship_status", rf"^have {_SERVICE}(?:wife|husband){_NAMED}$", "married"),
+        ("relationship_status", rf"^have {_SERVICE}(?:fiance|fiancee){_NAMED}$", "engaged"),
+        (
+            "relationship_status",
+            rf"^have {_SERVICE}(?:girlfriend|boyfriend|partner){_NAMED}$",
+            "in a relationship",
+        ),
+        ("relationship_status", r"^(?:broke up|just broke up|split up)", "single"),
+        ("relationship_status", r"^(?:got )?(?P<v>divorced|separated)(?: .*)?$", "status?"),
+        ("smoking", r"^(?:smoke|am a smoker|smoke cigarettes)$", "smokes"),
+        ("smoking", r"^(?:smoke|am a smoker)", "smokes"),
+        ("drinks", rf"^drink (?:a lot of |lots of |a cup of |a glass of )?{_V}$", "drink?"),
+        ("drinks", r"^drink$", "alcohol"),
+        ("drinks", rf"^(?P<v>{'|'.join(sorted(DRINKABLE))})$", None),
+        ("allergy", rf"^am allergic to {_V}$", None),
+        ("allergy", rf"^have {_SERVICE}(?P<v>\w+) allergy$", None),
+        (
+            "children",
+            r"^have (?P<v>\w+) (?:kids|children|sons|daughters|child|kid|son|daughter)(?: .*)?$",
+            "count",
+        ),
+        ("children", r"^have (?:any )?(?:kids|children)$", "count"),
+        ("pets", r"^have no (?:pets?|animals)(?: .*)?$", "-"),
+        (
+            "pets",
+            r"^have (?:a |an |one |two |three |\d+ |any |no |pet )*(?:pet )?(?P<v>\w+)(?: .*)?$",
+            "pet?",
+        ),
+        (
+            "pets",
+            r"^(?:adopted|got|rescued) (?:a |an )?(?:rescue |new )?(?P<v>\w+)(?: .*)?$",
+            "pet?",
+        ),
+        ("car", rf"^(?:drive|my car am) {_SERVICE}{_V}$", None),
+        ("school", rf"^(?:go to|attend|am a student at|study at|am studying at) {_V}$", "school?"),
+        ("studies", rf"^(?:study|am studying|major in|am majoring in) {_V}$", None),
+        ("speaks", rf"^speak {_V}$", None),
+        ("plays", rf"^play {_SERVICE}{_V}$", None),
+        ("hobby", rf"^(?:my (?:main |favorite )?(?:hobby|hobbies) am|hobby am) {_V}$", None),
+        ("hobby", r"^(?:go|love going|like going) (?P<v>\w+ing)$", None),
+        (
+            "likes",
+            rf"^(?:like|love|enjoy|adore|am into|am a fan of|am a big fan of|am a huge fan of"
+            rf"|am passionate about|dislike|hate|can not stand) {_V}$",
+            None,
+        ),
+    ]
+]
+_FAVORITE = re.compile(r"^my (?:favorite|favourite|main) (?P<thing>\w+(?: \w+)?) am (?P<v>.+)$")
+_AMOUNT = re.compile(
+    r"^my (?P<thing>(?:\w+ )?\w+(?<!s)) (?:am|am now|went up to|went down to|rose to|fell to"
+    r"|increased to|dropped to) (?P<v>(?:.* )?\d+(?: .*)?)$"
+)
+# "Radiohead is the group I love most": favorite:band.
+_LOVED_MOST = re.compile(
+    r"^(?P<v>.+) am the (?P<thing>\w+) i (?:love|like|enjoy)(?: the)? (?:most|best)$"
+)
+# One favorite, whatever it is called: "the group I love most" is the favorite band.
+_FAVORITE_THINGS = {
+    "group": "band", "film": "movie", "colour": "color", "dish": "food", "meal": "food",
+    "tune": "song", "author": "writer", "hobbies": "hobby",
+}  # fmt: skip
+_FAVORITE_AFTER = re.compile(r"^(?P<v>.+) am my (?:favorite|favourite) (?P<thing>\w+(?: \w+)?)$")
+_DISLIKE = ("dislike ", "hate ", "can not stand ")
+
+
+def stated_favorite(spoken: str) -> tuple[str, str | None] | None:
+    """A favourite named before what it is: "coffee am my favorite drink", "radiohead am the
+    group i love most" (the whole fact in the first person, subject included)."""
+    favorite = _FAVORITE_AFTER.match(spoken) or _LOVED_MOST.match(spoken)
+    if favorite is None:
+        return None
+    return _favorite(favorite.group("thing")), trim_value(favorite.group("v"))
+
+
+def read_predicate(predicate: str) -> tuple[str, str | None, bool] | None:
+    """The attribute, value and whether the predicate retracts it, as the first pattern that
+    matches reads them; None when none does."""
+    favorite = _FAVORITE.match(predicate) or _FAVORITE_AFTER.match(predicate)
+    if favorite:
+        return _favorite(favorite.group("thing")), trim_value(favorite.group("v")), False
+    for attribute, pattern, fixed in _PATTERNS:
+        found = pattern.match(predicate)
+        if not found:
+            continue
+        raw = found.groupdict().get("v")
+        value = trim_value(raw) if raw else None
+        if fixed is None:
+            if not value:
+                continue
+            retracted = attribute == "likes" and predicate.startswith(_DISLIKE)
+            return attribute, value, retracted
+        checked = check_kind(attribute, fixed, raw, value)
+        if checked is not None:
+            return checked
+    amount = _AMOUNT.match(predicate)  # after the patterns: "my car is a 98 jaguar" is a car
+    if amount:
+        return f"{AMOUNT}:{amount.group('thing')}", trim_value(amount.group("v")), False
+    return None
+
+
+@functools.cache
+def phrasing(attribute: str) -> frozenset[str]:
+    """The content words the extractor's patterns use to say an attribute ("based", "reside",
+    "moved" for residence): two statements of one value that differ only in these say the
+    same thing ("I live in Berlin" / "I'm based in Berlin")."""
+    if attribute.startswith(FAVORITE + ":"):
+        return content_tokens("favorite favourite my the is")
+    literal = " ".join(
+        " ".join(re.findall(r"[a-z]{3,}", pattern.pattern))
+        for name, pattern, _ in _PATTERNS
+        if name == attribute
+    )
+    return content_tokens(literal)
+
+
+def _favorite(thing: str) -> str:
+    return f"{FAVORITE}:{_FAVORITE_THINGS.get(thing, thing).replace(' ', '_')}"

@@ -1,0 +1,155 @@
+"""Whose fact it is, and its predicate in the first person.
+
+"I live in Berlin", "User lives in Berlin" and "Lives in Berlin" are all the user's; "My
+sister lives in Rome" is the sister's and "Jon works at Apple" Jon's. The predicate comes back
+with its verb as the first person says it ("live in berlin"), so one set of patterns reads
+every style.
+"""
+
+from __future__ import annotations
+
+import re
+
+from memman.language.attributes import OTHERS, USER
+from memman.language.kinds import PETS
+from memman.language.negation import NEGATION_WORDS
+from memman.language.text import NEGATIONS, STOPWORDS, verb_stem, words
+
+_FIRST_PERSON = {"i": (), "im": ("am",), "ive": ("have",), "id": ("would",), "ill": ("will",)}
+# Third-person verb forms ("User lives in", "User is") spelled as the first person says them.
+_VERB_FORMS = {
+    "is": "am", "are": "am", "was": "was", "were": "was", "has": "have", "does": "do",
+    "doesnt": "do not", "dont": "do not", "didnt": "did not", "isnt": "am not",
+    "arent": "am not", "wasnt": "was not", "hasnt": "have not", "havent": "have not",
+    "cant": "can not", "cannot": "can not", "wont": "will not", "aint": "am not",
+}  # fmt: skip
+# Words a chat message opens with before its subject.
+_OPENERS = frozenset(
+    "honestly well so actually btw anyway oh ok okay yeah yes also these days nowadays lately"
+    .split()
+)
+_STILL_TRUE_FILLERS = frozenset(
+    "just recently finally also really currently now still actually officially".split()
+)
+# A fact written without its subject ("Lives in Berlin", "Also enjoys video games") is the
+# user's when it starts with one of these verbs.
+_SUBJECTLESS_VERBS = frozenset(
+    """is has was does likes loves lives works enjoys plays drinks drives speaks owns prefers
+    hates dislikes eats reads watches studies moved joined quit got goes takes uses wants
+    visited visits collects cooks runs teaches volunteers attends""".split()
+)
+# "Lena and I broke up": the user's relationship status.
+_BREAKUP = re.compile(
+    r"^(?:\w+ and (?:i|user)|(?:i|user) and (?:my|their|his|her) \w+) (?P<p>(?:just |recently"
+    r" |finally )?(?:broke up|split up|separated|got divorced|divorced)(?: .*)?)$"
+)
+# "My hamster Peanut died", "my roommate moved out".
+_GONE = re.compile(r"^(?:\w+ )?(?:died|passed away|ran away|was rehomed|moved out)(?: .*)?$")
+_CHILDREN = frozenset("son daughter baby child".split())
+# "wife is sarah", "wifes name is sarah" (after "my" / "User's").
+_NAMING_PHRASE = re.compile(r"^(?P<who>\w+?)(?:s name is| is called| is named| is) (?P<name>\w+)$")
+_PARTNERS = frozenset("girlfriend boyfriend partner wife husband fiance fiancee".split())
+
+
+def without_openers(tokens: list[str]) -> list[str]:
+    while len(tokens) > 2 and tokens[0] in _OPENERS:  # "Honestly, I'm ...", "These days I ..."
+        tokens = tokens[1:]
+    return tokens
+
+
+def subject_and_predicate(text: str) -> tuple[str, str] | None:
+    tokens = [t for t in words(text) if t]
+    written = text.strip().split()
+    kept = without_openers(tokens)
+    tokens, written = kept, written[len(written) - len(kept) :] if kept else []
+    if len(tokens) < 2:
+        return None
+    breakup = _BREAKUP.match(" ".join(tokens))
+    if breakup:  # "Lena and I broke up", "User and their boyfriend split up"
+        return USER, first_person(breakup.group("p").split())
+    first = tokens[0]
+    written = written[0] if written else ""
+    if first == "we":  # "We adopted a greyhound": the user's household
+        return USER, first_person(tokens[1:])
+    if first in _FIRST_PERSON:
+        return USER, first_person(list(_FIRST_PERSON[first]) + tokens[1:])
+    if first == "users":  # "User's sister ..."
+        return _possessive(tokens[1:], _capitalised(text))
+    if first == "user":
+        return USER, first_person(tokens[1:])
+    if first == "my":
+        return _possessive(tokens[1:], _capitalised(text))
+    verb = tokens[1] if first in _STILL_TRUE_FILLERS | NEGATION_WORDS else first
+    if verb in _SUBJECTLESS_VERBS:  # "Lives in Berlin", "Never eats pork"
+        return USER, first_person(tokens)
+    named = written[:1].isupper() and first not in STOPWORDS | NEGATIONS | _STILL_TRUE_FILLERS
+    if named and tokens[1] in _SUBJECTLESS_VERBS:
+        # A named person: "Jon works at Apple", "Anna is vegan".
+        return first, first_person(tokens[1:])
+    return None
+
+
+def _possessive(rest: list[str], names: frozenset[str]) -> tuple[str, str] | None:
+    """After "my" / "User's": another person's fact, or the user's own ("my name is Ana").
+    `names`: the words written with a capital (see _named)."""
+    if not rest:
+        return None
+    named = _named(" ".join(rest), names)
+    if named is not None:
+        return USER, named
+    if rest[0] in _CHILDREN and rest[1:3] == ["was", "born"]:  # "my daughter was born ..."
+        return USER, "have one child"
+    if rest[0] in OTHERS | PETS and _GONE.match(" ".join(rest[1:])):
+        # "My hamster Peanut died", "my roommate moved out": the user no longer has them.
+        return USER, f"no longer have a {rest[0]}"
+    if rest[0][:-1] in OTHERS | PETS and rest[1:3] == ["name", "is"]:  # "my dog's name is"
+        return rest[0][:-1], first_person(rest[1:])
+    if rest[0] in OTHERS and len(rest) > 1:
+        return rest[0], first_person(rest[1:])
+    if (
+        len(rest) > 2
+        and rest[0] in ("best", "older", "younger", "little", "big")
+        and (rest[1] in OTHERS)
+    ):
+        return rest[1], first_person(rest[2:])
+    return USER, "my " + first_person(rest)
+
+
+def _capitalised(text: str) -> frozenset[str]:
+    """The words written with a capital letter after the first: the names a fact holds."""
+    found = (words(w) for w in text.split()[1:] if w[:1].isupper())
+    return frozenset(w[0] for w in found if w)
+
+
+def _named(rest: str, names: frozenset[str]) -> str | None:
+    """A partner's name stated as the user having them: "my wife is Sarah" / "my wife's name
+    is Sarah" is "have a wife named sarah", the user's relationship status, as "I am married
+    to Sarah" states it. Only a single word written with a capital is a name: "my wife is
+    sweet" says something about the wife. (A pet's name stays the pet's: "my dog is called
+    Max" is (dog, name), so that "is actually called Rex" renames it.)"""
+    found = _NAMING_PHRASE.match(rest)
+    if found is None or found.group("name") not in names:
+        return None
+    if found.group("who") not in _PARTNERS:
+        return None
+    return f"have a {found.group('who')} named {found.group('name')}"
+
+
+def first_person(tokens: list[str]) -> str:
+    """The predicate with its verb in the first person and leading fillers dropped.
+
+    The verb is the first word that is not a filler or a negation: "User no longer lives in
+    Berlin" -> "no longer live in berlin".
+    """
+    out: list[str] = []
+    verb_seen = False
+    for index, token in enumerate(tokens):
+        if index < 3 and token in _STILL_TRUE_FILLERS:
+            continue
+        form = _VERB_FORMS.get(token)
+        if not verb_seen and token not in NEGATION_WORDS:
+            verb_seen = True
+            if form is None and token.endswith("s") and token[-2:] != "ss":
+                form = verb_stem(token)
+        out.append(form or token)
+    return " ".join(out)

@@ -1,0 +1,85 @@
+"""A topic's value: where it ends in the text, its counts, and when two values are one.
+
+"Munich last month" states the value "munich"; "82 kg now" and "90 kg" are one thing counted
+differently; "coffee" is a member of "caffeine", so quitting caffeine takes coffee back.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Where a value ends: "Berlin with my wife", "Munich last month", "jazz and blues".
+_VALUE_END = frozenset(
+    """in at for with since because and but so now currently last this every each when while
+    who which that especially from to as on after before during until anymore any more again
+    these days nowadays right too though ago he she they it i we""".split()
+)
+# "I like to go fishing" likes "fishing".
+_LEADING_VERB = re.compile(r"^(?:to go |to |going |go )")
+_ARTICLES = frozenset("a an the my our some any".split())
+# A retraction of the class takes back each of its members: "I quit caffeine" takes back
+# "I drink coffee every morning".
+VALUE_CLASSES = {
+    "caffeine": frozenset("coffee espresso latte lattes cappuccino tea caffeine".split()),
+    "alcohol": frozenset("alcohol beer wine whiskey whisky vodka gin rum booze".split()),
+    "pets": frozenset("dog cat rabbit hamster bird fish parrot snake turtle pet".split()),
+}
+NUMBER_WORDS = {
+    "a": "1", "an": "1", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5",
+    "six": "6", "seven": "7", "eight": "8", "nine": "9", "ten": "10", "no": "0",
+}  # fmt: skip
+
+
+def trim_value(raw: str) -> str | None:
+    """The value's words up to where it ends, without articles: "the Berlin office" ->
+    "berlin office", "Munich last month" -> "munich"."""
+    kept: list[str] = []
+    for word in _LEADING_VERB.sub("", raw).split():
+        if kept and (word in _VALUE_END or (word.endswith("ly") and len(word) > 4)):
+            break
+        if word in _ARTICLES and not kept:
+            continue
+        kept.append(word)
+    value = " ".join(kept)
+    return value or None
+
+
+_ORDINALS = frozenset(
+    "first second third fourth fifth sixth seventh eighth ninth tenth once twice".split()
+)
+_ORDINAL = re.compile(r"^\d+(?:st|nd|rd|th)$")
+_COUNT_WORDS = frozenset("time times".split())  # "four times a week": part of the count
+_NAMING = frozenset("number no".split())
+
+
+def counted(value: str) -> tuple[str, frozenset[str]]:
+    """A value's words without its counts, and the counts: "10 km three times a week" ->
+    ("km week", {"10", "3"}). "82 kg now" and "90 kg" are the same thing counted
+    differently; a year ("in 2019") is a count too, and the caller decides what to do with it.
+    A number after "number" names a thing: "boat number 2" and "boat number 3" are two boats."""
+    words_, counts = [], set()
+    before = ""
+    for word in (trim_value(value) or "").split():
+        named, before = before in _NAMING, word
+        if word in _ARTICLES or word in _COUNT_WORDS:
+            continue
+        if named:
+            words_.append(word)
+        elif word.isdigit() or word in NUMBER_WORDS or word in _ORDINALS or _ORDINAL.match(word):
+            counts.add(NUMBER_WORDS.get(word, word))
+        else:
+            words_.append(word.rstrip("s"))
+    return " ".join(words_), frozenset(counts)
+
+
+def same_value(a: str | None, b: str | None) -> bool:
+    """Two values that name the same thing: equal, one a member of the other's class
+    ("coffee" and "caffeine"), or equal but for a plural."""
+    if a is None or b is None:
+        return False
+    if a == b or a.rstrip("s") == b.rstrip("s"):
+        return True
+    return any(
+        (a == name and b in members) or (b == name and a in members)
+        for name, members in VALUE_CLASSES.items()
+    )
