@@ -3,52 +3,41 @@
     python benchmarks/topic_changes.py --base <commit> [--sample 60] [--seed 1] [--match RE]
 
 An extractor rule meant for one phrasing ("my wife is Sarah") can catch facts it was not
-meant for ("my wife is sweet"). This runs `memman.language.topic.about` of the working tree and of
-`--base` (its topic.py, read with `git show`) over every distinct MSC persona fact, counts
-the facts whose topic changed and prints a seeded uniform sample of them to judge by hand;
-`--match` keeps only changes whose facts match a regular expression (case-insensitive).
+meant for ("my wife is sweet"). This runs `memman.language.topic.about` of the working tree
+and of `--base` (its `memman` package, read with `git archive`), each in a child process of
+its own (sides.py), over every distinct MSC persona fact, counts the facts whose topic
+changed and prints a seeded uniform sample of them to judge by hand; `--match` keeps only
+changes whose facts match a regular expression (case-insensitive).
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import random
 import re
 import subprocess
-import sys
 import tempfile
 from collections import Counter
 from pathlib import Path
-from types import ModuleType
 
-from memman.language import topic as current
+from sides import run_child
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("MEMMAN_DATA", ROOT.parent / "shared" / "data"))
 PERSONAS = DATA / "msc" / "msc_personas_all.json"
 
 
-def base_module(commit: str) -> ModuleType:
-    """topic.py as it was at `commit`, imported under another name."""
-    source = subprocess.run(
-        ["git", "show", f"{commit}:memman/language/topic.py"],
-        cwd=ROOT,
-        check=True,
-        capture_output=True,
-        text=True,
+def base_tree(commit: str) -> str:
+    """The `memman` package as it was at `commit`, unpacked into a temporary folder: the
+    extractor spans several modules, so the whole package is read from that commit."""
+    folder = tempfile.mkdtemp()
+    archive = subprocess.run(
+        ["git", "archive", commit, "memman"], cwd=ROOT, check=True, capture_output=True
     ).stdout
-    folder = Path(tempfile.mkdtemp())
-    path = folder / "topic_base.py"
-    path.write_text(source, encoding="utf-8")
-    spec = importlib.util.spec_from_file_location("topic_base", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["topic_base"] = module
-    spec.loader.exec_module(module)
-    return module
+    subprocess.run(["tar", "-x", "-C", folder], input=archive, check=True)
+    return folder
 
 
 def persona_facts(path: Path = PERSONAS) -> list[str]:
@@ -62,27 +51,34 @@ def persona_facts(path: Path = PERSONAS) -> list[str]:
     return list(facts)
 
 
-def _plain(topic: object) -> tuple | None:
-    """A topic of either module as a tuple (the two Topic classes never compare equal)."""
-    if topic is None:
-        return None
-    return (topic.subject, topic.attribute, topic.value, topic.retracted)  # type: ignore[attr-defined]
+def topics() -> list[list | None]:
+    """The child's part: the topic of every fact by this process's memman, as JSON lists."""
+    try:
+        from memman.language.topic import about
+    except ModuleNotFoundError:  # a commit from before the package had its folders
+        from memman.topic import about  # type: ignore[no-redef]
+
+    found = [about(fact) for fact in persona_facts()]
+    return [None if t is None else [t.subject, t.attribute, t.value, t.retracted] for t in found]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--base", required=True, help="the commit whose topic.py to compare")
+    parser.add_argument("--base", help="the commit whose extractor to compare")
+    parser.add_argument("--emit", action="store_true", help="(child) print this tree's topics")
     parser.add_argument("--sample", type=int, default=60)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--match", help="only changed facts matching this regular expression")
     args = parser.parse_args()
-    base = base_module(args.base)
+    if args.emit:
+        print(json.dumps(topics()))
+        return
+    if not args.base:
+        parser.error("--base is required")
+    olds = run_child(base_tree(args.base), __file__, ["--emit"])
+    news = run_child(str(ROOT), __file__, ["--emit"])
     facts = persona_facts()
-    changed = []
-    for fact in facts:
-        was, now = _plain(base.about(fact)), _plain(current.about(fact))
-        if was != now:
-            changed.append((fact, was, now))
+    changed = [(f, was, now) for f, was, now in zip(facts, olds, news, strict=True) if was != now]
     if args.match:
         wanted = re.compile(args.match, re.I)
         changed = [c for c in changed if wanted.search(c[0])]
