@@ -13,8 +13,9 @@ import sqlite_utils
 
 from memman import MemoryManager, Op
 from memman.language.text import content_hash
-from memman.storage import migrations as migrations_module
-from memman.storage.migrations import keyed_rows_sql, keyed_text, migrations
+from memman.storage.migrations import fts as fts_migrations
+from memman.storage.migrations import migrations
+from memman.storage.migrations.fts import keyed_rows_sql, keyed_text
 from memman.storage.store import Scope
 from memman.write.retrieval import fts_query, lexical_candidates, scoped_match
 
@@ -252,7 +253,7 @@ def test_other_users_rows_do_not_reorder_a_users_candidates(tmp_path):
 
 def test_the_migration_logs_its_progress_per_batch(path, monkeypatch, caplog):
     _fill_at_m020(path)  # 30 rows
-    monkeypatch.setattr("memman.storage.migrations.M021_BATCH", 12)
+    monkeypatch.setattr(fts_migrations, "M021_BATCH", 12)
     with caplog.at_level(logging.INFO, logger="memman.storage.migrations"):
         MemoryManager(str(path)).close()
     steps = [r.progress for r in caplog.records if hasattr(r, "progress")]
@@ -268,7 +269,7 @@ def _open_and_die_midway(path: str) -> None:
             if 0 < done < total:
                 os.kill(os.getpid(), signal.SIGKILL)
 
-    migrations_module.M021_BATCH = 10
+    fts_migrations.M021_BATCH = 10
     logger = logging.getLogger("memman.storage.migrations")
     logger.setLevel(logging.INFO)
     logger.addHandler(Kill())

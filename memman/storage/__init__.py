@@ -35,7 +35,7 @@ consolidate, merge, shortterm, observe, recall, erase and maintenance write no S
 Not yet behind the door (modules other work was changing in the same round): store.py itself
 (moves here as `storage/sqlite.py`), the write path's statements in retrieval.py (FTS5
 candidates), vectors.py (vector reads, the change log), apply.py (one update), transfer.py
-(one count) and migrations.py (schema, sqlite-utils). `apply` should then hand storage one
+(one count) and migrations/ (schema, sqlite-utils). `apply` should then hand storage one
 change set (row change + audit event + vector) per decision.
 
 PostgreSQL. `backends.open_store(db)` opens a SQLite file or, for a postgresql:// URL,

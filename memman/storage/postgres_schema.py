@@ -1,6 +1,6 @@
 """PostgreSQL's schema: its own ordered migrations, recorded in `memman_migrations`.
 
-The tables, columns and indexes are SQLite's (memman/storage/migrations.py, as of m023), with the
+The tables, columns and indexes are SQLite's (memman/storage/migrations/, as of m023), with the
 dialect's own parts: identity columns for INTEGER PRIMARY KEY, double precision for REAL,
 float4 arrays (REAL[], p002) for the vectors, PL/pgSQL triggers for the vector change log,
 and for the full-text index a generated `tsvector` column with a GIN index instead of FTS5.
@@ -33,7 +33,7 @@ from collections.abc import Callable
 import sqlalchemy as sa
 
 from memman.errors import StoreError
-from memman.storage.migrations import FTS_SEPARATORS
+from memman.storage.migrations.fts import FTS_SEPARATORS
 
 # The pg_advisory_xact_lock key every write transaction (migrations too) takes first.
 WRITE_LOCK = 0x6D656D6D616E02

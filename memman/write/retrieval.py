@@ -18,7 +18,7 @@ from memman.language.text import NEGATIONS, STOPWORDS, content_tokens, jaccard, 
 from memman.models import Memory
 from memman.semantic.vectors import VectorSearch
 from memman.storage.dialect import is_postgres
-from memman.storage.migrations import scope_key
+from memman.storage.migrations.fts import scope_key
 from memman.storage.postgres_search import ranked_by_tsquery
 from memman.storage.sql import run_sql
 from memman.storage.store import Scope, Store
