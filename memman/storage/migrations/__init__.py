@@ -12,48 +12,26 @@ from __future__ import annotations
 
 from sqlite_utils.migrations import Migrations
 
-from memman.storage.migrations.backfills import (
-    m018_topics_and_observed_at,
-    m022_topic_index_ordered,
-    m023_events_before_hash,
-)
-from memman.storage.migrations.fts import (
-    m014_fts_sync_on_content_only,
-    m020_scoped_fts,
-    m021_fts_postings_per_scope,
-)
-from memman.storage.migrations.tables import (
-    m001_long_term,
-    m002_events,
-    m003_pending,
-    m010_vectors,
-    m011_short_term,
-    m012_message_buffer,
-    m013_long_term_decayed_at,
-    m015_vector_log,
-    m016_short_term_recalls_and_pending_salience,
-    m017_short_term_last_recalled_at,
-    m019_leases_and_growth,
-)
+from memman.storage.migrations import backfills, fts, tables
 
 CHAIN = (
-    m001_long_term,
-    m002_events,
-    m003_pending,
-    m010_vectors,
-    m011_short_term,
-    m012_message_buffer,
-    m013_long_term_decayed_at,
-    m014_fts_sync_on_content_only,
-    m015_vector_log,
-    m016_short_term_recalls_and_pending_salience,
-    m017_short_term_last_recalled_at,
-    m018_topics_and_observed_at,
-    m019_leases_and_growth,
-    m020_scoped_fts,
-    m021_fts_postings_per_scope,
-    m022_topic_index_ordered,
-    m023_events_before_hash,
+    tables.m001_long_term,
+    tables.m002_events,
+    tables.m003_pending,
+    tables.m010_vectors,
+    tables.m011_short_term,
+    tables.m012_message_buffer,
+    tables.m013_long_term_decayed_at,
+    fts.m014_fts_sync_on_content_only,
+    tables.m015_vector_log,
+    tables.m016_short_term_recalls_and_pending_salience,
+    tables.m017_short_term_last_recalled_at,
+    backfills.m018_topics_and_observed_at,
+    tables.m019_leases_and_growth,
+    fts.m020_scoped_fts,
+    fts.m021_fts_postings_per_scope,
+    backfills.m022_topic_index_ordered,
+    backfills.m023_events_before_hash,
 )
 
 migrations = Migrations("memman")
