@@ -201,9 +201,7 @@ MAX_LINES = 400
 # Split them, then take them off this list: the lead tightens it, nobody adds to it.
 OVER_MAX_LINES_FOR_NOW = {
     "memman/storage/migrations.py",
-    "memman/storage/protocol.py",
     "memman/language/topic.py",
-    "memman/semantic/vectors.py",
 }
 
 
