@@ -1,8 +1,8 @@
 """Common query terms in a big scope: the candidate query with and without the re-rank.
 
 A fact holding a word most of the scope's memories hold ("like") makes FTS5 score every such
-row. In a scope of more than retrieval.COMMON_TERM_ROWS rows, terms held by more rows than
-that only re-rank the rows holding a rarer term (retrieval._rerank_match). This times
+row. In a scope of more than fts.COMMON_TERM_ROWS rows, terms held by more rows than
+that only re-rank the rows holding a rarer term (fts._rerank_match). This times
 retrieval's ranked candidate query (the scope lookup, the term counts and the FTS statement)
 as landed and with the plain OR of every term instead of _rerank_match (as before, but with
 the landed scope lookup and its bounded row count, ~0.09 ms at 100k), over the held-out MSC
@@ -23,8 +23,9 @@ from pathlib import Path
 from bench_scale import _fill, _texts
 
 from memman import MemoryManager
+from memman.storage import fts
 from memman.storage.store import Scope
-from memman.write import retrieval
+from memman.write.retrieval import fts_terms
 
 USER = Scope("user-0")
 
@@ -47,14 +48,15 @@ def main() -> None:
     users, per_user = (int(x) for x in args.layout.split("x"))
     texts = _texts(users, per_user, args.ops // 2, args.synthetic)
     queries = texts["search"] + texts["novel"]
-    rerank = retrieval._rerank_match
+    rerank = fts._rerank_match
     with tempfile.TemporaryDirectory() as tmp:
         path = str(Path(tmp) / "scale.db")
         _fill(path, texts["rows"])
         with MemoryManager(path) as mm, mm.store.read() as read:
 
             def ranked(query: str) -> list[int]:
-                return [pk for pk, _ in retrieval._bm25_ranked(read, USER, query, args.k)]
+                terms = fts_terms(query)
+                return [pk for pk, _ in mm.store.lexical_ranked(read, USER, terms, args.k)]
 
             report, tops = {}, {}
 
@@ -62,7 +64,7 @@ def main() -> None:
                 return " OR ".join(phrases)
 
             for name, match in (("plain", plain), ("re-rank", rerank)):
-                retrieval._rerank_match = match
+                fts._rerank_match = match
                 for query in queries[:20]:  # warm the page cache
                     ranked(query)
                 samples = []
@@ -75,7 +77,7 @@ def main() -> None:
     same = sum(a == b for a, b in zip(tops["plain"], tops["re-rank"], strict=True))
     same5 = sum(a[:5] == b[:5] for a, b in zip(tops["plain"], tops["re-rank"], strict=True))
     print(
-        f"{args.layout}, k {args.k}, COMMON_TERM_ROWS {retrieval.COMMON_TERM_ROWS},"
+        f"{args.layout}, k {args.k}, COMMON_TERM_ROWS {fts.COMMON_TERM_ROWS},"
         f" {len(queries)} queries"
     )
     print(f"CPU ms, plain OR: {report['plain']}")

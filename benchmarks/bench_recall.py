@@ -40,8 +40,8 @@ from memman.errors import ConfigError
 from memman.language.text import STOPWORDS, content_hash, words
 from memman.semantic.embed import register_embedder
 from memman.semantic.local_model import LocalEmbedder
-from memman.semantic.vectors import save_vector
 from memman.storage.store import Scope
+from memman.storage.vector_format import save_vector
 
 SCOPE = Scope("bench")
 STORED = "2026-01-01T00:00:00.000+00:00"

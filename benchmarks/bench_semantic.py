@@ -29,8 +29,8 @@ from calibrate_lexical import DATA, sts_pairs
 
 from memman import MemoryManager
 from memman.language.text import content_hash
-from memman.semantic.vectors import save_vector
 from memman.storage.store import Scope
+from memman.storage.vector_format import save_vector
 from memman.write.retrieval import hybrid_candidates, lexical_candidates
 
 SCOPE = Scope("bench")

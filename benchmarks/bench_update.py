@@ -33,14 +33,12 @@ from memman import MemoryManager
 from memman.config import load_settings
 from memman.language.text import normalize
 from memman.storage.store import Scope
-from memman.write.retrieval import (
-    _CANDIDATES_SQL,
-    RANK,
-    fts_query,
-    index_key,
-    lexical_candidates,
-    scoped_match,
-)
+from memman.write.retrieval import fts_query, lexical_candidates
+
+try:  # the FTS5 statements live in storage since Session 7
+    from memman.storage.fts import _CANDIDATES_SQL, RANK, index_key, scoped_match
+except ImportError:  # an older tree run side by side (benchmarks/sides.py)
+    from memman.write.retrieval import _CANDIDATES_SQL, RANK, index_key, scoped_match
 
 IMPORT_RSS_MB = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 # MEMMAN_DATA: the shared data folder, for a checkout elsewhere than /work/main (a worktree).

@@ -45,35 +45,39 @@ def _statements(path: str, queries: list[str]) -> dict[str, float]:
     from memman.storage.store import Scope
     from memman.write import retrieval
 
+    try:  # the FTS5 statements live in storage since Session 7
+        from memman.storage import fts as lexical
+    except ImportError:
+        lexical = retrieval
     conn = sqlite3.connect(path)
     params = {"user_id": USER, "agent_id": "", "limit": K, "overfetch": 4 * K, "cap": 1000}
     fts = "SELECT rowid FROM long_term_fts WHERE long_term_fts MATCH :query ORDER BY {} LIMIT 80"
     timed = {"fts_alone_default_bm25": fts.format("bm25(long_term_fts)")}
-    if hasattr(retrieval, "_TOP_THEN_FILTER_SQL"):  # m020's big-scope route
-        timed["top_then_filter"] = retrieval._TOP_THEN_FILTER_SQL
-    if hasattr(retrieval, "_SCOPE_SIZE_SQL"):  # m020's big-scope route
-        timed["scope_size_count"] = retrieval._SCOPE_SIZE_SQL
-        timed["fts_alone_rank_1_0"] = fts.format(retrieval.RANK)
+    if hasattr(lexical, "_TOP_THEN_FILTER_SQL"):  # m020's big-scope route
+        timed["top_then_filter"] = lexical._TOP_THEN_FILTER_SQL
+    if hasattr(lexical, "_SCOPE_SIZE_SQL"):  # m020's big-scope route
+        timed["scope_size_count"] = lexical._SCOPE_SIZE_SQL
+        timed["fts_alone_rank_1_0"] = fts.format(lexical.RANK)
     out = {}
     for name, sql in timed.items():
         for query in queries[:20]:  # warm the page cache
             conn.execute(sql, {**params, "query": query}).fetchall()
         run = lambda q, s=sql: conn.execute(s, {**params, "query": q}).fetchall()  # noqa: E731
         out[name] = _median_ms(run, queries)
-    if hasattr(retrieval, "index_key"):  # m021: each word keyed by its scope
+    if hasattr(lexical, "index_key"):  # m021: each word keyed by its scope
         (scope_id,) = conn.execute(
             "SELECT id FROM fts_scopes WHERE user_id = ? AND agent_id = ''", (USER,)
         ).fetchone()
         key = f"q{scope_id}j"
-        scoped = lambda q: retrieval.scoped_match(key, q)  # noqa: E731
-    elif hasattr(retrieval, "scoped_match"):  # m020: the scope token ANDed in
-        scoped = lambda q: retrieval.scoped_match(Scope(USER), q)  # noqa: E731
+        scoped = lambda q: lexical.scoped_match(key, q)  # noqa: E731
+    elif hasattr(lexical, "scoped_match"):  # m020: the scope token ANDed in
+        scoped = lambda q: lexical.scoped_match(Scope(USER), q)  # noqa: E731
     else:
         scoped = None
     if scoped is not None:
         out["scoped_join"] = _median_ms(
             lambda q: conn.execute(
-                retrieval._CANDIDATES_SQL, {**params, "query": scoped(q)}
+                lexical._CANDIDATES_SQL, {**params, "query": scoped(q)}
             ).fetchall(),
             queries,
         )
@@ -85,10 +89,17 @@ def _measure(path: str, texts: list[str]) -> dict[str, float]:
     """search() and its _bm25_ranked part, then the statements alone."""
     from memman import MemoryManager
     from memman.config import load_settings
+    from memman.storage.store import Store
     from memman.write import retrieval
 
     ranked_ms: list[float] = []
-    inner = retrieval._bm25_ranked
+    # Since Session 7 the lexical statements are Store.lexical_ranked's.
+    owner, name = (
+        (Store, "lexical_ranked")
+        if hasattr(Store, "lexical_ranked")
+        else (retrieval, "_bm25_ranked")
+    )
+    inner = getattr(owner, name)
 
     def timed_ranked(*args, **kwargs):
         start = time.process_time()
@@ -97,7 +108,7 @@ def _measure(path: str, texts: list[str]) -> dict[str, float]:
         finally:
             ranked_ms.append((time.process_time() - start) * 1000)
 
-    retrieval._bm25_ranked = timed_ranked
+    setattr(owner, name, timed_ranked)
     with MemoryManager(path, settings=load_settings(db=path, decider="offline")) as mm:
         for text in texts[:20]:
             mm.search(text, user_id=USER)

@@ -38,7 +38,7 @@ from memman.errors import ConfigError, InvalidInputError
 from memman.language.text import content_hash
 from memman.models import Memory, Op, Status, Tier, UpdateResult
 from memman.scope import Scope
-from memman.storage.changes import ChangeSet, NewMemory, NewStatus
+from memman.storage.changes import ChangeSet, NewMemory, NewStatus, NewVector
 from memman.storage.memories import memory_row, new_memory_id
 from memman.timestamps import stamp
 from memman.write.candidate import make_candidate
@@ -257,8 +257,8 @@ class MemmanStore(BaseStore):
                 "reason": f"LangGraph put under key {key!r}: a direct write, not decided",
                 **event,
             }
-            vectors = [] if vector is None else [(row["id"], embedder.name, vector)]
-            commit(mm.store, conn, scope, [ChangeSet(added, (NewMemory(row),))], vectors)
+            new_vector = None if vector is None else NewVector(row["id"], embedder.name, vector)
+            commit(mm.store, conn, scope, [ChangeSet(added, (NewMemory(row),), new_vector)])
 
         mm.store.write(write)
 

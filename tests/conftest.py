@@ -28,7 +28,7 @@ def pytest_report_header(config):
     trigram = works("create virtual table t3 using fts5(x, tokenize='trigram')")
     extensions = "yes" if hasattr(conn, "enable_load_extension") else "no"
     try:
-        dbapi = make_vector_backend("sqlite-vec", cache_mb=1).dbapi
+        dbapi = make_vector_backend("sqlite-vec", cache_mb=1).driver.dbapi
         vec = f"yes (through {dbapi.__name__}, sqlite {dbapi.sqlite_version})"
     except ConfigError:
         vec = "no (the vec extra is not installed)"

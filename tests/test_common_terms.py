@@ -1,5 +1,5 @@
 """In a large scope, query words most memories hold only re-rank the memories holding a rarer
-word (retrieval.COMMON_TERM_ROWS): same memories, same order, same bm25 as the plain OR
+word (fts.COMMON_TERM_ROWS): same memories, same order, same bm25 as the plain OR
 query gives them, less the memories that hold common words only."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from memman import MemoryManager
+from memman.storage import fts
 from memman.storage.store import Scope
-from memman.write import retrieval
 from memman.write.retrieval import lexical_candidates
 from tests.test_bulk_ingest import snapshot
 
@@ -62,7 +62,7 @@ def _holds(content: str, words: list[str]) -> bool:
 def test_common_words_rerank_the_memories_holding_a_rare_one(mm, monkeypatch, query, rare):
     plain = _ranked(mm, query, len(FACTS))  # 13 rows: too few for common words
     assert sum("guitar" in content for content, _ in plain) > COMMON  # the premise
-    monkeypatch.setattr(retrieval, "COMMON_TERM_ROWS", COMMON)
+    monkeypatch.setattr(fts, "COMMON_TERM_ROWS", COMMON)
     for k in (2, 5, len(FACTS)):
         expected = [row for row in plain if _holds(row[0], rare)][:k]
         found = _ranked(mm, query, k)
@@ -72,14 +72,14 @@ def test_common_words_rerank_the_memories_holding_a_rare_one(mm, monkeypatch, qu
 
 def test_a_query_of_one_common_word_is_the_plain_query(mm, monkeypatch):
     plain = _ranked(mm, "my guitar", 5)
-    monkeypatch.setattr(retrieval, "COMMON_TERM_ROWS", COMMON)
+    monkeypatch.setattr(fts, "COMMON_TERM_ROWS", COMMON)
     assert _ranked(mm, "my guitar", 5) == plain
 
 
 def test_when_every_word_is_common_the_rarest_leads(mm, monkeypatch):
     """guitar (10 rows) and string (2) both above a threshold of 1: string leads."""
     plain = _ranked(mm, "guitar string", len(FACTS))
-    monkeypatch.setattr(retrieval, "COMMON_TERM_ROWS", 1)
+    monkeypatch.setattr(fts, "COMMON_TERM_ROWS", 1)
     found = _ranked(mm, "guitar string", 5)
     expected = [row for row in plain if "string" in row[0]]
     assert [content for content, _ in found] == [content for content, _ in expected]
@@ -87,7 +87,7 @@ def test_when_every_word_is_common_the_rarest_leads(mm, monkeypatch):
 
 
 def test_the_write_path_finds_a_restated_memory_among_common_words(mm, monkeypatch):
-    monkeypatch.setattr(retrieval, "COMMON_TERM_ROWS", COMMON)
+    monkeypatch.setattr(fts, "COMMON_TERM_ROWS", COMMON)
     result = mm.update_memory("User plays the banjo at weddings!", user_id="alice")
     assert result.op.value == "NOOP"
     assert mm.get(result.memory_id, user_id="alice").content == "User plays the banjo at weddings"
@@ -95,9 +95,9 @@ def test_the_write_path_finds_a_restated_memory_among_common_words(mm, monkeypat
 
 def test_a_small_scope_counts_no_terms(mm, monkeypatch):
     """Bob's one memory: the scope is not large, so no term is counted (and none dropped)."""
-    monkeypatch.setattr(retrieval, "COMMON_TERM_ROWS", COMMON)
+    monkeypatch.setattr(fts, "COMMON_TERM_ROWS", COMMON)
     counted = []
-    monkeypatch.setattr(retrieval, "_rerank_match", lambda conn, p: counted.append(p) or "")
+    monkeypatch.setattr(fts, "_rerank_match", lambda conn, p: counted.append(p) or "")
     with mm.store.read() as read:
         found = lexical_candidates(mm.store, read, Scope("bob"), "banjo guitar", 5)
     assert [r.memory.content for r in found] == ["User plays guitar too"]
@@ -134,16 +134,16 @@ def test_update_many_decides_as_one_at_a_time_with_common_words(
 ):
     """A held ADD holds no word of a later fact's query (else it is written first), so term
     counts, and the scope's size below the threshold, read the same in both ways."""
-    monkeypatch.setattr(retrieval, "COMMON_TERM_ROWS", 2)
+    monkeypatch.setattr(fts, "COMMON_TERM_ROWS", 2)
     reranked = []
-    landed = retrieval._rerank_match
+    landed = fts._rerank_match
 
     def counted(conn, phrases):
         match = landed(conn, phrases)
         reranked.append(" NOT " in match)
         return match
 
-    monkeypatch.setattr(retrieval, "_rerank_match", counted)
+    monkeypatch.setattr(fts, "_rerank_match", counted)
     stores, decisions = [], []
     for name, bulk in (("single.db", False), ("bulk.db", True)):
         with MemoryManager(str(tmp_path / name), decider="offline", clock=clock) as mm:

@@ -22,8 +22,8 @@ import sqlalchemy as sa
 from memman import MemoryManager
 from memman.language.text import content_hash
 from memman.scope import Scope
+from memman.storage.fts import index_key
 from memman.storage.store import GROWING_TABLES
-from memman.write.retrieval import index_key
 from tests.decisions import answer, llm_manager
 from tests.fake_openai import Reply
 from tests.postgres import db_on_each_backend, postgres_url  # noqa: F401

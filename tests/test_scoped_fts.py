@@ -13,11 +13,12 @@ import sqlite_utils
 
 from memman import MemoryManager, Op
 from memman.language.text import content_hash
+from memman.storage.fts import scoped_match
 from memman.storage.migrations import fts as fts_migrations
 from memman.storage.migrations import migrations
 from memman.storage.migrations.fts import keyed_rows_sql, keyed_text
 from memman.storage.store import Scope
-from memman.write.retrieval import fts_query, lexical_candidates, scoped_match
+from memman.write.retrieval import fts_query, lexical_candidates
 
 # Users who share most of their words, so a file-wide ranking is led by other users' rows.
 FACTS = [

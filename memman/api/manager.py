@@ -78,8 +78,8 @@ class MemoryManager(WriteCalls, ReadCalls, LifecycleCalls, UpkeepCalls):
             busy_timeout_s=self.settings.busy_timeout_s,
             busy_patience_s=self.settings.busy_patience_s,
             journal_size_limit_mb=self.settings.journal_size_limit_mb,
-            dbapi=backend.dbapi,
-            prepare=backend.prepare,
+            dbapi=backend.driver.dbapi,
+            prepare=backend.driver.prepare,
         )
         self.vectors = backend.index
         self.clock = clock

@@ -40,8 +40,8 @@ from memman.language.wording import wording
 from memman.llm.client import CallInfo, LLMClient, answer_budget
 from memman.llm.prompts import render
 from memman.scope import Scope
+from memman.storage.fts import scoped_match
 from memman.storage.store import Store
-from memman.write.retrieval import index_key, scoped_match
 
 # An ambiguous cluster is one LLM call; beyond this many memories it is rejected instead (a
 # lower merge_related_jaccard can chain whole topics together).
@@ -146,7 +146,7 @@ def _units_holding(
     tokenized the memories that hold it, so every one of them is found.
     """
     # Every row of the scope holding the term, unranked: prefix filtering needs the whole
-    # posting list (the query is retrieval.scoped_match's, so it holds the scope).
+    # posting list (the query is fts.scoped_match's, so it holds the scope).
     units = {unit_of_pk.get(pk, -1) for pk in store.fts_rowids(conn, query)}  # -1: protected
     return sorted(u for u in units if u >= 0 and token in prefixes[u])
 
@@ -178,7 +178,7 @@ def find_clusters(
     prefixes = _prefixes(tokens, threshold)
     parent = list(range(len(groups)))
     postings: dict[str, list[int]] = {}  # token -> units whose prefix holds it, ascending
-    key = index_key(conn, scope) if reps else None
+    key = store.fts_index_key(conn, scope) if reps else None
     for x, prefix in enumerate(prefixes):
         if progress is not None and x % 1000 == 0:
             progress("finding near-duplicates", x, len(tokens))

@@ -29,10 +29,10 @@ from memman.llm.client import CallInfo
 from memman.models import Op
 from memman.scope import Scope
 from memman.semantic.embed import Embedder
-from memman.storage.changes import ChangeSet, NewText, Superseded
+from memman.storage.changes import ChangeSet, NewText, NewVector, Superseded
 from memman.storage.store import Store
 from memman.timestamps import stamp as to_stamp
-from memman.write.commit import Vector, commit, record_event
+from memman.write.commit import commit, record_event
 
 log = logging.getLogger(__name__)
 
@@ -260,7 +260,7 @@ def _apply_llm_merge(
     rep = merge.representative(rows)
     twin = store.active_by_hash(conn, scope, content_hash(content))
     new_text: tuple[NewText, ...] = ()
-    vectors: list[Vector] = []
+    new_vector: NewVector | None = None
     if twin is None:
         keeper = (rep.id, content)
         if content != rep.content:
@@ -272,7 +272,7 @@ def _apply_llm_merge(
                 ),
             )  # fmt: skip
             if embedder is not None and vector is not None:
-                vectors.append((rep.id, embedder.name, vector))
+                new_vector = NewVector(rep.id, embedder.name, vector)
         before = rep.content
     else:
         keeper = (twin.id, twin.content)
@@ -289,6 +289,6 @@ def _apply_llm_merge(
         created_at=stamp,
         **call.audit_columns(),
     )
-    commit(store, conn, scope, [ChangeSet(event, new_text)], vectors)
+    commit(store, conn, scope, [ChangeSet(event, new_text, new_vector)])
     _supersede(conn, store, scope, keeper, others, current, stamp, "merged by the LLM into")
     return keeper[0]

@@ -8,13 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import sqlalchemy as sa
-
 from memman.errors import EmbeddingError
 from memman.semantic.embed import Embedder
-from memman.semantic.vectors import count_missing, missing_batch
+from memman.storage.changes import NewVector
 from memman.storage.store import Store
-from memman.storage.vector_format import save_vector
 
 
 def reindex(
@@ -27,11 +24,11 @@ def reindex(
     """MemoryManager.reindex: how many memories were embedded."""
     model = embedder.name
     with store.read() as conn:
-        total = count_missing(conn, model)
+        total = store.count_missing_vectors(conn, model)
     done, after = 0, 0
     while True:
         with store.read() as conn:
-            rows = missing_batch(conn, model, after_pk=after, limit=batch)
+            rows = store.missing_vectors(conn, model, after_pk=after, limit=batch)
         if not rows:
             return done
         try:
@@ -41,11 +38,11 @@ def reindex(
                 f"{error} ({done} of {total} memories embedded and kept; rerun to resume)"
             ) from error
 
-        def write(conn: sa.Connection, rows=rows, vectors=vectors) -> None:
-            for (_, memory_id, _), vector in zip(rows, vectors, strict=True):
-                save_vector(conn, memory_id, model, vector)
-
-        store.write(write)
+        embedded = [
+            NewVector(memory_id, model, vector)
+            for (_, memory_id, _), vector in zip(rows, vectors, strict=True)
+        ]
+        store.write(lambda conn, embedded=embedded: store.save_vectors(conn, embedded))
         done += len(rows)
         after = rows[-1][0]
         if progress is not None:

@@ -3,7 +3,9 @@
 Vectors live in `memory_vectors`, one per (memory, model), written in the same transaction as
 the memory: float32 bytes in SQLite, a REAL[] in PostgreSQL (memman/storage/vector_format.py).
 They are the source of truth: a file never depends on how it is searched, so a store written
-with one backend opens and searches with the other.
+with one backend opens and searches with the other. The statements that read them (a scope's
+rows, the change log, sqlite-vec's KNN) are memman/storage/vector_rows.py's; this module holds
+the search itself.
 
 Two backends answer the same `VectorSearch` interface, chosen by `vector_search`:
 
@@ -25,87 +27,22 @@ to float32 rounding (about 1e-7).
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
-from types import ModuleType
-from typing import Any, Protocol
+from dataclasses import dataclass, field
+from typing import Protocol
 
 import numpy as np
 import sqlalchemy as sa
 
 from memman.errors import ConfigError
 from memman.scope import Scope
-from memman.storage.dialect import is_postgres
-from memman.storage.sql import run_sql
-from memman.storage.vector_format import chunks, decoded
+from memman.storage import vector_rows
+from memman.storage.sqlite_driver import SqliteDriver, driver_with_sqlite_vec
 
-# The per-fact statements run through store.run_sql (plain DBAPI, see there); the rest are
-# SQLAlchemy text.
-_SCOPE_JOIN = """
-    FROM memory_vectors v JOIN long_term l ON l.pk = v.memory_pk
-    WHERE l.user_id = :user_id AND l.agent_id = :agent_id AND l.status = 'active'
-      AND v.model = :model
-"""
-_LOAD_SQL = "SELECT v.memory_pk, v.vector" + _SCOPE_JOIN
-_SIZE_SQL = sa.text("SELECT count(*), max(v.dim)" + _SCOPE_JOIN)
-_LOAD_CHUNK = 1024  # rows fetched and copied at a time (1.5 MB of 384-dim vectors)
-# The log's last (seq, token), and the token now at the seq the cache was built at.
-_LAST_SQL = """
-    SELECT seq, token, (SELECT token FROM vector_log WHERE seq = ?)
-    FROM vector_log ORDER BY seq DESC LIMIT 1
-"""
-# PostgreSQL's writers of different scopes commit in any order, so a seq of another scope can
-# become visible after a higher one; within a scope (one lock) seq order is commit order, so
-# the cache's position is the scope's last row (the index of postgres_schema's p004).
-_LAST_SQL_POSTGRES = """
-    SELECT seq, token, (SELECT token FROM vector_log WHERE seq = ?1)
-    FROM vector_log WHERE user_id = ?2 AND agent_id = ?3 ORDER BY seq DESC LIMIT 1
-"""
-# The scope's memories changed after a seq, with their vector if it is active now (NULL:
-# the memory left the matrix). At most _PATCH_LIMIT + 1 rows: more means reload. The join
-# checks the scope again: after a hard purge (lifecycle/erase.py) SQLite reuses the numbers of
-# the highest erased rows, so a pk logged for this scope may now be another scope's memory.
-_CHANGED_SQL = """
-    SELECT c.memory_pk, v.vector FROM (
-        SELECT DISTINCT memory_pk FROM vector_log
-        WHERE seq > ?1 AND user_id = ?2 AND agent_id = ?3 LIMIT ?4
-    ) AS c
-    LEFT JOIN long_term l ON l.pk = c.memory_pk AND l.status = 'active'
-      AND l.user_id = ?2 AND l.agent_id = ?3
-    LEFT JOIN memory_vectors v ON v.memory_pk = l.pk AND v.model = ?5
-"""
 _PATCH_LIMIT = 5000  # more changed memories than this since the last look: reload instead
 _LOG_KEPT = 100_000  # vector_log rows kept by m015's prune trigger
-_MISSING_SQL = sa.text(
-    """
-    SELECT l.pk, l.id, l.content FROM long_term l
-    WHERE l.status = 'active' AND l.pk > :after AND NOT EXISTS (
-        SELECT 1 FROM memory_vectors v WHERE v.memory_pk = l.pk AND v.model = :model)
-    ORDER BY l.pk LIMIT :limit
-    """
-)
-_COUNT_MISSING_SQL = sa.text(
-    """
-    SELECT count(*) FROM long_term l WHERE l.status = 'active' AND NOT EXISTS (
-        SELECT 1 FROM memory_vectors v WHERE v.memory_pk = l.pk AND v.model = :model)
-    """
-)
-
-
-def count_missing(conn: sa.Connection, model: str) -> int:
-    """Active memories (all scopes) that have no vector for this model yet."""
-    return int(conn.execute(_COUNT_MISSING_SQL, {"model": model}).scalar_one())
-
-
-def missing_batch(
-    conn: sa.Connection, model: str, *, after_pk: int, limit: int
-) -> list[tuple[int, str, str]]:
-    """The next (pk, id, content) of active memories lacking a vector for this model."""
-    rows = conn.execute(_MISSING_SQL, {"model": model, "after": after_pk, "limit": limit}).all()
-    return [(pk, memory_id, content) for pk, memory_id, content in rows]
 
 
 class _Matrix:
@@ -147,27 +84,6 @@ class _Matrix:
         self.pks[self.n], self.rows[self.n] = pk, vector
         self.position[pk] = self.n
         self.n += 1
-
-
-def _load(conn: sa.Connection, params: dict[str, str], seq: int, token: bytes | None) -> _Matrix:
-    """The scope's active vectors written straight into a matrix sized by a count.
-
-    The matrix is the only full-size allocation: rows arrive a chunk at a time from the
-    cursor, so the transient is one chunk, not a list of every blob plus a joined copy (at
-    100k 384-dim memories each of those is another 147 MB on top of the matrix; peak RSS of a
-    first search with the local model went from 666 to 384 MB, benchmarks/bench_rss.py). The
-    count and the rows agree: every connection of the store reads in a transaction (the
-    store's "begin" listener), so both statements see one snapshot.
-    """
-    count, dim = conn.execute(_SIZE_SQL, params).one()
-    pks = np.empty(count, dtype=np.int64)
-    rows = np.empty((count, dim or 0), dtype=np.float32)
-    n = 0  # rows filled
-    for chunk_pks, chunk_rows in chunks(conn, _LOAD_SQL, params, _LOAD_CHUNK):
-        pks[n : n + len(chunk_pks)] = chunk_pks
-        rows[n : n + len(chunk_pks)] = chunk_rows
-        n += len(chunk_pks)
-    return _Matrix(pks, rows, seq, token)
 
 
 # Far above BLAS gemv's rounding error on unit vectors (about 1e-7), so every row that could
@@ -233,13 +149,7 @@ class VectorIndex:
         key = (scope.user_id, scope.agent_key, model)
         cached = self._cache.get(key)
         since = cached.seq if cached else 0
-        if is_postgres(conn):
-            last = run_sql(
-                conn, _LAST_SQL_POSTGRES, (since, scope.user_id, scope.agent_key)
-            ).fetchone()
-        else:
-            last = run_sql(conn, _LAST_SQL, (since,)).fetchone()
-        seq, token, token_then = last if last else (0, None, None)
+        seq, token, token_then = vector_rows.log_position(conn, scope, since)
         if cached is not None and (cached.seq, cached.token) == (seq, token):
             return cached
         if (
@@ -249,20 +159,15 @@ class VectorIndex:
             # then nothing may have been pruned since).
             and (seq <= _LOG_KEPT if cached.token is None else token_then == cached.token)
         ):
-            changed = run_sql(
-                conn,
-                _CHANGED_SQL,
-                (cached.seq, scope.user_id, scope.agent_key, _PATCH_LIMIT + 1, model),
-            ).fetchall()
+            changed = vector_rows.changed_since(conn, scope, model, cached.seq, _PATCH_LIMIT + 1)
             if len(changed) <= _PATCH_LIMIT:
                 for pk, vector in changed:
                     cached.drop(pk)
                     if vector is not None:
-                        cached.add(pk, decoded(vector))
+                        cached.add(pk, vector)
                 cached.seq, cached.token = seq, token
                 return cached
-        params = {"user_id": scope.user_id, "agent_id": scope.agent_key, "model": model}
-        self._cache[key] = _load(conn, params, seq, token)
+        self._cache[key] = _Matrix(*vector_rows.scope_vectors(conn, scope, model), seq, token)
         return self._cache[key]
 
     def forget(self, user_id: str, agent_id: str | None = None) -> None:
@@ -302,18 +207,6 @@ class VectorIndex:
         return dict(zip(wanted, scores.tolist(), strict=True))
 
 
-# coalesce: vec_distance_cosine is NULL for a zero vector, whose dot product numpy scores 0.
-_COSINE = "coalesce(1.0 - vec_distance_cosine(v.vector, :query), 0.0)"
-_KNN_SQL = sa.text(
-    f"SELECT v.memory_pk, {_COSINE} AS cosine"
-    + _SCOPE_JOIN
-    + " ORDER BY cosine DESC, v.memory_pk LIMIT :k"
-)
-_SCORES_SQL = sa.text(
-    f"SELECT v.memory_pk, {_COSINE}" + _SCOPE_JOIN + " AND v.memory_pk IN :pks"
-).bindparams(sa.bindparam("pks", expanding=True))
-
-
 class SqliteVecIndex:
     """Exact cosine search in SQL with sqlite-vec, on a connection that has it loaded.
 
@@ -328,22 +221,13 @@ class SqliteVecIndex:
         self, conn: sa.Connection, scope: Scope, model: str, query: np.ndarray, k: int
     ) -> list[tuple[int, float]]:
         """The k active memories of the scope most similar to a unit query vector: (pk, cosine)."""
-        params = {**_params(scope, model, query), "k": max(k, 0)}
-        return [(pk, float(cosine)) for pk, cosine in conn.execute(_KNN_SQL, params)]
+        return vector_rows.knn(conn, scope, model, query, k)
 
     def scores(
         self, conn: sa.Connection, scope: Scope, model: str, query: np.ndarray, pks: list[int]
     ) -> dict[int, float]:
         """Cosine of the query with each given memory that has a vector (for re-ranking)."""
-        if not pks:
-            return {}
-        rows = conn.execute(_SCORES_SQL, {**_params(scope, model, query), "pks": pks})
-        return {pk: float(cosine) for pk, cosine in rows}
-
-
-def _params(scope: Scope, model: str, query: np.ndarray) -> dict[str, Any]:
-    vector = np.asarray(query, dtype=np.float32).tobytes()
-    return {"user_id": scope.user_id, "agent_id": scope.agent_key, "model": model, "query": vector}
+        return vector_rows.cosines_of(conn, scope, model, query, pks)
 
 
 class VectorSearch(Protocol):
@@ -365,8 +249,7 @@ class VectorBackend:
     """A search implementation and how the store must connect for it to work."""
 
     index: VectorSearch
-    dbapi: ModuleType = sqlite3  # the sqlite3 DB-API module the store connects with
-    prepare: Callable[[Any], None] | None = None  # run on every new DB-API connection
+    driver: SqliteDriver = field(default_factory=SqliteDriver)  # how a SQLite store connects
 
 
 def _numpy_backend(cache_bytes: int) -> VectorBackend:
@@ -374,40 +257,9 @@ def _numpy_backend(cache_bytes: int) -> VectorBackend:
 
 
 def _sqlite_vec_backend(cache_bytes: int) -> VectorBackend:
-    """sqlite-vec on the stdlib sqlite3 if it can load extensions, else on pysqlite3.
-
-    It caches nothing, so the cache budget does not apply.
-
-    Loaded and tried once here, so a missing or broken install is a ConfigError when the
-    manager is made, not an error in the middle of a write.
-    """
-    try:
-        import sqlite_vec
-
-        dbapi: ModuleType = sqlite3
-        if not hasattr(sqlite3.Connection, "enable_load_extension"):
-            import pysqlite3.dbapi2 as dbapi
-    except ImportError as error:
-        raise ConfigError(
-            f"vector_search 'sqlite-vec' needs the vec extra ({error.name} is missing): "
-            "pip install 'memman[vec]'"
-        ) from None
-
-    def prepare(connection: Any) -> None:
-        connection.enable_load_extension(True)
-        try:
-            sqlite_vec.load(connection)
-        finally:
-            connection.enable_load_extension(False)
-
-    probe = dbapi.connect(":memory:")
-    try:
-        prepare(probe)
-    except dbapi.Error as error:
-        raise ConfigError(f"cannot load sqlite-vec: {error}") from error
-    finally:
-        probe.close()
-    return VectorBackend(SqliteVecIndex(), dbapi, prepare)
+    """sqlite-vec (storage/sqlite_driver.py loads it); it caches nothing, so the cache budget
+    does not apply."""
+    return VectorBackend(SqliteVecIndex(), driver_with_sqlite_vec())
 
 
 VECTOR_BACKENDS: dict[str, Callable[[int], VectorBackend]] = {

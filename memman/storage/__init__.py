@@ -22,29 +22,30 @@ all of them:
   be distributed by scope later (Citus's distribution column, or a database per tenant group).
 
 The layout. `memman.scope` (Scope, the id checks) and `memman.errors` sit at the bottom and
-import no storage; tests/test_layout.py keeps the import graph free of cycles. This package
-holds the SQLite statements as mixins of `memman.storage.store.Store`:
+import no storage; tests/test_layout.py keeps the import graph free of cycles. The interface is
+split by area (`protocol.py` combines `protocol_rows.py` and `protocol_upkeep.py`). This
+package holds the SQLite statements as mixins of `memman.storage.store.Store`:
 
+- `memories.py`, `events.py`: the memories, and `apply`, which writes a change set (its row
+  changes, its audit event and the vector of its new text, `changes.py`) in one call;
+- `fts.py`: the write path's and recall's lexical candidates (FTS5, BM25, the re-rank of
+  common terms); `vector_rows.py`: the vector tier's reads (a scope's vectors, the change
+  log, sqlite-vec's KNN) and its writes (`save_vectors`, reindex's batches);
 - `lifecycle.py`: short-term facts, consolidation, merging, recall counts;
 - `messages.py`: the chat-message buffer (observe, flush, idle sessions);
 - `upkeep.py`: verified erasure, integrity checks, the online backup.
 
-consolidate, merge, shortterm, observe, recall, erase and maintenance write no SQL now
-(tests/test_layout.py holds them to it); calibrate, evaluate and demo never did.
-
-Not yet behind the door (modules other work was changing in the same round): store.py itself
-(moves here as `storage/sqlite.py`), the write path's statements in retrieval.py (FTS5
-candidates), vectors.py (vector reads, the change log), apply.py (one update), transfer.py
-(one count) and migrations/ (schema, sqlite-utils). `apply` should then hand storage one
-change set (row change + audit event + vector) per decision.
+No module outside this package writes SQL (tests/test_storage_protocol.py reads every one),
+and only memman/write/commit.py calls the store's writers (tests/test_one_door.py).
 
 PostgreSQL. `backends.open_store(db)` opens a SQLite file or, for a postgresql:// URL,
 `postgres.PostgresStore`: Store with the dialect's parts replaced (schema and migrations in
 `postgres_schema.py`, tsvector candidates in `postgres_search.py`, an advisory lock where
 SQLite has BEGIN IMMEDIATE). The statements both share stay written once: SQLAlchemy compiles
 Core and `text()` for either dialect, and `dialect.py` rewrites run_sql's sqlite3-style
-parameters for psycopg. The few places that still branch on the dialect outside this package
-(retrieval's lexical ranking, vectors' upsert) are the ones to move behind the door next.
+parameters for psycopg. Where the dialects differ, PostgresStore overrides the method
+(`lexical_ranked` ranks with ts_rank_cd) or the storage module branches (`vector_rows`,
+`vector_format`); no module outside this package branches on the dialect.
 `.ci/postgres` starts a throwaway PostgreSQL 15 cluster and tests/postgres.py gives the tests
 its URL (or skips saying why).
 """

@@ -1,4 +1,5 @@
-"""A change set: a memory's row changes with the audit event that records them, the unit
+"""A change set: a memory's row changes with the audit event that records them (and the vector
+of its new text), the unit
 `Storage.apply` writes (Store.apply, the one call through which memories and events are
 written; outside memman/storage/ the apply layer, memman/write/commit.py, is its one caller).
 
@@ -12,6 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 from memman.models import Memory, Status
 
@@ -85,15 +88,26 @@ RowChange = NewMemory | NewText | NewStatus | Reinforced | NewSalience | NewConf
 
 
 @dataclass(frozen=True)
+class NewVector:
+    """The embedding of a memory's current text for one model (stored, or replaced)."""
+
+    memory_id: str
+    model: str
+    vector: np.ndarray  # float32, unit length
+
+
+@dataclass(frozen=True)
 class ChangeSet:
-    """One audit event and the row changes it records (none: an event that changes no
-    memory, such as a parked fact or a verdict to keep memories separate).
+    """One audit event, the row changes it records (none: an event that changes no memory,
+    such as a parked fact or a verdict to keep memories separate) and the vector of the text
+    they wrote, if an embedder is configured.
 
     `event` holds the events columns (memory_id, op, tier, candidate, content_before,
     content_after, reason, scores, created_at, ...), as Store.insert_event takes them."""
 
     event: dict[str, Any]
     rows: tuple[RowChange, ...] = field(default=())
+    vector: NewVector | None = None
 
     @property
     def batched(self) -> bool:

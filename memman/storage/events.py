@@ -32,6 +32,7 @@ from memman.storage.sql import insert_many, insert_returning_id, run_sql, scope_
 
 log = logging.getLogger(__name__)
 
+
 class EventRows:
     def copy_event(self, conn: sa.Connection, event: Event, *, keep_id: bool) -> None:
         """Insert an audit event as given (its id too if keep_id: an import into a new store).
@@ -50,7 +51,8 @@ class EventRows:
     # -- change sets: a memory's row changes with their audit event -------------------------
 
     def apply(self, conn: sa.Connection, scope: Scope, changes: Sequence[ChangeSet]) -> list[int]:
-        """Write change sets in order, each its rows then its event; the event ids."""
+        """Write change sets in order, each its rows then its event, then their vectors
+        (after every row, so a vector finds its memory); the event ids."""
         ids: list[int] = []
         adds: list[ChangeSet] = []  # consecutive batched ones with the same event columns
         for change in changes:
@@ -63,7 +65,9 @@ class EventRows:
             for row in change.rows:
                 self._write_row(conn, scope, row)
             ids.append(self.insert_event(conn, scope, **change.event))
-        return ids + self._write_additions(conn, scope, adds)
+        ids += self._write_additions(conn, scope, adds)
+        self.save_vectors(conn, [change.vector for change in changes if change.vector])
+        return ids
 
     def _write_additions(
         self, conn: sa.Connection, scope: Scope, adds: list[ChangeSet]

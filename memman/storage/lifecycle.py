@@ -212,7 +212,7 @@ class LifecycleRows:
 
     def fts_rowids(self, conn: sa.Connection, match: str) -> list[int]:
         """The pks of every memory the FTS5 query matches, unranked. `match` must come from
-        retrieval.scoped_match, which puts the scope's token into it."""
+        fts.scoped_match, which puts the scope's token into it."""
         return [pk for (pk,) in conn.exec_driver_sql(_POSTINGS, (match,))]
 
     # -- recall -----------------------------------------------------------------------------

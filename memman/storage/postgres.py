@@ -43,7 +43,7 @@ from memman.errors import (
 from memman.models import Event
 from memman.scope import Scope
 from memman.storage import postgres_schema
-from memman.storage.postgres_search import postings
+from memman.storage.postgres_search import postings, ranked_by_tsquery
 from memman.storage.sql import run_sql
 from memman.storage.store import GROWING_TABLES, Store
 
@@ -257,8 +257,14 @@ class PostgresStore(Store):
         last = f"(SELECT max(id) FROM {table})"
         run_sql(conn, f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), {last})")
 
+    def lexical_ranked(
+        self, conn: sa.Connection, scope: Scope, terms: list[str], k: int
+    ) -> list[tuple[int, float]]:
+        """As Store's, by -ts_rank_cd over the tsvector column (postgres_search.py)."""
+        return ranked_by_tsquery(conn, scope, terms, k)
+
     def fts_rowids(self, conn: sa.Connection, match: str) -> list[int]:
-        """As Store's, for retrieval.scoped_match's text: its phrases' tokens carry the
+        """As Store's, for fts.scoped_match's text: its phrases' tokens carry the
         scope's key ('q' id 'j', an fts_scopes id), which names the scope here too."""
         key = _KEY.match(match)
         scope = None if key is None else run_sql(conn, _SCOPE_OF_KEY, (int(key[2]),)).fetchone()

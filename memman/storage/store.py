@@ -36,6 +36,7 @@ from memman.errors import (
 # Re-exported: importers from before the value types moved to memman/scope.py keep working.
 from memman.scope import MAX_SCOPE_ID_CHARS, Scope, check_encodable, check_id  # noqa: F401
 from memman.storage.events import EventRows
+from memman.storage.fts import LexicalRows
 from memman.storage.lifecycle import LifecycleRows
 from memman.storage.memories import MemoryRows
 from memman.storage.messages import MessageRows
@@ -43,6 +44,7 @@ from memman.storage.migrations import migrations
 from memman.storage.pending import PendingRows
 from memman.storage.sql import run_sql
 from memman.storage.upkeep import UpkeepRows
+from memman.storage.vector_rows import VectorRows
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -92,7 +94,16 @@ def _sqlite_url(path: str, read_only: bool) -> str:
     return f"sqlite:///{uri}{'&' if '?' in uri else '?'}uri=true"
 
 
-class Store(MemoryRows, EventRows, PendingRows, LifecycleRows, MessageRows, UpkeepRows):
+class Store(
+    MemoryRows,
+    EventRows,
+    VectorRows,
+    PendingRows,
+    LexicalRows,
+    LifecycleRows,
+    MessageRows,
+    UpkeepRows,
+):
     """One SQLite file (or ":memory:") with memman's schema, migrated on open.
 
     The lifecycle stages' statements are in memman/storage/ (mixins), so those stages write

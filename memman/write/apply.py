@@ -25,13 +25,14 @@ from memman.storage.changes import (
     NewSalience,
     NewStatus,
     NewText,
+    NewVector,
     Reinforced,
     RowChange,
 )
 from memman.storage.memories import memory_row, new_memory_id
 from memman.storage.store import Store
 from memman.write.candidate import DEFAULT_IMPORTANCE, Candidate
-from memman.write.commit import Vector, commit, record_event
+from memman.write.commit import commit, record_event
 from memman.write.decide import Decision
 
 # The events columns an LLM call fills (llm.Call.audit_columns); None for the cheap tiers.
@@ -128,7 +129,7 @@ def apply_decision(
             store.delete_pending(conn, pending_id)
         return result
     rows: tuple[RowChange, ...] = ()
-    vectors: list[Vector] = []
+    new_vector: NewVector | None = None
     if decision.target is not None:  # else a NOOP that names no memory: nothing to change
         target = _current(store, conn, decision.target)
         memory_id, before = target.id, target.content
@@ -174,9 +175,9 @@ def apply_decision(
                 after = decision.content
                 if embedder is not None:
                     same = decision.content == candidate.content
-                    new_vector = vector if same else update_vector
-                    assert new_vector is not None, "new text is embedded before the transaction"
-                    vectors.append((target.id, embedder.name, new_vector))
+                    embedded = vector if same else update_vector
+                    assert embedded is not None, "new text is embedded before the transaction"
+                    new_vector = NewVector(target.id, embedder.name, embedded)
 
     event = {
         "memory_id": memory_id,
@@ -191,7 +192,7 @@ def apply_decision(
         "source": candidate.source,
         "created_at": now,
     }
-    (event_id,) = commit(store, conn, scope, [ChangeSet(event, rows)], vectors)
+    (event_id,) = commit(store, conn, scope, [ChangeSet(event, rows, new_vector)])
     if pending_id is not None:
         store.delete_pending(conn, pending_id)
     return UpdateResult(
@@ -277,13 +278,14 @@ def write_additions(
     if not additions:
         return []
     scope = additions[0].candidate.scope
-    changes = [ChangeSet(a.event, (NewMemory(a.row),)) for a in additions]
-    vectors: list[Vector] = []
-    if embedder is not None:
-        for change in additions:
-            assert change.vector is not None, "the candidate is embedded before the transaction"
-            vectors.append((change.row["id"], embedder.name, change.vector))
-    event_ids = commit(store, conn, scope, changes, vectors)
+    changes = []
+    for a in additions:
+        new_vector = None
+        if embedder is not None:
+            assert a.vector is not None, "the candidate is embedded before the transaction"
+            new_vector = NewVector(a.row["id"], embedder.name, a.vector)
+        changes.append(ChangeSet(a.event, (NewMemory(a.row),), new_vector))
+    event_ids = commit(store, conn, scope, changes)
     results = []
     for change, event_id in zip(additions, event_ids, strict=True):
         tier = change.decision.tier

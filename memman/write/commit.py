@@ -2,10 +2,10 @@
 here, whoever makes it (the write path, delete and restore, merge, decay, LangGraph).
 
 A change is handed over as `ChangeSet`s (memman/storage/changes.py): the audit event with the
-row changes it records. Storage writes both in one call, so a memory cannot change without
-its event; the vectors of new text follow in the same transaction (the vector statements
-are memman/semantic/vectors.py's). No module outside memman/storage/ but this one calls the
-store's row or event writers (tests/test_one_door.py).
+row changes it records and the vector of the text they wrote. Storage writes them in one
+call, so a memory cannot change without its event, nor its text without its vector. No
+module outside memman/storage/ but this one calls the store's row or event writers
+(tests/test_one_door.py).
 """
 
 from __future__ import annotations
@@ -13,31 +13,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
 import sqlalchemy as sa
 
 from memman.scope import Scope
 from memman.storage.changes import ChangeSet
 from memman.storage.store import Store
-from memman.storage.vector_format import save_vector
-
-# (memory id, embedding model, vector): a vector for text a change set of the same call wrote.
-Vector = tuple[str, str, np.ndarray]
 
 
 def commit(
-    store: Store,
-    conn: sa.Connection,
-    scope: Scope,
-    changes: Sequence[ChangeSet],
-    vectors: Sequence[Vector] = (),
+    store: Store, conn: sa.Connection, scope: Scope, changes: Sequence[ChangeSet]
 ) -> list[int]:
-    """Write change sets of one scope and their vectors in the caller's transaction; the
+    """Write change sets of one scope (with their vectors) in the caller's transaction; the
     event ids, one per change set."""
-    ids = store.apply(conn, scope, changes)
-    for memory_id, model, vector in vectors:
-        save_vector(conn, memory_id, model, vector)
-    return ids
+    return store.apply(conn, scope, changes)
 
 
 def record_event(store: Store, conn: sa.Connection, scope: Scope, **event: Any) -> int:

@@ -1,14 +1,15 @@
 """Candidate retrieval: which stored memories might a new fact duplicate, refine or contradict.
 
-The lexical retriever asks FTS5 for the top-k active memories of the same scope by BM25 and
-scores each with a stopword-aware token Jaccard. BM25 only orders: on a small per-user
+The lexical retriever turns the fact into terms (fts_terms) and asks storage for the top-k
+active memories of the same scope holding them (Store.lexical_ranked: BM25 over FTS5 on
+SQLite, storage/fts.py; ts_rank_cd on PostgreSQL), then scores each with a stopword-aware
+token Jaccard. BM25 only orders: on a small per-user
 corpus its IDF is near zero, so a raw BM25 threshold would mean different things in every
 scope. The router thresholds Jaccard, which does not depend on the corpus.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,106 +18,11 @@ import sqlalchemy as sa
 from memman.language.text import NEGATIONS, STOPWORDS, content_tokens, jaccard, written_words
 from memman.models import Memory
 from memman.semantic.vectors import VectorSearch
-from memman.storage.dialect import is_postgres
-from memman.storage.migrations.fts import scope_key
-from memman.storage.postgres_search import ranked_by_tsquery
-from memman.storage.sql import run_sql
+from memman.storage.fts import FTS_TOKEN, quoted
 from memman.storage.store import Scope, Store
-
-# How the FTS5 tokenizer (unicode61, see migrations.FTS_TOKENIZE) cuts a word: runs of letters
-# and digits, split at anything else, apostrophes included.
-_FTS_TOKEN = re.compile(r"[^\W_]+")
 
 # Long paragraphs would make an OR query of hundreds of terms: slow and no better at recall.
 MAX_QUERY_TERMS = 32
-
-# bm25() is lower-is-better; ORDER BY rank uses it directly. Each term is keyed by the scope
-# (migrations.m021), so its IDF counts the rows holding it in the scope only; the row total and
-# average length stay the file's (FTS5 has no per-query N), which flattens IDF a little in a
-# file of many users (RESULTS.md, Session 6: recall@1 -0.6 .. +0.1 points).
-RANK = "bm25(long_term_fts)"
-# The MATCH names the scope's keyed terms only, so FTS5 ranks only the scope's rows; the join
-# checks the scope again, so even an index that drifted from the table (a write that bypassed
-# the triggers) never returns another user's memory. FTS5 first keeps its best rows alone,
-# over-fetched: joining every matching row before the LIMIT cost 5.5 ms against 2.4 ms in a
-# scope of 100k rows. When the join leaves fewer than k of a full over-fetch (many retired
-# memories), the whole match is joined instead (_CANDIDATES_SQL).
-OVERFETCH = 4
-_TOP_THEN_FILTER_SQL = f"""
-    SELECT long_term.pk, f.bm25, f.fetched FROM (
-        SELECT rowid, bm25, count(*) OVER () AS fetched FROM (
-            SELECT rowid, {RANK} AS bm25 FROM long_term_fts
-            WHERE long_term_fts MATCH :query ORDER BY bm25 LIMIT :overfetch
-        )
-    ) AS f JOIN long_term ON long_term.pk = f.rowid
-    WHERE long_term.user_id = :user_id AND long_term.agent_id = :agent_id
-      AND long_term.status = 'active'
-    ORDER BY f.bm25
-    LIMIT :limit
-    """
-_CANDIDATES_SQL = (  # run_sql: once or twice per fact written (see store.run_sql)
-    f"""
-    SELECT long_term.pk, {RANK} AS bm25
-    FROM long_term_fts JOIN long_term ON long_term.pk = long_term_fts.rowid
-    WHERE long_term_fts MATCH :query
-      AND long_term.user_id = :user_id AND long_term.agent_id = :agent_id
-      AND long_term.status = 'active'
-    ORDER BY bm25
-    LIMIT :limit
-    """
-)
-# A query term held by more than COMMON_TERM_ROWS of the scope's rows ("like" in a scope of
-# 100k persona facts: 15k rows) makes FTS5 score every such row: FTS5 has no top-k pruning.
-# In a scope that large, such terms only re-rank the rows holding a rarer term of the query
-# (_rerank_match); at 100k this cut the candidate query from 2.4 to 1.2 ms CPU (median) and
-# kept the top 5 of 394 in 400 queries (RESULTS.md, Session 7). A scope of at most this many
-# rows (any status, as the index holds them) cannot hold a common term, so it pays nothing.
-COMMON_TERM_ROWS = 2000
-# When every term is common, how far each is counted to find the rarest: a bounded walk of its
-# posting list (~25 ns a row), far cheaper than scoring the rows of all of them.
-RAREST_ROWS = 16 * COMMON_TERM_ROWS
-# The scope's index key and its row count up to COMMON_TERM_ROWS + 1: one seek of
-# long_term_scope that reads at most that many entries.
-_SCOPE_SQL = """
-    SELECT id, (SELECT count(*) FROM (
-        SELECT 1 FROM long_term WHERE user_id = :user_id AND agent_id = :agent_id LIMIT :rows
-    ) AS scope_rows) FROM fts_scopes WHERE user_id = :user_id AND agent_id = :agent_id
-    """
-_TERM_ROWS_SQL = (
-    "SELECT count(*) FROM (SELECT 1 FROM long_term_fts WHERE long_term_fts MATCH :phrase"
-    " LIMIT :rows) AS term_rows"
-)
-_PHRASE = re.compile(r'"((?:[^"]|"")*)"')
-
-
-def _scope_params(scope: Scope) -> dict[str, str]:
-    return {"user_id": scope.user_id, "agent_id": scope.agent_key}
-
-
-def _scope_index(conn: sa.Connection, scope: Scope) -> tuple[str, bool] | None:
-    """The prefix of the scope's tokens in the FTS index and whether the scope holds more
-    than COMMON_TERM_ROWS rows; None if the scope never had a row."""
-    params = {**_scope_params(scope), "rows": COMMON_TERM_ROWS + 1}
-    row = run_sql(conn, _SCOPE_SQL, params).fetchone()
-    return None if row is None else (scope_key(row[0]), row[1] > COMMON_TERM_ROWS)
-
-
-def index_key(conn: sa.Connection, scope: Scope) -> str | None:
-    """The prefix of the scope's tokens in the FTS index, None if the scope never had a row."""
-    found = _scope_index(conn, scope)
-    return None if found is None else found[0]
-
-
-def scoped_match(key: str, query: str) -> str:
-    """query (quoted phrases, as fts_query writes them) for the tokens of one scope's rows.
-
-    Each word of each phrase gets the scope's key, as m021 indexed it, so FTS5 walks only
-    that scope's posting lists: the cost of a query does not grow with the other scopes.
-    """
-    return _PHRASE.sub(
-        lambda phrase: '"' + " ".join(key + t for t in _FTS_TOKEN.findall(phrase[1])) + '"',
-        query,
-    )
 
 
 def _fts_parts(written: str) -> list[str]:
@@ -125,7 +31,7 @@ def _fts_parts(written: str) -> list[str]:
     content_tokens stems "oneills" to "oneill" as well, so the router already counts them as
     one word; the phrase "o neill" matches both in the index, "o neill s" only the possessive.
     """
-    parts = _FTS_TOKEN.findall(written)
+    parts = FTS_TOKEN.findall(written)
     return parts[:-1] if len(parts) > 1 and parts[-1] == "s" else parts
 
 
@@ -154,11 +60,7 @@ def fts_query(text: str) -> str | None:
     terms = fts_terms(text)
     if not terms:
         return None
-    return " OR ".join(_quoted(term) for term in terms)
-
-
-def _quoted(term: str) -> str:
-    return '"' + term.replace('"', '""') + '"'
+    return " OR ".join(quoted(term) for term in terms)
 
 
 def fts_terms(text: str) -> list[str]:
@@ -179,64 +81,11 @@ class Retrieved:
     cosine: float | None = None  # None: no embedder configured
 
 
-def _bm25_ranked(conn: sa.Connection, scope: Scope, text: str, k: int) -> list[tuple[int, float]]:
-    """(pk, bm25) of the scope's top-k active memories for the text, best first (on
-    PostgreSQL the score is -ts_rank_cd: lower is better there too)."""
-    if is_postgres(conn):
-        return ranked_by_tsquery(conn, scope, fts_terms(text), k)
-    terms = fts_terms(text)
-    found = _scope_index(conn, scope) if terms else None
-    if found is None:
-        return []
-    key, large = found
-    phrases = [scoped_match(key, _quoted(term)) for term in terms]
-    params = {
-        **_scope_params(scope),
-        "limit": k,
-        "overfetch": k * OVERFETCH,
-        "query": _rerank_match(conn, phrases) if large else " OR ".join(phrases),
-    }
-    top = run_sql(conn, _TOP_THEN_FILTER_SQL, params).fetchall()
-    if len(top) == k or (top and top[0][2] < k * OVERFETCH):
-        return [(pk, bm25) for pk, bm25, _ in top]
-    return [(pk, bm25) for pk, bm25 in run_sql(conn, _CANDIDATES_SQL, params).fetchall()]
-
-
-def _rerank_match(conn: sa.Connection, phrases: list[str]) -> str:
-    """The MATCH for a large scope: rows holding a rare phrase, scored as the OR of all.
-
-    A phrase held by more than COMMON_TERM_ROWS rows of the scope (a bounded count each) is
-    common. `(R NOT C) OR (C AND R)` matches only rows holding a rare phrase (R), and bm25
-    gives each the score the OR of every phrase would give it: FTS5 clears the phrases of a
-    branch that does not match the row, so each phrase the row holds counts once. What is
-    lost are the rows holding common phrases only. If every phrase is common, the rarest
-    (counted again, up to RAREST_ROWS) is R: in a scope of a million rows most words of a
-    fact are held by thousands. One phrase is ranked alone.
-    """
-    held = _rows_holding(conn, phrases, COMMON_TERM_ROWS + 1)
-    if len(phrases) > 1 and min(held) > COMMON_TERM_ROWS:
-        held = _rows_holding(conn, phrases, RAREST_ROWS)
-        held[held.index(min(held))] = 0
-    rare = " OR ".join(p for p, n in zip(phrases, held, strict=True) if n <= COMMON_TERM_ROWS)
-    common = " OR ".join(p for p, n in zip(phrases, held, strict=True) if n > COMMON_TERM_ROWS)
-    if not rare or not common:  # one phrase, or no common one
-        return " OR ".join(phrases)
-    return f"(({rare}) NOT ({common})) OR (({common}) AND ({rare}))"
-
-
-def _rows_holding(conn: sa.Connection, phrases: list[str], bound: int) -> list[int]:
-    """How many of the scope's rows hold each phrase, each count stopped at bound."""
-    return [
-        run_sql(conn, _TERM_ROWS_SQL, {"rows": bound, "phrase": phrase}).fetchone()[0]
-        for phrase in phrases
-    ]
-
-
 def lexical_candidates(
     store: Store, conn: sa.Connection, scope: Scope, text: str, k: int
 ) -> list[Retrieved]:
     """Top-k active memories of the scope by BM25, best first, each with its token Jaccard."""
-    ranked = _bm25_ranked(conn, scope, text, k)
+    ranked = store.lexical_ranked(conn, scope, fts_terms(text), k)
     if not ranked:
         return []
     memories = store.memories_by_pk(conn, [pk for pk, _ in ranked])
@@ -273,7 +122,7 @@ def hybrid_candidates(
     prawns"); BM25 keeps exact names and numbers that embeddings blur. Ranks are fused, not
     scores, because BM25 and cosine live on unrelated scales.
     """
-    lexical = _bm25_ranked(conn, scope, text, k)
+    lexical = store.lexical_ranked(conn, scope, fts_terms(text), k)
     semantic = index.top(conn, scope, model, vector, k)
     fused: dict[int, float] = {}
     for ranking in ([pk for pk, _ in lexical], [pk for pk, _ in semantic]):

@@ -52,7 +52,7 @@ def m020_scoped_fts(db: sqlite_utils.Database) -> None:
     # (9 ms per write at 1,000 users x 100 against 0.8 ms alone). A second indexed column holds
     # the row's scope token, and queries AND it in (`scope : "<token>" AND content : (...)`),
     # so FTS5 only walks the scope's postings. The column's text comes from a view, since
-    # long_term has no such column. bm25 gives it weight 0 (retrieval.RANK). 'rebuild' fills
+    # long_term has no such column. bm25 gives it weight 0 (fts.RANK). 'rebuild' fills
     # the new index from the view in one statement, inside the migration's transaction.
     for trigger in ("long_term_ai", "long_term_ad", "long_term_au"):
         db.execute(f"DROP TRIGGER IF EXISTS {trigger}")
