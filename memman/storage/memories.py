@@ -32,16 +32,14 @@ def new_memory_id() -> str:
     return uuid.uuid4().hex
 
 
-
-# Most rows hold the empty defaults: a fresh list or dict for them costs a tenth of
-# json.loads, and a write builds ~17 memories from rows (RESULTS.md, Session 7: novel ADD).
+# Most rows hold the empty defaults: a new list or dict costs a tenth of json.loads, and a
+# write builds ~17 memories from rows (RESULTS.md, Session 7: novel ADD at 100k).
 _EMPTY_JSON = {"[]": list, "{}": dict}
 
 
 def _json_column(text: str) -> Any:
     """A JSON column's value: json.loads(text), a new empty list or dict without parsing."""
-    empty = _EMPTY_JSON.get(text)
-    return json.loads(text) if empty is None else empty()
+    return _EMPTY_JSON[text]() if text in _EMPTY_JSON else json.loads(text)
 
 
 class MemoryRows:
