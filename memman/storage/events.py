@@ -148,20 +148,14 @@ class EventRows:
         ids after the largest one before."""
         if not rows:
             return []
+        values = [
+            {**row, "scores": json.dumps(row.get("scores") or {}), "before_hash": _before_hash(row)}
+            for row in rows
+        ]
+        if len(values) == 1:  # update_memory's ADD: the insert gives the id, no read of events
+            return [insert_returning_id(conn, "events", scope, values[0])]
         (before,) = run_sql(conn, "SELECT coalesce(max(id), 0) FROM events").fetchone()
-        insert_many(
-            conn,
-            "events",
-            scope,
-            [
-                {
-                    **row,
-                    "scores": json.dumps(row.get("scores") or {}),
-                    "before_hash": _before_hash(row),
-                }
-                for row in rows
-            ],
-        )
+        insert_many(conn, "events", scope, values)
         ids = run_sql(
             conn,
             "SELECT id FROM events WHERE user_id = ? AND agent_id = ? AND id > ? ORDER BY id",

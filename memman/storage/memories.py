@@ -32,6 +32,15 @@ def new_memory_id() -> str:
     return uuid.uuid4().hex
 
 
+# Most rows hold the empty defaults: a new list or dict costs a tenth of json.loads, and a
+# write builds ~17 memories from rows (RESULTS.md, Session 7: novel ADD at 100k).
+_EMPTY_JSON = {"[]": list, "{}": dict}
+
+
+def _json_column(text: str) -> Any:
+    """A JSON column's value: json.loads(text), a new empty list or dict without parsing."""
+    return _EMPTY_JSON[text]() if text in _EMPTY_JSON else json.loads(text)
+
 
 class MemoryRows:
     # -- long-term memories ---------------------------------------------------------------
@@ -63,8 +72,8 @@ class MemoryRows:
             created_at=m["created_at"],
             updated_at=m["updated_at"],
             status=Status(m["status"]),
-            sources=json.loads(m["sources"]),
-            metadata=json.loads(m["metadata"]),
+            sources=_json_column(m["sources"]),
+            metadata=_json_column(m["metadata"]),
             subject=m["subject"],
             attribute=m["attribute"],
             observed_at=m["observed_at"],
