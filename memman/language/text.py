@@ -202,10 +202,57 @@ def _conflict(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
     return bool(set(a) - set(b)) and bool(set(b) - set(a))
 
 
+# A modifier said in a relative clause is the same modifier: "the dog, which is black and
+# white, is running" is "the black and white dog is running" (SICK's entailments say it both
+# ways). For the order test the clause's words go before the noun it follows. A clause that
+# names a place or a role ("which is in the air", "who is chasing a cat", "which is a puppy":
+# a particle, an -ing verb or an article) or runs past _MODIFIER_WORDS stays where it is.
+_RELATIVE = frozenset({"which", "that", "who"})
+_COPULA = frozenset({"is", "are"})
+_NOT_A_MODIFIER = frozenset({"a", "an", "the", "being"})
+_MODIFIER_WORDS = 5
+_PIECE = re.compile(r"[^\W_]+(?:['’][^\W_]+)*|[,;]")
+
+
+def _modifiers_first(text: str) -> list[str]:
+    """words(text), with each short relative clause of modifiers before the noun it follows."""
+    pieces = [p.replace("'", "").replace("’", "") for p in _PIECE.findall(normalize(text))]
+    result: list[str] = []
+    i = 0
+    while i < len(pieces):
+        end = _modifier_clause_end(pieces, i)
+        if end is not None and result and result[-1] not in STOPWORDS:
+            result[-1:] = [*(w for w in pieces[i + 2 : end] if w != ","), result[-1]]
+            i = end
+            continue
+        if pieces[i] not in (",", ";"):
+            result.append(pieces[i])
+        i += 1
+    return result
+
+
+def _modifier_clause_end(pieces: list[str], start: int) -> int | None:
+    """Where the relative clause of modifiers at `start` ("which is black and white") ends."""
+    if pieces[start] not in _RELATIVE or pieces[start + 1 : start + 2] not in (["is"], ["are"]):
+        return None
+    end = start + 2
+    while end < len(pieces) and pieces[end] not in _COPULA and pieces[end] not in (",", ";"):
+        end += 1
+    if pieces[end : end + 1] == [","] and not _COPULA & set(pieces[end:]):
+        end = len(pieces)  # a list to the end: "uniforms which are black, pink and white"
+    moved = [w for w in pieces[start + 2 : end] if w != ","]
+    if not moved or len(moved) > _MODIFIER_WORDS:
+        return None
+    if any(w in PARTICLES or w in _NOT_A_MODIFIER or w.endswith("ing") for w in moved):
+        return None
+    return end
+
+
 def _role_order(text: str, shared: frozenset[str]) -> list[str]:
-    """The shared content tokens and particles in the order the text first says them."""
+    """The shared content tokens and particles in the order the text first says them, a
+    relative clause's modifiers before their noun (_modifiers_first)."""
     order: list[str] = []
-    for w in words(text):
+    for w in _modifiers_first(text):
         token = _SAME_ROLE.get(w, w) if w in PARTICLES or w in _SAME_ROLE else _stem(w)
         if token in shared and token not in order:
             order.append(token)
@@ -275,7 +322,7 @@ def _attribution(text: str) -> frozenset[str]:
     return frozenset(found)
 
 
-def meaning_difference(a: str, b: str) -> str | None:
+def meaning_difference(a: str, b: str, *, roles: bool = True) -> str | None:
     """Why two texts with (nearly) the same words may still say different things, or None.
 
     The one test every cheap NOOP passes (the router's Jaccard and cosine duplicates, recall's
@@ -284,11 +331,15 @@ def meaning_difference(a: str, b: str) -> str | None:
     turtle"; an attribution moved, "..., Kaye said" / "Kaye said ...", is not another
     order: _attribution), or a preposition, particle, quantifier or pronoun differs ("into" /
     "out of", "on" / "off", "behind" / "in front of", "he helps her" / "she helps him").
+    With `roles=False` only the negation and number tests apply: the router's restated long
+    statement (route._restated), whose cosine already tells a rewording from another fact.
     """
     if negations(a) != negations(b):
         return "a negation differs"
     if numbers(a) != numbers(b):
         return "a number differs"
+    if not roles:
+        return None
     (particles_a, quantifiers_a, pronouns_a), (particles_b, quantifiers_b, pronouns_b) = (
         _role_words(a),
         _role_words(b),
