@@ -216,7 +216,7 @@ _PIECE = re.compile(r"[^\W_]+(?:['’][^\W_]+)*|[,;]")
 
 def _modifiers_first(text: str) -> list[str]:
     """words(text), with each short relative clause of modifiers before the noun it follows."""
-    pieces = [p.replace("'", "").replace("’", "") for p in _PIECE.findall(normalize(text))]
+    pieces = _active([p.replace("'", "").replace("’", "") for p in _PIECE.findall(normalize(text))])
     result: list[str] = []
     i = 0
     while i < len(pieces):
@@ -248,9 +248,39 @@ def _modifier_clause_end(pieces: list[str], start: int) -> int | None:
     return end
 
 
+# A passive says the same roles the other way round: "a wooden flute is being played by a
+# man" is "a man is playing a wooden flute" (SICK's entailments say it both ways). For the
+# order test the agent ("by" and what follows, up to a particle, a comma, "and" or a relative
+# pronoun) comes first, then the verb, then the subject (back to the clause's start).
+_CLAUSE_ENDS = frozenset({",", ";", "and", *_RELATIVE})
+
+
+def _clause_end(pieces: list[str], at: int) -> bool:
+    """A clause ends at `at`: punctuation, a relative pronoun, or "and" before an article
+    ("... floor and the ball is being grabbed"; "blue and black pants" is one phrase)."""
+    if pieces[at] == "and":
+        return pieces[at + 1 : at + 2] in (["a"], ["an"], ["the"])
+    return pieces[at] in _CLAUSE_ENDS
+
+
+def _active(pieces: list[str]) -> list[str]:
+    """The pieces with their first "X is being V by Y" said as "Y V X"."""
+    for i in range(1, len(pieces) - 4):
+        if pieces[i] in _COPULA and pieces[i + 1] == "being" and pieces[i + 3] == "by":
+            start = max((j + 1 for j in range(i) if _clause_end(pieces, j)), default=0)
+            end = i + 4
+            while end < len(pieces) and pieces[end] not in _CLAUSE_ENDS | PARTICLES:
+                end += 1
+            agent, verb, subject = pieces[i + 4 : end], pieces[i + 2], pieces[start:i]
+            by = pieces[i + 3]  # kept: a particle the other text may say too
+            return [*pieces[:start], by, *agent, verb, *subject, *pieces[end:]]
+    return pieces
+
+
 def _role_order(text: str, shared: frozenset[str]) -> list[str]:
     """The shared content tokens and particles in the order the text first says them, a
-    relative clause's modifiers before their noun (_modifiers_first)."""
+    relative clause's modifiers before their noun (_modifiers_first), a passive said as the
+    active (_active)."""
     order: list[str] = []
     for w in _modifiers_first(text):
         token = _SAME_ROLE.get(w, w) if w in PARTICLES or w in _SAME_ROLE else _stem(w)
