@@ -3,5 +3,6 @@
 text.py gives the words, stems, normal form and hash every tier agrees on (the hash is
 what storage's unique index holds, so storage needs it too); wording.py how a fact is
 worded (fillers, extensions, negation); topic.py what a fact is about (subject, attribute,
-value) and the attribute vocabulary the settings name.
+value) and the attribute vocabulary the settings name; roles.py whether two texts with
+the same words say the same thing (word order, prepositions, passives).
 """

@@ -6,7 +6,8 @@ import logging
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from memman.language.text import added_words, content_tokens, meaning_difference
+from memman.language.roles import meaning_difference
+from memman.language.text import added_words, content_tokens
 from memman.language.wording import extends
 from memman.write.retrieval import Retrieved
 
@@ -130,7 +131,7 @@ def route(
     return result
 
 
-# A long statement said again in other words. text.meaning_difference's role rules (order,
+# A long statement said again in other words. roles.meaning_difference's role rules (order,
 # prepositions, pronouns, quantifiers) are built for short statements, where one word is the
 # whole difference ("the turtle follows the fish", "gets into" / "out of the car"); a long one
 # said again moves clauses and attributions and trades a preposition ("found the evidence in 2
