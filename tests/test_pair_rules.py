@@ -236,3 +236,85 @@ def test_a_long_statement_said_again_with_a_phrase_added_updates_the_memory(tmp_
 def test_a_long_statement_that_adds_one_word_or_changes_a_role_is_kept_beside(tmp_path, candidate):
     with MemoryManager(str(tmp_path / "m.db")) as mm:
         assert_both_kept(mm, LIGHTHOUSE, candidate)
+
+
+# A long statement said again in other words (MRPC / STS-B style): a preposition traded, a
+# clause moved. With an embedder a cosine near 1 settles it; offline the role rules still refuse.
+EVIDENCE = (
+    "Colombian police found the evidence in two laptop computers discovered with the slain"
+    " rebel leader Raul Reyes near the Ecuador border"
+)
+EVIDENCE_AGAIN = EVIDENCE.replace(" in two ", " on two ")
+
+
+def test_a_long_statement_restated_is_a_cosine_noop(tmp_path, bag_of_words):
+    with MemoryManager(str(tmp_path / "m.db"), embedder="fake", noop_cosine=0.6) as mm:
+        first = mm.update_memory(EVIDENCE, user_id="u")
+        again = mm.update_memory(EVIDENCE_AGAIN, user_id="u")
+        assert (again.op, again.tier, again.memory_id) == (Op.NOOP, Tier.SEMANTIC, first.memory_id)
+        assert active(mm) == [EVIDENCE]
+
+
+@pytest.mark.parametrize(
+    "candidate",
+    [
+        EVIDENCE_AGAIN.replace("two", "three"),  # a number differs
+        EVIDENCE_AGAIN.replace("found the", "never found the"),  # a negation differs
+    ],
+)
+def test_a_long_statement_restated_still_keeps_a_number_or_negation(
+    tmp_path, bag_of_words, candidate
+):
+    with MemoryManager(str(tmp_path / "m.db"), embedder="fake", noop_cosine=0.6) as mm:
+        mm.update_memory(EVIDENCE, user_id="u")
+        assert mm.update_memory(candidate, user_id="u").op is not Op.NOOP
+        assert EVIDENCE in active(mm)
+
+
+MODIFIERS_MOVED = [
+    (
+        "The black and white dog is running in the park",
+        "The dog, which is black and white, is running in the park",
+    ),
+    (
+        "The cheerleaders are wearing black, pink and white uniforms",
+        "The cheerleaders are wearing uniforms which are black, pink and white",
+    ),
+    (
+        "A small guinea pig is eating a piece of carrot",
+        "A guinea pig, which is small, is eating a piece of carrot",
+    ),
+]
+# A passive: the same roles the other way round (the verb's form differs, so a cosine says so).
+PASSIVES = [
+    ("A monkey is pulling a dog's tail", "A dog's tail is being pulled by a monkey"),
+    (
+        "A player is on the court and another one is grabbing the ball",
+        "A player is on the court and the ball is being grabbed by another one",
+    ),
+]
+
+
+@pytest.mark.parametrize(("stored", "candidate"), MODIFIERS_MOVED)
+def test_a_modifier_in_a_relative_clause_is_the_same_fact(tmp_path, stored, candidate):
+    with MemoryManager(str(tmp_path / "m.db")) as mm:
+        first = mm.update_memory(stored, user_id="u")
+        again = mm.update_memory(candidate, user_id="u")
+    assert (again.op, again.tier, again.memory_id) == (Op.NOOP, Tier.LEXICAL, first.memory_id)
+
+
+def test_a_relative_clause_with_a_role_is_not_a_modifier(tmp_path):
+    """ "the dog which is chasing the cat" says who chases whom: not moved before "dog"."""
+    with MemoryManager(str(tmp_path / "m.db")) as mm:
+        assert_both_kept(
+            mm, "The cat chasing the dog is brown", "The dog which is chasing the cat is brown"
+        )
+
+
+@pytest.mark.parametrize(("stored", "candidate"), PASSIVES)
+def test_a_passive_is_the_same_fact(tmp_path, bag_of_words, stored, candidate):
+    with MemoryManager(str(tmp_path / "m.db"), embedder="fake", noop_cosine=0.6) as mm:
+        first = mm.update_memory(stored, user_id="u")
+        again = mm.update_memory(candidate, user_id="u")
+    assert (again.op, again.tier, again.memory_id) == (Op.NOOP, Tier.SEMANTIC, first.memory_id)
+

@@ -4,5 +4,6 @@ text.py gives the words, stems, normal form and hash every tier agrees on (the h
 what storage's unique index holds, so storage needs it too); wording.py how a fact is
 worded (fillers, extensions, negation); topic.py what a fact is about (subject, attribute,
 value), read by its steps (speaker, negation, patterns, kinds, values, verbs), and
-attributes.py the attribute vocabulary the settings name.
+attributes.py the attribute vocabulary the settings name; roles.py whether two texts with
+the same words say the same thing (word order, prepositions, passives).
 """

@@ -2,13 +2,13 @@
 
 Everything here is pure and deterministic: the hash tier, the FTS query builder and the
 lexical router all see a fact through these functions, so they agree on what a "word" is.
-How a fact is worded (fillers, extensions, what it affirms) is memman/language/wording.py.
+How a fact is worded (fillers, extensions, what it affirms) is memman/language/wording.py;
+whether two texts with the same words say the same thing is memman/language/roles.py.
 """
 
 from __future__ import annotations
 
 import hashlib
-import itertools
 import re
 import unicodedata
 
@@ -140,173 +140,6 @@ def polarity_or_number_differs(a: str, b: str) -> bool:
     pair is never settled as NOOP by a cheap tier.
     """
     return negations(a) != negations(b) or numbers(a) != numbers(b)
-
-
-# Words that give the content words their roles. STOPWORDS drops them for Jaccard, yet "gets
-# into" / "out of the car", "goes up" / "down the hill", "behind" / "in front of the crowd"
-# and "lots of" / "few people" say different things (SICK's NEUTRAL pairs are full of them).
-# "front", "top" and "next" carry the compound prepositions ("in front of", "on top of",
-# "next to"); "of" and "as" carry no direction and are left out.
-PARTICLES = frozenset(
-    """
-    about above across after against along around at away back before behind below beside
-    between beyond by down for from front in near next off on out outside over past since
-    through to top toward under until up with within
-    """.split()
-)
-# Spellings of the same direction: "gets into the car" is "gets in the car".
-_SAME_ROLE = {
-    "into": "in", "inside": "in", "onto": "on", "upon": "on", "towards": "toward",
-    "beneath": "under", "underneath": "under",
-}  # fmt: skip
-_COMPOUND_PREPOSITIONS = {"front": "in", "top": "on", "next": "to"}
-# Quantifiers are stopwords too, but "all", "few" or "only" changes what is said ("some",
-# "any", "each" and "every" do not: "some people are singing" is "people are singing", "runs
-# every Sunday" is "runs each Sunday" is "runs on Sundays").
-QUANTIFIERS = frozenset("all both few many more most only several".split())
-# Pronouns tell who does what to whom ("he helps her" / "she helps him"); a fact that names
-# nobody ("Favourite colour is green") is not contradicted by one that says "my" (_conflict).
-PRONOUNS = frozenset(
-    """
-    i me my mine myself we us our ours he him his himself she her hers herself it its they
-    them their theirs you your yours
-    """.split()
-)
-
-
-def _role_words(text: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
-    """(particles, quantifiers, pronouns) of a text, each sorted, with their repeats.
-
-    A compound preposition counts as its noun alone: "in front of" is "front", so it differs
-    from "in" ("standing in front of a hut" / "in a hut").
-    """
-    found = [_SAME_ROLE.get(w, w) for w in words(text)]
-    particles = [w for w in found if w in PARTICLES]
-    for noun, opener in _COMPOUND_PREPOSITIONS.items():
-        if noun in particles and opener in particles:
-            particles.remove(opener)
-    return (
-        tuple(sorted(particles)),
-        tuple(sorted(w for w in found if w in QUANTIFIERS)),
-        tuple(sorted(w for w in found if w in PRONOUNS)),
-    )
-
-
-def _conflict(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
-    """Each side has a word the other lacks: "into" / "out", "on" / "off".
-
-    One side's extra word alone is allowed: "climbs a rope" / "climbs up a rope", "likes
-    green tea in the morning" / "every morning" say the same (bench_pairs: STS-B and SICK
-    paraphrases differ that way far more often than their distinct pairs do).
-    """
-    return bool(set(a) - set(b)) and bool(set(b) - set(a))
-
-
-def _role_order(text: str, shared: frozenset[str]) -> list[str]:
-    """The shared content tokens and particles in the order the text first says them."""
-    order: list[str] = []
-    for w in words(text):
-        token = _SAME_ROLE.get(w, w) if w in PARTICLES or w in _SAME_ROLE else _stem(w)
-        if token in shared and token not in order:
-            order.append(token)
-    return order
-
-
-def _same_order(a: list[str], b: list[str], *, moves: bool = False) -> bool:
-    """Equal, or equal but for two neighbours swapped or two clauses trading places.
-
-    "drinks coffee black" / "drinks black coffee" swap neighbours; "a man plays guitar and a
-    woman sings" / "a woman sings and a man plays guitar" trade two runs of two words or more.
-    Neither moves a word from subject to object: that takes a verb or a preposition between
-    them ("the turtle follows the fish", "the cat is on the mat"), which no such move gets
-    past; a single word moved further ("a straw hat" / "a straw cigarette") is refused.
-    """
-    if a == b:
-        return True
-    # Both list the same shared words once each: they differ from `first` up to `last`.
-    first = next(i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y)
-    last = len(a) - next(i for i, (x, y) in enumerate(zip(a[::-1], b[::-1], strict=True)) if x != y)
-    span_a, span_b = a[first:last], b[first:last]
-    if len(span_a) == 2:
-        return True  # two neighbours swapped
-    if any(span_b == span_a[cut:] + span_a[:cut] for cut in range(2, len(span_a) - 1)):
-        return True
-    return moves and _clauses_moved(a, b)
-
-
-# A long statement whose clauses moved: news paraphrases move attributions and clauses ("...,
-# Kaye said" / "Kaye said ...", "belonged to a party or had no affiliation" / the reverse).
-# Measured on the shared words of pairs the order test refused (bench_pairs, Jaccard >= 0.8):
-# SICK's role swaps share 3-11 words and keep at most 0.71 of their neighbours; MRPC's and
-# STS-B's paraphrases share 7-23 and mostly keep 0.6 or more. Only between texts of nearly
-# the same words (_MOVED_OVERLAP): with MiniLM, a clause moved and another added ("While the
-# shape of any operation is unclear, Jakarta has boosted ...", MRPC 0) passed as a NOOP.
-_LONG = 12
-_NEIGHBOURS_KEPT = 0.6
-_MOVED_OVERLAP = 0.8
-
-
-def _clauses_moved(a: list[str], b: list[str]) -> bool:
-    """At least _LONG shared words, and most neighbours of `b` neighbours in `a` too."""
-    if len(a) < _LONG:
-        return False
-    position = {w: i for i, w in enumerate(a)}
-    kept = sum(position[y] == position[x] + 1 for x, y in itertools.pairwise(b))
-    return kept >= _NEIGHBOURS_KEPT * (len(b) - 1)
-
-
-# An attribution ("Kaye said", "said Steve Anderson, a Waco official") stands outside the
-# statement it reports: news paraphrases move it from the end to the front (MRPC) and the
-# statement's roles stay put. A clause is a run between punctuation; a short one holding a
-# reporting verb is the attribution, and its words are left out of the order test when both
-# texts report the statement with the same verb.
-_REPORTING = frozenset({"said", "says", "say", "told"})
-_CLAUSE_BREAK = re.compile(r"[,;:\"“”«»()]|--| - | — ")
-_ATTRIBUTION_WORDS = 6
-
-
-def _attribution(text: str) -> frozenset[str]:
-    """Content tokens of the text's short clauses that hold a reporting verb."""
-    found: set[str] = set()
-    for clause in _CLAUSE_BREAK.split(text):
-        clause_words = words(clause)
-        if len(clause_words) <= _ATTRIBUTION_WORDS and _REPORTING & set(clause_words):
-            found.update(content_tokens(clause))
-    return frozenset(found)
-
-
-def meaning_difference(a: str, b: str) -> str | None:
-    """Why two texts with (nearly) the same words may still say different things, or None.
-
-    The one test every cheap NOOP passes (the router's Jaccard and cosine duplicates, recall's
-    fold): a negation or a number differs (polarity_or_number_differs), the shared content
-    words come in another order ("the turtle follows the fish" / "the fish follows the
-    turtle"; an attribution moved, "..., Kaye said" / "Kaye said ...", is not another
-    order: _attribution), or a preposition, particle, quantifier or pronoun differs ("into" /
-    "out of", "on" / "off", "behind" / "in front of", "he helps her" / "she helps him").
-    """
-    if negations(a) != negations(b):
-        return "a negation differs"
-    if numbers(a) != numbers(b):
-        return "a number differs"
-    (particles_a, quantifiers_a, pronouns_a), (particles_b, quantifiers_b, pronouns_b) = (
-        _role_words(a),
-        _role_words(b),
-    )
-    tokens_a, tokens_b = content_tokens(a), content_tokens(b)
-    shared = tokens_a & tokens_b | (set(particles_a) & set(particles_b))
-    moves = jaccard(tokens_a, tokens_b) >= _MOVED_OVERLAP
-    if _REPORTING & set(words(a)) & set(words(b)):
-        shared = shared - _attribution(a) - _attribution(b)
-    if not _same_order(_role_order(a, shared), _role_order(b, shared), moves=moves):
-        return "the shared words come in another order"
-    if _conflict(particles_a, particles_b):
-        return "a preposition or particle differs"
-    if quantifiers_a != quantifiers_b:
-        return "a quantifier differs"
-    if _conflict(pronouns_a, pronouns_b):
-        return "a pronoun differs"
-    return None
 
 
 def added_words(candidate: str, memory: str, *, paraphrase_aware: bool) -> frozenset[str]:

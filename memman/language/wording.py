@@ -8,17 +8,14 @@ from __future__ import annotations
 
 import unicodedata
 
+from memman.language.roles import PARTICLES, PRONOUNS, QUANTIFIERS, meaning_difference
 from memman.language.text import (
     _NUMBER_WORDS,
     _WORD,
     NEGATIONS,
-    PARTICLES,
-    PRONOUNS,
-    QUANTIFIERS,
     STOPWORDS,
     content_tokens,
     jaccard,
-    meaning_difference,
     negations,
     numbers,
     verb_stem,
@@ -128,7 +125,7 @@ def elaborates(longer: str, shorter: str) -> bool:
     """The longer fact says all the shorter one says, in the same roles, and adds a phrase,
     with the words in between allowed ("Kaye said" / "Kaye said on Tuesday that"), which
     `extends` refuses: in a long statement (the overlap needs eight content words or more)
-    the roles are kept by text.meaning_difference (order, prepositions, negations, numbers),
+    the roles are kept by roles.meaning_difference (order, prepositions, negations, numbers),
     not by adjacency. Updating the shorter memory to it loses no word of either."""
     old, new = content_tokens(shorter), content_tokens(longer)
     return (

@@ -28,7 +28,8 @@ import numpy as np
 
 from memman.config import Settings
 from memman.errors import EmbeddingError
-from memman.language.text import content_tokens, jaccard, meaning_difference
+from memman.language.roles import meaning_difference
+from memman.language.text import content_tokens, jaccard
 from memman.lifecycle import shortterm
 from memman.lifecycle.shortterm import ShortTermFact
 from memman.llm.prompts import render
@@ -116,7 +117,7 @@ def collapse(
     """Load-time dedup: a hit near-identical to a better-ranked one folds into it.
 
     Same test as the router's lexical DUPLICATE tier (Jaccard >= noop_jaccard, no word the
-    representative lacks, no text.meaning_difference), so recall and the write path
+    representative lacks, no roles.meaning_difference), so recall and the write path
     agree on what "the same fact" means.
     Once `limit` hits are kept, the rest of the pool is only checked against them (to list
     what folds in), never against each other: O(pool x limit) instead of O(pool^2).
