@@ -42,6 +42,10 @@ def active(mm: MemoryManager, user: str = "ana") -> list[str]:
         # Not an amount: the number is part of a name; not a take-back: a trade.
         ("My truck is a black Ford F150", None),
         ("I sold cars for a living", Topic("user", "verb:sold", "cars for a living")),
+        # Capitalised, but nobody's name: two such facts are not two people's.
+        ("Someone is cutting a tomato", None),
+        ("Everyone likes pizza", None),
+        ("Jon likes pizza", Topic("jon", "likes", "pizza")),
     ],
 )  # fmt: skip
 def test_the_extractor_reads_the_new_phrasings(text, topic):

@@ -38,6 +38,11 @@ _SUBJECTLESS_VERBS = frozenset(
     hates dislikes eats reads watches studies moved joined quit got goes takes uses wants
     visited visits collects cooks runs teaches volunteers attends""".split()
 )
+# Capitalised at the start of a sentence, yet nobody's name: "Someone is cutting a tomato" is
+# no fact about a person called Someone (two such facts would read as two people's).
+_INDEFINITE = frozenset(
+    "someone somebody anyone anybody everyone everybody noone nobody people".split()
+)
 # "Lena and I broke up": the user's relationship status.
 _BREAKUP = re.compile(
     r"^(?:\w+ and (?:i|user)|(?:i|user) and (?:my|their|his|her) \w+) (?P<p>(?:just |recently"
@@ -82,7 +87,8 @@ def subject_and_predicate(text: str) -> tuple[str, str] | None:
     verb = tokens[1] if first in _STILL_TRUE_FILLERS | NEGATION_WORDS else first
     if verb in _SUBJECTLESS_VERBS:  # "Lives in Berlin", "Never eats pork"
         return USER, first_person(tokens)
-    named = written[:1].isupper() and first not in STOPWORDS | NEGATIONS | _STILL_TRUE_FILLERS
+    ordinary = STOPWORDS | NEGATIONS | _STILL_TRUE_FILLERS | _INDEFINITE
+    named = written[:1].isupper() and first not in ordinary
     if named and tokens[1] in _SUBJECTLESS_VERBS:
         # A named person: "Jon works at Apple", "Anna is vegan".
         return first, first_person(tokens[1:])
