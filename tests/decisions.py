@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from memman import MemoryManager
+from memman import Event, MemoryManager, Op, Tier
 from tests.fake_openai import Reply, chat_completion
 
 # The pair the LLM tests use as "only an LLM can settle this": the same verb, a new object,
@@ -34,6 +34,25 @@ def llm_manager(path: str, base_url: str | None, **settings: Any) -> MemoryManag
     settings.setdefault("llm_model", "gpt-4o-mini")
     settings.setdefault("llm_api_key", "badkey")
     return MemoryManager(path, llm_base_url=base_url, **settings)
+
+
+def active(mm: MemoryManager, user: str = "ana") -> list[str]:
+    """The texts of a user's active memories, sorted."""
+    return sorted(m.content for m in mm.list(user_id=user))
+
+
+def replaced_by_topic(mm: MemoryManager, fake_openai: Any, old: str, new: str) -> Event:
+    """Write old, then new, for user "ana": new must replace old in place by the topic tier
+    with no LLM call (mm's decider points at fake_openai, whose empty script would answer
+    500), leaving only new active. Returns the UPDATE's audit event."""
+    first = mm.update_memory(old, user_id="ana")
+    r = mm.update_memory(new, user_id="ana")
+    assert (r.op, r.tier, r.memory_id) == (Op.UPDATE, Tier.TOPIC, first.memory_id)
+    assert fake_openai.requests == []
+    assert active(mm) == [new]
+    [_, updated] = mm.history(first.memory_id, user_id="ana")
+    assert (updated.content_before, updated.content_after) == (old, new)
+    return updated
 
 
 def add_everything(request: dict) -> Reply:

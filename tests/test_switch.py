@@ -8,12 +8,7 @@ import pytest
 
 from memman import MemoryManager, Op, Tier
 from memman.cli.demo import DEMO_USER, demo_facts
-from tests.decisions import llm_manager
-
-
-def active(mm: MemoryManager, user: str = "ana") -> list[str]:
-    return sorted(m.content for m in mm.list(user_id=user))
-
+from tests.decisions import active, llm_manager
 
 SWITCHES = [
     ("User uses a standing desk", "User switched back to a sitting desk"),

@@ -9,11 +9,7 @@ import pytest
 from memman import MemoryManager, Op, Tier
 from memman.language.attributes import ENDED
 from memman.language.topic import Topic, about
-from tests.decisions import llm_manager
-
-
-def active(mm: MemoryManager, user: str = "ana") -> list[str]:
-    return sorted(m.content for m in mm.list(user_id=user))
+from tests.decisions import active, llm_manager, replaced_by_topic
 
 
 @pytest.mark.parametrize(
@@ -94,14 +90,7 @@ SUPERSEDED = [
 
 @pytest.mark.parametrize(("old", "new"), SUPERSEDED)
 def test_the_newer_statement_replaces_the_old_with_no_llm_call(db, fake_openai, old, new):
-    mm = llm_manager(db, fake_openai.base_url)  # any call would get a 500 from the empty script
-    first = mm.update_memory(old, user_id="ana")
-    r = mm.update_memory(new, user_id="ana")
-    assert (r.op, r.tier, r.memory_id) == (Op.UPDATE, Tier.TOPIC, first.memory_id)
-    assert fake_openai.requests == []
-    assert active(mm) == [new]
-    [_, updated] = mm.history(first.memory_id, user_id="ana")
-    assert (updated.content_before, updated.content_after) == (old, new)
+    replaced_by_topic(llm_manager(db, fake_openai.base_url), fake_openai, old, new)
 
 
 @pytest.mark.parametrize(

@@ -9,12 +9,8 @@ import pytest
 
 from memman import EmbeddingError, InvalidInputError, MemoryManager, Op, Status, Tier
 from memman.language.topic import Topic, about
-from tests.decisions import answer, llm_manager
+from tests.decisions import active, answer, llm_manager, replaced_by_topic
 from tests.postgres import db_on_each_backend, postgres_url  # noqa: F401
-
-
-def active(mm: MemoryManager, user: str = "ana") -> list[str]:
-    return sorted(m.content for m in mm.list(user_id=user))
 
 
 @pytest.mark.parametrize(
@@ -58,15 +54,8 @@ MOVES = [
 
 @pytest.mark.parametrize(("old", "new"), MOVES)
 def test_a_new_value_replaces_the_old_with_no_llm_call(db, fake_openai, old, new):
-    mm = llm_manager(db, fake_openai.base_url)  # any call would get a 500 from the empty script
-    first = mm.update_memory(old, user_id="ana")
-    r = mm.update_memory(new, user_id="ana")
-    assert (r.op, r.tier, r.memory_id) == (Op.UPDATE, Tier.TOPIC, first.memory_id)
-    assert fake_openai.requests == []
-    assert active(mm) == [new]
-    [_, updated] = mm.history(first.memory_id, user_id="ana")
-    assert (updated.content_before, updated.content_after) == (old, new)
-    assert first.memory_id in updated.scores  # the audit trail names what was compared
+    updated = replaced_by_topic(llm_manager(db, fake_openai.base_url), fake_openai, old, new)
+    assert updated.memory_id in updated.scores  # the audit trail names what was compared
 
 
 @pytest.mark.parametrize(
