@@ -59,13 +59,13 @@ def _texts(fill: int, facts: int) -> dict:
 def _count_statements() -> dict[str, list[float]]:
     """Wrap run_sql (where the write path's per-fact statements go) to sum CPU per statement,
     and the executemany inserts under the key "executemany"."""
-    import memman.semantic.vectors
     import memman.storage.events
+    import memman.storage.fts
     import memman.storage.memories
     import memman.storage.pending
     import memman.storage.sql
     import memman.storage.store
-    import memman.write.retrieval
+    import memman.storage.vector_rows
 
     spent: dict[str, list[float]] = {}
     original, insert_many = memman.storage.sql.run_sql, memman.storage.sql.insert_many
@@ -90,12 +90,11 @@ def _count_statements() -> dict[str, list[float]]:
             add("executemany", cpu)
 
     storage = memman.storage
-    for module in (storage.store, storage.memories, storage.events, storage.pending):
+    modules = (storage.store, storage.memories, storage.events, storage.pending, storage.fts)
+    for module in (*modules, storage.vector_rows):
         module.run_sql = counted
         if hasattr(module, "insert_many"):
             module.insert_many = inserted
-    memman.write.retrieval.run_sql = counted
-    memman.semantic.vectors.run_sql = counted
     return spent
 
 
