@@ -55,7 +55,8 @@ class _ScopeCounts:
 _KEPT: weakref.WeakKeyDictionary[Any, dict[Scope, _ScopeCounts]] = weakref.WeakKeyDictionary()
 
 
-def total_changes(conn: sa.Connection) -> int:
+def _total_changes(conn: sa.Connection) -> int:
+    """Rows this connection has changed since it opened (SQLite's total_changes())."""
     return int(run_sql(conn, "SELECT total_changes()").fetchone()[0])
 
 
@@ -72,13 +73,15 @@ class KeptCounts:
 
     def __init__(self, conn: sa.Connection, scope: Scope, threshold: int):
         transaction = conn.get_transaction()
-        self.kept = {} if transaction is None else _KEPT.setdefault(transaction, {})
+        self.kept: dict[Scope, _ScopeCounts] = (
+            {} if transaction is None else _KEPT.setdefault(transaction, {})
+        )
         self.conn, self.scope, self.threshold = conn, scope, threshold
         self.changes: int | None = None  # total_changes(), read once per query
 
     def _changes(self) -> int:
         if self.changes is None:
-            self.changes = total_changes(self.conn)
+            self.changes = _total_changes(self.conn)
         return self.changes
 
     def scope_index(
