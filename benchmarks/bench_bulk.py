@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import importlib
 import io
 import itertools
 import json
@@ -43,6 +44,8 @@ from sides import run_child, tree_options
 from timing import medians, timed
 
 USER = "user-0"
+# The storage modules whose run_sql statements --split and --profile count.
+STATEMENT_MODULES = ("store", "memories", "events", "pending", "fts", "fts_counts", "vector_rows")
 
 
 def _texts(fill: int, facts: int) -> dict:
@@ -59,13 +62,7 @@ def _texts(fill: int, facts: int) -> dict:
 def _count_statements() -> dict[str, list[float]]:
     """Wrap run_sql (where the write path's per-fact statements go) to sum CPU per statement,
     and the executemany inserts under the key "executemany"."""
-    import memman.semantic.vectors
-    import memman.storage.events
-    import memman.storage.memories
-    import memman.storage.pending
     import memman.storage.sql
-    import memman.storage.store
-    import memman.write.retrieval
 
     spent: dict[str, list[float]] = {}
     original, insert_many = memman.storage.sql.run_sql, memman.storage.sql.insert_many
@@ -89,13 +86,14 @@ def _count_statements() -> dict[str, list[float]]:
         finally:
             add("executemany", cpu)
 
-    storage = memman.storage
-    for module in (storage.store, storage.memories, storage.events, storage.pending):
+    for name in STATEMENT_MODULES:
+        try:
+            module = importlib.import_module(f"memman.storage.{name}")
+        except ModuleNotFoundError:  # an older tree (sides.py runs both with this script)
+            continue
         module.run_sql = counted
         if hasattr(module, "insert_many"):
             module.insert_many = inserted
-    memman.write.retrieval.run_sql = counted
-    memman.semantic.vectors.run_sql = counted
     return spent
 
 

@@ -34,7 +34,7 @@ USER = "user-0"
 STAGES = (
     ("memman.api.parts", "make_candidate", "make_candidate"),
     ("memman.write.writepath", "lexical_candidates", "retrieve"),
-    ("memman.write.retrieval", "_bm25_ranked", "retrieve: FTS statements"),
+    ("memman.storage.fts", "bm25_ranked", "retrieve: FTS statements"),
     ("memman.write.writepath", "with_replacing", "with_replacing"),
     ("memman.write.writepath", "route_by_topic", "route_by_topic"),
     ("memman.write.supersede", "about", "route_by_topic: topic.about"),

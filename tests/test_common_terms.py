@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from memman import MemoryManager
+from memman.models import Op
 from memman.storage import fts
 from memman.storage.store import Scope
 from memman.write.retrieval import lexical_candidates
@@ -133,14 +134,17 @@ def test_update_many_decides_as_one_at_a_time_with_common_words(
     tmp_path, clock, monkeypatch, chunk_size
 ):
     """A held ADD holds no word of a later fact's query (else it is written first), so term
-    counts, and the scope's size below the threshold, read the same in both ways."""
+    counts, and the scope's size below the threshold, read the same in both ways; counts kept
+    from earlier in a chunk's transaction (fts_counts) say what counting again would."""
     monkeypatch.setattr(fts, "COMMON_TERM_ROWS", 2)
     reranked = []
+    matches: dict[str, list[str]] = {}
     landed = fts._rerank_match
 
-    def counted(conn, phrases):
-        match = landed(conn, phrases)
+    def counted(*args):
+        match = landed(*args)
         reranked.append(" NOT " in match)
+        matches.setdefault(name, []).append(match)
         return match
 
     monkeypatch.setattr(fts, "_rerank_match", counted)
@@ -157,4 +161,42 @@ def test_update_many_decides_as_one_at_a_time_with_common_words(
             stores.append(snapshot(mm))
     assert stores[0] == stores[1]
     assert decisions[0] == decisions[1]
+    assert matches["bulk.db"] == matches["single.db"]  # each fact's words ranked alike
     assert sum(reranked) >= 10  # the re-rank decided most of the batch, both ways
+
+
+# Novel facts sharing one word: each is held, written when the next fact's query finds it, and
+# decided in the same chunk transaction, while "violin" goes from rare to common (threshold 2).
+VIOLINS = [
+    "I tune my violin in Oslo",
+    "Lena gave me a violin bow",
+    "The violin case is blue",
+    "A violin concert in Rome thrilled me",
+    "Violin strings snapped during Bach",
+    "Grandpa carved a violin from maple",
+]
+
+
+def test_counts_kept_in_a_chunk_follow_its_own_writes(tmp_path, clock, monkeypatch):
+    """A term counted early in a chunk's transaction turns common after the chunk's own ADDs:
+    update_many builds each fact's query as one at a time does."""
+    monkeypatch.setattr(fts, "COMMON_TERM_ROWS", 2)
+    matches: dict[str, list[str]] = {}
+    landed = fts._rerank_match
+
+    def kept(*args):
+        matches.setdefault(name, []).append(landed(*args))
+        return matches[name][-1]
+
+    monkeypatch.setattr(fts, "_rerank_match", kept)
+    for name, bulk in (("single.db", False), ("bulk.db", True)):
+        with MemoryManager(str(tmp_path / name), decider="offline", clock=clock) as mm:
+            for fact in WORKERS:
+                mm.update_memory(fact, user_id="u")
+            if bulk:
+                results = mm.update_many(VIOLINS, user_id="u")
+            else:
+                results = [mm.update_memory(fact, user_id="u") for fact in VIOLINS]
+            assert [r.op for r in results] == [Op.ADD] * len(VIOLINS)
+    assert matches["bulk.db"] == matches["single.db"]
+    assert sum('NOT ("q' in m and "violin" in m.split("NOT")[1] for m in matches["bulk.db"]) >= 2

@@ -12,6 +12,7 @@ import re
 import sqlalchemy as sa
 
 from memman.scope import Scope
+from memman.storage.fts_counts import KeptCounts
 from memman.storage.migrations.fts import scope_key
 from memman.storage.sql import run_sql
 
@@ -64,12 +65,13 @@ COMMON_TERM_ROWS = 2000
 # When every term is common, how far each is counted to find the rarest: a bounded walk of its
 # posting list (~25 ns a row), far cheaper than scoring the rows of all of them.
 RAREST_ROWS = 16 * COMMON_TERM_ROWS
-# The scope's index key and its row count up to COMMON_TERM_ROWS + 1: one seek of
-# long_term_scope that reads at most that many entries.
+# The scope's index key, its row count up to :rows (one seek of long_term_scope that reads at
+# most that many entries) and total_changes() for fts_counts.
 _SCOPE_SQL = """
     SELECT id, (SELECT count(*) FROM (
         SELECT 1 FROM long_term WHERE user_id = :user_id AND agent_id = :agent_id LIMIT :rows
-    ) AS scope_rows) FROM fts_scopes WHERE user_id = :user_id AND agent_id = :agent_id
+    ) AS scope_rows), total_changes() FROM fts_scopes
+    WHERE user_id = :user_id AND agent_id = :agent_id
     """
 _TERM_ROWS_SQL = (
     "SELECT count(*) FROM (SELECT 1 FROM long_term_fts WHERE long_term_fts MATCH :phrase"
@@ -87,17 +89,16 @@ def _scope_params(scope: Scope) -> dict[str, str]:
     return {"user_id": scope.user_id, "agent_id": scope.agent_key}
 
 
-def _scope_index(conn: sa.Connection, scope: Scope) -> tuple[str, bool] | None:
-    """The prefix of the scope's tokens in the FTS index and whether the scope holds more
-    than COMMON_TERM_ROWS rows; None if the scope never had a row."""
-    params = {**_scope_params(scope), "rows": COMMON_TERM_ROWS + 1}
-    row = run_sql(conn, _SCOPE_SQL, params).fetchone()
-    return None if row is None else (scope_key(row[0]), row[1] > COMMON_TERM_ROWS)
+def _read_scope(conn: sa.Connection, scope: Scope, bound: int) -> tuple[str, int, int] | None:
+    """The prefix of the scope's tokens in the FTS index, its rows counted up to bound and
+    total_changes(); None if the scope never had a row."""
+    row = run_sql(conn, _SCOPE_SQL, {**_scope_params(scope), "rows": bound}).fetchone()
+    return None if row is None else (scope_key(row[0]), row[1], row[2])
 
 
 def index_key(conn: sa.Connection, scope: Scope) -> str | None:
     """The prefix of the scope's tokens in the FTS index, None if the scope never had a row."""
-    found = _scope_index(conn, scope)
+    found = _read_scope(conn, scope, 0)
     return None if found is None else found[0]
 
 
@@ -118,7 +119,10 @@ def bm25_ranked(
     conn: sa.Connection, scope: Scope, terms: list[str], k: int
 ) -> list[tuple[int, float]]:
     """(pk, bm25) of the scope's top-k active memories holding any term, best first."""
-    found = _scope_index(conn, scope) if terms else None
+    if not terms:
+        return []
+    counts = KeptCounts(conn, scope, COMMON_TERM_ROWS)
+    found = counts.scope_index(lambda bound: _read_scope(conn, scope, bound))
     if found is None:
         return []
     key, large = found
@@ -127,7 +131,7 @@ def bm25_ranked(
         **_scope_params(scope),
         "limit": k,
         "overfetch": k * OVERFETCH,
-        "query": _rerank_match(conn, phrases) if large else " OR ".join(phrases),
+        "query": _rerank_match(conn, phrases, counts) if large else " OR ".join(phrases),
     }
     top = run_sql(conn, _TOP_THEN_FILTER_SQL, params).fetchall()
     if len(top) == k or (top and top[0][2] < k * OVERFETCH):
@@ -135,7 +139,7 @@ def bm25_ranked(
     return [(pk, bm25) for pk, bm25 in run_sql(conn, _CANDIDATES_SQL, params).fetchall()]
 
 
-def _rerank_match(conn: sa.Connection, phrases: list[str]) -> str:
+def _rerank_match(conn: sa.Connection, phrases: list[str], counts: KeptCounts) -> str:
     """The MATCH for a large scope: rows holding a rare phrase, scored as the OR of all.
 
     A phrase held by more than COMMON_TERM_ROWS rows of the scope (a bounded count each) is
@@ -144,9 +148,10 @@ def _rerank_match(conn: sa.Connection, phrases: list[str]) -> str:
     branch that does not match the row, so each phrase the row holds counts once. What is
     lost are the rows holding common phrases only. If every phrase is common, the rarest
     (counted again, up to RAREST_ROWS) is R: in a scope of a million rows most words of a
-    fact are held by thousands. One phrase is ranked alone.
+    fact are held by thousands. One phrase is ranked alone. The first counts may be kept from
+    earlier in the transaction (fts_counts); the rarest is always counted now.
     """
-    held = _rows_holding(conn, phrases, COMMON_TERM_ROWS + 1)
+    held = counts.term_rows(phrases, lambda phrase, bound: _rows_holding(conn, [phrase], bound)[0])
     if len(phrases) > 1 and min(held) > COMMON_TERM_ROWS:
         held = _rows_holding(conn, phrases, RAREST_ROWS)
         held[held.index(min(held))] = 0
