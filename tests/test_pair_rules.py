@@ -20,6 +20,16 @@ SAME_WORDS_OTHER_MEANING = [
     ("A man gets into the car", "A man gets out of the car"),
     ("Turns the light on", "Turns the light off"),
     ("The cat sleeps in front of the door", "The cat sleeps behind the door"),
+    # two roles traded in a statement long enough for a cosine to let clauses move
+    (
+        "The tall old man from the village follows the small young woman",
+        "The small young woman from the village follows the tall old man",
+    ),
+    # one word moved to another noun, too short a statement to let clauses move
+    (
+        "The man in the hat is smoking a straw cigarette",
+        "The man in the straw hat is smoking a cigarette",
+    ),
 ]
 
 
@@ -269,6 +279,26 @@ def test_a_long_statement_restated_still_keeps_a_number_or_negation(
         mm.update_memory(EVIDENCE, user_id="u")
         assert mm.update_memory(candidate, user_id="u").op is not Op.NOOP
         assert EVIDENCE in active(mm)
+
+
+# A clause or phrase moved, no two words trading roles (MRPC's "Hines died of cancer Saturday
+# in Los Angeles" / "Hines died yesterday in Los Angeles of cancer"): a cosine near 1 settles
+# it; offline, and below that cosine, the order rule still refuses.
+HINES = "Hines died of cancer on Saturday in Los Angeles, his publicist said"
+HINES_AGAIN = "Hines died on Saturday in Los Angeles of cancer, his publicist said"
+
+
+def test_a_clause_moved_is_a_cosine_noop(tmp_path, bag_of_words):
+    with MemoryManager(str(tmp_path / "m.db"), embedder="fake", noop_cosine=0.6) as mm:
+        first = mm.update_memory(HINES, user_id="u")
+        again = mm.update_memory(HINES_AGAIN, user_id="u")
+        assert (again.op, again.tier, again.memory_id) == (Op.NOOP, Tier.SEMANTIC, first.memory_id)
+        assert active(mm) == [HINES]
+
+
+def test_a_clause_moved_is_kept_beside_offline(tmp_path):
+    with MemoryManager(str(tmp_path / "m.db"), noop_jaccard=0.6) as mm:
+        assert_both_kept(mm, HINES, HINES_AGAIN)
 
 
 MODIFIERS_MOVED = [
