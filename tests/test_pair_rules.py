@@ -347,4 +347,3 @@ def test_a_passive_is_the_same_fact(tmp_path, bag_of_words, stored, candidate):
         first = mm.update_memory(stored, user_id="u")
         again = mm.update_memory(candidate, user_id="u")
     assert (again.op, again.tier, again.memory_id) == (Op.NOOP, Tier.SEMANTIC, first.memory_id)
-

@@ -261,9 +261,7 @@ def _attribution(text: str) -> frozenset[str]:
     return frozenset(found)
 
 
-def meaning_difference(
-    a: str, b: str, *, roles: bool = True, clauses: bool = False
-) -> str | None:
+def meaning_difference(a: str, b: str, *, roles: bool = True, clauses: bool = False) -> str | None:
     """Why two texts with (nearly) the same words may still say different things, or None.
 
     The one test every cheap NOOP passes (the router's Jaccard and cosine duplicates, recall's
