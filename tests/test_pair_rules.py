@@ -301,6 +301,24 @@ def test_a_clause_moved_is_kept_beside_offline(tmp_path):
         assert_both_kept(mm, HINES, HINES_AGAIN)
 
 
+# On, at and in name one place where a cosine near 1 vouches for the rewording (STS-B's "a
+# girl does a back bend on the beach" / "at the beach"); offline they stay apart.
+BEACH = "A girl does a back bend on the beach"
+BEACH_AGAIN = "A girl does a back bend at the beach"
+
+
+def test_on_or_at_a_place_is_a_cosine_noop(tmp_path, bag_of_words):
+    with MemoryManager(str(tmp_path / "m.db"), embedder="fake", noop_cosine=0.6) as mm:
+        first = mm.update_memory(BEACH, user_id="u")
+        again = mm.update_memory(BEACH_AGAIN, user_id="u")
+        assert (again.op, again.tier, again.memory_id) == (Op.NOOP, Tier.SEMANTIC, first.memory_id)
+
+
+def test_on_or_at_a_place_is_kept_beside_offline(tmp_path):
+    with MemoryManager(str(tmp_path / "m.db"), noop_jaccard=0.6) as mm:
+        assert_both_kept(mm, BEACH, BEACH_AGAIN)
+
+
 MODIFIERS_MOVED = [
     (
         "The black and white dog is running in the park",
