@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections import Counter
 
 from memman.language.text import (
     STOPWORDS,
@@ -53,6 +54,26 @@ PRONOUNS = frozenset(
     them their theirs you your yours
     """.split()
 )
+
+
+# A possessive or reflexive pronoun names the same one as the subject form: "when it bought
+# the assets" / "from its developer", "it's possible" (read "its") / "it is possible". Object
+# forms stay apart ("he helps her" / "she helps him"), and so do the counts: "his brother
+# helps him" / "he helps his brother" is one "he" and one "him" against two "he".
+_OWNER = {
+    w: group.split()[0]
+    for group in (
+        "i my mine myself", "we our ours ourselves", "he his himself", "she hers herself",
+        "it its itself", "they their theirs themselves", "you your yours yourself",
+    )
+    for w in group.split()[1:]
+}  # fmt: skip
+
+
+def _pronoun_conflict(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
+    """_conflict, and still so with possessives read as their subject form, repeats counted."""
+    owners_a, owners_b = Counter(_OWNER.get(w, w) for w in a), Counter(_OWNER.get(w, w) for w in b)
+    return _conflict(a, b) and bool(owners_a - owners_b) and bool(owners_b - owners_a)
 
 
 def _role_words(text: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
@@ -316,6 +337,6 @@ def meaning_difference(a: str, b: str, *, roles: bool = True, vouched: bool = Fa
         return "a preposition or particle differs"
     if quantifiers_a != quantifiers_b:
         return "a quantifier differs"
-    if _conflict(pronouns_a, pronouns_b):
+    if _pronoun_conflict(pronouns_a, pronouns_b):
         return "a pronoun differs"
     return None
