@@ -25,6 +25,8 @@ SAME_WORDS_OTHER_MEANING = [
         "The tall old man from the village follows the small young woman",
         "The small young woman from the village follows the tall old man",
     ),
+    # "both" after the pair is a quantifier: the two do something together
+    ("Paper is being cut with scissors", "Paper and scissors both cut"),
     # the same person as subject and object: a possessive is its subject form, "him" is not
     ("His brother helps him", "He helps his brother"),
     # one word moved to another noun, too short a statement to let clauses move
@@ -307,6 +309,13 @@ def test_a_possessive_names_the_same_one_as_its_subject_form(tmp_path):
     with MemoryManager(str(tmp_path / "m.db"), noop_jaccard=0.6) as mm:
         first = mm.update_memory("The company said it moved the office to Berlin", user_id="u")
         again = mm.update_memory("The company said its office moved to Berlin", user_id="u")
+    assert (again.op, again.tier, again.memory_id) == (Op.NOOP, Tier.LEXICAL, first.memory_id)
+
+
+def test_both_before_a_pair_it_names_adds_nothing(tmp_path):
+    with MemoryManager(str(tmp_path / "m.db"), noop_jaccard=0.6) as mm:
+        first = mm.update_memory("Likes jazz and blues", user_id="u")
+        again = mm.update_memory("Likes both jazz and blues", user_id="u")
     assert (again.op, again.tier, again.memory_id) == (Op.NOOP, Tier.LEXICAL, first.memory_id)
 
 

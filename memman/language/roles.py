@@ -89,7 +89,7 @@ def _role_words(text: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str,
             particles.remove(opener)
     return (
         tuple(sorted(particles)),
-        tuple(sorted(w for w in found if w in QUANTIFIERS)),
+        tuple(sorted(w for i, w in enumerate(found) if w in QUANTIFIERS and not _pairs(found, i))),
         tuple(sorted(w for w in found if w in PRONOUNS)),
     )
 
@@ -107,6 +107,17 @@ _PLACE = {"on": "in", "at": "in"}
 def _places(particles: tuple[str, ...]) -> tuple[str, ...]:
     """The particles with on and at read as in."""
     return tuple(_PLACE.get(w, w) for w in particles)
+
+
+# "both" before a pair it names ("said both EPI and Pratt & Whitney had presented") counts
+# nothing the pair does not: "said EPI and Pratt & Whitney had presented" says the same. Said
+# after ("paper and scissors both cut") or alone ("were both linked") it stays a quantifier.
+_PAIR_WORDS = 2  # "and" within this many words after the first name: "both Mr Blair and"
+
+
+def _pairs(found: list[str], at: int) -> bool:
+    """found[at] is "both" opening "both X and Y"."""
+    return found[at] == "both" and "and" in found[at + 2 : at + 2 + _PAIR_WORDS]
 
 
 def _conflict(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
