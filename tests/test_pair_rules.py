@@ -300,6 +300,13 @@ def test_a_clause_moved_is_a_cosine_noop(tmp_path, bag_of_words):
         assert active(mm) == [HINES]
 
 
+def test_a_clause_moved_at_a_cosine_just_past_noop_is_kept_beside(tmp_path, bag_of_words):
+    # The fake embedder puts the two at 0.884: a NOOP cosine, short of the 10 % towards 1 that
+    # vouches for a rewording.
+    with MemoryManager(str(tmp_path / "m.db"), embedder="fake", noop_cosine=0.88) as mm:
+        assert_both_kept(mm, HINES, HINES_AGAIN)
+
+
 def test_a_clause_moved_is_kept_beside_offline(tmp_path):
     with MemoryManager(str(tmp_path / "m.db"), noop_jaccard=0.6) as mm:
         assert_both_kept(mm, HINES, HINES_AGAIN)
