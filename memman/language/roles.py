@@ -4,7 +4,9 @@ The cheap tiers' NOOPs (the router's Jaccard and cosine duplicates, recall's fol
 elaborations) all pass meaning_difference: the same negations and numbers, the shared words
 in the same order (a passive read as its active, a relative clause's modifiers before their
 noun, an attribution or a long statement's clauses allowed to move), and the same
-prepositions, particles, quantifiers and pronouns. Built on memman/language/text.py's words.
+prepositions, particles, quantifiers and pronouns (a possessive read as its subject form).
+Where the router's cosine near 1 vouches for a rewording, clauses may move as long as no roles
+trade places, and on, at and in name one place. Built on memman/language/text.py's words.
 """
 
 from __future__ import annotations
