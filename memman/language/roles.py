@@ -244,9 +244,10 @@ def _same_order(a: list[str], b: list[str], *, moves: bool = False, clauses: boo
     return moves and _clauses_moved(a, b)
 
 
-# Clauses reordered, roles kept: "Hines died of cancer Saturday in Los Angeles" / "Hines died
-# yesterday in Los Angeles of cancer", "some brain damage is possible if they survive" / "if
-# they survive, some brain damage is possible" (MRPC paraphrases). A role swap trades two
+# Clauses reordered, roles kept: "intends to declare her innocence and proceed to trial if she
+# is indicted" / "intends to declare her innocence if indicted and proceed to trial", "some
+# brain damage is possible if they survive" / "if they survive, some brain damage is
+# possible" (MRPC paraphrases). A role swap trades two
 # words across a third ("the turtle follows the fish" / "the fish follows the turtle":
 # turtle, follows, fish read backwards); moving a clause or a phrase as a whole never does
 # (_roles_traded). Allowed only where a cosine near 1 vouches for it (meaning_difference's
