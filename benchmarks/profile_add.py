@@ -7,7 +7,8 @@ novel facts of bench_scale are written one at a time with the offline decider, a
 stage's mean CPU ms per write is printed beside the whole write's. Each code runs in its own
 subprocess on its own copy of one file filled at the old schema, alternating `--rounds` times,
 so the load of a shared machine falls on both alike. The decisions (op, tier, reason, texts)
-of both codes are hashed: the same hash means the same decisions.
+of both codes are hashed: the same hash means the same decisions (a memory id in a reason is
+replaced by the memory's text).
 
     git archive <branch point> | tar -x -C /tmp/old
     PYTHONPATH=$PWD MEMMAN_DATA=/work/shared/data python benchmarks/profile_add.py \\
@@ -20,6 +21,7 @@ import argparse
 import hashlib
 import importlib
 import json
+import re
 import shutil
 import statistics
 import tempfile
@@ -30,6 +32,7 @@ from bench_scale import _texts
 from sides import run_child, tree_options
 
 USER = "user-0"
+_ID = re.compile(r"\b[0-9a-f]{8}\b")
 # (module, function) pairs wrapped where the write path calls them, and their labels.
 STAGES = (
     ("memman.api.parts", "make_candidate", "make_candidate"),
@@ -84,6 +87,11 @@ def _measure(path: str, texts: dict) -> dict:
             result = mm.update_memory(text, user_id=USER)
             decisions.append([str(result.op), str(result.tier), result.reason, result.content])
         whole = time.process_time() - start
+        # New memories get random ids, which reasons quote (8 characters): each is named by
+        # its text instead, so two runs of one code hash alike.
+        named = {m.id[:8]: m.content for m in mm.list(user_id=USER, include_inactive=True)}
+    for decision in decisions:
+        decision[2] = _ID.sub(lambda found: named.get(found[0], found[0]), decision[2])
     writes = len(texts["novel"])
     stages = {label: round(cpu / writes * 1000, 3) for label, cpu in totals.items()}
     return {
