@@ -14,6 +14,8 @@ mem0 lives in its own venv (it pins its own dependencies), so its side runs in a
     MEMMAN_DATA=/work/shared/data python benchmarks/bench_vs_mem0.py --mem0-python \\
         /tmp/mem0venv/bin/python --memories 5000 --ops 100 --rounds 3
 
+With `--old TREE` (a `git archive` of memman before a change) each round also writes with
+that tree, each memman in its own process (benchmarks/sides.py), alternating which goes first.
 CPU time (time.process_time) is the figure; wall time is beside it. mem0's spaCy extras are
 not installed, so its lemmatisation and entity linking fall back to no-ops (cheaper for mem0).
 """
@@ -32,6 +34,7 @@ import uuid
 from collections import Counter
 from pathlib import Path
 
+from sides import run_child, tree_options
 from timing import medians, timed
 
 DIMS = 64
@@ -152,7 +155,9 @@ def main() -> None:
     parser.add_argument("--ops", type=int, default=100, help="timed writes per round")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--mem0-python", default="/tmp/mem0venv/bin/python")
+    tree_options(parser)  # --old: memman before a change, run beside this one each round
     parser.add_argument("--child-mem0", help=argparse.SUPPRESS)  # texts file
+    parser.add_argument("--child-memman", help=argparse.SUPPRESS)  # texts file
     args = parser.parse_args()
     if args.child_mem0:
         texts = json.loads(Path(args.child_mem0).read_text())
@@ -160,14 +165,27 @@ def main() -> None:
             os.environ.setdefault("MEM0_DIR", str(Path(tmp) / "mem0home"))
             print(json.dumps(_mem0_round(tmp, texts)))
         return
+    if args.child_memman:
+        with tempfile.TemporaryDirectory() as work:
+            texts = json.loads(Path(args.child_memman).read_text())
+            print(json.dumps(_memman_round(work, texts)))
+        return
     texts = _texts(args.memories, args.ops)
     rounds: dict[str, list[dict]] = {"memman": [], "mem0": []}
+    if args.old:
+        rounds["memman, old tree"] = []
     with tempfile.TemporaryDirectory() as tmp:
         texts_path = Path(tmp) / "texts.json"
         texts_path.write_text(json.dumps(texts))
         for r in range(args.rounds):
-            with tempfile.TemporaryDirectory() as work:
-                rounds["memman"].append(_memman_round(work, texts))
+            if args.old:  # each tree in its own process, the old one first in even rounds
+                trees = [("memman, old tree", args.old), ("memman", args.new)]
+                for side, tree in trees if r % 2 == 0 else trees[::-1]:
+                    child = ["--child-memman", str(texts_path)]
+                    rounds[side].append(run_child(tree, __file__, child))
+            else:
+                with tempfile.TemporaryDirectory() as work:
+                    rounds["memman"].append(_memman_round(work, texts))
             env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
             env["MEM0_TELEMETRY"] = "False"
             out = subprocess.run(
@@ -188,15 +206,17 @@ def main() -> None:
     print(f"{args.memories} memories, median of {args.rounds} rounds x {args.ops} novel writes")
     print("| library | CPU ms / write | wall ms / write |")
     print("|---|---:|---:|")
-    summary["memman, ADD decisions only"] = {
-        m: statistics.median(x["add_only"][m] for x in rounds["memman"]) for m in ("cpu", "wall")
-    }
+    for side in [side for side in rounds if side != "mem0"]:
+        summary[f"{side}, ADD decisions only"] = {
+            m: statistics.median(x["add_only"][m] for x in rounds[side]) for m in ("cpu", "wall")
+        }
     for side, fig in summary.items():
         print(f"| {side} | {fig['cpu']:.3f} | {fig['wall']:.3f} |")
-    mix = sum((Counter(x["ops"]) for x in rounds["memman"]), Counter())
-    print(f"\nmemman decisions over all rounds: {dict(mix)} (mem0: every write an ADD)")
-    ratio = summary["mem0"]["cpu"] / max(summary["memman"]["cpu"], 1e-9)
-    print(f"\nmem0 / memman CPU per write: {ratio:.1f}x")
+    for side in [side for side in rounds if side != "mem0"]:
+        mix = sum((Counter(x["ops"]) for x in rounds[side]), Counter())
+        print(f"\n{side} decisions over all rounds: {dict(mix)} (mem0: every write an ADD)")
+        ratio = summary["mem0"]["cpu"] / max(summary[side]["cpu"], 1e-9)
+        print(f"mem0 / {side} CPU per write: {ratio:.1f}x")
 
 
 if __name__ == "__main__":

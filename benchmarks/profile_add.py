@@ -7,7 +7,8 @@ novel facts of bench_scale are written one at a time with the offline decider, a
 stage's mean CPU ms per write is printed beside the whole write's. Each code runs in its own
 subprocess on its own copy of one file filled at the old schema, alternating `--rounds` times,
 so the load of a shared machine falls on both alike. The decisions (op, tier, reason, texts)
-of both codes are hashed: the same hash means the same decisions.
+of both codes are hashed: the same hash means the same decisions (a memory id in a reason is
+replaced by the memory's text).
 
     git archive <branch point> | tar -x -C /tmp/old
     PYTHONPATH=$PWD MEMMAN_DATA=/work/shared/data python benchmarks/profile_add.py \\
@@ -20,6 +21,7 @@ import argparse
 import hashlib
 import importlib
 import json
+import re
 import shutil
 import statistics
 import tempfile
@@ -30,18 +32,23 @@ from bench_scale import _texts
 from sides import run_child, tree_options
 
 USER = "user-0"
+_ID = re.compile(r"\b[0-9a-f]{8}\b")
 # (module, function) pairs wrapped where the write path calls them, and their labels.
 STAGES = (
     ("memman.api.parts", "make_candidate", "make_candidate"),
     ("memman.write.writepath", "lexical_candidates", "retrieve"),
     ("memman.storage.fts", "bm25_ranked", "retrieve: FTS statements"),
+    ("memman.storage.fts", "_read_scope", "retrieve: FTS scope size"),
+    ("memman.storage.fts", "_rows_holding", "retrieve: FTS term counts"),
     ("memman.write.writepath", "with_replacing", "with_replacing"),
+    ("memman.write.writepath", "WritePath._settle", "in the transaction"),
     ("memman.write.writepath", "route_by_topic", "route_by_topic"),
     ("memman.write.supersede", "about", "route_by_topic: topic.about"),
     ("memman.write.writepath", "route", "route"),
     ("memman.write.writepath", "apply_decision", "apply"),
+    ("memman.write.apply", "commit", "apply: the change set"),
 )
-STORE_STAGES = ("active_by_hash", "active_by_topic", "memories_by_pk", "write")
+STORE_STAGES = ("active_by_hash", "active_by_topic", "memories_by_pk", "write", "apply")
 
 
 def _wrap(totals: dict[str, float], label: str, function):
@@ -61,9 +68,13 @@ def _measure(path: str, texts: dict) -> dict:
     from memman.storage.store import Store
 
     totals: dict[str, float] = {}
-    for module_name, name, label in STAGES:
-        module = importlib.import_module(module_name)
-        setattr(module, name, _wrap(totals, label, getattr(module, name)))
+    for module_name, dotted, label in STAGES:
+        owner = importlib.import_module(module_name)
+        *owners, name = dotted.split(".")
+        for part in owners:  # a method: "Class.method"
+            owner = getattr(owner, part)
+        if hasattr(owner, name):  # an older tree may lack a stage (fts._read_scope)
+            setattr(owner, name, _wrap(totals, label, getattr(owner, name)))
     for name in STORE_STAGES:
         setattr(Store, name, _wrap(totals, f"store.{name}", getattr(Store, name)))
     settings = load_settings(db=path, decider="offline")
@@ -77,6 +88,11 @@ def _measure(path: str, texts: dict) -> dict:
             result = mm.update_memory(text, user_id=USER)
             decisions.append([str(result.op), str(result.tier), result.reason, result.content])
         whole = time.process_time() - start
+        # New memories get random ids, which reasons quote (8 characters): each is named by
+        # its text instead, so two runs of one code hash alike.
+        named = {m.id[:8]: m.content for m in mm.list(user_id=USER, include_inactive=True)}
+    for decision in decisions:
+        decision[2] = _ID.sub(lambda found: named.get(found[0], found[0]), decision[2])
     writes = len(texts["novel"])
     stages = {label: round(cpu / writes * 1000, 3) for label, cpu in totals.items()}
     return {

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import logging
 import sqlite3
+import threading
 
 import pytest
 import sqlalchemy as sa
@@ -63,6 +65,60 @@ def test_a_due_migration_behind_a_held_write_lock_raises_store_busy(tmp_path):
     finally:
         holder.execute("ROLLBACK")
         holder.close()
+
+
+def test_a_write_behind_a_held_write_lock_raises_store_busy_and_stores_nothing(tmp_path):
+    path = str(tmp_path / "m.db")
+    with MemoryManager(path, busy_timeout_s=0.05, busy_patience_s=0.2) as mm:
+        holder = sqlite3.connect(path, isolation_level=None)
+        holder.execute("BEGIN IMMEDIATE")  # another process in the middle of a long write
+        try:
+            with pytest.raises(StoreBusyError):
+                mm.update_memory("User likes green tea", user_id="u")
+        finally:
+            holder.execute("ROLLBACK")
+            holder.close()
+        assert mm.list(user_id="u") == []
+
+
+class _Retried(logging.Handler):
+    """Set when the busy retry logs that it waits to try again."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.seen = threading.Event()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if "Retrying" in record.getMessage():
+            self.seen.set()
+
+
+def test_a_write_behind_a_held_write_lock_goes_through_once_it_is_released(tmp_path):
+    """The first attempt fails busy, the retry waits; releasing the lock lets it commit."""
+    path = str(tmp_path / "m.db")
+    retried = _Retried()
+    busy_log = logging.getLogger("memman.storage.busy")
+    busy_log.addHandler(retried)
+    level = busy_log.level
+    busy_log.setLevel(logging.DEBUG)
+    try:
+        with MemoryManager(path, busy_timeout_s=0.01, busy_patience_s=60) as mm:
+            holder = sqlite3.connect(path, isolation_level=None)
+            holder.execute("BEGIN IMMEDIATE")
+            results = []
+            writer = threading.Thread(
+                target=lambda: results.append(mm.update_memory("User likes tea", user_id="u"))
+            )
+            writer.start()
+            assert retried.seen.wait(30), "the write never retried"
+            holder.execute("ROLLBACK")
+            holder.close()
+            writer.join(30)
+            assert [r.op for r in results] == [Op.ADD]
+            assert [m.content for m in mm.list(user_id="u")] == ["User likes tea"]
+    finally:
+        busy_log.removeHandler(retried)
+        busy_log.setLevel(level)
 
 
 def test_a_file_of_a_newer_schema_is_refused_naming_both_versions(tmp_path):

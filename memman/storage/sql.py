@@ -12,7 +12,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from memman.scope import Scope
-from memman.storage.dialect import driver_errors, driver_params, is_postgres
+from memman.storage.dialect import driver_params, is_postgres, wrapped
 
 log = logging.getLogger(__name__)
 
@@ -38,8 +38,10 @@ def run_sql(conn: sa.Connection, sql: str, params: Any = ()) -> Any:
     """
     if is_postgres(conn):
         sql, params = driver_params(sql, params)
-    with driver_errors(conn, sql, params):
+    try:
         return conn.connection.driver_connection.execute(sql, params)
+    except conn.dialect.loaded_dbapi.Error as error:
+        raise wrapped(conn, sql, params, error) from error
 
 
 def insert_returning_id(
@@ -79,6 +81,4 @@ def insert_many(conn: sa.Connection, table: str, scope: Scope, rows: list[dict[s
             sql, [list(r.values()) for r in scoped]
         )
     except conn.dialect.loaded_dbapi.Error as error:  # wrapped as run_sql wraps it
-        raise sa.exc.DBAPIError.instance(
-            sql, None, error, conn.dialect.loaded_dbapi.Error
-        ) from error
+        raise wrapped(conn, sql, None, error) from error

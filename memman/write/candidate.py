@@ -6,6 +6,7 @@ touches the store.
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass, field
 from typing import Any
@@ -38,7 +39,18 @@ class Candidate:
     importance: float | None = None  # None: not given (ADD stores DEFAULT_IMPORTANCE)
     # When the user stated it (a stamp; None: as it is written). "Newest" means newest observed.
     observed_at: str | None = None
-    topic: Topic | None = None  # what it is about (memman/language/topic.py); None: not recognised
+    # What the caller said it is about (checked labels; None: not given), see `topic`.
+    subject: str | None = None
+    attribute: str | None = None
+
+    @functools.cached_property
+    def topic(self) -> Topic | None:
+        """What it is about (memman/language/topic.py); None: not recognised.
+
+        Read on first use, not when the candidate is made: a fact the hash tier settles never
+        needs it, and reading it was a quarter of such a write's CPU (RESULTS.md, Session 8).
+        """
+        return _topic(self.content, self.subject, self.attribute)
 
 
 def _check_text(name: str, value: Any, max_chars: int) -> str:
@@ -132,21 +144,27 @@ def make_candidate(
         category=check_category(category),
         importance=check_importance(importance),
         observed_at=None if observed_at is None else check_moment("observed_at", observed_at),
-        topic=check_topic(content, subject, attribute),
+        **_check_labels(subject, attribute),
     )
 
 
-def check_topic(content: str, subject: Any, attribute: Any) -> Topic | None:
+def _check_labels(subject: Any, attribute: Any) -> dict[str, str | None]:
+    try:
+        return {
+            "subject": check_label("subject", subject),
+            "attribute": check_label("attribute", attribute),
+        }
+    except ValueError as error:
+        raise InvalidInputError(str(error)) from error
+
+
+def _topic(content: str, subject: str | None, attribute: str | None) -> Topic | None:
     """The caller's subject and attribute where given, the extractor's otherwise.
 
     A caller's attribute keeps the value and polarity the extractor reads from the text when
     it reads the same attribute; otherwise the value is unknown, and a single-valued memory
     of that attribute is replaced by any different text.
     """
-    try:
-        subject, attribute = check_label("subject", subject), check_label("attribute", attribute)
-    except ValueError as error:
-        raise InvalidInputError(str(error)) from error
     found = about(content)
     if attribute is None:
         if found is None or subject is None:

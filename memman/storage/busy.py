@@ -1,0 +1,105 @@
+"""The busy retry of every transaction (a mixin of Store and PostgresStore), and SQLite's
+typed write failures.
+
+A transaction that finds the write lock held by another writer is tried again with jittered
+back-off (tenacity) for busy_patience_s, then StoreBusyError; any other failure is raised at
+once, typed when memman has a type for it (a full disk, a read-only file).
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import time
+from collections.abc import Callable
+from types import ModuleType
+from typing import TypeVar
+
+import sqlalchemy as sa
+import tenacity
+
+from memman.errors import StoreBusyError, StoreError, StoreFullError, StoreReadOnlyError
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+def is_busy(error: Exception) -> bool:
+    """Whether SQLite refused because another connection held the lock."""
+    message = str(getattr(error, "orig", error)).lower()
+    return "locked" in message or "busy" in message
+
+
+def typed_sqlite_error(error: Exception, path: str) -> StoreError | None:
+    """The typed error for a write SQLite refused for lack of space or of write access."""
+    message = str(getattr(error, "orig", error)).lower()
+    if "full" in message:  # SQLITE_FULL: disk full, or max_page_count reached
+        return StoreFullError(f"the disk or the file's size limit is full, nothing written: {path}")
+    if "readonly" in message or "read-only" in message:
+        return StoreReadOnlyError(f"{path} is read-only: reads work, writes do not")
+    return None
+
+
+class BusyRetry:
+    """_with_busy_retry for a store; a backend says what busy means (_busy) and which
+    failures have a type (_typed_error)."""
+
+    path: str
+    busy_patience_s: float
+    dbapi: ModuleType
+
+    def _with_busy_retry(self, attempt: Callable[[], T]) -> T:
+        """attempt(), tried again while another writer holds the lock, with jittered back-off
+        (10 ms doubling to 0.5 s) for busy_patience_s, then StoreBusyError; any other
+        failure at once, typed when memman has a type for it."""
+        failures = (sa.exc.OperationalError, self.dbapi.OperationalError)
+        try:
+            return self._retry_when_busy(attempt, failures)
+        # The driver's own error too: migrations run on the raw connection.
+        except failures as error:
+            typed = self._typed_error(error)
+            if typed is not None:
+                raise typed from error
+            if self._busy(error):
+                raise StoreBusyError(
+                    f"database stayed locked for {self.busy_patience_s:.0f}s: {self.path}"
+                ) from error
+            raise
+
+    def _retry_when_busy(self, attempt: Callable[[], T], failures: tuple[type, ...]) -> T:
+        """attempt() once; tenacity's retrying only after it found the lock held, for what is
+        left of busy_patience_s. Nearly every transaction needs one attempt, and entering
+        tenacity (its call state and actions) cost ~11 us of each, a third of an empty write
+        (RESULTS.md, Session 8). The driver has already waited busy_timeout_s before saying
+        the lock is held, so the second attempt comes without tenacity's first back-off (at
+        most 20 ms)."""
+        started = time.monotonic()
+        try:
+            return attempt()
+        except failures as error:
+            left = self.busy_patience_s - (time.monotonic() - started)
+            if not self._busy(error) or left <= 0:
+                raise
+        return self._retrying.copy(stop=tenacity.stop_after_delay(left))(attempt)
+
+    @functools.cached_property
+    def _retrying(self) -> tenacity.Retrying:
+        """The busy retry, built once per store. Safe to share: tenacity keeps a call's state
+        in its own RetryCallState and its bookkeeping per thread, and resets it at every
+        attempt."""
+        failures = (sa.exc.OperationalError, self.dbapi.OperationalError)
+        return tenacity.Retrying(
+            retry=tenacity.retry_if_exception(lambda e: isinstance(e, failures) and self._busy(e)),
+            stop=tenacity.stop_after_delay(self.busy_patience_s),
+            wait=tenacity.wait_random_exponential(multiplier=0.01, max=0.5),
+            before_sleep=tenacity.before_sleep_log(log, logging.DEBUG),
+            reraise=True,
+        )
+
+    def _busy(self, error: Exception) -> bool:
+        """Whether a failed attempt may succeed when tried again (another writer held the lock)."""
+        return is_busy(error)
+
+    def _typed_error(self, error: Exception) -> StoreError | None:
+        """memman's error for a write refused for lack of space or of write access."""
+        return typed_sqlite_error(error, self.path)
