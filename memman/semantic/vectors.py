@@ -22,10 +22,10 @@ Two backends answer the same `VectorSearch` interface, chosen by `vector_search`
 
 `auto` (the default) is pgvector where the database has it, numpy elsewhere.
 
-numpy is the default (off pgvector) because it is faster once the matrix is cached: at 100k memories in one
-scope the SQL scan reads and decodes every blob on each query (about 100 ms) where the cached
-product takes a few (benchmarks/RESULTS.md). sqlite-vec trades that for no resident matrix
-(1.5 kB per 384-dim memory) and no load on a process's first query.
+Off pgvector, numpy is chosen because it is faster once the matrix is cached: at 100k
+memories in one scope the SQL scan reads and decodes every blob on each query (about 100 ms)
+where the cached product takes a few (benchmarks/RESULTS.md). sqlite-vec trades that for no
+resident matrix (1.5 kB per 384-dim memory) and no load on a process's first query.
 
 Both rank by cosine, then by pk, so equal scores come out in the same order; cosines agree
 to float32 rounding (about 1e-7).
@@ -322,7 +322,9 @@ VECTOR_BACKENDS: dict[str, Callable[[int], VectorBackend]] = {
 }
 
 
-def chosen_search(name: str, backend: VectorBackend, server_search: bool) -> tuple[str, VectorSearch]:
+def chosen_search(
+    name: str, backend: VectorBackend, server_search: bool
+) -> tuple[str, VectorSearch]:
     """The search a manager uses and its name (memman stats), once the store is open: "auto"
     is pgvector where the database has it installed (the store's server_vector_search), else
     numpy. ConfigError for "pgvector" where it is not installed."""

@@ -25,10 +25,9 @@ from __future__ import annotations
 import re
 import threading
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
-from collections.abc import Sequence
 from typing import Any
 
 import sqlalchemy as sa
