@@ -2,8 +2,8 @@
 a scope's nearest vectors, with the in-process index's results on the suite's cases.
 
 These run against a server with pgvector (`.ci/postgres pgvector run pytest ...`, PostgreSQL
-16 and pgvector 0.6.2 from PyPI's pgserver wheel) and skip without one, except where they
-only need a server without it (MEMMAN_TEST_PG_URL).
+16 and pgvector 0.6.2 from PyPI's pgserver wheel) and skip without one (a server without it:
+tests/test_postgres_vectors.py).
 
 Tolerance: none on the suite's small cases. A scan of an HNSW index keeps hnsw.ef_search
 candidates (memman sets at least 100), more than these tables' rows, so it reaches every row
@@ -28,7 +28,7 @@ from memman.storage import pgvector, postgres_schema
 from memman.storage.changes import NewVector
 from memman.storage.store import Scope
 from memman.storage.vector_format import save_vector
-from tests.postgres import direct, fresh_database, pgvector_url, postgres_url  # noqa: F401
+from tests.postgres import direct, fresh_database, pgvector_url  # noqa: F401
 from tests.test_postgres_vectors import DIM, change, fill, searched, units
 from tests.test_semantic_retrieval import FakeEmbedder
 from tests.test_semantic_vector_backends import decisions
@@ -40,12 +40,6 @@ BIG = Scope("big")
 @pytest.fixture
 def pgv(pgvector_url):  # noqa: F811
     with fresh_database(pgvector_url) as url:
-        yield url
-
-
-@pytest.fixture
-def pg(postgres_url):  # noqa: F811
-    with fresh_database(postgres_url) as url:
         yield url
 
 
@@ -204,8 +198,19 @@ def test_p005_indexes_the_vectors_already_stored(pgv, monkeypatch):
             )
 
 
-def test_pgvector_is_refused_where_the_server_lacks_it(pg):
-    with pytest.raises(ConfigError, match="vector_search 'pgvector' needs"):
-        MemoryManager(pg, vector_search="pgvector")
-    with MemoryManager(pg) as mm:
-        assert mm.vector_search == "numpy"
+def test_a_vector_of_nan_or_infinities_is_left_out_not_a_failure(pgv):
+    """pgvector's type has no NaN or infinity: such a row (memman's embedders write none) is
+    neither indexed nor found, and writing one beside the index fails nothing."""
+    with MemoryManager(pgv) as mm:
+        big_scope(mm, 12)
+        odd = units(1, seed=16)[0]
+        odd[:3] = [np.nan, np.inf, -np.inf]
+        memory_id = mm.update_memory("an odd vector", user_id=BIG.user_id).memory_id
+        mm.store.write(
+            lambda conn: mm.store.save_vectors(conn, [NewVector(memory_id, MODEL, odd)]),
+            scope=BIG,
+        )
+        with mm.store.read() as conn:
+            found = [pk for pk, _ in mm.vectors.top(conn, BIG, MODEL, units(1, seed=17)[0], 100)]
+        assert len(found) == 12
+        assert mm.get(memory_id, user_id=BIG.user_id) is not None

@@ -258,3 +258,12 @@ def test_vector_writes_seek_the_change_log_and_keep_its_last_100k_rows(pg):
         ).one()
     assert (count, last - first + 1) == (100_000, 100_000)
     assert last == 500 + 100_000 + 1
+
+
+def test_pgvector_is_refused_where_the_server_lacks_it(pg):
+    from memman.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="vector_search 'pgvector' needs"):
+        MemoryManager(pg, vector_search="pgvector")
+    with MemoryManager(pg) as mm:
+        assert mm.vector_search == "numpy"

@@ -49,10 +49,17 @@ _INDEXED_DIMS_SQL = """
     SELECT substring(indexname FROM 'memory_vectors_hnsw_(\\d+)$')::int FROM pg_indexes
     WHERE tablename = 'memory_vectors' AND indexname ~ '^memory_vectors_hnsw_\\d+$'
 """
+# pgvector's type holds finite floats only: a REAL[] with NaN or an infinity (memman's
+# embedders refuse to write one; an old or hand-written row may hold one) is left out of the
+# index and of its searches rather than failing them.
+_FINITE = "NOT (vector && '{NaN,Infinity,-Infinity}'::real[])"
+# The dimension is a literal, as in the index's predicate: a generic plan of `dim = $1` could
+# not use the partial index.
 _SCOPE_JOIN = """
     FROM memory_vectors v JOIN long_term l ON l.pk = v.memory_pk
     WHERE l.user_id = :user_id AND l.agent_id = :agent_id AND l.status = 'active'
-      AND v.model = :model AND v.dim = :dim
+      AND v.model = :model AND v.dim = {dim}
+      AND NOT (v.vector && '{{NaN,Infinity,-Infinity}}'::real[])
 """
 
 
@@ -79,7 +86,8 @@ def ensure_index(conn: sa.Connection, dim: int) -> None:
     conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({INDEX_LOCK})")
     conn.exec_driver_sql(
         f"CREATE INDEX IF NOT EXISTS {index_name(dim)} ON memory_vectors"
-        f" USING hnsw ((vector::vector({int(dim)})) vector_cosine_ops) WHERE dim = {int(dim)}"
+        f" USING hnsw ((vector::vector({int(dim)})) vector_cosine_ops)"
+        f" WHERE dim = {int(dim)} AND {_FINITE}"
     )
 
 
@@ -100,6 +108,10 @@ def create_extension(conn: sa.Connection) -> bool:
 
 def _params(scope: Scope, model: str, dim: int) -> dict[str, Any]:
     return {"user_id": scope.user_id, "agent_id": scope.agent_key, "model": model, "dim": dim}
+
+
+def _scope_join(dim: int) -> str:
+    return _SCOPE_JOIN.format(dim=int(dim))
 
 
 def _rows(conn: sa.Connection, sql: str, params: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
@@ -129,7 +141,7 @@ def nearest(
         ef_search = min(EF_SEARCH_MAX, max(EF_SEARCH_MIN, 2 * n))
         conn.exec_driver_sql(f"SELECT set_config('hnsw.ef_search', '{ef_search}', true)")
         order = distance
-    sql = f"SELECT v.memory_pk, v.vector {_SCOPE_JOIN} ORDER BY {order} LIMIT {int(n)}"
+    sql = f"SELECT v.memory_pk, v.vector {_scope_join(dim)} ORDER BY {order} LIMIT {int(n)}"
     return _rows(conn, sql, params)
 
 
@@ -137,5 +149,5 @@ def vectors_of(
     conn: sa.Connection, scope: Scope, model: str, dim: int, pks: list[int]
 ) -> tuple[np.ndarray, np.ndarray]:
     """(pks, float32 rows) of those of the given memories that have an active vector."""
-    sql = f"SELECT v.memory_pk, v.vector {_SCOPE_JOIN} AND v.memory_pk = ANY(:pks)"
+    sql = f"SELECT v.memory_pk, v.vector {_scope_join(dim)} AND v.memory_pk = ANY(:pks)"
     return _rows(conn, sql, {**_params(scope, model, dim), "pks": pks})
