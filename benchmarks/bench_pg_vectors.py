@@ -8,6 +8,16 @@ process (benchmarks/sides.py), three cold searches each (a new manager per searc
 
     .ci/postgres run sh -c 'PYTHONPATH=$PWD python benchmarks/bench_pg_vectors.py \
         --pg "$MEMMAN_TEST_PG_URL" --old /tmp/old-tree --memories 100000'
+
+--pgvector: on a server with pgvector, a database at p004 (REAL[], no index) gets N memories
+with random unit vectors; this tree opens it (p005 builds the HNSW index: timed) and times
+searches with pgvector against the in-process index (vector_search numpy) on the same rows:
+a new manager's first search (three managers) and the median of warm ones, CPU and wall, and
+recall@10 of pgvector against the exact search, for random queries and for queries near a
+stored vector (a memory's vector plus noise: the near-duplicates the write path looks for).
+
+    .ci/postgres pgvector run sh -c 'PYTHONPATH=$PWD python benchmarks/bench_pg_vectors.py \
+        --pg "$MEMMAN_TEST_PGVECTOR_URL" --pgvector --memories 100000'
 """
 
 from __future__ import annotations
@@ -89,10 +99,131 @@ def fill(url: str, n: int) -> None:
         engine.dispose()
 
 
+def fill_real(url: str, n: int) -> None:
+    """A database at p004 (REAL[] vectors, no pgvector index) holding n memories."""
+    from memman import MemoryManager
+    from memman.storage import postgres_schema
+
+    p004 = postgres_schema.MIGRATIONS[:4]
+    known = postgres_schema.MIGRATIONS, postgres_schema.KNOWN
+    postgres_schema.MIGRATIONS, postgres_schema.KNOWN = p004, [name for name, _ in p004]
+    try:
+        MemoryManager(url).close()
+    finally:
+        postgres_schema.MIGRATIONS, postgres_schema.KNOWN = known
+    engine = sa.create_engine(url)
+    try:
+        with engine.begin() as conn:
+            conn.execute(sa.text(FILL), {"n": n})
+            pks = conn.exec_driver_sql("SELECT pk FROM long_term ORDER BY pk").scalars().all()
+            conn.exec_driver_sql("ALTER TABLE memory_vectors DISABLE TRIGGER memory_vectors_log")
+            cursor = conn.connection.driver_connection.cursor()
+            sql = "COPY memory_vectors (memory_pk, model, dim, vector) FROM STDIN (FORMAT BINARY)"
+            with cursor.copy(sql) as cp:
+                cp.set_types(["int8", "text", "int8", "float4[]"])
+                for pk, vector in zip(pks, stored_vectors(n), strict=True):
+                    cp.write_row((pk, MODEL, DIM, vector.tolist()))
+            conn.exec_driver_sql("ALTER TABLE memory_vectors ENABLE TRIGGER memory_vectors_log")
+            conn.exec_driver_sql("ANALYZE")
+    finally:
+        engine.dispose()
+
+
+def stored_vectors(n: int) -> np.ndarray:
+    vectors = np.random.default_rng(0).standard_normal((n, DIM)).astype(np.float32)
+    return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+
+def _searches(url: str, search: str, cold_runs: int, asked: dict[str, np.ndarray]) -> dict:
+    """A new manager's first search (cold_runs managers), then every query warm: the medians
+    of CPU and wall ms, and the top 10 found per query."""
+    from timing import medians, timed
+
+    from memman import MemoryManager
+    from memman.storage.store import Scope
+
+    def top(mm: MemoryManager, query: np.ndarray) -> set[int]:
+        with mm.store.read() as conn:
+            return {pk for pk, _ in mm.vectors.top(conn, Scope("u"), MODEL, query, 10)}
+
+    cold, warm, found = [], [], {}
+    for _ in range(cold_runs):
+        with MemoryManager(url, vector_search=search) as mm:
+            cold.append(timed(lambda mm=mm: top(mm, asked["random"][0])))
+    with MemoryManager(url, vector_search=search) as mm:
+        for kind, matrix in asked.items():
+            found[kind] = []
+            for query in matrix:
+                warm.append(timed(lambda q=query, into=found[kind]: into.append(top(mm, q))))
+    return {"cold": medians(cold), "warm": medians(warm), "found": found}
+
+
+def pgvector_searches(url: str, n: int, cold_runs: int, ef_values: list[int]) -> dict:
+    """numpy's and pgvector's (per hnsw.ef_search floor) times, and pgvector's recall@10
+    against the exact search; for the near queries also whether the memory they were made
+    from came first (recall@1: the exact search finds it first for every one)."""
+    from memman.storage import pgvector
+
+    rng = np.random.default_rng(1)
+    random = rng.standard_normal((30, DIM)).astype(np.float32)
+    sources = rng.choice(n, 30, replace=False)
+    near = stored_vectors(n)[sources]
+    near += 0.5 * rng.standard_normal(near.shape).astype(np.float32) / np.sqrt(DIM)
+    asked = {"random": random, "near": near}
+    for matrix in asked.values():
+        matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+    exact = _searches(url, "numpy", cold_runs, asked)
+    result: dict = {"numpy": {"cold": exact["cold"], "warm": exact["warm"]}}
+    for ef in ef_values:
+        pgvector.EF_SEARCH_MIN = ef  # the floor the searches of this tree use
+        hnsw = _searches(url, "pgvector", cold_runs, asked)
+        recall = {
+            kind: float(
+                np.mean(
+                    [
+                        len(a & b) / 10
+                        for a, b in zip(hnsw["found"][kind], exact["found"][kind], strict=True)
+                    ]
+                )
+            )
+            for kind in asked
+        }
+        source_pks = [int(pk) + 1 for pk in sources]  # FILL numbers the memories from 1
+        recall["near@1"] = float(
+            np.mean(
+                [pk in found for pk, found in zip(source_pks, hnsw["found"]["near"], strict=True)]
+            )
+        )
+        result[f"pgvector ef_search {ef}"] = {
+            "cold": hnsw["cold"],
+            "warm": hnsw["warm"],
+            "recall@10": recall,
+        }
+    return result
+
+
+def pgvector_main(pg: str, n: int, cold_runs: int, ef_values: list[int]) -> None:
+    """--pgvector: see the module docstring."""
+    sys.path.insert(0, str(TREE))
+    from memman import MemoryManager
+    from tests.postgres import fresh_database
+
+    with fresh_database(pg) as url:
+        fill_real(url, n)
+        started = time.perf_counter()
+        MemoryManager(url).close()  # p005: CREATE INDEX ... USING hnsw
+        p005_s = time.perf_counter() - started
+        searches = pgvector_searches(url, n, cold_runs, ef_values)
+        result = {"memories": n, "p005_s": p005_s, **searches}
+        print(json.dumps(result), flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pg", required=True, help="a PostgreSQL URL (a database is created)")
-    parser.add_argument("--old", required=True, help="a tree of the code before REAL[]")
+    parser.add_argument("--old", help="a tree of the code before REAL[]")
+    parser.add_argument("--pgvector", action="store_true", help="pgvector HNSW against numpy")
+    parser.add_argument("--ef-search", type=int, nargs="+", default=[100], help="floors to try")
     parser.add_argument("--memories", type=int, default=100_000)
     parser.add_argument("--cold-runs", type=int, default=3)
     parser.add_argument("--child", help=argparse.SUPPRESS)
@@ -100,6 +231,11 @@ def main() -> None:
     if args.child:
         print(json.dumps(child(args.child, args.cold_runs)))
         return
+    if args.pgvector:
+        pgvector_main(args.pg, args.memories, args.cold_runs, args.ef_search)
+        return
+    if not args.old:
+        parser.error("--old is required (unless --pgvector)")
     from sides import run_child
 
     sys.path.insert(0, str(TREE))  # tests.postgres: a throwaway database
