@@ -15,6 +15,8 @@ searches with pgvector against the in-process index (vector_search numpy) on the
 a new manager's first search (three managers) and the median of warm ones, CPU and wall, and
 recall@10 of pgvector against the exact search, for random queries and for queries near a
 stored vector (a memory's vector plus noise: the near-duplicates the write path looks for).
+With --msc the stored vectors are MiniLM's of the MSC persona facts (at most 30,913: real
+embeddings, clustered as random ones are not), and 30 held-out facts are queried too.
 
     .ci/postgres pgvector run sh -c 'PYTHONPATH=$PWD python benchmarks/bench_pg_vectors.py \
         --pg "$MEMMAN_TEST_PGVECTOR_URL" --pgvector --memories 100000'
@@ -99,8 +101,8 @@ def fill(url: str, n: int) -> None:
         engine.dispose()
 
 
-def fill_real(url: str, n: int) -> None:
-    """A database at p004 (REAL[] vectors, no pgvector index) holding n memories."""
+def fill_real(url: str, vectors: np.ndarray) -> None:
+    """A database at p004 (REAL[] vectors, no pgvector index) holding a memory per vector."""
     from memman import MemoryManager
     from memman.storage import postgres_schema
 
@@ -114,14 +116,14 @@ def fill_real(url: str, n: int) -> None:
     engine = sa.create_engine(url)
     try:
         with engine.begin() as conn:
-            conn.execute(sa.text(FILL), {"n": n})
+            conn.execute(sa.text(FILL), {"n": len(vectors)})
             pks = conn.exec_driver_sql("SELECT pk FROM long_term ORDER BY pk").scalars().all()
             conn.exec_driver_sql("ALTER TABLE memory_vectors DISABLE TRIGGER memory_vectors_log")
             cursor = conn.connection.driver_connection.cursor()
             sql = "COPY memory_vectors (memory_pk, model, dim, vector) FROM STDIN (FORMAT BINARY)"
             with cursor.copy(sql) as cp:
                 cp.set_types(["int8", "text", "int8", "float4[]"])
-                for pk, vector in zip(pks, stored_vectors(n), strict=True):
+                for pk, vector in zip(pks, vectors, strict=True):
                     cp.write_row((pk, MODEL, DIM, vector.tolist()))
             conn.exec_driver_sql("ALTER TABLE memory_vectors ENABLE TRIGGER memory_vectors_log")
             conn.exec_driver_sql("ANALYZE")
@@ -132,6 +134,23 @@ def fill_real(url: str, n: int) -> None:
 def stored_vectors(n: int) -> np.ndarray:
     vectors = np.random.default_rng(0).standard_normal((n, DIM)).astype(np.float32)
     return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+
+def msc_vectors(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """MiniLM vectors of up to n MSC persona facts (stored), and of 30 facts held out (the
+    queries: new facts looking for related stored ones, as the write path does)."""
+    from bench_semantic import msc_facts
+
+    from memman.config import Settings
+    from memman.semantic.embed import make_embedder
+
+    facts = msc_facts()
+    held_out = np.random.default_rng(2).choice(len(facts), 30, replace=False)
+    queries = [facts[i] for i in held_out]
+    stored = [fact for i, fact in enumerate(facts) if i not in set(held_out)][:n]
+    embedder = make_embedder(Settings(embedder="local"))
+    assert embedder is not None
+    return embedder.embed(stored), embedder.embed(queries)
 
 
 def _searches(url: str, search: str, cold_runs: int, asked: dict[str, np.ndarray]) -> dict:
@@ -158,7 +177,9 @@ def _searches(url: str, search: str, cold_runs: int, asked: dict[str, np.ndarray
     return {"cold": medians(cold), "warm": medians(warm), "found": found}
 
 
-def pgvector_searches(url: str, n: int, cold_runs: int, ef_values: list[int]) -> dict:
+def pgvector_searches(
+    url: str, stored: np.ndarray, facts: np.ndarray | None, cold_runs: int, ef_values: list[int]
+) -> dict:
     """numpy's and pgvector's (per hnsw.ef_search floor) times, and pgvector's recall@10
     against the exact search; for the near queries also whether the memory they were made
     from came first (recall@1: the exact search finds it first for every one)."""
@@ -166,10 +187,11 @@ def pgvector_searches(url: str, n: int, cold_runs: int, ef_values: list[int]) ->
 
     rng = np.random.default_rng(1)
     random = rng.standard_normal((30, DIM)).astype(np.float32)
-    sources = rng.choice(n, 30, replace=False)
-    near = stored_vectors(n)[sources]
-    near += 0.5 * rng.standard_normal(near.shape).astype(np.float32) / np.sqrt(DIM)
+    sources = rng.choice(len(stored), 30, replace=False)
+    near = stored[sources] + 0.5 * rng.standard_normal((30, DIM)).astype(np.float32) / np.sqrt(DIM)
     asked = {"random": random, "near": near}
+    if facts is not None:
+        asked["held-out facts"] = facts.copy()
     for matrix in asked.values():
         matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
     exact = _searches(url, "numpy", cold_runs, asked)
@@ -202,19 +224,20 @@ def pgvector_searches(url: str, n: int, cold_runs: int, ef_values: list[int]) ->
     return result
 
 
-def pgvector_main(pg: str, n: int, cold_runs: int, ef_values: list[int]) -> None:
+def pgvector_main(pg: str, n: int, cold_runs: int, ef_values: list[int], msc: bool) -> None:
     """--pgvector: see the module docstring."""
     sys.path.insert(0, str(TREE))
     from memman import MemoryManager
     from tests.postgres import fresh_database
 
+    stored, facts = msc_vectors(n) if msc else (stored_vectors(n), None)
     with fresh_database(pg) as url:
-        fill_real(url, n)
+        fill_real(url, stored)
         started = time.perf_counter()
         MemoryManager(url).close()  # p005: CREATE INDEX ... USING hnsw
         p005_s = time.perf_counter() - started
-        searches = pgvector_searches(url, n, cold_runs, ef_values)
-        result = {"memories": n, "p005_s": p005_s, **searches}
+        searches = pgvector_searches(url, stored, facts, cold_runs, ef_values)
+        result = {"memories": len(stored), "msc": msc, "p005_s": p005_s, **searches}
         print(json.dumps(result), flush=True)
 
 
@@ -224,6 +247,7 @@ def main() -> None:
     parser.add_argument("--old", help="a tree of the code before REAL[]")
     parser.add_argument("--pgvector", action="store_true", help="pgvector HNSW against numpy")
     parser.add_argument("--ef-search", type=int, nargs="+", default=[100], help="floors to try")
+    parser.add_argument("--msc", action="store_true", help="MiniLM vectors of MSC facts")
     parser.add_argument("--memories", type=int, default=100_000)
     parser.add_argument("--cold-runs", type=int, default=3)
     parser.add_argument("--child", help=argparse.SUPPRESS)
@@ -232,7 +256,7 @@ def main() -> None:
         print(json.dumps(child(args.child, args.cold_runs)))
         return
     if args.pgvector:
-        pgvector_main(args.pg, args.memories, args.cold_runs, args.ef_search)
+        pgvector_main(args.pg, args.memories, args.cold_runs, args.ef_search, args.msc)
         return
     if not args.old:
         parser.error("--old is required (unless --pgvector)")
