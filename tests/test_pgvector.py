@@ -6,7 +6,7 @@ These run against a server with pgvector (`.ci/postgres pgvector run pytest ...`
 tests/test_postgres_vectors.py).
 
 Tolerance: none on the suite's small cases. A scan of an HNSW index keeps hnsw.ef_search
-candidates (memman sets at least 100), more than these tables' rows, so it reaches every row
+candidates (memman sets at least 200), more than these tables' rows, so it reaches every row
 the graph connects; the rows found are scored in-process from the same float32 rows as the
 numpy index's, so the ids, their order and the cosines are numpy's to the bit. Where HNSW is
 approximate (a scope of thousands), the test asks for recall@10 of at least 0.9 against the

@@ -38,10 +38,13 @@ OFFERED_SQL = """
 # Writers making a dimension's index queue on this key ('mem' 0x05), so a second one finds
 # the first one's index instead of failing on its name.
 INDEX_LOCK = 0x6D656D05
-# hnsw.ef_search: the candidates one index scan keeps. pgvector's default, 40, loses recall
-# at 100k 384-dim vectors (benchmarks/RESULTS.md, "Session 8: pgvector"); twice the rows
-# asked, at least 100, and pgvector's maximum, 1000.
-EF_SEARCH_MIN, EF_SEARCH_MAX = 100, 1000
+# hnsw.ef_search: the candidates one index scan keeps, and so also how many rows of other
+# scopes it can skip. pgvector's default, 40, lost near-duplicates: a stored vector plus noise
+# was found first by 20 of 30 searches among 100k random 384-dim vectors, 28 at 100, all at
+# 200; MiniLM vectors of 30,913 MSC facts gave recall@10 0.96 at 40, 0.99 at 200, for a few
+# ms more per search (benchmarks/RESULTS.md, "Session 8: pgvector"). So twice the rows asked,
+# at least 200, at most pgvector's maximum, 1000.
+EF_SEARCH_MIN, EF_SEARCH_MAX = 200, 1000
 # pgvector's HNSW indexes vectors of up to 2,000 dimensions; longer ones (OpenAI's
 # text-embedding-3-large: 3,072) are searched by a scan of the scope's rows.
 MAX_INDEXED_DIM = 2000
