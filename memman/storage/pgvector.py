@@ -28,7 +28,7 @@ import numpy as np
 import sqlalchemy as sa
 
 from memman.scope import Scope
-from memman.storage.vector_format import chunks
+from memman.storage.vector_format import decoded
 
 # Whether pgvector is installed in this database, and whether the server offers it.
 OFFERED_SQL = """
@@ -118,14 +118,15 @@ def _scope_join(dim: int) -> str:
 
 
 def _rows(conn: sa.Connection, sql: str, params: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
-    pks: list[int] = []
-    rows: list[np.ndarray] = []
-    for chunk_pks, chunk_rows in chunks(conn, sql, params, 1024):
-        pks.extend(chunk_pks)
-        rows.append(chunk_rows)
-    dim = params["dim"]
-    matrix = np.vstack(rows) if rows else np.empty((0, dim), dtype=np.float32)
-    return np.asarray(pks, dtype=np.int64), matrix
+    """(pks, float32 rows) of a statement selecting (pk, vector): a few rows (k and a few),
+    read by a plain statement rather than vector_format's server-side cursor, which the
+    planner plans for the first rows, so it would take the HNSW index even for a scope of
+    100 memories among 30,000; planned for the whole result, it scans such a scope's rows
+    (one statement, 2 ms, instead of a short index scan then that scan: 7 ms)."""
+    found = conn.execute(sa.text(sql), params).all()
+    pks = np.array([pk for pk, _ in found], dtype=np.int64)
+    rows = [decoded(vector) for _, vector in found]
+    return pks, np.vstack(rows) if rows else np.empty((0, params["dim"]), dtype=np.float32)
 
 
 def nearest(
