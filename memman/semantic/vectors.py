@@ -252,8 +252,9 @@ class PgvectorIndex:
     scores them (memman/storage/pgvector.py): nothing is loaded into this process.
 
     HNSW is approximate (recall below 1 at 100k vectors: benchmarks/RESULTS.md, "Session 8:
-    pgvector"); when the index scan finds fewer rows than asked (a small scope among many, or
-    fewer memories than k), the scope is searched exactly on the server instead.
+    pgvector"); when the search finds fewer rows than asked (an index scan whose candidates
+    were mostly other scopes', or fewer memories than k), the scope is searched exactly on
+    the server instead.
     """
 
     def forget(self, user_id: str, agent_id: str | None = None) -> None:

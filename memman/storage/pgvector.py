@@ -11,13 +11,15 @@ of that dimension (`ensure_index`; p005 makes them for the vectors already store
 that write's transaction, on a table that holds no vector of the dimension yet, it costs one
 scan of the table's rows, once.
 
-A search asks the index for the k nearest rows of the scope (plus a few, for ties at the cut)
-with their vectors, then scores those rows in-process exactly as the numpy index does, so the
-cosines, and the order of the rows found, are numpy's to the bit. HNSW is approximate, and the
-scope filter runs after the index scan: a scan yields at most hnsw.ef_search rows, and those
-of other scopes are dropped, so it can return fewer rows than asked (pgvector 0.8's iterative
-scans lift this; 0.6 has none). Then the scope is searched exactly on the server (a scan of
-its rows, which is what a small scope needs anyway).
+A search asks for the k nearest rows of the scope (plus a few, for ties at the cut) with their
+vectors, then scores those rows in-process exactly as the numpy index does, so the cosines,
+and the order of the rows found, are numpy's to the bit. PostgreSQL's planner chooses how:
+the HNSW index when sorting the scope's rows would cost more (a large scope), else a scan of
+the scope's rows by its index and a sort (a small scope among many: exact). HNSW is
+approximate, and the scope filter runs after the index scan: a scan yields at most
+hnsw.ef_search rows, and those of other scopes are dropped, so it can return fewer rows than
+asked (pgvector 0.8's iterative scans lift this; 0.6 has none). Then the scope is searched
+exactly on the server.
 """
 
 from __future__ import annotations
