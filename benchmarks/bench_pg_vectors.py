@@ -16,7 +16,9 @@ a new manager's first search (three managers) and the median of warm ones, CPU a
 recall@10 of pgvector against the exact search, for random queries and for queries near a
 stored vector (a memory's vector plus noise: the near-duplicates the write path looks for).
 With --msc the stored vectors are MiniLM's of the MSC persona facts (at most 30,913: real
-embeddings, clustered as random ones are not), and 30 held-out facts are queried too.
+embeddings, clustered as random ones are not), and 30 held-out facts are queried too. With
+--users U the memories are spread over U users, and 30 users' first and second searches are
+timed (many small scopes: the planner scans a scope's rows rather than the index).
 
     .ci/postgres pgvector run sh -c 'PYTHONPATH=$PWD python benchmarks/bench_pg_vectors.py \
         --pg "$MEMMAN_TEST_PGVECTOR_URL" --pgvector --memories 100000'
@@ -101,8 +103,9 @@ def fill(url: str, n: int) -> None:
         engine.dispose()
 
 
-def fill_real(url: str, vectors: np.ndarray) -> None:
-    """A database at p004 (REAL[] vectors, no pgvector index) holding a memory per vector."""
+def fill_real(url: str, vectors: np.ndarray, users: int = 1) -> None:
+    """A database at p004 (REAL[] vectors, no pgvector index) holding a memory per vector, of
+    user u (or, of users > 1, of users u0, u1, ... in turn)."""
     from memman import MemoryManager
     from memman.storage import postgres_schema
 
@@ -117,6 +120,9 @@ def fill_real(url: str, vectors: np.ndarray) -> None:
     try:
         with engine.begin() as conn:
             conn.execute(sa.text(FILL), {"n": len(vectors)})
+            if users > 1:
+                spread = "UPDATE long_term SET user_id = 'u' || mod(pk, :users)"
+                conn.execute(sa.text(spread), {"users": users})
             pks = conn.exec_driver_sql("SELECT pk FROM long_term ORDER BY pk").scalars().all()
             conn.exec_driver_sql("ALTER TABLE memory_vectors DISABLE TRIGGER memory_vectors_log")
             cursor = conn.connection.driver_connection.cursor()
@@ -224,7 +230,34 @@ def pgvector_searches(
     return result
 
 
-def pgvector_main(pg: str, n: int, cold_runs: int, ef_values: list[int], msc: bool) -> None:
+def tenant_searches(url: str, users: int) -> dict:
+    """Memories spread over `users` scopes: each search type's first and second search of 30
+    scopes, medians (numpy's first one loads the scope: its ~n/users rows)."""
+    from timing import medians, timed
+
+    from memman import MemoryManager
+    from memman.storage.store import Scope
+
+    query = stored_vectors(1)[0]
+    result = {}
+    for search in ("pgvector", "numpy"):
+        first, second = [], []
+        with MemoryManager(url, vector_search=search) as mm:
+            for scope in [Scope(f"u{user}") for user in range(1, 31)]:
+
+                def top(mm: MemoryManager = mm, scope: Scope = scope) -> None:
+                    with mm.store.read() as conn:
+                        assert len(mm.vectors.top(conn, scope, MODEL, query, 10)) == 10
+
+                first.append(timed(top))
+                second.append(timed(top))
+        result[search] = {"first": medians(first), "second": medians(second)}
+    return result
+
+
+def pgvector_main(
+    pg: str, n: int, cold_runs: int, ef_values: list[int], msc: bool, users: int
+) -> None:
     """--pgvector: see the module docstring."""
     sys.path.insert(0, str(TREE))
     from memman import MemoryManager
@@ -232,10 +265,14 @@ def pgvector_main(pg: str, n: int, cold_runs: int, ef_values: list[int], msc: bo
 
     stored, facts = msc_vectors(n) if msc else (stored_vectors(n), None)
     with fresh_database(pg) as url:
-        fill_real(url, stored)
+        fill_real(url, stored, users)
         started = time.perf_counter()
         MemoryManager(url).close()  # p005: CREATE INDEX ... USING hnsw
         p005_s = time.perf_counter() - started
+        if users > 1:
+            scoped = {"users": users, **tenant_searches(url, users)}
+            print(json.dumps({"memories": len(stored), "p005_s": p005_s, **scoped}), flush=True)
+            return
         searches = pgvector_searches(url, stored, facts, cold_runs, ef_values)
         result = {"memories": len(stored), "msc": msc, "p005_s": p005_s, **searches}
         print(json.dumps(result), flush=True)
@@ -248,6 +285,7 @@ def main() -> None:
     parser.add_argument("--pgvector", action="store_true", help="pgvector HNSW against numpy")
     parser.add_argument("--ef-search", type=int, nargs="+", default=[100], help="floors to try")
     parser.add_argument("--msc", action="store_true", help="MiniLM vectors of MSC facts")
+    parser.add_argument("--users", type=int, default=1, help="spread the memories over users")
     parser.add_argument("--memories", type=int, default=100_000)
     parser.add_argument("--cold-runs", type=int, default=3)
     parser.add_argument("--child", help=argparse.SUPPRESS)
@@ -256,7 +294,7 @@ def main() -> None:
         print(json.dumps(child(args.child, args.cold_runs)))
         return
     if args.pgvector:
-        pgvector_main(args.pg, args.memories, args.cold_runs, args.ef_search, args.msc)
+        pgvector_main(args.pg, args.memories, args.cold_runs, args.ef_search, args.msc, args.users)
         return
     if not args.old:
         parser.error("--old is required (unless --pgvector)")
