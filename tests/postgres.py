@@ -7,6 +7,10 @@ server, those tests skip with the reason instead of failing.
 A behavioural module runs on both backends by importing `db_on_each_backend` (its `db` is a
 SQLite file, then a fresh PostgreSQL database); `fresh_database` makes one (dropped after),
 `direct` opens either kind of store outside memman for a test's own statements.
+
+`pgvector_url` is the same for a server with pgvector installed in every new database
+(`.ci/postgres pgvector run pytest ...` sets MEMMAN_TEST_PGVECTOR_URL; .ci/run also sets
+MEMMAN_TEST_PGVECTOR_REQUIRED, so there a missing server fails instead of skipping).
 """
 
 from __future__ import annotations
