@@ -7,7 +7,7 @@ with one backend opens and searches with the other. The statements that read the
 rows, the change log, sqlite-vec's KNN) are memman/storage/vector_rows.py's; this module holds
 the search itself.
 
-Two backends answer the same `VectorSearch` interface, chosen by `vector_search`:
+Three backends answer the same `VectorSearch` interface, chosen by `vector_search`:
 
 - `numpy` (default): the scope's unit vectors are stacked into one matrix, cached per
   (scope, model) and patched when `vector_log` shows changes, by this process or another
