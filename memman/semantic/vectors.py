@@ -9,9 +9,9 @@ the search itself.
 
 Three backends answer the same `VectorSearch` interface, chosen by `vector_search`:
 
-- `numpy` (default): the scope's unit vectors are stacked into one matrix, cached per
-  (scope, model) and patched when `vector_log` shows changes, by this process or another
-  one; a query is one matrix-vector product.
+- `numpy` (the default off pgvector): the scope's unit vectors are stacked into one matrix,
+  cached per (scope, model) and patched when `vector_log` shows changes, by this process or
+  another one; a query is one matrix-vector product.
 - `sqlite-vec`: an exact KNN in SQL with the extension's `vec_distance_cosine` over the
   scope's active rows; nothing is held in memory. It needs a sqlite3 that loads extensions
   (the stdlib one if it can, else `pysqlite3`): `pip install 'memman[vec]'`.
