@@ -83,9 +83,10 @@ class Settings(BaseSettings):
     embedding_model: str | None = None
     noop_cosine: float | None = Field(default=None, gt=0, le=1)
     novel_cosine: float | None = Field(default=None, ge=-1, le=1)
-    # Exact cosine search: numpy (cached matrix, the fast default) | sqlite-vec (SQL scan,
-    # nothing cached; the vec extra). Same results either way (memman/semantic/vectors.py).
-    vector_search: str = "numpy"
+    # auto: pgvector where the PostgreSQL database has it installed (HNSW on the server,
+    # approximate), else numpy | numpy (exact, cached matrix, the fast default) | sqlite-vec
+    # (exact SQL scan, nothing cached; the vec extra) | pgvector (memman/semantic/vectors.py).
+    vector_search: str = "auto"
     # numpy keeps each searched scope's matrix in memory; least recently searched scopes are
     # dropped beyond this many MB (512: about 350k 384-dim memories).
     vector_cache_mb: float = Field(default=512.0, gt=0)

@@ -7,6 +7,10 @@ server, those tests skip with the reason instead of failing.
 A behavioural module runs on both backends by importing `db_on_each_backend` (its `db` is a
 SQLite file, then a fresh PostgreSQL database); `fresh_database` makes one (dropped after),
 `direct` opens either kind of store outside memman for a test's own statements.
+
+`pgvector_url` is the same for a server with pgvector installed in every new database
+(`.ci/postgres pgvector run pytest ...` sets MEMMAN_TEST_PGVECTOR_URL; .ci/run also sets
+MEMMAN_TEST_PGVECTOR_REQUIRED, so there a missing server fails instead of skipping).
 """
 
 from __future__ import annotations
@@ -24,15 +28,30 @@ from memman.storage.backends import is_postgres_url
 URL_VARIABLE = "MEMMAN_TEST_PG_URL"
 # Set by .ci/run: there the server must be reachable.
 REQUIRED_VARIABLE = "MEMMAN_TEST_PG_REQUIRED"
+# A server with pgvector installed in every new database (.ci/postgres pgvector run ...), and
+# .ci/run's flag that it must be there.
+PGVECTOR_URL_VARIABLE = "MEMMAN_TEST_PGVECTOR_URL"
+PGVECTOR_REQUIRED_VARIABLE = "MEMMAN_TEST_PGVECTOR_REQUIRED"
 # Long enough for a server on a loaded CI machine, short enough that a wrong URL skips quickly.
 CONNECT_TIMEOUT_S = 5
-_AT_COLLECTION = {name: os.environ.get(name) for name in (URL_VARIABLE, REQUIRED_VARIABLE)}
+_AT_COLLECTION = {
+    name: os.environ.get(name)
+    for name in (
+        URL_VARIABLE,
+        REQUIRED_VARIABLE,
+        PGVECTOR_URL_VARIABLE,
+        PGVECTOR_REQUIRED_VARIABLE,
+    )
+}
+_HAS_PGVECTOR = "SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'vector')"
 
 
-def unavailable(url: str | None) -> str | None:
-    """Why the server at url cannot be used for tests, or None when it answers."""
+def unavailable(url: str | None, variable: str = URL_VARIABLE) -> str | None:
+    """Why the server at url (from `variable`) cannot be used for tests, or None when it
+    answers; for PGVECTOR_URL_VARIABLE, also when its database lacks pgvector."""
     if not url:
-        return f"{URL_VARIABLE} is not set (start a throwaway server: .ci/postgres run pytest ...)"
+        how = "pgvector run" if variable == PGVECTOR_URL_VARIABLE else "run"
+        return f"{variable} is not set (start a throwaway server: .ci/postgres {how} pytest ...)"
     try:
         import psycopg  # noqa: F401
     except ImportError:
@@ -40,30 +59,43 @@ def unavailable(url: str | None) -> str | None:
     engine = sa.create_engine(url, connect_args={"connect_timeout": CONNECT_TIMEOUT_S})
     try:
         with engine.connect() as connection:
-            connection.execute(sa.text("SELECT 1"))
+            has_pgvector = connection.execute(sa.text(_HAS_PGVECTOR)).scalar()
     except sa.exc.SQLAlchemyError as error:
         reason = " ".join(str(getattr(error, "orig", error)).split())[:200]
-        return f"no PostgreSQL server answers at {URL_VARIABLE}: {reason}"
+        return f"no PostgreSQL server answers at {variable}: {reason}"
     finally:
         engine.dispose()
+    if variable == PGVECTOR_URL_VARIABLE and not has_pgvector:
+        return f"the database at {variable} has no pgvector (CREATE EXTENSION vector)"
     return None
 
 
-@pytest.fixture(scope="session")
-def postgres_url() -> str:
-    """The URL of a PostgreSQL database the tests may use, or the test skips.
-
-    The environment as it was when the tests were collected: the autouse fixture in
-    conftest.py clears every MEMMAN_ variable for each test, and a test may be the first
-    to ask for this session fixture."""
-    url = _AT_COLLECTION.get(URL_VARIABLE)
-    reason = unavailable(url)
-    if reason is not None and _AT_COLLECTION.get(REQUIRED_VARIABLE):
-        pytest.fail(reason)  # CI started a server: a skip there would hide a broken backend
+def _server_url(variable: str, required: str) -> str:
+    """The URL in `variable` as it was when the tests were collected (the autouse fixture in
+    conftest.py clears every MEMMAN_ variable for each test); a skip with the reason when
+    unusable, a failure where `required` is set (CI started a server: a skip there would
+    hide a broken backend)."""
+    url = _AT_COLLECTION.get(variable)
+    reason = unavailable(url, variable)
+    if reason is not None and _AT_COLLECTION.get(required):
+        pytest.fail(reason)
     if reason is not None:
         pytest.skip(reason)
     assert url is not None
     return url
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> str:
+    """The URL of a PostgreSQL database the tests may use, or the test skips."""
+    return _server_url(URL_VARIABLE, REQUIRED_VARIABLE)
+
+
+@pytest.fixture(scope="session")
+def pgvector_url() -> str:
+    """The URL of a database with pgvector installed (its server installs it in every new
+    database, so fresh_database's have it too), or the test skips."""
+    return _server_url(PGVECTOR_URL_VARIABLE, PGVECTOR_REQUIRED_VARIABLE)
 
 
 @contextmanager

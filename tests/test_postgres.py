@@ -18,6 +18,7 @@ from memman.scope import Scope
 from memman.storage import postgres_schema
 from memman.storage.postgres_schema import WRITE_LOCK
 from tests.postgres import (  # noqa: F401  (fixtures)
+    PGVECTOR_URL_VARIABLE,
     db_on_each_backend,
     fresh_database,
     postgres_url,
@@ -49,6 +50,13 @@ def test_an_unreachable_server_is_a_skip_reason():
     # Port 1 on the loopback: nothing listens there, so the connection is refused at once.
     reason = unavailable("postgresql+psycopg://memman:x@127.0.0.1:1/memman_test")
     assert reason.startswith("no PostgreSQL server answers")
+
+
+def test_a_pgvector_url_without_pgvector_is_a_skip_reason(postgres_url):  # noqa: F811
+    """This server has no pgvector: as MEMMAN_TEST_PGVECTOR_URL it is refused, saying why."""
+    reason = unavailable(postgres_url, PGVECTOR_URL_VARIABLE)
+    assert reason is not None and reason.endswith("has no pgvector (CREATE EXTENSION vector)")
+    assert "pgvector run" in unavailable(None, PGVECTOR_URL_VARIABLE)
 
 
 def test_a_missing_server_is_a_one_line_error_without_the_password(memman):  # noqa: F811

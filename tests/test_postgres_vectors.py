@@ -198,8 +198,8 @@ def test_a_crash_during_p002_leaves_the_p001_vectors(pg, monkeypatch):
 
 
 def test_stats_say_which_vector_path_is_used(tmp_path, pg, memman):  # noqa: F811
-    """This server has no pgvector (README, PostgreSQL): stats say so, and that the
-    in-process index searches the REAL[] vectors."""
+    """This server has no pgvector: stats say so, and that the in-process index searches the
+    REAL[] vectors (tests/test_pgvector.py: a server with it)."""
     with MemoryManager(pg) as mm:
         assert mm.stats()["vectors"] == {
             "embedding_model": None,
@@ -219,17 +219,17 @@ def test_stats_say_which_vector_path_is_used(tmp_path, pg, memman):  # noqa: F81
     assert re.search(r"pgvector on the server\s*│\s*not available", run.out)
 
 
-@pytest.mark.parametrize(
-    ("answer", "said"),
-    [("SELECT false, true", "available, not used"), ("SELECT true, true", "installed, not used")],
-)
-def test_a_server_with_pgvector_is_reported_as_not_used(pg, monkeypatch, answer, said):
-    """No server here has pgvector: the catalog's answer is replaced."""
-    from memman.storage import postgres
+def test_a_catalog_offering_pgvector_that_cannot_be_created_is_not_used(pg, monkeypatch):
+    """This server has no pgvector; the catalog's answer says it has: p005's CREATE
+    EXTENSION fails, which leaves the extension out, not the migration."""
+    from memman.storage import pgvector
 
-    monkeypatch.setattr(postgres, "_PGVECTOR_SQL", answer)
+    monkeypatch.setattr(pgvector, "OFFERED_SQL", "SELECT false, true")
     with MemoryManager(pg) as mm:
-        assert mm.stats()["vectors"]["pgvector"] == said
+        vectors = mm.stats()["vectors"]
+    assert (vectors["search"], vectors["pgvector"]) == ("numpy", "available, not installed")
+    with direct(pg) as conn:
+        assert postgres_schema.applied(conn) == postgres_schema.KNOWN
 
 
 def test_vector_writes_seek_the_change_log_and_keep_its_last_100k_rows(pg):
@@ -258,3 +258,12 @@ def test_vector_writes_seek_the_change_log_and_keep_its_last_100k_rows(pg):
         ).one()
     assert (count, last - first + 1) == (100_000, 100_000)
     assert last == 500 + 100_000 + 1
+
+
+def test_pgvector_is_refused_where_the_server_lacks_it(pg):
+    from memman.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="vector_search 'pgvector' needs"):
+        MemoryManager(pg, vector_search="pgvector")
+    with MemoryManager(pg) as mm:
+        assert mm.vector_search == "numpy"

@@ -10,6 +10,7 @@ import pytest
 from memman import MemoryManager
 from memman.language.text import content_hash
 from memman.semantic.vectors import VectorIndex
+from memman.storage.changes import NewVector
 from memman.storage.store import Scope
 from memman.storage.vector_format import save_vector
 from tests.postgres import fresh_database, postgres_url  # noqa: F401
@@ -36,7 +37,8 @@ def add(mm: MemoryManager, text: str, vector: np.ndarray, scope: Scope = SCOPE) 
             source=None,
             metadata={},
         )
-        save_vector(conn, memory_id, MODEL, vector)
+        # The store's vector write (on PostgreSQL with pgvector it makes the dimension's index).
+        mm.store.save_vectors(conn, [NewVector(memory_id, MODEL, vector)])
         return memory_id
 
     return mm.store.write(write, scope=scope)

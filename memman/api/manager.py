@@ -18,7 +18,7 @@ from memman.api.write import WriteCalls
 from memman.config import Settings, load_settings
 from memman.errors import ConfigError
 from memman.semantic.embed import Embedder, make_embedder
-from memman.semantic.vectors import make_vector_backend
+from memman.semantic.vectors import chosen_search, make_vector_backend
 from memman.storage.backends import open_store
 from memman.storage.pending import Leases
 from memman.write.decide import Decider, make_decider
@@ -81,7 +81,13 @@ class MemoryManager(WriteCalls, ReadCalls, LifecycleCalls, UpkeepCalls):
             dbapi=backend.driver.dbapi,
             prepare=backend.driver.prepare,
         )
-        self.vectors = backend.index
+        try:
+            self.vector_search, self.vectors = chosen_search(
+                self.settings.vector_search, backend, self.store.server_vector_search()
+            )
+        except ConfigError:
+            self.store.close()
+            raise
         self.clock = clock
         self._leases = Leases(self.store, clock, self.settings.lease_s)
         self._writes = WritePath(

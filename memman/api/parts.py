@@ -27,6 +27,7 @@ class Parts:
     path: str
     store: Store
     vectors: VectorSearch
+    vector_search: str  # the search in use: numpy, sqlite-vec or pgvector
     clock: Clock
     _leases: Leases
     _writes: WritePath

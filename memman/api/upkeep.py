@@ -114,7 +114,7 @@ class UpkeepCalls(Parts):
                 # Which vector path this manager uses (none without an embedder).
                 "vectors": {
                     "embedding_model": self.embedder.name if self.embedder else None,
-                    "search": self.settings.vector_search,
+                    "search": self.vector_search,
                     **self.store.vector_storage(),
                 },
             }

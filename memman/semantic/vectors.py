@@ -7,19 +7,25 @@ with one backend opens and searches with the other. The statements that read the
 rows, the change log, sqlite-vec's KNN) are memman/storage/vector_rows.py's; this module holds
 the search itself.
 
-Two backends answer the same `VectorSearch` interface, chosen by `vector_search`:
+Three backends answer the same `VectorSearch` interface, chosen by `vector_search`:
 
-- `numpy` (default): the scope's unit vectors are stacked into one matrix, cached per
-  (scope, model) and patched when `vector_log` shows changes, by this process or another
-  one; a query is one matrix-vector product.
+- `numpy` (the default off pgvector): the scope's unit vectors are stacked into one matrix,
+  cached per (scope, model) and patched when `vector_log` shows changes, by this process or
+  another one; a query is one matrix-vector product.
 - `sqlite-vec`: an exact KNN in SQL with the extension's `vec_distance_cosine` over the
   scope's active rows; nothing is held in memory. It needs a sqlite3 that loads extensions
   (the stdlib one if it can, else `pysqlite3`): `pip install 'memman[vec]'`.
 
-numpy is the default because it is faster once the matrix is cached: at 100k memories in one
-scope the SQL scan reads and decodes every blob on each query (about 100 ms) where the cached
-product takes a few (benchmarks/RESULTS.md). sqlite-vec trades that for no resident matrix
-(1.5 kB per 384-dim memory) and no load on a process's first query.
+- `pgvector` (PostgreSQL with the vector extension installed): the server's HNSW index finds
+  the nearest rows, scored here as numpy scores them (`PgvectorIndex`); nothing is held in
+  memory, and the result is approximate (memman/storage/pgvector.py).
+
+`auto` (the default) is pgvector where the database has it, numpy elsewhere.
+
+Off pgvector, numpy is chosen because it is faster once the matrix is cached: at 100k
+memories in one scope the SQL scan reads and decodes every blob on each query (about 100 ms)
+where the cached product takes a few (benchmarks/RESULTS.md). sqlite-vec trades that for no
+resident matrix (1.5 kB per 384-dim memory) and no load on a process's first query.
 
 Both rank by cosine, then by pk, so equal scores come out in the same order; cosines agree
 to float32 rounding (about 1e-7).
@@ -38,7 +44,7 @@ import sqlalchemy as sa
 
 from memman.errors import ConfigError
 from memman.scope import Scope
-from memman.storage import vector_rows
+from memman.storage import pgvector, vector_rows
 from memman.storage.sqlite_driver import SqliteDriver, driver_with_sqlite_vec
 
 _PATCH_LIMIT = 5000  # more changed memories than this since the last look: reload instead
@@ -99,6 +105,14 @@ def _cosines(rows: np.ndarray, query: np.ndarray) -> np.ndarray:
     about 20 % faster over a whole 100k matrix, so it only preselects (VectorIndex.top).
     """
     return np.einsum("ij,j->i", rows, np.asarray(query, dtype=np.float32))
+
+
+def _best(pks: np.ndarray, rows: np.ndarray, query: np.ndarray, k: int) -> list[tuple[int, float]]:
+    """The k rows of best cosine with the query, (pk, cosine), by (cosine desc, pk): the order
+    sqlite-vec's ORDER BY gives, ties included."""
+    exact = _cosines(rows, query)
+    best = np.lexsort((pks, -exact))[:k]
+    return [(int(pks[i]), float(exact[i])) for i in best]
 
 
 class VectorIndex:
@@ -190,9 +204,7 @@ class VectorIndex:
             fast = m.rows[: m.n] @ np.asarray(query, dtype=np.float32)
             cut = m.n - min(k, m.n)
             near = np.flatnonzero(fast >= np.partition(fast, cut)[cut] - _RESCORE_MARGIN)
-            exact = _cosines(m.rows[near], query)
-            best = np.lexsort((m.pks[near], -exact))[:k]
-            return [(int(m.pks[near[i]]), float(exact[i])) for i in best]
+            return _best(m.pks[near], m.rows[near], query, k)
 
     def scores(
         self, conn: sa.Connection, scope: Scope, model: str, query: np.ndarray, pks: list[int]
@@ -230,6 +242,46 @@ class SqliteVecIndex:
         return vector_rows.cosines_of(conn, scope, model, query, pks)
 
 
+# Rows asked of pgvector beyond k: equal vectors at the cut come out in pk order, as numpy's,
+# when there are at most this many more of them.
+_TIE_EXTRA = 8
+
+
+class PgvectorIndex:
+    """Nearest neighbours found by PostgreSQL's HNSW index (pgvector), scored here as numpy
+    scores them (memman/storage/pgvector.py): nothing is loaded into this process.
+
+    HNSW is approximate (recall below 1 at 100k vectors: benchmarks/RESULTS.md, "Session 8:
+    pgvector"); when the search finds fewer rows than asked (an index scan whose candidates
+    were mostly other scopes', or fewer memories than k), the scope is searched exactly on
+    the server instead.
+    """
+
+    def forget(self, user_id: str, agent_id: str | None = None) -> None:
+        """Nothing cached, nothing to drop."""
+
+    def top(
+        self, conn: sa.Connection, scope: Scope, model: str, query: np.ndarray, k: int
+    ) -> list[tuple[int, float]]:
+        """The k active memories of the scope most similar to a unit query vector: (pk, cosine)."""
+        if k < 1:
+            return []
+        wanted = k + _TIE_EXTRA
+        # A zero query is at no distance from anything to pgvector (NaN): every memory scores
+        # 0, and the first k by pk are the answer, found exactly.
+        pks, rows = pgvector.nearest(conn, scope, model, query, wanted, exact=not query.any())
+        if len(pks) < wanted:
+            pks, rows = pgvector.nearest(conn, scope, model, query, wanted, exact=True)
+        return _best(pks, rows, query, k)
+
+    def scores(
+        self, conn: sa.Connection, scope: Scope, model: str, query: np.ndarray, pks: list[int]
+    ) -> dict[int, float]:
+        """Cosine of the query with each given memory that has a vector (for re-ranking)."""
+        found, rows = pgvector.vectors_of(conn, scope, model, len(query), pks)
+        return dict(zip(found.tolist(), _cosines(rows, query).tolist(), strict=True))
+
+
 class VectorSearch(Protocol):
     """What candidate retrieval asks of a vector backend."""
 
@@ -263,9 +315,28 @@ def _sqlite_vec_backend(cache_bytes: int) -> VectorBackend:
 
 
 VECTOR_BACKENDS: dict[str, Callable[[int], VectorBackend]] = {
+    # numpy until the store says whether its server searches (chosen_search).
+    "auto": _numpy_backend,
     "numpy": _numpy_backend,
     "sqlite-vec": _sqlite_vec_backend,
+    "pgvector": lambda cache_bytes: VectorBackend(PgvectorIndex()),
 }
+
+
+def chosen_search(
+    name: str, backend: VectorBackend, server_search: bool
+) -> tuple[str, VectorSearch]:
+    """The search a manager uses and its name (memman stats), once the store is open: "auto"
+    is pgvector where the database has it installed (the store's server_vector_search), else
+    numpy. ConfigError for "pgvector" where it is not installed."""
+    if name == "pgvector" and not server_search:
+        raise ConfigError(
+            "vector_search 'pgvector' needs a PostgreSQL database with the vector extension"
+            " installed (memman stats says whether the server offers it); use 'auto' or 'numpy'"
+        )
+    if name == "auto":
+        return ("pgvector", PgvectorIndex()) if server_search else ("numpy", backend.index)
+    return name, backend.index
 
 
 def make_vector_backend(name: str, *, cache_mb: float) -> VectorBackend:

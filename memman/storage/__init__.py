@@ -45,7 +45,9 @@ SQLite has BEGIN IMMEDIATE). The statements both share stay written once: SQLAlc
 Core and `text()` for either dialect, and `dialect.py` rewrites run_sql's sqlite3-style
 parameters for psycopg. Where the dialects differ, PostgresStore overrides the method
 (`lexical_ranked` ranks with ts_rank_cd) or the storage module branches (`vector_rows`,
-`vector_format`); no module outside this package branches on the dialect.
+`vector_format`); no module outside this package branches on the dialect. Where the database
+has pgvector, `pgvector.py` holds its statements (an HNSW index per dimension, the server's
+k-nearest search); semantic/vectors.py's `PgvectorIndex` asks them.
 `.ci/postgres` starts a throwaway PostgreSQL 15 cluster and tests/postgres.py gives the tests
 its URL (or skips saying why).
 """

@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 import threading
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
@@ -42,7 +42,8 @@ from memman.errors import (
 )
 from memman.models import Event
 from memman.scope import Scope
-from memman.storage import postgres_schema
+from memman.storage import pgvector, postgres_schema
+from memman.storage.changes import NewVector
 from memman.storage.postgres_search import postings, ranked_by_tsquery
 from memman.storage.sql import run_sql
 from memman.storage.store import GROWING_TABLES, Store
@@ -60,11 +61,6 @@ _READ_ONLY_STATES = frozenset({"25006"})  # read_only_sql_transaction (a standby
 _KEY = re.compile(r'"(q(\d+)j)')
 _PHRASE = re.compile(r'"([^"]*)"')
 _SCOPE_OF_KEY = "SELECT user_id, agent_id FROM fts_scopes WHERE id = ?"
-# Whether pgvector is installed in this database, and whether the server offers it.
-_PGVECTOR_SQL = """
-    SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'vector'),
-           EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'vector')
-"""
 # As upkeep's check; a REAL[] counts its values (cardinality: 0 for an empty array).
 _ORPHAN_VECTORS = """
     SELECT count(*) FROM memory_vectors AS v
@@ -177,6 +173,9 @@ class PostgresStore(Store):
                 done = postgres_schema.applied(conn)
             if postgres_schema.due(done, self.path):
                 self.write(postgres_schema.apply_pending)
+            with self.read() as conn:
+                self._pgvector = conn.exec_driver_sql(pgvector.OFFERED_SQL).one()[0]
+                self._indexed = pgvector.indexed_dims(conn) if self._pgvector else set()
         except sa.exc.OperationalError as error:  # no server, refused, wrong password
             reason = " ".join(str(getattr(error, "orig", error)).split())
             raise StoreError(f"cannot reach PostgreSQL at {self.path}: {reason}") from error
@@ -208,16 +207,30 @@ class PostgresStore(Store):
         return found
 
     def vector_storage(self) -> dict[str, str]:
-        """Vectors are REAL[] (p002), searched by the in-process index. Whether the server
-        has pgvector says whether a pgvector search could be used here; memman has none yet
-        (README, PostgreSQL)."""
+        """Vectors are REAL[] (p002); whether pgvector is installed in the database, or only
+        offered by the server (pgvector 0.6 needs a superuser to CREATE EXTENSION vector)."""
         with self.read() as conn:
-            installed, available = conn.exec_driver_sql(_PGVECTOR_SQL).one()
-        found = "installed" if installed else "available" if available else "not available"
-        return {
-            "stored_as": "REAL[]",
-            "pgvector": found if found == "not available" else f"{found}, not used",
-        }
+            installed, available = conn.exec_driver_sql(pgvector.OFFERED_SQL).one()
+        found = "installed" if installed else "available, not installed" if available else None
+        return {"stored_as": "REAL[]", "pgvector": found or "not available"}
+
+    def server_vector_search(self) -> bool:
+        """Whether pgvector is installed in the database (checked when the store opened)."""
+        return bool(self._pgvector)
+
+    def save_vectors(self, conn: sa.Connection, vectors: Sequence[NewVector]) -> None:
+        """As Store's; with pgvector, the first vector of a dimension this process writes
+        makes the dimension's HNSW index unless another transaction made it already
+        (memman/storage/pgvector.py). A dimension counts as indexed once a later
+        transaction sees the index committed, so a rolled-back one is made again."""
+        if self._pgvector:
+            for dim in {len(new.vector) for new in vectors} - self._indexed:
+                name = pgvector.index_name(dim)
+                if conn.exec_driver_sql(f"SELECT to_regclass('{name}')").scalar() is not None:
+                    self._indexed.add(dim)
+                else:
+                    pgvector.ensure_index(conn, dim)
+        super().save_vectors(conn, vectors)
 
     def scrub(self) -> bool:
         """VACUUM the tables a purge deletes from, so the dead rows' space is reclaimed

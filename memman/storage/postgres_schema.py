@@ -33,6 +33,7 @@ from collections.abc import Callable
 import sqlalchemy as sa
 
 from memman.errors import StoreError
+from memman.storage import pgvector
 from memman.storage.migrations.fts import FTS_SEPARATORS
 
 # The pg_advisory_xact_lock key every write transaction (migrations too) takes first.
@@ -304,16 +305,48 @@ def _statements(statements: list[str]) -> Callable[[sa.Connection], None]:
     return apply
 
 
+def _p001(conn: sa.Connection) -> None:
+    """p001's statements; on a server without unaccent (a build without PostgreSQL's contrib,
+    as the pgserver wheel's), the text search configuration goes without it, so accents are
+    kept: "café" finds "café", not "cafe" (README, PostgreSQL). Where unaccent is offered, the
+    statements are those p001 always ran."""
+    offered = conn.exec_driver_sql(
+        "SELECT EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'unaccent')"
+    ).scalar_one()
+    statements = _P001
+    if not offered:
+        statements = [
+            s.replace(" WITH unaccent, memman_stem", " WITH memman_stem")
+            for s in _P001
+            if "EXTENSION" not in s
+        ]
+    _statements(statements)(conn)
+
+
+def _p005(conn: sa.Connection) -> None:
+    """pgvector, where the server offers it and this role may create it (memman/storage/
+    pgvector.py): the extension, and an HNSW index for each dimension of the vectors already
+    stored (built in this transaction, holding the write lock: minutes for 100k vectors,
+    benchmarks/RESULTS.md "Session 8: pgvector"). Elsewhere nothing: the vectors stay REAL[]
+    searched in-process, and a server given pgvector later gets its indexes from the first
+    vector written of each dimension."""
+    if not pgvector.create_extension(conn):
+        return
+    for dim in conn.exec_driver_sql("SELECT DISTINCT dim FROM memory_vectors").scalars():
+        pgvector.ensure_index(conn, dim)
+
+
 # Oldest first; never edit one once released, add the next.
 # Writes of different scopes commit in any order, so the vector cache reads the change log's
 # last row of its own scope (memman/semantic/vectors.py): one index seek.
 _P004 = ["CREATE INDEX vector_log_scope ON vector_log (user_id, agent_id, seq)"]
 
 MIGRATIONS: list[tuple[str, Callable[[sa.Connection], None]]] = [
-    ("p001_schema", _statements(_P001)),
+    ("p001_schema", _p001),
     ("p002_vectors_as_float4_arrays", _statements(_P002)),
     ("p003_vector_log_prune_by_seek", _statements(_P003)),
     ("p004_vector_log_scope", _statements(_P004)),
+    ("p005_pgvector", _p005),
 ]
 KNOWN = [name for name, _ in MIGRATIONS]
 

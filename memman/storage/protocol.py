@@ -61,6 +61,11 @@ class Storage(MemoryStorage, UpkeepStorage, Protocol):
         offers ("pgvector"), for memman stats; reads the catalog, no lock."""
         ...
 
+    def server_vector_search(self) -> bool:
+        """Whether the database can find a scope's nearest vectors itself (pgvector installed
+        on PostgreSQL; memman/storage/pgvector.py); the answer of when the store opened."""
+        ...
+
     def scrub(self) -> bool:
         """Rewrite the file without free pages and empty the log; takes the write lock.
         False when a reader's older snapshot kept the log."""

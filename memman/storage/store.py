@@ -276,6 +276,10 @@ class Store(
         """Vectors are float32 bytes; sqlite-vec, if chosen, is a connection's (vector_search)."""
         return {"stored_as": "float32 BLOB"}
 
+    def server_vector_search(self) -> bool:
+        """SQLite searches no vectors itself (sqlite-vec, if chosen, is a connection's)."""
+        return False
+
     def scrub(self) -> bool:
         """Rewrite the file without free pages and empty the WAL (after a hard purge).
 

@@ -42,10 +42,9 @@ from memman.jsonl import parse_lines
 from memman.language.text import content_hash
 from memman.models import Event, Memory, Op, Status, Tier, UpdateResult
 from memman.scope import Scope
-from memman.storage.changes import ChangeSet
+from memman.storage.changes import ChangeSet, NewVector
 from memman.storage.store import Store
 from memman.storage.upkeep import COPIED_TABLES
-from memman.storage.vector_format import save_vector
 
 MEMORY = "memory"
 EVENT = "event"
@@ -329,7 +328,9 @@ def _copy(
                 rows.setdefault(record.kind, []).append(record.values)
                 continue
             vector = np.frombuffer(record.values["vector"], dtype=np.float32)
-            save_vector(conn, record.values["memory_id"], record.values["model"], vector)
+            # Through the store: on PostgreSQL with pgvector, a new dimension gets its index.
+            new = NewVector(record.values["memory_id"], record.values["model"], vector)
+            store.save_vectors(conn, [new])
             continue
         if isinstance(record, Event):
             store.copy_event(conn, record, keep_id=not renumber_events)
