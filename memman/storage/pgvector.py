@@ -64,7 +64,7 @@ _SCOPE_JOIN = """
     FROM memory_vectors v JOIN long_term l ON l.pk = v.memory_pk
     WHERE l.user_id = :user_id AND l.agent_id = :agent_id AND l.status = 'active'
       AND v.model = :model AND v.dim = {dim}
-      AND NOT (v.vector && '{{NaN,Infinity,-Infinity}}'::real[])
+      AND {finite}
 """
 
 
@@ -116,7 +116,7 @@ def _params(scope: Scope, model: str, dim: int) -> dict[str, Any]:
 
 
 def _scope_join(dim: int) -> str:
-    return _SCOPE_JOIN.format(dim=int(dim))
+    return _SCOPE_JOIN.format(dim=int(dim), finite=_FINITE)  # `vector` is only v's column
 
 
 def _rows(conn: sa.Connection, sql: str, params: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
