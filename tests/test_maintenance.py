@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from memman import MemoryManager
 from memman.cli import app
-from memman.errors import InvalidInputError, StoreError
+from memman.errors import InvalidInputError, StoreCorruptError, StoreError
 from memman.storage.maintenance import STUCK_ATTEMPTS
 from tests.reliability import (
     audit,
@@ -19,6 +19,7 @@ from tests.reliability import (
     pick_facts,
     write_worker,
 )
+from tests.test_cli import memman  # noqa: F401 (fixture)
 
 FACTS = ("User likes green tea", "User lives in Berlin", "User has a cat named Miso")
 
@@ -137,6 +138,36 @@ def test_a_damaged_schema_page_is_a_typed_error(tmp_path):
     path.write_bytes(bytes(data))
     with pytest.raises(StoreError, match="as a memman store"):
         MemoryManager(str(path))
+
+
+def _damage_table(path: str, table: str) -> None:
+    """Overwrite the root page of a table (the WAL is checkpointed: the manager is closed)."""
+    conn = sqlite3.connect(path)
+    root = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = ?", (table,)).fetchone()
+    size = conn.execute("PRAGMA page_size").fetchone()[0]
+    conn.close()
+    with open(path, "r+b") as damaged:
+        damaged.seek(size * (root[0] - 1))
+        damaged.write(b"\xff" * size)
+
+
+def test_a_damaged_page_met_by_a_read_or_a_write_is_a_typed_error(tmp_path, memman):  # noqa: F811
+    # The file opens (its schema is sound); reading or writing the damaged table must say the
+    # store is damaged, as a StoreCorruptError, and the CLI must say it in one line.
+    path = str(tmp_path / "damaged.db")
+    with offline_manager(path) as mm:
+        for user, fact in pick_facts(1, 300):
+            mm.update_memory(fact, user_id=user)
+    _damage_table(path, "long_term")
+    with offline_manager(path) as mm:
+        with pytest.raises(StoreCorruptError, match="damaged"):
+            mm.list(user_id="alice")
+        with pytest.raises(StoreCorruptError, match="damaged"):
+            mm.update_memory("User collects stamps", user_id="alice")
+        assert not mm.check().ok
+    for command in (("list", "--user", "alice"), ("add", "User collects stamps", "--user", "a")):
+        run = memman(*command, "--db", path)  # through main(): a traceback fails the fixture
+        assert run.code == 1 and "damaged" in run.err and len(run.err.splitlines()) == 1
 
 
 def test_facts_stuck_in_pending_are_reported(db):

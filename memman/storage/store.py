@@ -29,6 +29,7 @@ from sqlalchemy.pool import StaticPool
 
 from memman.errors import (
     StoreBusyError,
+    StoreCorruptError,
     StoreError,
     StoreFullError,
     StoreReadOnlyError,
@@ -44,6 +45,7 @@ from memman.storage.messages import MessageRows
 from memman.storage.migrations import migrations
 from memman.storage.pending import PendingRows
 from memman.storage.sql import run_sql
+from memman.storage.sqlite_errors import is_busy, typed
 from memman.storage.upkeep import UpkeepRows
 from memman.storage.vector_rows import VectorRows
 
@@ -60,21 +62,6 @@ GROWING_TABLES = (
     "memory_vectors",
     "vector_log",
 )
-
-
-def _is_busy(error: Exception) -> bool:
-    message = str(getattr(error, "orig", error)).lower()
-    return "locked" in message or "busy" in message
-
-
-def _typed(error: Exception, path: str) -> StoreError | None:
-    """The typed error for a write SQLite refused for lack of space or of write access."""
-    message = str(getattr(error, "orig", error)).lower()
-    if "full" in message:  # SQLITE_FULL: disk full, or max_page_count reached
-        return StoreFullError(f"the disk or the file's size limit is full, nothing written: {path}")
-    if "readonly" in message or "read-only" in message:
-        return StoreReadOnlyError(f"{path} is read-only: reads work, writes do not")
-    return None
 
 
 # Every migration memman knows, oldest first: a file that recorded another name was written
@@ -215,6 +202,10 @@ class Store(
                 " AND events.op = 'UPDATE' AND long_term.user_id = ? AND long_term.agent_id = ?"
                 " AND long_term.status = 'active' ORDER BY events.id DESC LIMIT 1"
             )
+        except StoreCorruptError as error:  # not SQLite, or a damaged schema
+            self.engine.dispose()
+            reason = error.reason
+            raise StoreError(f"cannot open {self.path} as a memman store: {reason}") from error
         except StoreError:
             self.engine.dispose()
             raise
@@ -315,9 +306,16 @@ class Store(
 
     @contextmanager
     def read(self) -> Iterator[sa.Connection]:
-        """A consistent snapshot for reads (deferred transaction, never takes the write lock)."""
-        with self._read_lock, self.engine.connect() as connection, connection.begin():
-            yield connection
+        """A consistent snapshot for reads (deferred transaction, never takes the write lock);
+        a damaged page raises StoreCorruptError."""
+        try:
+            with self._read_lock, self.engine.connect() as connection, connection.begin():
+                yield connection
+        except (sa.exc.DatabaseError, self.dbapi.DatabaseError) as error:
+            damaged = typed(error, self.path)
+            if isinstance(damaged, StoreCorruptError):
+                raise damaged from error
+            raise
 
     def write(self, fn: Callable[[sa.Connection], T], *, scope: Scope | None = None) -> T:
         """Run fn in one write transaction; all its changes commit together or not at all.
@@ -359,7 +357,8 @@ class Store(
         """attempt(), tried again while another writer holds the lock, with jittered back-off
         (10 ms doubling to 0.5 s) for busy_patience_s, then StoreBusyError; any other
         failure at once, typed when memman has a type for it."""
-        failures = (sa.exc.OperationalError, self.dbapi.OperationalError)
+        # DatabaseError, not only OperationalError: a damaged page is SQLite's DatabaseError.
+        failures = (sa.exc.DatabaseError, self.dbapi.DatabaseError)
         try:
             return self._retrying(attempt)
         # The driver's own error too: migrations run on the raw connection.
@@ -389,8 +388,8 @@ class Store(
 
     def _busy(self, error: Exception) -> bool:
         """Whether a failed attempt may succeed when tried again (another writer held the lock)."""
-        return _is_busy(error)
+        return is_busy(error)
 
     def _typed_error(self, error: Exception) -> StoreError | None:
         """memman's error for a write refused for lack of space or of write access."""
-        return _typed(error, self.path)
+        return typed(error, self.path)
