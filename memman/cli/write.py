@@ -6,10 +6,11 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from pydantic import BaseModel, model_validator
+from pydantic import BaseModel, ConfigDict, model_validator
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from memman.api.manager import MemoryManager
+from memman.api.write import INGEST_KEYS
 from memman.cli.common import AgentOption, DbOption, UserOption, _open, console, errors
 from memman.cli.demo import DEMO_USER, demo_facts
 from memman.cli.render import _add_decision, _decisions_table, _memories_table, _mode_line
@@ -78,7 +79,8 @@ def ingest(
     file: Annotated[
         Path,
         typer.Argument(
-            help='JSON lines: {"fact": ..., "user_id"?, "agent_id"?, "source"?, "metadata"?}'
+            help='JSON lines: {"fact": ..., "user_id"?, "agent_id"?, "source"?, "metadata"?,'
+            ' "category"?, "importance"?, "subject"?, "attribute"?, "observed_at"?}'
             " (lines of `memman export` work too)"
         ),
     ],
@@ -132,14 +134,23 @@ def ingest(
 
 
 class _IngestLine(BaseModel):
-    """One line of an ingest file: an object with a "fact", a bare JSON string (the fact), or
-    a line of `memman export` (its content is the fact; its other columns are not kept)."""
+    """One line of an ingest file: an object with a "fact" and what MemoryManager.ingest takes
+    with it (a misspelt key is a bad line, not dropped), a bare JSON string (the fact), or a
+    line of `memman export` (its content is the fact; of its other columns, those ingest
+    takes are kept)."""
+
+    model_config = ConfigDict(extra="forbid")
 
     fact: str
     user_id: str | None = None
     agent_id: str | None = None
     source: str | None = None
     metadata: dict[str, Any] | None = None
+    category: str | None = None
+    importance: float | None = None
+    subject: str | None = None
+    attribute: str | None = None
+    observed_at: str | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -147,5 +158,6 @@ class _IngestLine(BaseModel):
         if isinstance(line, str):
             return {"fact": line}
         if isinstance(line, dict) and "fact" not in line and "content" in line:
-            return {**line, "fact": line["content"]}
+            kept = {key: line[key] for key in INGEST_KEYS & line.keys()}
+            return {**kept, "fact": line["content"]}
         return line
