@@ -216,6 +216,10 @@ def test_pending_and_retry_with_an_llm(memman, db, monkeypatch, fake_openai):
     pending = memman("pending", "--db", db)
     assert "1 pending" in pending.out and "model overloaded" in pending.out
 
+    fake_openai.script(Reply(500, {"error": {"message": "model overloaded"}}))
+    still = memman("retry", "--db", db)  # parked again: the table names the fact, not a blank
+    assert "PENDING" in still.out and "User supports Chelsea now" in still.out
+
     fake_openai.script(answer("UPDATE", id=1, content="User supports Chelsea"))
     retried = memman("retry", "--db", db)
     assert retried.code == 0
