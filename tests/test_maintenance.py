@@ -129,6 +129,21 @@ def test_a_file_that_is_not_a_store_is_a_typed_error_and_left_alone(tmp_path, ma
     assert run.exit_code == 1 and "Traceback" not in run.output
 
 
+def test_another_applications_database_is_refused_and_left_alone(tmp_path, memman):  # noqa: F811
+    # `--db app.db` by mistake: memman must not add its tables to someone else's database.
+    path = tmp_path / "app.db"
+    raw(str(path), "CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT)")
+    raw(str(path), "INSERT INTO users (name) VALUES ('ana')")
+    with pytest.raises(StoreError, match="another application's tables"):
+        MemoryManager(str(path))
+    run = memman("add", "User likes tea", "--user", "u", "--db", str(path))
+    assert run.code == 1 and "users" in run.err
+    conn = sqlite3.connect(path)  # its schema and rows as they were (the journal mode is WAL)
+    assert [r[0] for r in conn.execute("SELECT name FROM sqlite_master")] == ["users"]
+    assert conn.execute("SELECT name FROM users").fetchall() == [("ana",)]
+    conn.close()
+
+
 def test_a_damaged_schema_page_is_a_typed_error(tmp_path):
     path = tmp_path / "damaged-schema.db"
     with offline_manager(str(path)) as mm:

@@ -225,12 +225,17 @@ class Store(
         crash midway leaves the file at the previous schema, never half-migrated.
         """
 
-        def applied() -> list[str]:
+        def applied() -> tuple[list[str], list[str]]:
             with self.read() as connection:
                 db = sqlite_utils.Database(connection.connection.dbapi_connection)
-                return [m.name for m in migrations.applied(db)]
+                return [m.name for m in migrations.applied(db)], db.table_names()
 
-        done = self._with_busy_retry(applied)
+        done, tables = self._with_busy_retry(applied)
+        if not done and (foreign := [t for t in tables if t != "_sqlite_migrations"]):
+            raise StoreError(  # a mistaken --db: never add memman's tables to another database
+                f"{self.path} holds another application's tables ({', '.join(foreign[:5])}),"
+                " not a memman store: give memman a new or empty file"
+            )
         newer = [name for name in done if name not in KNOWN_MIGRATIONS]
         if newer:
             raise StoreError(
