@@ -12,8 +12,9 @@ import os
 import tomllib
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlparse
 
-from pydantic import Field, ValidationError
+from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import (
     BaseSettings,
     InitSettingsSource,
@@ -157,6 +158,15 @@ class Settings(BaseSettings):
     message_retention_days: float = Field(default=30.0, ge=0)
     max_message_chars: int = Field(default=100_000, ge=1)
     journal_size_limit_mb: float = Field(default=64.0, ge=0)
+
+    @field_validator("llm_base_url")
+    @classmethod
+    def _an_http_url(cls, url: str | None) -> str | None:
+        """A base URL without its scheme ("localhost:11434/v1") failed every call, each fact
+        parked with a connection error that never named the typo: refused when loaded."""
+        if url is not None and urlparse(url).scheme not in ("http", "https"):
+            raise ValueError(f"must be an http:// or https:// URL, not {url!r}")
+        return url
 
     @property
     def llm_configured(self) -> bool:

@@ -104,3 +104,16 @@ def test_a_table_variable_that_is_not_json_is_one_config_error(monkeypatch):
     with pytest.raises(ConfigError, match=r"^invalid configuration: .*short_term_ttl_hours") as e:
         load_settings()
     assert "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize("url", ["localhost:11434/v1", "127.0.0.1:8080", "ftp://host/v1"])
+def test_a_base_url_without_http_is_refused_before_any_fact_is_parked(tmp_path, monkeypatch, url):
+    # "localhost:11434/v1" (no scheme) failed every call: each fact parked with a connection
+    # error, the typo never named. It must be one ConfigError when the settings load.
+    monkeypatch.setenv("MEMMAN_LLM_MODEL", "qwen2.5:7b")
+    monkeypatch.setenv("OPENAI_BASE_URL", url)
+    with pytest.raises(ConfigError, match=r"llm_base_url: .*http:// or https://"):
+        load_settings()
+    with pytest.raises(ConfigError, match="llm_base_url"):
+        MemoryManager(str(tmp_path / "m.db"))
+    assert not (tmp_path / "m.db").exists()
