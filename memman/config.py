@@ -159,6 +159,15 @@ class Settings(BaseSettings):
     max_message_chars: int = Field(default=100_000, ge=1)
     journal_size_limit_mb: float = Field(default=64.0, ge=0)
 
+    @field_validator("db")
+    @classmethod
+    def _a_store(cls, db: str) -> str:
+        """SQLite opens "" as a private temporary database, deleted at close: a fact written
+        there (`--db "$UNSET"`) was reported stored, then lost."""
+        if not db.strip():
+            raise ValueError("is empty: give a file path, ':memory:' or a PostgreSQL URL")
+        return db
+
     @field_validator("llm_base_url")
     @classmethod
     def _an_http_url(cls, url: str | None) -> str | None:

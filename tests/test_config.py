@@ -5,6 +5,7 @@ import pytest
 
 from memman import MemoryManager, load_settings
 from memman.errors import ConfigError
+from tests.test_cli import memman  # noqa: F401 (fixture)
 
 
 def test_defaults_without_file_or_environment():
@@ -117,3 +118,16 @@ def test_a_base_url_without_http_is_refused_before_any_fact_is_parked(tmp_path, 
     with pytest.raises(ConfigError, match="llm_base_url"):
         MemoryManager(str(tmp_path / "m.db"))
     assert not (tmp_path / "m.db").exists()
+
+
+@pytest.mark.parametrize("path", ["", "  "])
+def test_an_empty_db_path_is_refused_not_a_throwaway_store(path):
+    # SQLite opens "" as a private temporary database, deleted at close: `--db "$UNSET"` wrote
+    # the fact there, reported ADD and lost it.
+    with pytest.raises(ConfigError, match=r"db: .*empty"):
+        MemoryManager(path)
+
+
+def test_the_cli_refuses_an_empty_db_in_one_line(memman):  # noqa: F811
+    run = memman("add", "User likes tea", "--user", "alice", "--db", "")
+    assert run.code == 1 and run.out == "" and "db: " in run.err

@@ -120,3 +120,8 @@ def test_an_export_holding_line_separators_in_a_fact_is_read_back_by_ingest(memm
     assert run.code == 0 and "1 facts decided (ADD 1); 0 bad lines" in run.out
     with MemoryManager(db) as mm:
         assert [m.content for m in mm.list(user_id="alice")] == [fact]
+
+
+def test_import_of_neither_a_path_nor_lines_is_invalid_input(tmp_path):
+    with MemoryManager(str(tmp_path / "m.db")) as mm, pytest.raises(InvalidInputError):
+        mm.import_jsonl(12)  # was a TypeError from iterating an int

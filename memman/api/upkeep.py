@@ -88,6 +88,8 @@ class UpkeepCalls(Parts):
                     return transfer.import_lines(self, file, raw=raw)
             except OSError as error:
                 raise InvalidInputError(f"cannot read {source}: {error}") from error
+        if not isinstance(source, Iterable):
+            raise InvalidInputError("import_jsonl takes a file path or the lines of an export")
         return transfer.import_lines(self, source, raw=raw)
 
     def migrate_to(self, target: UpkeepCalls) -> MigrateReport:
