@@ -12,6 +12,7 @@ from memman import MemoryManager
 from memman.cli import app
 from memman.errors import InvalidInputError, StoreCorruptError, StoreError
 from memman.storage.maintenance import STUCK_ATTEMPTS
+from tests.postgres import fresh_database, postgres_url  # noqa: F401 (fixture)
 from tests.reliability import (
     audit,
     integrity_problems,
@@ -245,3 +246,12 @@ def test_backups_taken_while_processes_write_are_consistent(tmp_path):
         final = mm.backup(tmp_path / "final.db")
     result = audit(str(final), acks)
     assert result.present == result.acknowledged == 600
+
+
+def test_check_on_postgresql_does_not_claim_sqlite_checks(postgres_url, memman):  # noqa: F811
+    # PostgreSQL has no integrity_check or FTS5 index: the report must not say "sqlite
+    # integrity: ok" for a check it never ran.
+    with fresh_database(postgres_url) as url:
+        run = memman("check", "--db", url)
+    assert run.code == 0 and "sqlite" not in run.out
+    assert "PostgreSQL checks its own pages" in run.out
