@@ -216,7 +216,7 @@ class _ConfigFile(TomlConfigSettingsSource):
     def _read_file(self, file_path: Path) -> dict[str, Any]:  # type: ignore[override]
         try:
             data = super()._read_file(file_path)
-        except (OSError, tomllib.TOMLDecodeError) as error:
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
             raise ConfigError(f"cannot read config file {file_path}: {error}") from error
         return data.get("memman", data)
 

@@ -131,3 +131,13 @@ def test_an_empty_db_path_is_refused_not_a_throwaway_store(path):
 def test_the_cli_refuses_an_empty_db_in_one_line(memman):  # noqa: F811
     run = memman("add", "User likes tea", "--user", "alice", "--db", "")
     assert run.code == 1 and run.out == "" and "db: " in run.err
+
+
+def test_a_config_file_that_is_not_utf8_is_one_config_error(tmp_path, monkeypatch, memman):  # noqa: F811
+    path = tmp_path / "memman.toml"
+    path.write_bytes(b"top_k = 3\n# caf\xe9 au lait\n")  # saved as Latin-1
+    monkeypatch.setenv("MEMMAN_CONFIG", str(path))
+    with pytest.raises(ConfigError, match="cannot read config file"):
+        load_settings()
+    run = memman("config")  # was a UnicodeDecodeError traceback
+    assert run.code == 1 and run.err.startswith("Error: cannot read config file")
