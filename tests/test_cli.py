@@ -179,23 +179,6 @@ def test_ingest_reports_bad_lines_by_number_and_keeps_good_ones(memman, db, tmp_
         assert bob.metadata == {"turn": 7}
 
 
-def test_ingest_keeps_every_field_the_library_takes_and_refuses_unknown_ones(memman, db, tmp_path):
-    # MemoryManager.ingest takes category, importance, subject, attribute and observed_at;
-    # the command dropped them without a word, and a misspelt key the same way.
-    full = {"fact": "User is allergic to nuts", "category": "safety", "importance": 9}
-    dated = {"fact": "User lives in Oslo", "observed_at": "2024-05-03T10:00:00+00:00"}
-    lines = [full, dated, {"fact": "User likes tea", "catgory": "drinks"}]
-    path = tmp_path / "facts.jsonl"
-    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
-    run = memman("ingest", str(path), "-u", "alice", "--db", db)
-    assert run.code == 2 and "2 facts decided" in run.out
-    assert "line 3: catgory: Extra inputs are not permitted" in run.err
-    with MemoryManager(db) as mm:
-        nuts, oslo = mm.list(user_id="alice")
-    assert (nuts.category, nuts.importance) == ("safety", 9)
-    assert (oslo.observed_at or "").startswith("2024-05-03")
-
-
 def test_ingest_all_good_exits_zero(memman, db, tmp_path):
     path = tmp_path / "facts.jsonl"
     path.write_text(json.dumps({"fact": "User lives in Lisbon"}) + "\n", encoding="utf-8")

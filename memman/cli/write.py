@@ -136,8 +136,8 @@ def ingest(
 class _IngestLine(BaseModel):
     """One line of an ingest file: an object with a "fact" and what MemoryManager.ingest takes
     with it (a misspelt key is a bad line, not dropped), a bare JSON string (the fact), or a
-    line of `memman export` (its content is the fact; of its other columns, those ingest
-    takes are kept)."""
+    line of `memman export` of an active memory (its content is the fact; of its other
+    columns, those ingest takes are kept)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -158,6 +158,9 @@ class _IngestLine(BaseModel):
         if isinstance(line, str):
             return {"fact": line}
         if isinstance(line, dict) and "fact" not in line and "content" in line:
+            status = line.get("status", "active")
+            if status != "active":  # ingested, a deleted or replaced memory would be current
+                raise ValueError(f"a {status} memory of an export: `memman import` copies those")
             kept = {key: line[key] for key in INGEST_KEYS & line.keys()}
             return {**kept, "fact": line["content"]}
         return line
