@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextlib import closing
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -14,7 +15,7 @@ from memman.api.write import INGEST_KEYS
 from memman.cli.common import AgentOption, DbOption, UserOption, _open, console, errors
 from memman.cli.demo import DEMO_USER, demo_facts
 from memman.cli.render import _add_decision, _decisions_table, _memories_table, _mode_line
-from memman.errors import BadLineError, MemmanError
+from memman.errors import BadLineError, InvalidInputError, MemmanError
 from memman.jsonl import parse_lines, read_lines
 
 
@@ -25,6 +26,8 @@ def demo(
 ) -> None:
     """Run a sample conversation through update_memory and show every decision."""
     path = Path(db)
+    if path.exists():
+        _only_the_demo(path)
     for suffix in ("", "-wal", "-shm"):
         Path(f"{path}{suffix}").unlink(missing_ok=True)
     with MemoryManager(str(path)) as mm:
@@ -41,6 +44,18 @@ def demo(
         console.print(
             f"Stored in {path}. Try: memman --help, or"
             f" memman history <id> --user {DEMO_USER} --db {path}"
+        )
+
+
+def _only_the_demo(path: Path) -> None:
+    """The demo recreates its file: refuse one that holds another user's memories (`--db
+    memman.db` erased the user's own store) or is no memman store (StoreError)."""
+    with MemoryManager(str(path)) as mm, closing(mm.export(include_inactive=True)) as memories:
+        other = next((m.user_id for m in memories if m.user_id != DEMO_USER), None)
+    if other is not None:
+        raise InvalidInputError(
+            f"{path} holds memories of {other!r}: the demo recreates its file, so it writes"
+            " only to a new file or an earlier demo's (default memman-demo.db)"
         )
 
 
