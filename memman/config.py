@@ -210,7 +210,8 @@ class _ConfigFile(TomlConfigSettingsSource):
     def __init__(self, settings_cls: type[BaseSettings]):
         named = os.environ.get("MEMMAN_CONFIG")
         if named and not Path(named).is_file():  # the source would skip it without a word
-            raise ConfigError(f"cannot read config file {named}: no such file")
+            why = "a folder, not a file" if Path(named).is_dir() else "no such file"
+            raise ConfigError(f"cannot read config file {named}: {why}")
         super().__init__(settings_cls, toml_file=named or "memman.toml")
 
     def _read_file(self, file_path: Path) -> dict[str, Any]:  # type: ignore[override]

@@ -141,3 +141,9 @@ def test_a_config_file_that_is_not_utf8_is_one_config_error(tmp_path, monkeypatc
         load_settings()
     run = memman("config")  # was a UnicodeDecodeError traceback
     assert run.code == 1 and run.err.startswith("Error: cannot read config file")
+
+
+def test_memman_config_naming_a_folder_says_so(tmp_path, monkeypatch):
+    monkeypatch.setenv("MEMMAN_CONFIG", str(tmp_path))  # it said "no such file"
+    with pytest.raises(ConfigError, match="not a file"):
+        load_settings()
