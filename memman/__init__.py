@@ -11,6 +11,7 @@ from memman.errors import (
     MemmanError,
     NotFoundError,
     StoreBusyError,
+    StoreCorruptError,
     StoreError,
 )
 from memman.lifecycle.erase import ForgetReport
@@ -36,6 +37,7 @@ __all__ = [
     "Settings",
     "Status",
     "StoreBusyError",
+    "StoreCorruptError",
     "StoreError",
     "Tier",
     "UpdateResult",

@@ -12,8 +12,9 @@ import os
 import tomllib
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlparse
 
-from pydantic import Field, ValidationError
+from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import (
     BaseSettings,
     InitSettingsSource,
@@ -159,6 +160,24 @@ class Settings(BaseSettings):
     max_message_chars: int = Field(default=100_000, ge=1)
     journal_size_limit_mb: float = Field(default=64.0, ge=0)
 
+    @field_validator("db")
+    @classmethod
+    def _a_store(cls, db: str) -> str:
+        """SQLite opens "" as a private temporary database, deleted at close: a fact written
+        there (`--db "$UNSET"`) was reported stored, then lost."""
+        if not db.strip():
+            raise ValueError("is empty: give a file path, ':memory:' or a PostgreSQL URL")
+        return db
+
+    @field_validator("llm_base_url")
+    @classmethod
+    def _an_http_url(cls, url: str | None) -> str | None:
+        """A base URL without its scheme ("localhost:11434/v1") failed every call, each fact
+        parked with a connection error that never named the typo: refused when loaded."""
+        if url is not None and urlparse(url).scheme not in ("http", "https"):
+            raise ValueError(f"must be an http:// or https:// URL, not {url!r}")
+        return url
+
     @property
     def llm_configured(self) -> bool:
         return bool(self.llm_model)
@@ -192,13 +211,14 @@ class _ConfigFile(TomlConfigSettingsSource):
     def __init__(self, settings_cls: type[BaseSettings]):
         named = os.environ.get("MEMMAN_CONFIG")
         if named and not Path(named).is_file():  # the source would skip it without a word
-            raise ConfigError(f"cannot read config file {named}: no such file")
+            why = "a folder, not a file" if Path(named).is_dir() else "no such file"
+            raise ConfigError(f"cannot read config file {named}: {why}")
         super().__init__(settings_cls, toml_file=named or "memman.toml")
 
     def _read_file(self, file_path: Path) -> dict[str, Any]:  # type: ignore[override]
         try:
             data = super()._read_file(file_path)
-        except (OSError, tomllib.TOMLDecodeError) as error:
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
             raise ConfigError(f"cannot read config file {file_path}: {error}") from error
         return data.get("memman", data)
 

@@ -62,6 +62,16 @@ class StoreReadOnlyError(StoreError):
     """A write to a store opened read-only (a read-only file or medium, or a mode=ro URI)."""
 
 
+class StoreCorruptError(StoreError):
+    """A read or write met a damaged page of the file (SQLite: "database disk image is
+    malformed"): nothing of the write was stored. `reason` is SQLite's own words, for
+    `memman check`'s report."""
+
+    def __init__(self, message: str, reason: str):
+        super().__init__(message)
+        self.reason = reason
+
+
 class StoreBusyError(MemmanError):
     """The database stayed locked by other writers longer than the configured patience."""
 

@@ -21,11 +21,30 @@ T = TypeVar("T")
 
 
 def read_lines(path: Path | Traversable) -> list[str]:
-    """The lines of a UTF-8 text file (a byte-order mark is dropped), or InvalidInputError."""
+    """The lines of a UTF-8 text file (a byte-order mark is dropped), or InvalidInputError.
+
+    Split at line feeds only: JSON keeps U+2028, NEL and the other characters
+    str.splitlines() also breaks at unescaped, so an exported fact holding one stays one line.
+    A line that is not UTF-8 keeps its bytes as lone surrogates (surrogateescape), for
+    records() to report as that line's error instead of refusing the whole file."""
     try:
-        return path.read_text(encoding="utf-8-sig").splitlines()
-    except (OSError, UnicodeDecodeError) as error:
+        text = path.read_bytes().decode("utf-8-sig", errors="surrogateescape")
+    except OSError as error:
         raise InvalidInputError(f"cannot read {path}: {error}") from error
+    return [line.removesuffix("\r") for line in text.split("\n")]
+
+
+def _not_utf8(row: str) -> str | None:
+    """Why a line read with surrogateescape is not UTF-8 text, or None when it is."""
+    if row.isascii():
+        return None
+    try:
+        row.encode("utf-8")
+    except UnicodeEncodeError as error:
+        code = ord(row[error.start]) - 0xDC00  # surrogateescape keeps byte b as U+DC00 + b
+        what = f"byte 0x{code:02x}" if 0x80 <= code <= 0xFF else "a lone surrogate"
+        return f"not UTF-8 text ({what} at character {error.start + 1})"
+    return None
 
 
 def records(
@@ -41,6 +60,9 @@ def records(
     for number, row in rows:
         try:
             if isinstance(row, str):
+                if (why := _not_utf8(row)) is not None:
+                    yield number, BadLineError(number, why, source)
+                    continue
                 yield number, adapter.validate_json(row)
             else:
                 yield number, adapter.validate_python(row)

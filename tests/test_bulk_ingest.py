@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from memman import MemoryManager, Op
-from memman.errors import StoreError
+from memman.errors import InvalidInputError, StoreError
 from memman.storage.store import Store
 from tests.postgres import db_on_each_backend, postgres_url  # noqa: F401
 
@@ -188,3 +188,13 @@ def test_ingest_writes_records_of_several_scopes_and_reports_bad_ones_in_place(t
         ]
         assert [m.sources for m in mm.list(user_id="b")] == [[]]
         assert mm.get(results[0].memory_id, user_id="a").sources == ["crm:1"]
+
+
+def test_one_string_given_for_a_batch_is_refused_not_split_into_characters(tmp_path):
+    # update_many("User likes tea") used to iterate the string: "fact #4: fact is empty".
+    with MemoryManager(str(tmp_path / "m.db")) as mm:
+        with pytest.raises(InvalidInputError, match="a list of facts, not one string"):
+            mm.update_many("User likes tea", user_id="alice")
+        with pytest.raises(InvalidInputError, match="a list of records, not one string"):
+            mm.ingest('{"fact": "User likes tea"}', user_id="alice")
+        assert mm.list(user_id="alice") == []

@@ -72,6 +72,22 @@ def test_demo_runs_offline_and_shows_decisions(memman, tmp_path):
     assert again.out.count("Long-term memory") == 1 and again.code == 0
 
 
+def test_demo_never_erases_a_store_that_is_not_the_demos(memman, tmp_path):
+    # `memman demo --db memman.db` (every other command takes --db) recreated the file:
+    # the user's own store was deleted. A file that is not a memman store is left alone too.
+    real = tmp_path / "memman.db"
+    with MemoryManager(str(real)) as mm:
+        mm.update_memory("User is allergic to nuts", user_id="alice")
+    run = memman("demo", "--db", str(real))
+    assert run.code == 1 and "alice" in run.err and run.out == ""
+    with MemoryManager(str(real)) as mm:
+        assert [m.content for m in mm.list(user_id="alice")] == ["User is allergic to nuts"]
+    notes = tmp_path / "notes.txt"
+    notes.write_text("not a database\n" * 100)
+    assert memman("demo", "--db", str(notes)).code == 1
+    assert notes.read_text() == "not a database\n" * 100
+
+
 def test_add_search_list_history_stats(memman, db):
     added = memman("add", "User prefers flat white", "--user", "alice", "--db", db)
     assert added.code == 0 and "ADD" in added.out and "novel" in added.out
@@ -198,6 +214,10 @@ def test_pending_and_retry_with_an_llm(memman, db, monkeypatch, fake_openai):
 
     pending = memman("pending", "--db", db)
     assert "1 pending" in pending.out and "model overloaded" in pending.out
+
+    fake_openai.script(Reply(500, {"error": {"message": "model overloaded"}}))
+    still = memman("retry", "--db", db)  # parked again: the table names the fact, not a blank
+    assert "PENDING" in still.out and "User supports Chelsea now" in still.out
 
     fake_openai.script(answer("UPDATE", id=1, content="User supports Chelsea"))
     retried = memman("retry", "--db", db)

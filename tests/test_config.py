@@ -5,6 +5,7 @@ import pytest
 
 from memman import MemoryManager, load_settings
 from memman.errors import ConfigError
+from tests.test_cli import memman  # noqa: F401 (fixture)
 
 
 def test_defaults_without_file_or_environment():
@@ -104,3 +105,45 @@ def test_a_table_variable_that_is_not_json_is_one_config_error(monkeypatch):
     with pytest.raises(ConfigError, match=r"^invalid configuration: .*short_term_ttl_hours") as e:
         load_settings()
     assert "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize("url", ["localhost:11434/v1", "127.0.0.1:8080", "ftp://host/v1"])
+def test_a_base_url_without_http_is_refused_before_any_fact_is_parked(tmp_path, monkeypatch, url):
+    # "localhost:11434/v1" (no scheme) failed every call: each fact parked with a connection
+    # error, the typo never named. It must be one ConfigError when the settings load.
+    monkeypatch.setenv("MEMMAN_LLM_MODEL", "qwen2.5:7b")
+    monkeypatch.setenv("OPENAI_BASE_URL", url)
+    with pytest.raises(ConfigError, match=r"llm_base_url: .*http:// or https://"):
+        load_settings()
+    with pytest.raises(ConfigError, match="llm_base_url"):
+        MemoryManager(str(tmp_path / "m.db"))
+    assert not (tmp_path / "m.db").exists()
+
+
+@pytest.mark.parametrize("path", ["", "  "])
+def test_an_empty_db_path_is_refused_not_a_throwaway_store(path):
+    # SQLite opens "" as a private temporary database, deleted at close: `--db "$UNSET"` wrote
+    # the fact there, reported ADD and lost it.
+    with pytest.raises(ConfigError, match=r"db: .*empty"):
+        MemoryManager(path)
+
+
+def test_the_cli_refuses_an_empty_db_in_one_line(memman):  # noqa: F811
+    run = memman("add", "User likes tea", "--user", "alice", "--db", "")
+    assert run.code == 1 and run.out == "" and "db: " in run.err
+
+
+def test_a_config_file_that_is_not_utf8_is_one_config_error(tmp_path, monkeypatch, memman):  # noqa: F811
+    path = tmp_path / "memman.toml"
+    path.write_bytes(b"top_k = 3\n# caf\xe9 au lait\n")  # saved as Latin-1
+    monkeypatch.setenv("MEMMAN_CONFIG", str(path))
+    with pytest.raises(ConfigError, match="cannot read config file"):
+        load_settings()
+    run = memman("config")  # was a UnicodeDecodeError traceback
+    assert run.code == 1 and run.err.startswith("Error: cannot read config file")
+
+
+def test_memman_config_naming_a_folder_says_so(tmp_path, monkeypatch):
+    monkeypatch.setenv("MEMMAN_CONFIG", str(tmp_path))  # it said "no such file"
+    with pytest.raises(ConfigError, match="not a file"):
+        load_settings()

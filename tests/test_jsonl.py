@@ -81,3 +81,47 @@ def test_an_import_line_of_an_unknown_kind_is_reported_and_the_rest_imported(tmp
         report = mm.import_jsonl([json.dumps({"kind": "note"}), *lines])
         assert [m.content for m in mm.export()] == ["User likes tea"]
     assert report.bad == ["line 1: expected a JSON object of kind 'memory' or 'event'"]
+
+
+def test_a_line_that_is_not_utf8_is_one_bad_line_of_ingest_and_import(memman, tmp_path):  # noqa: F811
+    # A file pasted together from a Latin-1 source: its other lines must still be read, as
+    # "bad lines are reported by number and skipped" promises, not the whole file refused.
+    facts = tmp_path / "facts.jsonl"
+    facts.write_bytes(
+        b'{"fact": "User likes tea"}\n{"fact": "User likes caf\xe9"}\n"User has a dog"\n'
+    )
+    db = str(tmp_path / "m.db")
+    run = memman("ingest", str(facts), "-u", "alice", "--db", db)
+    assert run.code == 2 and "2 facts decided (ADD 2); 1 bad lines" in run.out
+    assert "line 2: not UTF-8 text (byte 0xe9 at character 25)" in run.err
+    with MemoryManager(db) as mm:
+        exported = list(mm.export_jsonl())
+    dump = tmp_path / "dump.jsonl"
+    dump.write_bytes(exported[0].encode() + b"\n\xff\xfe\n" + exported[1].encode() + b"\n")
+    run = memman("import", str(dump), "--db", str(tmp_path / "copy.db"))
+    assert run.code == 2 and "line 2: not UTF-8 text (byte 0xff at character 1)" in run.err
+    with MemoryManager(str(tmp_path / "copy.db")) as copy:
+        assert sorted(m.content for m in copy.list(user_id="alice")) == [
+            "User has a dog",
+            "User likes tea",
+        ]
+
+
+def test_an_export_holding_line_separators_in_a_fact_is_read_back_by_ingest(memman, tmp_path):  # noqa: F811
+    # JSON keeps U+2028, NEL and the other characters str.splitlines() breaks at unescaped:
+    # a line of `memman export` must stay one line when ingest reads it.
+    fact = "User likes tea\u2028with milk\x85and\x1choney"
+    with MemoryManager(str(tmp_path / "a.db")) as mm:
+        mm.update_memory(fact, user_id="alice")
+        out = tmp_path / "export.jsonl"
+        out.write_text("".join(line + "\n" for line in mm.export_jsonl()), encoding="utf-8")
+    db = str(tmp_path / "b.db")
+    run = memman("ingest", str(out), "--db", db)
+    assert run.code == 0 and "1 facts decided (ADD 1); 0 bad lines" in run.out
+    with MemoryManager(db) as mm:
+        assert [m.content for m in mm.list(user_id="alice")] == [fact]
+
+
+def test_import_of_neither_a_path_nor_lines_is_invalid_input(tmp_path):
+    with MemoryManager(str(tmp_path / "m.db")) as mm, pytest.raises(InvalidInputError):
+        mm.import_jsonl(12)  # was a TypeError from iterating an int

@@ -10,8 +10,9 @@ from typer.testing import CliRunner
 
 from memman import MemoryManager
 from memman.cli import app
-from memman.errors import InvalidInputError, StoreError
+from memman.errors import InvalidInputError, StoreCorruptError, StoreError
 from memman.storage.maintenance import STUCK_ATTEMPTS
+from tests.postgres import fresh_database, postgres_url  # noqa: F401 (fixture)
 from tests.reliability import (
     audit,
     integrity_problems,
@@ -19,6 +20,7 @@ from tests.reliability import (
     pick_facts,
     write_worker,
 )
+from tests.test_cli import memman  # noqa: F401 (fixture)
 
 FACTS = ("User likes green tea", "User lives in Berlin", "User has a cat named Miso")
 
@@ -128,6 +130,21 @@ def test_a_file_that_is_not_a_store_is_a_typed_error_and_left_alone(tmp_path, ma
     assert run.exit_code == 1 and "Traceback" not in run.output
 
 
+def test_another_applications_database_is_refused_and_left_alone(tmp_path, memman):  # noqa: F811
+    # `--db app.db` by mistake: memman must not add its tables to someone else's database.
+    path = tmp_path / "app.db"
+    raw(str(path), "CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT)")
+    raw(str(path), "INSERT INTO users (name) VALUES ('ana')")
+    with pytest.raises(StoreError, match="another application's tables"):
+        MemoryManager(str(path))
+    run = memman("add", "User likes tea", "--user", "u", "--db", str(path))
+    assert run.code == 1 and "users" in run.err
+    conn = sqlite3.connect(path)  # its schema and rows as they were (the journal mode is WAL)
+    assert [r[0] for r in conn.execute("SELECT name FROM sqlite_master")] == ["users"]
+    assert conn.execute("SELECT name FROM users").fetchall() == [("ana",)]
+    conn.close()
+
+
 def test_a_damaged_schema_page_is_a_typed_error(tmp_path):
     path = tmp_path / "damaged-schema.db"
     with offline_manager(str(path)) as mm:
@@ -137,6 +154,36 @@ def test_a_damaged_schema_page_is_a_typed_error(tmp_path):
     path.write_bytes(bytes(data))
     with pytest.raises(StoreError, match="as a memman store"):
         MemoryManager(str(path))
+
+
+def _damage_table(path: str, table: str) -> None:
+    """Overwrite the root page of a table (the WAL is checkpointed: the manager is closed)."""
+    conn = sqlite3.connect(path)
+    root = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = ?", (table,)).fetchone()
+    size = conn.execute("PRAGMA page_size").fetchone()[0]
+    conn.close()
+    with open(path, "r+b") as damaged:
+        damaged.seek(size * (root[0] - 1))
+        damaged.write(b"\xff" * size)
+
+
+def test_a_damaged_page_met_by_a_read_or_a_write_is_a_typed_error(tmp_path, memman):  # noqa: F811
+    # The file opens (its schema is sound); reading or writing the damaged table must say the
+    # store is damaged, as a StoreCorruptError, and the CLI must say it in one line.
+    path = str(tmp_path / "damaged.db")
+    with offline_manager(path) as mm:
+        for user, fact in pick_facts(1, 300):
+            mm.update_memory(fact, user_id=user)
+    _damage_table(path, "long_term")
+    with offline_manager(path) as mm:
+        with pytest.raises(StoreCorruptError, match="damaged"):
+            mm.list(user_id="alice")
+        with pytest.raises(StoreCorruptError, match="damaged"):
+            mm.update_memory("User collects stamps", user_id="alice")
+        assert not mm.check().ok
+    for command in (("list", "--user", "alice"), ("add", "User collects stamps", "--user", "a")):
+        run = memman(*command, "--db", path)  # through main(): a traceback fails the fixture
+        assert run.code == 1 and "damaged" in run.err and len(run.err.splitlines()) == 1
 
 
 def test_facts_stuck_in_pending_are_reported(db):
@@ -199,3 +246,12 @@ def test_backups_taken_while_processes_write_are_consistent(tmp_path):
         final = mm.backup(tmp_path / "final.db")
     result = audit(str(final), acks)
     assert result.present == result.acknowledged == 600
+
+
+def test_check_on_postgresql_does_not_claim_sqlite_checks(postgres_url, memman):  # noqa: F811
+    # PostgreSQL has no integrity_check or FTS5 index: the report must not say "sqlite
+    # integrity: ok" for a check it never ran.
+    with fresh_database(postgres_url) as url:
+        run = memman("check", "--db", url)
+    assert run.code == 0 and "sqlite" not in run.out
+    assert "PostgreSQL checks its own pages" in run.out

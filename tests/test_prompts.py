@@ -6,6 +6,10 @@ import os
 import shutil
 from pathlib import Path
 
+import pytest
+
+from memman import MemoryManager
+from memman.errors import ConfigError
 from memman.llm.prompts import render
 
 SHIPPED = Path(__file__).resolve().parents[1] / "prompts"
@@ -25,3 +29,24 @@ def test_an_edited_template_is_used_and_hashed_anew_without_a_restart(tmp_path):
     second = render("recall.j2", {**context, "right_now": []}, directory=str(folder))
     assert second.text == "1 memories\n"
     assert second.template_hash != first.template_hash
+
+
+def test_a_prompts_folder_that_cannot_serve_is_refused_when_the_manager_opens(tmp_path):
+    # A typo in MEMMAN_PROMPTS_DIR, or a folder holding only the edited template, used to
+    # fail at the first ambiguous fact (or context call), long after start-up.
+    partial = tmp_path / "partial"
+    partial.mkdir()
+    shutil.copy(SHIPPED / "update_memory.j2", partial)
+    broken = tmp_path / "broken"
+    shutil.copytree(SHIPPED, broken)
+    (broken / "merge.j2").write_text("{{ unclosed\n", encoding="utf-8")
+    for folder, why in (
+        (tmp_path / "typo", "does not exist"),
+        (partial, "lacks _decision_rules.j2, extract_facts.j2"),
+        (broken, "merge.j2"),
+    ):
+        with pytest.raises(ConfigError, match=why):
+            MemoryManager(str(tmp_path / "m.db"), prompts_dir=str(folder))
+    assert not (tmp_path / "m.db").exists()
+    shutil.copytree(SHIPPED, tmp_path / "whole")
+    MemoryManager(str(tmp_path / "m.db"), prompts_dir=str(tmp_path / "whole")).close()

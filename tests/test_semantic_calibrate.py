@@ -90,6 +90,8 @@ def test_write_thresholds_keeps_comments_and_other_tables(tmp_path):
     config.write_text("[memman\n")
     with pytest.raises(ConfigError):
         write_thresholds(config, [report])
+    with pytest.raises(ConfigError, match="cannot write config file"):  # was FileNotFoundError
+        write_thresholds(tmp_path / "no-such-folder" / "memman.toml", [report])
 
 
 def test_cli_writes_the_config_only_with_write(tmp_path, monkeypatch):
@@ -125,6 +127,8 @@ def test_histogram_writes_a_png(tmp_path):
     (report,) = calibrate(load_pairs(write_fixture(tmp_path / "p.jsonl")), None, target=0.0)
     histogram_png(tmp_path / "chart.png", [report])
     assert (tmp_path / "chart.png").read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+    with pytest.raises(ConfigError, match="cannot write the histogram"):  # was an OSError
+        histogram_png(tmp_path / "no-such-folder" / "chart.png", [report])
 
 
 def test_without_matplotlib_the_thresholds_still_print(tmp_path, monkeypatch):

@@ -17,6 +17,7 @@ from memman.api.upkeep import UpkeepCalls
 from memman.api.write import WriteCalls
 from memman.config import Settings, load_settings
 from memman.errors import ConfigError
+from memman.llm.prompts import check_folder
 from memman.semantic.embed import Embedder, make_embedder
 from memman.semantic.vectors import chosen_search, make_vector_backend
 from memman.storage.backends import open_store
@@ -70,6 +71,8 @@ class MemoryManager(WriteCalls, ReadCalls, LifecycleCalls, UpkeepCalls):
         self.settings = settings or load_settings(db=path, **overrides)
         self.path = path or self.settings.db
         decider = decider or make_decider(self.settings)  # an unknown name fails before opening
+        if self.settings.prompts_dir:
+            check_folder(self.settings.prompts_dir)
         backend = make_vector_backend(
             self.settings.vector_search, cache_mb=self.settings.vector_cache_mb
         )

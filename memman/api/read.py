@@ -10,7 +10,7 @@ from memman.errors import InvalidInputError
 from memman.lifecycle import recall
 from memman.lifecycle.recall import ContextBlock
 from memman.models import Event, Memory, SearchHit, Status
-from memman.scope import Scope, check_id
+from memman.scope import Scope, check_encodable, check_id
 
 
 class ReadCalls(Parts):
@@ -76,6 +76,7 @@ class ReadCalls(Parts):
         """
         if not isinstance(query, str):
             raise InvalidInputError("query must be a string")
+        check_encodable("query", query)  # else "0 hits", never saying why
         check_count("limit", limit, minimum=1)
         return recall.search(
             self.store,

@@ -83,10 +83,13 @@ class UpkeepCalls(Parts):
         """
         if isinstance(source, str | Path):
             try:
-                with open(source, encoding="utf-8") as file:
+                # A line that is not UTF-8 is reported as a bad line (see jsonl.read_lines).
+                with open(source, encoding="utf-8-sig", errors="surrogateescape") as file:
                     return transfer.import_lines(self, file, raw=raw)
-            except (OSError, UnicodeDecodeError) as error:
+            except OSError as error:
                 raise InvalidInputError(f"cannot read {source}: {error}") from error
+        if not isinstance(source, Iterable):
+            raise InvalidInputError("import_jsonl takes a file path or the lines of an export")
         return transfer.import_lines(self, source, raw=raw)
 
     def migrate_to(self, target: UpkeepCalls) -> MigrateReport:

@@ -98,6 +98,8 @@ class WriteCalls(Parts):
         `category`, `importance` and `observed_at` (default: when written), like source and
         metadata, apply to every fact of the batch; each fact's topic is read from its text.
         """
+        if isinstance(facts, str):  # iterated, each character would be a fact
+            raise InvalidInputError("update_many takes a list of facts, not one string")
         scope = Scope(user_id, agent_id)
         candidates = []
         with batch_memo():  # a fact's topic, read here, is read again when it is a memory
@@ -137,6 +139,8 @@ class WriteCalls(Parts):
         Records are decided in order; a run of consecutive records of one scope is written as
         update_many writes a batch (one transaction per chunk, its ADDs together).
         """
+        if isinstance(records, str | bytes):  # iterated, each character would be a record
+            raise InvalidInputError("ingest takes a list of records, not one string")
         size = chunk_size or self.settings.batch_chunk_size
         check_count("chunk_size", size, minimum=1)
         results: list[UpdateResult | InvalidInputError | None] = []

@@ -144,10 +144,12 @@ def retry(
     """Decide parked facts again."""
     with _open(db) as mm:
         console.print(_mode_line(mm))
+        # A fact parked again has no content in its result: show the parked text.
+        parked = {item.id: item.content for item in mm.pending(user_id=user)}
         results = mm.retry_pending(user_id=user)
         table = _decisions_table(f"{len(results)} retried")
         for i, r in enumerate(results, start=1):
-            _add_decision(table, str(i), r.content or "", r)
+            _add_decision(table, str(i), r.content or parked.get(r.pending_id or -1, ""), r)
         console.print(table)
 
 

@@ -16,7 +16,10 @@ from memman.storage.backends import is_postgres_url
 
 def export(
     output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="Write here instead of stdout.")
+        Path | None,
+        typer.Option(
+            "--output", "-o", help="Write to this new file instead of stdout (never overwritten)."
+        ),
     ] = None,
     user: Annotated[str | None, typer.Option("--user", "-u", help="Only this user.")] = None,
     agent: AgentOption = None,

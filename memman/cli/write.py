@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
+from contextlib import closing
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from pydantic import BaseModel, model_validator
+from pydantic import BaseModel, ConfigDict, model_validator
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from memman.api.manager import MemoryManager
+from memman.api.write import INGEST_KEYS
 from memman.cli.common import AgentOption, DbOption, UserOption, _open, console, errors
 from memman.cli.demo import DEMO_USER, demo_facts
 from memman.cli.render import _add_decision, _decisions_table, _memories_table, _mode_line
-from memman.errors import BadLineError, MemmanError
+from memman.errors import BadLineError, InvalidInputError, MemmanError
 from memman.jsonl import parse_lines, read_lines
 
 
@@ -24,6 +26,8 @@ def demo(
 ) -> None:
     """Run a sample conversation through update_memory and show every decision."""
     path = Path(db)
+    if path.exists():
+        _only_the_demo(path)
     for suffix in ("", "-wal", "-shm"):
         Path(f"{path}{suffix}").unlink(missing_ok=True)
     with MemoryManager(str(path)) as mm:
@@ -40,6 +44,18 @@ def demo(
         console.print(
             f"Stored in {path}. Try: memman --help, or"
             f" memman history <id> --user {DEMO_USER} --db {path}"
+        )
+
+
+def _only_the_demo(path: Path) -> None:
+    """The demo recreates its file: refuse one that holds another user's memories (`--db
+    memman.db` erased the user's own store) or is no memman store (StoreError)."""
+    with MemoryManager(str(path)) as mm, closing(mm.export(include_inactive=True)) as memories:
+        other = next((m.user_id for m in memories if m.user_id != DEMO_USER), None)
+    if other is not None:
+        raise InvalidInputError(
+            f"{path} holds memories of {other!r}: the demo recreates its file, so it writes"
+            " only to a new file or an earlier demo's (default memman-demo.db)"
         )
 
 
@@ -78,7 +94,8 @@ def ingest(
     file: Annotated[
         Path,
         typer.Argument(
-            help='JSON lines: {"fact": ..., "user_id"?, "agent_id"?, "source"?, "metadata"?}'
+            help='JSON lines: {"fact": ..., "user_id"?, "agent_id"?, "source"?, "metadata"?,'
+            ' "category"?, "importance"?, "subject"?, "attribute"?, "observed_at"?}'
             " (lines of `memman export` work too)"
         ),
     ],
@@ -132,14 +149,23 @@ def ingest(
 
 
 class _IngestLine(BaseModel):
-    """One line of an ingest file: an object with a "fact", a bare JSON string (the fact), or
-    a line of `memman export` (its content is the fact; its other columns are not kept)."""
+    """One line of an ingest file: an object with a "fact" and what MemoryManager.ingest takes
+    with it (a misspelt key is a bad line, not dropped), a bare JSON string (the fact), or a
+    line of `memman export` of an active memory (its content is the fact; of its other
+    columns, those ingest takes are kept)."""
+
+    model_config = ConfigDict(extra="forbid")
 
     fact: str
     user_id: str | None = None
     agent_id: str | None = None
     source: str | None = None
     metadata: dict[str, Any] | None = None
+    category: str | None = None
+    importance: float | None = None
+    subject: str | None = None
+    attribute: str | None = None
+    observed_at: str | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -147,5 +173,9 @@ class _IngestLine(BaseModel):
         if isinstance(line, str):
             return {"fact": line}
         if isinstance(line, dict) and "fact" not in line and "content" in line:
-            return {**line, "fact": line["content"]}
+            status = line.get("status", "active")
+            if status != "active":  # ingested, a deleted or replaced memory would be current
+                raise ValueError(f"a {status} memory of an export: `memman import` copies those")
+            kept = {key: line[key] for key in INGEST_KEYS & line.keys()}
+            return {**kept, "fact": line["content"]}
         return line

@@ -33,6 +33,25 @@ def prompts_dir(override: str | None = None) -> Path:
     raise ConfigError("cannot find memman's prompts directory; set MEMMAN_PROMPTS_DIR")
 
 
+def check_folder(directory: str) -> None:
+    """A configured prompts folder must hold every shipped template, each one parsing: a typo
+    in the path or a folder with only the edited template would otherwise fail at the first
+    ambiguous fact or context call, long after start-up. Checked when a manager opens."""
+    folder = prompts_dir(directory)
+    names = sorted(path.name for path in prompts_dir().glob("*.j2"))
+    missing = [name for name in names if not (folder / name).is_file()]
+    if missing:
+        raise ConfigError(
+            f"prompts directory {folder} lacks {', '.join(missing)}: copy the whole shipped"
+            " folder, then edit"
+        )
+    for name in names:
+        try:
+            _environment(folder).get_template(name)
+        except (OSError, jinja2.TemplateError) as error:
+            raise ConfigError(f"cannot read prompt {folder / name}: {error}") from error
+
+
 @dataclass(frozen=True)
 class RenderedPrompt:
     text: str

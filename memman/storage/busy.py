@@ -18,7 +18,13 @@ from typing import TypeVar
 import sqlalchemy as sa
 import tenacity
 
-from memman.errors import StoreBusyError, StoreError, StoreFullError, StoreReadOnlyError
+from memman.errors import (
+    StoreBusyError,
+    StoreCorruptError,
+    StoreError,
+    StoreFullError,
+    StoreReadOnlyError,
+)
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -31,8 +37,15 @@ def is_busy(error: Exception) -> bool:
 
 
 def typed_sqlite_error(error: Exception, path: str) -> StoreError | None:
-    """The typed error for a write SQLite refused for lack of space or of write access."""
-    message = str(getattr(error, "orig", error)).lower()
+    """The typed error for a write SQLite refused for lack of space or of write access, or a
+    read or write that met a damaged page (the store's open, reads and writes all ask here)."""
+    reason = str(getattr(error, "orig", error))
+    message = reason.lower()
+    if "malformed" in message or "not a database" in message:  # SQLITE_CORRUPT, SQLITE_NOTADB
+        return StoreCorruptError(
+            f"{path} is damaged ({reason}); `memman check` shows where; restore a backup",
+            reason,
+        )
     if "full" in message:  # SQLITE_FULL: disk full, or max_page_count reached
         return StoreFullError(f"the disk or the file's size limit is full, nothing written: {path}")
     if "readonly" in message or "read-only" in message:
@@ -55,12 +68,14 @@ class BusyRetry:
         failures = (sa.exc.OperationalError, self.dbapi.OperationalError)
         try:
             return self._retry_when_busy(attempt, failures)
-        # The driver's own error too: migrations run on the raw connection.
-        except failures as error:
+        # The driver's own error too: migrations run on the raw connection. DatabaseError, not
+        # only OperationalError, to type it: a damaged page is SQLite's DatabaseError (only a
+        # busy OperationalError is retried).
+        except (sa.exc.DatabaseError, self.dbapi.DatabaseError) as error:
             typed = self._typed_error(error)
             if typed is not None:
                 raise typed from error
-            if self._busy(error):
+            if isinstance(error, failures) and self._busy(error):
                 raise StoreBusyError(
                     f"database stayed locked for {self.busy_patience_s:.0f}s: {self.path}"
                 ) from error
@@ -101,5 +116,6 @@ class BusyRetry:
         return is_busy(error)
 
     def _typed_error(self, error: Exception) -> StoreError | None:
-        """memman's error for a write refused for lack of space or of write access."""
+        """memman's error for a write refused for lack of space or of write access, or a
+        damaged page."""
         return typed_sqlite_error(error, self.path)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import sqlalchemy as sa
 
-from memman.errors import InvalidInputError
+from memman.errors import InvalidInputError, StoreCorruptError
 from memman.storage.store import Store
 
 # A parked fact that failed this often is not waiting out a blip; someone should look.
@@ -40,32 +40,38 @@ class CheckReport:
 
 def check(store: Store) -> CheckReport:
     """Each check runs on its own, so a damaged file yields a report, not a traceback."""
+    damaged = (sa.exc.DatabaseError, StoreCorruptError)
     try:
         with store.read() as conn:
             integrity = store.integrity_problems(conn)
-    except sa.exc.DatabaseError as error:  # damaged beyond what the check can walk
-        integrity = [str(error.orig)]
+    except damaged as error:  # damaged beyond what the check can walk
+        integrity = [_why(error)]
     pending = stuck = 0
     try:
         with store.read() as conn:
             pending, stuck = store.pending_counts(conn, STUCK_ATTEMPTS)
-    except sa.exc.DatabaseError as error:
-        integrity.append(f"pending facts unreadable: {error.orig}")
+    except damaged as error:
+        integrity.append(f"pending facts unreadable: {_why(error)}")
     orphans = 0
     try:
         with store.read() as conn:
             orphans = store.orphan_vectors(conn)
-    except sa.exc.DatabaseError as error:
-        integrity.append(f"vectors unreadable: {error.orig}")
+    except damaged as error:
+        integrity.append(f"vectors unreadable: {_why(error)}")
     if store.read_only:
         fts_error = store.check_fts_of_snapshot()
     else:
         try:
             store.write(store.check_fts)
             fts_error = None
-        except sa.exc.DatabaseError as error:
-            fts_error = str(error.orig)
+        except damaged as error:
+            fts_error = _why(error)
     return CheckReport(integrity, fts_error, pending, stuck, orphans)
+
+
+def _why(error: sa.exc.DatabaseError | StoreCorruptError) -> str:
+    """SQLite's own words for what it found, as the report shows them."""
+    return error.reason if isinstance(error, StoreCorruptError) else str(error.orig)
 
 
 def backup(store: Store, target: str | Path) -> Path:

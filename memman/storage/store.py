@@ -27,6 +27,7 @@ import sqlite_utils
 from sqlalchemy.pool import StaticPool
 
 from memman.errors import (
+    StoreCorruptError,
     StoreError,
     StoreFullError,
     StoreReadOnlyError,
@@ -34,7 +35,7 @@ from memman.errors import (
 
 # Re-exported: importers from before the value types moved to memman/scope.py keep working.
 from memman.scope import MAX_SCOPE_ID_CHARS, Scope, check_encodable, check_id  # noqa: F401
-from memman.storage.busy import BusyRetry
+from memman.storage.busy import BusyRetry, typed_sqlite_error
 from memman.storage.events import EventRows
 from memman.storage.fts import LexicalRows
 from memman.storage.lifecycle import LifecycleRows
@@ -202,6 +203,10 @@ class Store(
                 " AND events.op = 'UPDATE' AND long_term.user_id = ? AND long_term.agent_id = ?"
                 " AND long_term.status = 'active' ORDER BY events.id DESC LIMIT 1"
             )
+        except StoreCorruptError as error:  # not SQLite, or a damaged schema
+            self.engine.dispose()
+            reason = error.reason
+            raise StoreError(f"cannot open {self.path} as a memman store: {reason}") from error
         except StoreError:
             self.engine.dispose()
             raise
@@ -221,12 +226,17 @@ class Store(
         crash midway leaves the file at the previous schema, never half-migrated.
         """
 
-        def applied() -> list[str]:
+        def applied() -> tuple[list[str], list[str]]:
             with self.read() as connection:
                 db = sqlite_utils.Database(connection.connection.dbapi_connection)
-                return [m.name for m in migrations.applied(db)]
+                return [m.name for m in migrations.applied(db)], db.table_names()
 
-        done = self._with_busy_retry(applied)
+        done, tables = self._with_busy_retry(applied)
+        if not done and (foreign := [t for t in tables if t != "_sqlite_migrations"]):
+            raise StoreError(  # a mistaken --db: never add memman's tables to another database
+                f"{self.path} holds another application's tables ({', '.join(foreign[:5])}),"
+                " not a memman store: give memman a new or empty file"
+            )
         newer = [name for name in done if name not in KNOWN_MIGRATIONS]
         if newer:
             raise StoreError(
@@ -306,9 +316,16 @@ class Store(
 
     @contextmanager
     def read(self) -> Iterator[sa.Connection]:
-        """A consistent snapshot for reads (deferred transaction, never takes the write lock)."""
-        with self._read_lock, self.engine.connect() as connection, connection.begin():
-            yield connection
+        """A consistent snapshot for reads (deferred transaction, never takes the write lock);
+        a damaged page raises StoreCorruptError."""
+        try:
+            with self._read_lock, self.engine.connect() as connection, connection.begin():
+                yield connection
+        except (sa.exc.DatabaseError, self.dbapi.DatabaseError) as error:
+            damaged = typed_sqlite_error(error, self.path)
+            if isinstance(damaged, StoreCorruptError):
+                raise damaged from error
+            raise
 
     def write(self, fn: Callable[[sa.Connection], T], *, scope: Scope | None = None) -> T:
         """Run fn in one write transaction; all its changes commit together or not at all.

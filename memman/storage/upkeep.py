@@ -15,7 +15,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from memman.errors import InvalidInputError
+from memman.errors import InvalidInputError, StoreCorruptError
 from memman.storage.vector_format import decoded
 
 # FTS5 'optimize' merges every segment into one, leaving out deleted documents' terms.
@@ -144,6 +144,8 @@ class UpkeepRows:
             with self.read() as conn:
                 conn.connection.dbapi_connection.backup(copy)
             copy.execute(_FTS_CHECK)
+        except StoreCorruptError as error:  # the copy itself met a damaged page
+            return error.reason
         except self.dbapi.DatabaseError as error:
             return str(error)
         finally:

@@ -189,7 +189,10 @@ def write_thresholds(path: Path, reports: list[MeasureReport]) -> dict[str, floa
         written[f"noop_{report.measure}"] = report.noop
         written[f"novel_{report.measure}"] = report.novel
     table.update(written)
-    path.write_text(tomlkit.dumps(document), encoding="utf-8")
+    try:
+        path.write_text(tomlkit.dumps(document), encoding="utf-8")
+    except OSError as error:
+        raise ConfigError(f"cannot write config file {path}: {error}") from error
     return written
 
 
@@ -197,7 +200,8 @@ def histogram_png(path: Path, reports: list[MeasureReport], bins: int = 50) -> N
     """One chart per measure: the scores of same and different pairs as overlaid histograms,
     with the novel and noop thresholds as labelled lines, so a reader sees where they cut.
 
-    Needs matplotlib (the `plots` extra); ConfigError without it.
+    Needs matplotlib (the `plots` extra); ConfigError without it, or when path cannot be
+    written (the CLI then prints the thresholds with a note).
     """
     try:
         import matplotlib
@@ -219,5 +223,9 @@ def histogram_png(path: Path, reports: list[MeasureReport], bins: int = 50) -> N
         ax.set_ylabel("pairs")
         ax.legend()
     figure.tight_layout()
-    figure.savefig(path, format="png")
-    plt.close(figure)
+    try:
+        figure.savefig(path, format="png")
+    except OSError as error:
+        raise ConfigError(f"cannot write the histogram to {path}: {error}") from error
+    finally:
+        plt.close(figure)

@@ -1,0 +1,40 @@
+"""`memman ingest` takes what MemoryManager.ingest takes, and never brings back what an
+export marks as gone."""
+
+from __future__ import annotations
+
+import json
+
+from memman import MemoryManager
+from tests.test_cli import db, memman  # noqa: F401 (fixtures)
+
+
+def test_ingest_keeps_every_field_the_library_takes_and_refuses_unknown_ones(memman, db, tmp_path):  # noqa: F811
+    # MemoryManager.ingest takes category, importance, subject, attribute and observed_at;
+    # the command dropped them without a word, and a misspelt key the same way.
+    full = {"fact": "User is allergic to nuts", "category": "safety", "importance": 9}
+    dated = {"fact": "User lives in Oslo", "observed_at": "2024-05-03T10:00:00+00:00"}
+    lines = [full, dated, {"fact": "User likes tea", "catgory": "drinks"}]
+    path = tmp_path / "facts.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    run = memman("ingest", str(path), "-u", "alice", "--db", db)
+    assert run.code == 2 and "2 facts decided" in run.out
+    assert "line 3: catgory: Extra inputs are not permitted" in run.err
+    with MemoryManager(db) as mm:
+        nuts, oslo = mm.list(user_id="alice")
+    assert (nuts.category, nuts.importance) == ("safety", 9)
+    assert (oslo.observed_at or "").startswith("2024-05-03")
+
+
+def test_ingest_of_an_export_with_deleted_memories_does_not_bring_them_back(memman, db, tmp_path):  # noqa: F811
+    with MemoryManager(str(tmp_path / "src.db")) as mm:
+        gone = mm.update_memory("User smokes", user_id="alice").memory_id
+        mm.update_memory("User likes tea", user_id="alice")
+        mm.delete(gone, user_id="alice")
+        lines = list(mm.export_jsonl(include_inactive=True))
+    path = tmp_path / "export.jsonl"
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    run = memman("ingest", str(path), "--db", db)
+    assert run.code == 2 and "line 1: " in run.err and "deleted" in run.err
+    with MemoryManager(db) as mm:
+        assert [m.content for m in mm.list(user_id="alice")] == ["User likes tea"]
