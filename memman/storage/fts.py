@@ -73,6 +73,9 @@ _SCOPE_SQL = """
     ) AS scope_rows), total_changes() FROM fts_scopes
     WHERE user_id = :user_id AND agent_id = :agent_id
     """
+# The key alone (merge's scoped queries), on both backends: PostgreSQL numbers its scopes the
+# same way (p001) but has no total_changes().
+_KEY_SQL = "SELECT id FROM fts_scopes WHERE user_id = :user_id AND agent_id = :agent_id"
 _TERM_ROWS_SQL = (
     "SELECT count(*) FROM (SELECT 1 FROM long_term_fts WHERE long_term_fts MATCH :phrase"
     " LIMIT :rows) AS term_rows"
@@ -98,8 +101,8 @@ def _read_scope(conn: sa.Connection, scope: Scope, bound: int) -> tuple[str, int
 
 def index_key(conn: sa.Connection, scope: Scope) -> str | None:
     """The prefix of the scope's tokens in the FTS index, None if the scope never had a row."""
-    found = _read_scope(conn, scope, 0)
-    return None if found is None else found[0]
+    row = run_sql(conn, _KEY_SQL, _scope_params(scope)).fetchone()
+    return None if row is None else scope_key(row[0])
 
 
 def scoped_match(key: str, query: str) -> str:
