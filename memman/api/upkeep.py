@@ -131,8 +131,9 @@ class UpkeepCalls(Parts):
 
         Run after configuring an embedder or changing its model: vectors are kept per model, so
         the old model's vectors are never compared with the new one's. `progress(done, total)`
-        is called after each batch (the CLI draws a bar with it). If the embedder fails it stops
-        with EmbeddingError; the batches before stay committed and a rerun resumes after them.
+        is called once the total is known (done 0) and after each batch (the CLI draws a bar
+        with it). If the embedder fails it stops with EmbeddingError; the batches before stay
+        committed and a rerun resumes after them.
         """
         if self.embedder is None:
             raise ConfigError("no embedder configured: set embedder = 'local' or 'openai'")
