@@ -16,9 +16,10 @@ from memman.lifecycle.erase import ForgetReport
 from memman.models import Event, Memory, Op, Status, UpdateResult
 from memman.scope import Scope, check_id
 from memman.semantic import reindex
-from memman.storage import maintenance, transfer
+from memman.storage import maintenance, store_copy, transfer
 from memman.storage.maintenance import CheckReport
-from memman.storage.transfer import ImportReport, MigrateReport
+from memman.storage.store_copy import MigrateReport
+from memman.storage.transfer import ImportReport
 
 
 class UpkeepCalls(Parts):
@@ -99,7 +100,7 @@ class UpkeepCalls(Parts):
         target holds anything. The report's differences() lists any table whose row count
         differs afterwards (none: a complete copy). Stop writers to this store first: each
         part is read in its own snapshot."""
-        return transfer.migrate(self, target)
+        return store_copy.migrate(self, target)
 
     def stats(self, *, user_id: str | None = None, agent_id: str | None = None) -> dict[str, Any]:
         """Counts of a scope (every user's if neither id is given)."""
