@@ -59,16 +59,18 @@ class UpkeepCalls(Parts):
         agent_id: str | None = None,
         include_inactive: bool = False,
         events: bool = False,
+        memories: bool = True,
     ) -> Iterator[str]:
-        """The lossless export: every column of every memory (then the audit events if asked)
-        as JSON lines without newlines, which `import_jsonl` reads back
-        (memman/storage/transfer.py)."""
+        """The lossless export: every column of every memory (then the audit events if asked;
+        only them with memories=False, as `memman export --events`) as JSON lines without
+        newlines, which `import_jsonl` reads back (memman/storage/transfer.py)."""
         return transfer.export_lines(
             self,
             user_id=user_id,
             agent_id=agent_id,
             include_inactive=include_inactive,
             events=events,
+            memories=memories,
         )
 
     def import_jsonl(
@@ -80,7 +82,8 @@ class UpkeepCalls(Parts):
         counters, stamps, events). Into a store that holds memories, what it already has is
         skipped, inactive memories are copied with their status and active ones go through
         update_memory's decisions in chunks (see ingest). A bad line is reported (`report.bad`)
-        and the rest are imported.
+        and the rest are imported. Events with no memory before them (an audit trail exported
+        alone) raise InvalidInputError before anything is written, unless raw.
         """
         if isinstance(source, str | Path):
             try:

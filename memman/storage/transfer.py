@@ -3,7 +3,10 @@
 A line is one record: `{"kind": "memory", ...}` with every field of `Memory` (id, scope,
 content, category, importance, confidence, status, sources, counters, stamps, metadata,
 subject, attribute, observed_at, decayed_at) or `{"kind": "event", ...}` with every field of
-`Event`. A line without "kind" that has a memory's fields (an older `memman export`) is a memory.
+`Event`. A line without "kind" (an older `memman export`) is an event if it has an event's
+memory_id and op, else a memory. A file's events come after its memories: an event before
+any memory (an audit trail exported alone) refuses the import, as its events would be copied
+without their memories or skipped, unless `raw` copies them as they are.
 
 Importing copies records as they are when the store is empty or when asked (`raw`), so an
 export read into a new file gives the same rows back. Into a store that already holds memories,
@@ -100,9 +103,12 @@ def export_lines(
     agent_id: str | None = None,
     include_inactive: bool = False,
     events: bool = False,
+    memories: bool = True,
 ) -> Iterator[str]:
-    """The memories of a scope (then its events, if asked) as JSON lines, without newlines."""
-    for memory in mm.export(user_id=user_id, agent_id=agent_id, include_inactive=include_inactive):
+    """The memories of a scope (then its events, if asked; only them, if not `memories`) as
+    JSON lines, without newlines."""
+    found = mm.export(user_id=user_id, agent_id=agent_id, include_inactive=include_inactive)
+    for memory in found if memories else ():
         yield _line(MEMORY, memory)
     if events:
         for event in mm.export_events(user_id=user_id, agent_id=agent_id):
@@ -116,7 +122,8 @@ def _line(kind: str, record: Memory | Event) -> str:
 def _kind(data: Any) -> str | None:
     if not isinstance(data, dict):
         return None
-    kind = data.get("kind", MEMORY)
+    # Without "kind": a memory (an older export), or an event (an older `export --events`).
+    kind = data.get("kind", EVENT if {"memory_id", "op"} <= data.keys() else MEMORY)
     return ROW if kind == VECTOR or kind in COPIED_TABLES else kind
 
 
@@ -181,6 +188,7 @@ def import_lines(mm: Manager, lines: Iterable[str], *, raw: bool = False) -> Imp
     batch: list[tuple[int, Memory | Event | Row]] = []
     deciding: list[tuple[int, Memory]] = []
     copied: list[Memory] = []
+    seen_memory = False
 
     def flush() -> None:  # in file order: a decision sees every record before it
         if deciding:
@@ -195,6 +203,14 @@ def import_lines(mm: Manager, lines: Iterable[str], *, raw: bool = False) -> Imp
             report.bad.append(str(line))
             continue
         record = line.root
+        seen_memory = seen_memory or isinstance(record, Memory)
+        if isinstance(record, Event) and not (seen_memory or raw):
+            raise InvalidInputError(
+                f"line {number}: an audit event before any memory: the file holds events without"
+                " their memories (`memman export --events` writes the audit trail alone); export"
+                " with --with-events (and --all for inactive memories) to import both, or import"
+                " with --raw to copy the events alone"
+            )
         if isinstance(record, Event) and not copy:
             report.events_skipped += 1
         elif isinstance(record, Row) and not copy:
