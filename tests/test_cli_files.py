@@ -1,10 +1,13 @@
-"""The CLI's files: an export is whole or absent; stats shows how big the store has grown."""
+"""The CLI's files: an export is whole or absent, an audit trail alone is refused by import
+with one line; reindex errs before it draws any bar."""
 
 from __future__ import annotations
 
 from memman import MemoryManager
 from memman.errors import StoreBusyError
+from memman.semantic.embed import register_embedder
 from tests.test_cli import db, memman  # noqa: F401 (fixtures)
+from tests.test_semantic_retrieval import FakeEmbedder
 
 
 def test_an_export_that_fails_half_way_leaves_no_file_and_a_rerun_works(
@@ -30,3 +33,15 @@ def test_an_export_that_fails_half_way_leaves_no_file_and_a_rerun_works(
     monkeypatch.setattr(MemoryManager, "export", real_export)
     again = memman("export", "-o", str(out), "--db", db)
     assert again.code == 0 and len(out.read_text().splitlines()) == 3
+
+
+def test_reindex_without_an_embedder_errs_before_any_bar(memman, db, monkeypatch):  # noqa: F811
+    with MemoryManager(db) as mm:
+        mm.update_memory("User likes tea", user_id="u")
+    run = memman("reindex", "--db", db)
+    assert run.code == 1
+    assert run.err == "Error: no embedder configured: set embedder = 'local' or 'openai'\n"
+    register_embedder("fake", lambda settings: FakeEmbedder("fake-1"))
+    monkeypatch.setenv("MEMMAN_EMBEDDER", "fake")
+    done = memman("reindex", "--db", db)  # with one, the bar is drawn
+    assert done.code == 0 and "embedding" in done.err and done.out == "embedded 1 memories\n"

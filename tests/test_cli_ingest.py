@@ -38,3 +38,15 @@ def test_ingest_of_an_export_with_deleted_memories_does_not_bring_them_back(memm
     assert run.code == 2 and "line 1: " in run.err and "deleted" in run.err
     with MemoryManager(db) as mm:
         assert [m.content for m in mm.list(user_id="alice")] == ["User likes tea"]
+
+
+def test_ingest_of_an_audit_trail_says_what_the_lines_are(memman, db, tmp_path):  # noqa: F811
+    with MemoryManager(str(tmp_path / "src.db")) as mm:
+        mm.update_memory("User likes tea", user_id="alice")
+        lines = list(mm.export_jsonl(events=True, memories=False))
+    path = tmp_path / "events.jsonl"
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    run = memman("ingest", str(path), "--db", db)
+    assert run.code == 2
+    assert "line 1: an audit event of an export, not a fact" in run.err.replace("\n", " ")
+    assert "Extra inputs" not in run.err  # one reason, not a complaint per field

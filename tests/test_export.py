@@ -63,8 +63,38 @@ def test_cli_export_round_trips_through_ingest(memman, store, tmp_path):  # noqa
 def test_cli_export_events_and_stdout(memman, store):  # noqa: F811
     run = memman("export", "--events", "--user", "bob", "--db", store)
     assert run.code == 0
-    [event] = [Event(**json.loads(line)) for line in run.out.splitlines()]
+    [line] = [json.loads(line) for line in run.out.splitlines()]
+    assert line["kind"] == "event"  # as `--with-events` writes its events
+    event = Event(**line)
     assert event.op is Op.ADD and event.candidate == BOB[0]
+
+
+@pytest.mark.parametrize("tagged", [True, False], ids=["export --events", "an older one"])
+def test_import_refuses_an_audit_trail_alone_with_one_line(
+    memman,  # noqa: F811
+    store,
+    tmp_path,
+    tagged,
+):
+    # An events file read as memories gave a "memory.id" error per line; copied, its events
+    # would be a history of memories the store does not hold. Refused before any write.
+    trail = tmp_path / "events.jsonl"
+    assert memman("export", "--events", "--db", store, "-o", str(trail)).code == 0
+    lines = [json.loads(line) for line in trail.read_text(encoding="utf-8").splitlines()]
+    if not tagged:  # an `export --events` file written before its lines had their kind
+        untagged = ({k: v for k, v in line.items() if k != "kind"} for line in lines)
+        trail.write_text("".join(json.dumps(line) + "\n" for line in untagged), encoding="utf-8")
+    empty, held = str(tmp_path / "empty.db"), str(tmp_path / "held.db")
+    with MemoryManager(held) as mm:
+        mm.update_memory("User likes tea", user_id="carol")
+    for target in (empty, held):
+        run = memman("import", str(trail), "--db", target)
+        assert run.code == 1 and len(run.err.splitlines()) == 1
+        assert run.err.startswith("Error: line 1: an audit event before any memory")
+        with MemoryManager(target) as mm:
+            assert len(list(mm.export_events())) == (target == held)
+    raw = memman("import", str(trail), "--raw", "--db", empty)  # asked for: copied as is
+    assert raw.code == 0 and f"{len(lines)} events copied" in raw.out
 
 
 def test_cli_export_refuses_to_overwrite(memman, store, tmp_path):  # noqa: F811

@@ -158,7 +158,7 @@ def test_reindex_after_a_model_change_never_mixes_models(tmp_path, fake_embedder
     with MemoryManager(path, embedder="fake") as mm:
         seen = []
         assert mm.reindex(batch=2, progress=lambda done, total: seen.append((done, total))) == 3
-        assert seen == [(2, 3), (3, 3)]
+        assert seen == [(0, 3), (2, 3), (3, 3)]  # the total first, then each batch
         assert mm.reindex() == 0  # nothing left for this model
     with MemoryManager(path, embedder="fake", embedding_model="fake-2") as mm:
         # The new model has no vectors yet: only lexical evidence, so the paraphrase is new.

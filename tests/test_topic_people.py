@@ -73,3 +73,37 @@ def test_a_new_field_of_study_replaces_the_old_with_no_llm_call(db, fake_openai)
 def test_a_plural_names_the_subject_too(db):
     seen, _ = considered(MemoryManager(db), "I have two dogs", "My dog's name is Rex")
     assert seen
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("My wife is Sarah", "I'm married to Sarah"),
+        ("I'm married to Sarah", "My wife is Sarah"),
+        ("My husband is Tom", "I'm married to Tom"),
+        ("My husband is Tom", "I married Tom"),
+        ("I married Tom", "My husband is Tom"),
+        ("Tom is my husband", "I'm married to Tom"),
+        ("User's fiance is Marco", "User is engaged to Marco"),
+    ],
+)
+def test_a_spouse_named_either_way_is_one_memory_and_a_later_status_replaces_it(db, old, new):
+    # Both say married (engaged), to the same person: the same value in other words, a NOOP.
+    mm = MemoryManager(db)
+    first = mm.update_memory(old, user_id="ana")
+    again = mm.update_memory(new, user_id="ana")
+    assert (again.op, again.tier, again.memory_id) == (Op.NOOP, Tier.TOPIC, first.memory_id)
+    for status in ("I'm divorced", "I'm single"):
+        r = mm.update_memory(status, user_id="ana")
+        assert (r.op, r.tier, r.memory_id) == (Op.UPDATE, Tier.TOPIC, first.memory_id)
+        assert [m.content for m in mm.list(user_id="ana")] == [status]
+
+
+def test_another_name_for_the_spouse_is_not_settled_offline(db):
+    # "married to Anna" after "my wife is Sarah": the same status, another person; offline
+    # nothing can tell a remarriage from a mistake, so both are kept, neither dropped.
+    mm = MemoryManager(db)
+    mm.update_memory("My wife is Sarah", user_id="ana")
+    r = mm.update_memory("I'm married to Anna", user_id="ana")
+    assert r.op is Op.ADD
+    assert len(mm.list(user_id="ana")) == 2

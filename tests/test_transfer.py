@@ -10,7 +10,7 @@ import sqlalchemy as sa
 
 from memman import MemoryManager, Op, Status
 from memman.errors import InvalidInputError
-from memman.storage import transfer
+from memman.storage import store_copy
 from tests.clock import Clock
 from tests.postgres import db_on_each_backend, direct, fresh_database, postgres_url  # noqa: F401
 from tests.test_cli import memman  # noqa: F401  (the CLI runner fixture)
@@ -186,7 +186,7 @@ def whole_store(path: str) -> None:
 
 def store_dump(db: str) -> list[str]:
     with MemoryManager(db, embedder=SeededEmbedder()) as mm:
-        return list(transfer.store_lines(mm))
+        return list(store_copy.store_lines(mm))
 
 
 def test_migrate_db_sqlite_to_postgresql_and_back_gives_the_same_store(

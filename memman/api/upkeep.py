@@ -16,9 +16,10 @@ from memman.lifecycle.erase import ForgetReport
 from memman.models import Event, Memory, Op, Status, UpdateResult
 from memman.scope import Scope, check_id
 from memman.semantic import reindex
-from memman.storage import maintenance, transfer
+from memman.storage import maintenance, store_copy, transfer
 from memman.storage.maintenance import CheckReport
-from memman.storage.transfer import ImportReport, MigrateReport
+from memman.storage.store_copy import MigrateReport
+from memman.storage.transfer import ImportReport
 
 
 class UpkeepCalls(Parts):
@@ -58,16 +59,18 @@ class UpkeepCalls(Parts):
         agent_id: str | None = None,
         include_inactive: bool = False,
         events: bool = False,
+        memories: bool = True,
     ) -> Iterator[str]:
-        """The lossless export: every column of every memory (then the audit events if asked)
-        as JSON lines without newlines, which `import_jsonl` reads back
-        (memman/storage/transfer.py)."""
+        """The lossless export: every column of every memory (then the audit events if asked;
+        only them with memories=False, as `memman export --events`) as JSON lines without
+        newlines, which `import_jsonl` reads back (memman/storage/transfer.py)."""
         return transfer.export_lines(
             self,
             user_id=user_id,
             agent_id=agent_id,
             include_inactive=include_inactive,
             events=events,
+            memories=memories,
         )
 
     def import_jsonl(
@@ -79,7 +82,8 @@ class UpkeepCalls(Parts):
         counters, stamps, events). Into a store that holds memories, what it already has is
         skipped, inactive memories are copied with their status and active ones go through
         update_memory's decisions in chunks (see ingest). A bad line is reported (`report.bad`)
-        and the rest are imported.
+        and the rest are imported. Events with no memory before them (an audit trail exported
+        alone) raise InvalidInputError before anything is written, unless raw.
         """
         if isinstance(source, str | Path):
             try:
@@ -99,7 +103,7 @@ class UpkeepCalls(Parts):
         target holds anything. The report's differences() lists any table whose row count
         differs afterwards (none: a complete copy). Stop writers to this store first: each
         part is read in its own snapshot."""
-        return transfer.migrate(self, target)
+        return store_copy.migrate(self, target)
 
     def stats(self, *, user_id: str | None = None, agent_id: str | None = None) -> dict[str, Any]:
         """Counts of a scope (every user's if neither id is given)."""
@@ -131,8 +135,9 @@ class UpkeepCalls(Parts):
 
         Run after configuring an embedder or changing its model: vectors are kept per model, so
         the old model's vectors are never compared with the new one's. `progress(done, total)`
-        is called after each batch (the CLI draws a bar with it). If the embedder fails it stops
-        with EmbeddingError; the batches before stay committed and a rerun resumes after them.
+        is called once the total is known (done 0) and after each batch (the CLI draws a bar
+        with it). If the embedder fails it stops with EmbeddingError; the batches before stay
+        committed and a rerun resumes after them.
         """
         if self.embedder is None:
             raise ConfigError("no embedder configured: set embedder = 'local' or 'openai'")

@@ -51,15 +51,12 @@ def export(
         raise InvalidInputError(f"cannot write {output}: {error}") from error
     count = 0
     with _open(db) as mm, sink if output else nullcontext():
-        records = (
-            (e.model_dump_json() for e in mm.export_events(user_id=user, agent_id=agent))
-            if events
-            else mm.export_jsonl(
-                user_id=user,
-                agent_id=agent,
-                include_inactive=include_inactive,
-                events=with_events,
-            )
+        records = mm.export_jsonl(
+            user_id=user,
+            agent_id=agent,
+            include_inactive=include_inactive,
+            events=events or with_events,
+            memories=not events,
         )
         for record in records:
             sink.write(record + "\n")

@@ -97,11 +97,18 @@ def reindex(
         TimeRemainingColumn(),
         console=errors,
     )
-    with _open(db) as mm, bar:
-        task = bar.add_task("reindex", total=None)
-        done = mm.reindex(
-            batch=batch, progress=lambda n, total: bar.update(task, completed=n, total=total)
-        )
+    task = bar.add_task("reindex", total=None)
+
+    def step(done: int, total: int) -> None:
+        bar.start()  # on the first report: a store with no embedder errs before any bar
+        bar.update(task, completed=done, total=total)
+
+    with _open(db) as mm:
+        try:
+            done = mm.reindex(batch=batch, progress=step)
+        finally:
+            if bar.live.is_started:  # stopping a bar never drawn prints a blank line
+                bar.stop()
     console.print(f"embedded {done} memories")
 
 

@@ -172,6 +172,8 @@ class _IngestLine(BaseModel):
     def _the_fact(cls, line: Any) -> Any:
         if isinstance(line, str):
             return {"fact": line}
+        if isinstance(line, dict) and {"memory_id", "op"} <= line.keys():  # `export --events`
+            raise ValueError("an audit event of an export, not a fact: nothing to ingest")
         if isinstance(line, dict) and "fact" not in line and "content" in line:
             status = line.get("status", "active")
             if status != "active":  # ingested, a deleted or replaced memory would be current

@@ -110,6 +110,7 @@ _PATTERNS: list[tuple[str, re.Pattern[str], str | None]] = [
         ("relationship_status", r"^am in a relationship", "in a relationship"),
         ("relationship_status", r"^(?:am dating|am seeing) .+$", "in a relationship"),
         ("relationship_status", rf"^have {_SERVICE}(?:wife|husband){_NAMED}$", "married"),
+        ("relationship_status", r"^married (?!off )\w+(?: .*)?$", "married"),  # "married tom"
         ("relationship_status", rf"^have {_SERVICE}(?:fiance|fiancee){_NAMED}$", "engaged"),
         (
             "relationship_status",

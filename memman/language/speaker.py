@@ -54,6 +54,8 @@ _CHILDREN = frozenset("son daughter baby child".split())
 # "wife is sarah", "wifes name is sarah" (after "my" / "User's").
 _NAMING_PHRASE = re.compile(r"^(?P<who>\w+?)(?:s name is| is called| is named| is) (?P<name>\w+)$")
 _PARTNERS = frozenset("girlfriend boyfriend partner wife husband fiance fiancee".split())
+# "Tom is my husband", "Sarah is User's wife": the same, the name first.
+_NAME_FIRST = re.compile(r"^(?P<name>\w+) is (?:my|users) (?P<who>\w+)$")
 
 
 def without_openers(tokens: list[str]) -> list[str]:
@@ -89,6 +91,9 @@ def subject_and_predicate(text: str) -> tuple[str, str] | None:
         return USER, first_person(tokens)
     ordinary = STOPWORDS | NEGATIONS | _STILL_TRUE_FILLERS | _INDEFINITE
     named = written[:1].isupper() and first not in ordinary
+    partner = _NAME_FIRST.match(" ".join(tokens)) if named else None
+    if partner and partner.group("who") in _PARTNERS:  # "Tom is my husband"
+        return USER, f"have a {partner.group('who')} named {partner.group('name')}"
     if named and tokens[1] in _SUBJECTLESS_VERBS:
         # A named person: "Jon works at Apple", "Anna is vegan".
         return first, first_person(tokens[1:])

@@ -25,6 +25,8 @@ def reindex(
     model = embedder.name
     with store.read() as conn:
         total = store.count_missing_vectors(conn, model)
+    if progress is not None:
+        progress(0, total)
     done, after = 0, 0
     while True:
         with store.read() as conn:

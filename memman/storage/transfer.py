@@ -3,7 +3,10 @@
 A line is one record: `{"kind": "memory", ...}` with every field of `Memory` (id, scope,
 content, category, importance, confidence, status, sources, counters, stamps, metadata,
 subject, attribute, observed_at, decayed_at) or `{"kind": "event", ...}` with every field of
-`Event`. A line without "kind" that has a memory's fields (an older `memman export`) is a memory.
+`Event`. A line without "kind" (an older `memman export`) is an event if it has an event's
+memory_id and op, else a memory. A file's events come after its memories: an event before
+any memory (an audit trail exported alone) refuses the import, as its events would be copied
+without their memories or skipped, unless `raw` copies them as they are.
 
 Importing copies records as they are when the store is empty or when asked (`raw`), so an
 export read into a new file gives the same rows back. Into a store that already holds memories,
@@ -17,11 +20,8 @@ here are the ones that apply. A copied memory left without any event (an export 
 its events) gets an ADD event saying so. A bad line is reported with its number and the rest
 are imported.
 
-A whole-store copy (`store_lines`, `memman migrate-db`) carries what an export of memories
-leaves out as well: `{"kind": "vector", ...}` lines (a memory's id, model, dim and its float32
-bytes in base64: the row it hangs on is numbered differently in another store) and one line per
-row of the parked facts, short-term facts and buffered messages (`"kind"` their table). They
-are copied into an empty store only (or with `raw`), ids included, and skipped otherwise.
+A whole-store copy (store_copy.py) adds vector lines and rows of COPIED_TABLES, read back here
+into an empty store only (or with `raw`), ids included, and skipped otherwise.
 """
 
 from __future__ import annotations
@@ -51,8 +51,6 @@ EVENT = "event"
 VECTOR = "vector"
 # The discriminator's tag for VECTOR and COPIED_TABLES lines (their "kind" varies).
 ROW = "row"
-# Tables a copy does not compare: the target's triggers write its own change log.
-DERIVED_TABLES = frozenset({"vector_log"})
 # Copied records per write transaction: few enough that other writers wait only briefly.
 BATCH = 500
 
@@ -98,23 +96,6 @@ class Row:
     values: dict[str, Any]
 
 
-@dataclass
-class MigrateReport:
-    """What `migrate` copied: rows per table in the source and in the target afterwards."""
-
-    source_rows: dict[str, int]
-    target_rows: dict[str, int]
-    imported: ImportReport
-
-    def differences(self) -> list[str]:
-        """The tables whose counts differ (empty: a complete copy), derived ones aside."""
-        return [
-            f"{table}: {count} rows in the source, {self.target_rows.get(table, 0)} in the target"
-            for table, count in self.source_rows.items()
-            if table not in DERIVED_TABLES and count != self.target_rows.get(table, 0)
-        ]
-
-
 def export_lines(
     mm: Manager,
     *,
@@ -122,50 +103,16 @@ def export_lines(
     agent_id: str | None = None,
     include_inactive: bool = False,
     events: bool = False,
+    memories: bool = True,
 ) -> Iterator[str]:
-    """The memories of a scope (then its events, if asked) as JSON lines, without newlines."""
-    for memory in mm.export(user_id=user_id, agent_id=agent_id, include_inactive=include_inactive):
+    """The memories of a scope (then its events, if asked; only them, if not `memories`) as
+    JSON lines, without newlines."""
+    found = mm.export(user_id=user_id, agent_id=agent_id, include_inactive=include_inactive)
+    for memory in found if memories else ():
         yield _line(MEMORY, memory)
     if events:
         for event in mm.export_events(user_id=user_id, agent_id=agent_id):
             yield _line(EVENT, event)
-
-
-def store_lines(mm: Manager) -> Iterator[str]:
-    """The whole store as JSON lines: every memory (any status), every event, then every
-    vector and the rows of COPIED_TABLES (see the module docstring). Each part is one read
-    snapshot: copy a store nobody writes to, or the parts may disagree."""
-    yield from export_lines(mm, include_inactive=True, events=True)
-    store = mm.store
-    with store.read() as conn:
-        for memory_id, model, dim, blob in store.vector_rows(conn):
-            vector = base64.b64encode(blob).decode("ascii")
-            yield json.dumps(
-                {"kind": VECTOR, "memory_id": memory_id, "model": model, "dim": dim}
-                | {"vector": vector}
-            )
-        for table in COPIED_TABLES:
-            for row in store.table_rows(conn, table):
-                yield json.dumps({"kind": table, **row}, ensure_ascii=False)
-
-
-def migrate(source: Manager, target: Manager) -> MigrateReport:
-    """Copy source's whole store into target, which must be empty (InvalidInputError
-    otherwise), through store_lines and import_lines; the report compares rows per table."""
-    held = {table: n for table, n in _rows(target).items() if n}
-    if held:
-        counts = ", ".join(f"{n} rows in {table}" for table, n in held.items())
-        raise InvalidInputError(
-            f"{target.store.path} is not empty ({counts}): migrate-db copies into an empty"
-            " store only"
-        )
-    imported = import_lines(target, store_lines(source), raw=True)
-    return MigrateReport(_rows(source), _rows(target), imported)
-
-
-def _rows(mm: Manager) -> dict[str, int]:
-    rows: dict[str, int] = mm.store.sizes()["rows"]
-    return {table: n for table, n in rows.items() if table not in DERIVED_TABLES}
 
 
 def _line(kind: str, record: Memory | Event) -> str:
@@ -175,7 +122,8 @@ def _line(kind: str, record: Memory | Event) -> str:
 def _kind(data: Any) -> str | None:
     if not isinstance(data, dict):
         return None
-    kind = data.get("kind", MEMORY)
+    # Without "kind": a memory (an older export), or an event (an older `export --events`).
+    kind = data.get("kind", EVENT if {"memory_id", "op"} <= data.keys() else MEMORY)
     return ROW if kind == VECTOR or kind in COPIED_TABLES else kind
 
 
@@ -240,6 +188,7 @@ def import_lines(mm: Manager, lines: Iterable[str], *, raw: bool = False) -> Imp
     batch: list[tuple[int, Memory | Event | Row]] = []
     deciding: list[tuple[int, Memory]] = []
     copied: list[Memory] = []
+    seen_memory = False
 
     def flush() -> None:  # in file order: a decision sees every record before it
         if deciding:
@@ -254,6 +203,14 @@ def import_lines(mm: Manager, lines: Iterable[str], *, raw: bool = False) -> Imp
             report.bad.append(str(line))
             continue
         record = line.root
+        seen_memory = seen_memory or isinstance(record, Memory)
+        if isinstance(record, Event) and not (seen_memory or raw):
+            raise InvalidInputError(
+                f"line {number}: an audit event before any memory: the file holds events without"
+                " their memories (`memman export --events` writes the audit trail alone); export"
+                " with --with-events (and --all for inactive memories) to import both, or import"
+                " with --raw to copy the events alone"
+            )
         if isinstance(record, Event) and not copy:
             report.events_skipped += 1
         elif isinstance(record, Row) and not copy:

@@ -197,7 +197,7 @@ def _single(candidate: Candidate, topic: Topic, current: Memory) -> Decision | N
         # years"), the same said in other words, or for the router: a refinement.
         return _newer_count(
             candidate, topic, current, numbers(current.content)
-        ) or _restated(candidate, topic, current)
+        ) or _restated(candidate, topic, current, stated)
     if (
         topic.retracted
         and topic.value is not None
@@ -249,22 +249,28 @@ def _newer_count(
     return Decision(Op.UPDATE, why, Tier.TOPIC, target=memory, content=candidate.content)
 
 
-def _restated(candidate: Candidate, topic: Topic, memory: Memory) -> Decision | None:
+def _restated(
+    candidate: Candidate, topic: Topic, memory: Memory, stated: Topic
+) -> Decision | None:
     """NOOP when the candidate states a single-valued memory's value in other words and adds
     nothing: every content word it has that the memory lacks is one the attribute is phrased
     with ("I'm based in Berlin" / "I live in Berlin", "User is employed at Google" / "works
-    at Google"), and the numbers agree. "I live in Berlin with my wife" adds "wife": a
-    refinement, for the router; so is a candidate with no word of its own (the router's
-    lexical and containment NOOPs). A multi-valued "I love jazz" after "I like jazz" stays
-    the decider's: how much the user likes it may be the news."""
+    at Google") or the very value the memory states without naming it ("I'm married to
+    Sarah" / "My wife is Sarah": both say married, to Sarah), and the numbers agree. "I live
+    in Berlin with my wife" adds "wife": a refinement, for the router; so is a candidate with
+    no word of its own (the router's lexical and containment NOOPs). A multi-valued "I love
+    jazz" after "I like jazz" stays the decider's: how much the user likes it may be the
+    news."""
     added = {
         word  # numbers are compared on their own: "two kids" / "2 children"
         for word in content_tokens(candidate.content) - content_tokens(memory.content)
         if not numbers(word)
     }
+    value = topic.value if same_value(stated.value, topic.value) else None
+    named = content_tokens(value) if value else frozenset()
     if (
         not added
-        or not added <= phrasing(topic.attribute)
+        or not added <= phrasing(topic.attribute) | named
         or numbers(candidate.content) != numbers(memory.content)
     ):
         return None
