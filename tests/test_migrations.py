@@ -275,7 +275,6 @@ def test_fts_index_merges_segments_in_pairs(path, migrated):
         assert _automerge(mm) == 2
         for n in range(20):
             mm.update_memory(f"User visited city number {n} in {1990 + n}", user_id="alice")
-        assert [h.content for h in mm.search("visited 1997", user_id="alice")][0] == (
-            "User visited city number 7 in 1997"
-        )
+        best = mm.search("visited 1997", user_id="alice")[0]
+        assert best.content == "User visited city number 7 in 1997"
     assert applied(path) == registered()
