@@ -68,8 +68,11 @@ def _configure(path: str, setting: str) -> None:
 
 
 def _segments(path: str) -> int:
+    """The index's segments: FTS5 numbers each page of a segment (segid << 37) + ..."""
     with sqlite3.connect(path) as conn:
-        (n,) = conn.execute("SELECT count(DISTINCT segid) FROM long_term_fts_idx").fetchone()
+        (n,) = conn.execute(
+            "SELECT count(DISTINCT id >> 37) FROM long_term_fts_data WHERE id >= 1 << 37"
+        ).fetchone()
     conn.close()
     return n
 
