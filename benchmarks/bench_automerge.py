@@ -9,7 +9,9 @@ process (the same tree), one of
 - bulk: update_many of bench_bulk's batch (held-out facts, then restated stored ones).
 
 Bases: 1 x 5,000 and 1 x 100,000 (bench_scale's plain inserts: a compact index, fragmented by
-the timed writes themselves) and an empty file. The cases alternate by round, their order
+the timed writes themselves), an empty file, and 1 x 5,000 written one update_memory at a
+time with the setting in effect (each setting its own base, as a file that always had it:
+the setting decides its segments before the timed part too). The cases alternate by round, their order
 rotated, so the load of a shared machine falls on each alike. CPU time (time.process_time)
 is the figure; the index's segment count after the timed part is printed beside it.
 
@@ -34,12 +36,16 @@ from sides import BENCHMARKS, run_child
 from timing import medians, timed
 
 USER = "user-0"
-# (name, fill, facts written): single writes at two sizes, bulk ingest at bench_bulk's two.
+# (name, fill, facts written, fill written one fact at a time under the setting): single
+# writes at two sizes, bulk ingest at bench_bulk's two. A plain-insert fill is one transaction
+# (a compact index, as a file migrated to a new setting); a fill of one update_memory per fact
+# is the history the setting shapes, too slow at 100k (~200 s a setting).
 CASES = (
-    ("single", 5000, 400),
-    ("single", 100_000, 400),
-    ("bulk", 0, 5000),
-    ("bulk", 100_000, 2000),
+    ("single", 5000, 400, False),
+    ("single", 100_000, 400, False),
+    ("bulk", 0, 5000, False),
+    ("bulk", 100_000, 2000, False),
+    ("single", 5000, 400, True),
 )
 
 
@@ -65,6 +71,18 @@ def _configure(path: str, setting: str) -> None:
         if crisis:
             conn.execute(insert, ("crisismerge", int(crisis)))
     conn.close()
+
+
+def _write_fill(path: str, setting: str, rows: list[str]) -> None:
+    """A file of rows written one update_memory at a time, the setting in effect throughout."""
+    from memman import MemoryManager
+    from memman.config import load_settings
+
+    MemoryManager(path).close()
+    _configure(path, setting)
+    with MemoryManager(path, settings=load_settings(db=path, decider="offline")) as mm:
+        for text in rows:
+            mm.update_memory(text, user_id=USER)
 
 
 def _segments(path: str) -> int:
@@ -118,7 +136,8 @@ def main() -> None:
     parser.add_argument("--settings", default="8,4,2", help="automerge[/crisismerge], ...")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--cases", default="0,1,2,3", help="indexes into CASES")
-    parser.add_argument("--child", choices=["fill", "measure"], help=argparse.SUPPRESS)
+    parser.add_argument("--child", choices=["fill", "write", "measure"], help=argparse.SUPPRESS)
+    parser.add_argument("--setting", help=argparse.SUPPRESS)
     parser.add_argument("--kind", help=argparse.SUPPRESS)
     parser.add_argument("--db", help=argparse.SUPPRESS)
     parser.add_argument("--texts", help=argparse.SUPPRESS)
@@ -129,6 +148,9 @@ def main() -> None:
         if args.child == "fill":
             _fill(args.db, texts["rows"])
             print(json.dumps({}))
+        elif args.child == "write":
+            _write_fill(args.db, args.setting, texts["rows"][0])
+            print(json.dumps({}))
         else:
             print(json.dumps(_measure(args.db, args.kind, texts)))
         return
@@ -136,36 +158,44 @@ def main() -> None:
     cases = [CASES[int(i)] for i in args.cases.split(",")]
     runs: dict[tuple, list[dict]] = {}
     with tempfile.TemporaryDirectory() as tmp:
-        for kind, fill, facts in cases:
-            name = f"{kind}-{fill}-{facts}"
+        for kind, fill, facts, written in cases:
+            name = f"{kind}-{fill}-{facts}" + ("-written" if written else "")
             texts = str(Path(tmp) / f"{name}.json")
             Path(texts).write_text(json.dumps(_texts(fill, facts)))
-            base = str(Path(tmp) / f"{name}.db")
-            run_child(tree, __file__, ["--child", "fill", "--db", base, "--texts", texts])
+            bases = {s: str(Path(tmp) / f"{name}-{s.replace('/', '-')}.db") for s in settings}
+            if written:
+                for setting, base in bases.items():
+                    child = ["--child", "write", "--setting", setting, "--db", base]
+                    run_child(tree, __file__, [*child, "--texts", texts])
+            else:
+                base = bases[settings[0]]
+                run_child(tree, __file__, ["--child", "fill", "--db", base, "--texts", texts])
+                bases = dict.fromkeys(settings, base)
             for round_ in range(args.rounds):
                 shift = round_ % len(settings)
                 for setting in settings[shift:] + settings[:shift]:
                     db = str(Path(tmp) / "case.db")
-                    shutil.copy(base, db)
+                    shutil.copy(bases[setting], db)
                     _configure(db, setting)
                     child = ["--child", "measure", "--kind", kind, "--db", db, "--texts", texts]
                     result = run_child(tree, __file__, child)
-                    runs.setdefault((kind, fill, facts, setting), []).append(result)
+                    runs.setdefault((name, setting), []).append(result)
                     for suffix in ("", "-wal", "-shm"):
                         if os.path.exists(db + suffix):
                             os.remove(db + suffix)
-            os.remove(base)
-            print(json.dumps({name: {s: runs[(kind, fill, facts, s)] for s in settings}}))
+            for base in set(bases.values()):
+                os.remove(base)
+            print(json.dumps({name: {s: runs[(name, s)] for s in settings}}))
     print(f"\nmedians of {args.rounds} rounds, CPU; segments: the index after the timed part\n")
     print("| case | setting | write ms | FTS ms / fact | search ms | facts/s | segments |")
     print("|---|---|---:|---:|---:|---:|---:|")
-    for (kind, fill, facts, setting), results in runs.items():
+    for (name, setting), results in runs.items():
         cells = []
         for key in ("write_ms", "fts_ms", "search_ms", "facts_per_s", "segments"):
             values = [r[key] for r in results if key in r]
             form = ",.0f" if key in ("facts_per_s", "segments") else ".3f"
             cells.append(format(statistics.median(values), form) if values else "")
-        print(f"| {kind} {facts} into {fill:,} | {setting} | {' | '.join(cells)} |")
+        print(f"| {name} | {setting} | {' | '.join(cells)} |")
 
 
 if __name__ == "__main__":
