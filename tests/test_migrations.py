@@ -251,3 +251,30 @@ def test_a_file_before_replaced_text_hashes_gets_them_backfilled(path):
     assert hashes == [None, content_hash("I read a lot"), content_hash("I don't read a lot")]
     index = db.execute("select sql from sqlite_master where name = 'events_before_hash'").fetchone()
     assert "(user_id, agent_id, before_hash)" in index[0] and "IS NOT NULL" in index[0]
+
+
+def _automerge(mm: MemoryManager) -> int:
+    """The index's 'automerge' setting, as FTS5 reads it from its config table (m024)."""
+    with mm.store.read() as conn:
+        return conn.exec_driver_sql(
+            "select v from long_term_fts_config where k = 'automerge'"
+        ).scalar()
+
+
+@pytest.mark.parametrize("migrated", [False, True], ids=["new", "migrated"])
+def test_fts_index_merges_segments_in_pairs(path, migrated):
+    """m024: 'automerge' 2 on a new file and on a file at m023 (which has 8), and the index
+    still finds what is written after the change."""
+    if migrated:
+        db = sqlite_utils.Database(path)
+        migrations.apply(db, stop_before="m024_fts_automerge_2")
+        setting = db.execute("select v from long_term_fts_config where k = 'automerge'")
+        assert setting.fetchone() == (8,)
+        db.close()
+    with MemoryManager(str(path)) as mm:
+        assert _automerge(mm) == 2
+        for n in range(20):
+            mm.update_memory(f"User visited city number {n} in {1990 + n}", user_id="alice")
+        best = mm.search("visited 1997", user_id="alice")[0]
+        assert best.content == "User visited city number 7 in 1997"
+    assert applied(path) == registered()

@@ -32,6 +32,7 @@ CHAIN = (
     fts.m021_fts_postings_per_scope,
     backfills.m022_topic_index_ordered,
     backfills.m023_events_before_hash,
+    fts.m024_fts_automerge_2,
 )
 
 migrations = Migrations("memman")
