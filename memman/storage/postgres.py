@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 import threading
+import weakref
 import zlib
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
@@ -134,6 +135,8 @@ class PostgresStore(Store):
         self._write_lock = threading.RLock()
         self._stripes = [threading.RLock() for _ in range(_STRIPES)]
         self._read_lock = nullcontext()
+        # The dimensions whose index an open write transaction made (save_vectors).
+        self._made: weakref.WeakKeyDictionary[Any, set[int]] = weakref.WeakKeyDictionary()
 
         @sa.event.listens_for(self.engine, "begin")
         def _on_begin(connection: sa.Connection) -> None:
@@ -222,14 +225,17 @@ class PostgresStore(Store):
         """As Store's; with pgvector, the first vector of a dimension this process writes
         makes the dimension's HNSW index unless another transaction made it already
         (memman/storage/pgvector.py). A dimension counts as indexed once a later
-        transaction sees the index committed, so a rolled-back one is made again."""
+        transaction sees the index committed, so a rolled-back one is made again: the
+        transaction that made it (`_made`) does not count what it sees of its own."""
         if self._pgvector:
-            for dim in {len(new.vector) for new in vectors} - self._indexed:
+            made = self._made.setdefault(conn.get_transaction(), set())
+            for dim in {len(new.vector) for new in vectors} - self._indexed - made:
                 name = pgvector.index_name(dim)
                 if conn.exec_driver_sql(f"SELECT to_regclass('{name}')").scalar() is not None:
                     self._indexed.add(dim)
                 else:
                     pgvector.ensure_index(conn, dim)
+                    made.add(dim)
         super().save_vectors(conn, vectors)
 
     def scrub(self) -> bool:
