@@ -62,6 +62,13 @@ _READ_ONLY_STATES = frozenset({"25006"})  # read_only_sql_transaction (a standby
 _KEY = re.compile(r'"(q(\d+)j)')
 _PHRASE = re.compile(r'"([^"]*)"')
 _SCOPE_OF_KEY = "SELECT user_id, agent_id FROM fts_scopes WHERE id = ?"
+# Store's active_hashes seeks once per hash (SQLite's planner read the scope's whole index for
+# an IN list); here each seek is a round trip: one statement, 1.2 against 26.7 ms for 500
+# hashes on localhost (RESULTS.md, "Session 8: review").
+_ACTIVE_HASHES = (
+    "SELECT content_hash FROM long_term WHERE user_id = ? AND agent_id = ?"
+    " AND content_hash = ANY(?) AND status = 'active'"
+)
 # As upkeep's check; a REAL[] counts its values (cardinality: 0 for an empty array).
 _ORPHAN_VECTORS = """
     SELECT count(*) FROM memory_vectors AS v
@@ -237,6 +244,11 @@ class PostgresStore(Store):
                     pgvector.ensure_index(conn, dim)
                     made.add(dim)
         super().save_vectors(conn, vectors)
+
+    def active_hashes(self, conn: sa.Connection, scope: Scope, hashes: list[str]) -> set[str]:
+        """As Store's, in one statement (_ACTIVE_HASHES)."""
+        params = (scope.user_id, scope.agent_key, sorted(set(hashes)))
+        return {row[0] for row in run_sql(conn, _ACTIVE_HASHES, params).fetchall()}
 
     def scrub(self) -> bool:
         """VACUUM the tables a purge deletes from, so the dead rows' space is reclaimed
