@@ -47,6 +47,17 @@ def _not_utf8(row: str) -> str | None:
     return None
 
 
+def _row_not_utf8(row: str | Mapping[str, Any]) -> str | None:
+    """Why a row read with surrogateescape is not UTF-8 text: a JSON line, or a field of a
+    CSV row (csv.DictReader splits the line before anyone looks at its bytes)."""
+    if isinstance(row, str):
+        return _not_utf8(row)
+    for key, value in row.items():
+        if isinstance(value, str) and (why := _not_utf8(value)) is not None:
+            return f"{key}: {why}"
+    return None
+
+
 def records(
     rows: Iterable[tuple[int, str | Mapping[str, Any]]],
     model: type[T],
@@ -59,10 +70,9 @@ def records(
     adapter = TypeAdapter(model)
     for number, row in rows:
         try:
-            if isinstance(row, str):
-                if (why := _not_utf8(row)) is not None:
-                    yield number, BadLineError(number, why, source)
-                    continue
+            if (why := _row_not_utf8(row)) is not None:
+                yield number, BadLineError(number, why, source)
+            elif isinstance(row, str):
                 yield number, adapter.validate_json(row)
             else:
                 yield number, adapter.validate_python(row)

@@ -143,6 +143,28 @@ def test_each_dimension_gets_its_own_index_and_a_rolled_back_one_is_made_again(p
             assert mm.vectors.top(conn, BIG, MODEL, sixteen, 1)[0][1] == pytest.approx(1.0)
 
 
+def test_an_index_seen_only_by_its_own_rolled_back_write_is_made_again(pgv):
+    """Two vectors of a new dimension in one write: the second finds the index the first
+    made, uncommitted; that write rolls back, so the next one must make the index again."""
+    sixteen = np.ones(16, np.float32) / 4
+
+    def write_two_sixteens(conn: sa.Connection, then_fail: bool) -> None:
+        for text in ("x", "y"):
+            memory_id = mm.store.insert_memory(
+                conn, BIG, content=text, content_hash=text, now=NOW, source=None, metadata={}
+            )
+            mm.store.save_vectors(conn, [NewVector(memory_id, MODEL, sixteen)])
+        if then_fail:
+            raise RuntimeError("rolled back")
+
+    with MemoryManager(pgv) as mm:
+        with pytest.raises(RuntimeError):
+            mm.store.write(lambda conn: write_two_sixteens(conn, True), scope=BIG)
+        mm.store.write(lambda conn: write_two_sixteens(conn, False), scope=BIG)
+        with mm.store.read() as conn:
+            assert pgvector.indexed_dims(conn) == {16}
+
+
 def test_stats_and_the_setting_choose_the_path(pgv, tmp_path):
     with MemoryManager(pgv) as mm:
         assert mm.stats()["vectors"] == {

@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from memman.cli import app
-from memman.errors import ConfigError, InvalidInputError
+from memman.errors import BadLineError, ConfigError, InvalidInputError
 from memman.tuning.calibrate import Pair, calibrate, histogram_png, load_pairs, write_thresholds
 
 SAME = [
@@ -60,6 +60,17 @@ def test_csv_and_tsv_load_like_jsonl(tmp_path):
         Pair("c", "d", "contradiction"),
     ]
     assert [p.same for p in load_pairs(tmp_path / "p.tsv")] == [True, False]
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".tsv"])
+def test_a_pair_that_is_not_utf8_is_a_bad_line_of_a_csv_too(tmp_path, suffix):
+    # As of JSON lines: a Latin-1 "café" is refused by its line, never read as "caf\udce9".
+    sep = "," if suffix == ".csv" else "\t"
+    rows = ["text_a", "text_b", "label"], ["I like caf\xe9", "I like coffee", "same"]
+    path = tmp_path / f"p{suffix}"
+    path.write_bytes("".join(sep.join(row) + "\n" for row in rows).encode("latin-1"))
+    with pytest.raises(BadLineError, match=r":2: text_a: not UTF-8 text \(byte 0xe9"):
+        load_pairs(path)
 
 
 @pytest.mark.parametrize(

@@ -102,7 +102,7 @@ class WriteCalls(Parts):
             raise InvalidInputError("update_many takes a list of facts, not one string")
         scope = Scope(user_id, agent_id)
         candidates = []
-        with batch_memo():  # a fact's topic, read here, is read again when it is a memory
+        with batch_memo():  # a fact's topic, read in the batch, is read again as a memory
             for index, fact in enumerate(facts):
                 try:
                     candidates.append(

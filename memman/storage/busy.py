@@ -1,9 +1,9 @@
 """The busy retry of every transaction (a mixin of Store and PostgresStore), and SQLite's
-typed write failures.
+typed failures.
 
 A transaction that finds the write lock held by another writer is tried again with jittered
 back-off (tenacity) for busy_patience_s, then StoreBusyError; any other failure is raised at
-once, typed when memman has a type for it (a full disk, a read-only file).
+once, typed when memman has a type for it (a full disk, a read-only file, a damaged page).
 """
 
 from __future__ import annotations

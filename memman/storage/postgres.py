@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 import threading
+import weakref
 import zlib
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
@@ -61,6 +62,13 @@ _READ_ONLY_STATES = frozenset({"25006"})  # read_only_sql_transaction (a standby
 _KEY = re.compile(r'"(q(\d+)j)')
 _PHRASE = re.compile(r'"([^"]*)"')
 _SCOPE_OF_KEY = "SELECT user_id, agent_id FROM fts_scopes WHERE id = ?"
+# Store's active_hashes seeks once per hash (SQLite's planner read the scope's whole index for
+# an IN list); here each seek is a round trip: one statement, 1.2 against 26.7 ms for 500
+# hashes on localhost (RESULTS.md, "Session 8: review").
+_ACTIVE_HASHES = (
+    "SELECT content_hash FROM long_term WHERE user_id = ? AND agent_id = ?"
+    " AND content_hash = ANY(?) AND status = 'active'"
+)
 # As upkeep's check; a REAL[] counts its values (cardinality: 0 for an empty array).
 _ORPHAN_VECTORS = """
     SELECT count(*) FROM memory_vectors AS v
@@ -134,6 +142,8 @@ class PostgresStore(Store):
         self._write_lock = threading.RLock()
         self._stripes = [threading.RLock() for _ in range(_STRIPES)]
         self._read_lock = nullcontext()
+        # The dimensions whose index an open write transaction made (save_vectors).
+        self._made: weakref.WeakKeyDictionary[Any, set[int]] = weakref.WeakKeyDictionary()
 
         @sa.event.listens_for(self.engine, "begin")
         def _on_begin(connection: sa.Connection) -> None:
@@ -222,15 +232,23 @@ class PostgresStore(Store):
         """As Store's; with pgvector, the first vector of a dimension this process writes
         makes the dimension's HNSW index unless another transaction made it already
         (memman/storage/pgvector.py). A dimension counts as indexed once a later
-        transaction sees the index committed, so a rolled-back one is made again."""
+        transaction sees the index committed, so a rolled-back one is made again: the
+        transaction that made it (`_made`) does not count what it sees of its own."""
         if self._pgvector:
-            for dim in {len(new.vector) for new in vectors} - self._indexed:
+            made = self._made.setdefault(conn.get_transaction(), set())
+            for dim in {len(new.vector) for new in vectors} - self._indexed - made:
                 name = pgvector.index_name(dim)
                 if conn.exec_driver_sql(f"SELECT to_regclass('{name}')").scalar() is not None:
                     self._indexed.add(dim)
                 else:
                     pgvector.ensure_index(conn, dim)
+                    made.add(dim)
         super().save_vectors(conn, vectors)
+
+    def active_hashes(self, conn: sa.Connection, scope: Scope, hashes: list[str]) -> set[str]:
+        """As Store's, in one statement (_ACTIVE_HASHES)."""
+        params = (scope.user_id, scope.agent_key, sorted(set(hashes)))
+        return {row[0] for row in run_sql(conn, _ACTIVE_HASHES, params).fetchall()}
 
     def scrub(self) -> bool:
         """VACUUM the tables a purge deletes from, so the dead rows' space is reclaimed
