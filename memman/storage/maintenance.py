@@ -8,7 +8,7 @@ while other processes keep writing (WAL lets the copy read while they commit).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import sqlalchemy as sa
@@ -27,6 +27,7 @@ class CheckReport:
     pending: int
     stuck_pending: int  # pending facts that failed at least STUCK_ATTEMPTS times
     orphan_vectors: int = 0  # vectors of no memory, or whose blob does not match their dim
+    not_run: dict[str, str] = field(default_factory=dict)  # check -> why the backend needs none
 
     @property
     def ok(self) -> bool:
@@ -66,7 +67,7 @@ def check(store: Store) -> CheckReport:
             fts_error = None
         except damaged as error:
             fts_error = _why(error)
-    return CheckReport(integrity, fts_error, pending, stuck, orphans)
+    return CheckReport(integrity, fts_error, pending, stuck, orphans, store.checks_not_run())
 
 
 def _why(error: sa.exc.DatabaseError | StoreCorruptError) -> str:

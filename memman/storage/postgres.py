@@ -337,6 +337,12 @@ class PostgresStore(Store):
         """None found: PostgreSQL checks pages as it reads them (amcheck is the deep check)."""
         return []
 
+    def checks_not_run(self) -> dict[str, str]:
+        return {
+            "integrity": "PostgreSQL checks its own pages as it reads them (amcheck)",
+            "fts": "a generated column: cannot drift",
+        }
+
     def check_fts(self, conn: sa.Connection) -> None:
         """Nothing to check: the tsvector is a generated column, it cannot drift."""
 

@@ -239,6 +239,11 @@ class UpkeepStorage(Protocol):
         """What the database's own integrity check found (empty: sound)."""
         ...
 
+    def checks_not_run(self) -> dict[str, str]:
+        """The checks of `memman check` this backend has no need of, and why ("integrity",
+        "fts"): shown instead of an "ok" for a check never run."""
+        ...
+
     def pending_counts(self, conn: sa.Connection, stuck_attempts: int) -> tuple[int, int]:
         """(parked facts, those failed at least stuck_attempts times)."""
         ...

@@ -117,6 +117,10 @@ class UpkeepRows:
         """PRAGMA integrity_check's lines other than "ok"."""
         return [row[0] for row in conn.exec_driver_sql("PRAGMA integrity_check") if row[0] != "ok"]
 
+    def checks_not_run(self) -> dict[str, str]:
+        """None: SQLite's integrity_check and FTS5's integrity-check both run."""
+        return {}
+
     def pending_counts(self, conn: sa.Connection, stuck_attempts: int) -> tuple[int, int]:
         """(parked facts, those that failed at least stuck_attempts times), every scope."""
         pe = self.pending
