@@ -3,11 +3,14 @@
     python -m benchmarks.stress [--writers 8] [--writes 500] [--crash-trials 100]
                                 [--lifecycle-trials 25] [--fuzz 2000]
                                 [--parallel-workers 4] [--parallel-rounds 10] [--only NAME]
-                                [--pg URL]
+                                [--pg URL] [--pgvector URL] [--pgvector-rounds 5]
 
 With --pg (or MEMMAN_TEST_PG_URL, as `.ci/postgres run` sets it) the concurrency and crash
 sections run again on PostgreSQL, each in fresh databases on that server (dropped after):
-several processes standing in for app servers that share one database.
+several processes standing in for app servers that share one database. With --pgvector (or
+MEMMAN_TEST_PGVECTOR_URL, as `.ci/postgres pgvector run` sets it) the trials of
+benchmarks/stress_pgvector.py run first: writes with vectors, the HNSW index creation race,
+kills during the first vector write (--only pgvector: those alone).
 
 Prints writes attempted / acknowledged / present / duplicated under concurrent writers,
 errors that reached a caller, throughput, SIGKILL crash trials (writes, batches, opens,
@@ -36,6 +39,7 @@ from pathlib import Path
 
 import sqlite_utils
 
+from benchmarks import stress_pgvector
 from memman import MemoryManager
 from memman.errors import MemmanError
 from memman.storage import postgres_schema
@@ -43,7 +47,7 @@ from memman.storage.backends import is_postgres_url
 from memman.storage.migrations import migrations
 from tests.decisions import NEW, OLD, llm_manager
 from tests.fake_openai import FakeOpenAI, Reply, chat_completion
-from tests.postgres import URL_VARIABLE, direct, fresh_database
+from tests.postgres import PGVECTOR_URL_VARIABLE, URL_VARIABLE, direct, fresh_database
 from tests.reliability import (
     Ack,
     audit,
@@ -397,12 +401,23 @@ def main() -> None:
     parser.add_argument("--fuzz", type=int, default=2000)
     parser.add_argument("--parallel-workers", type=int, default=4)
     parser.add_argument("--parallel-rounds", type=int, default=10)
-    parser.add_argument("--only", choices=["leases"], help="Run this section alone.")
+    parser.add_argument("--only", choices=["leases", "pgvector"], help="Run this section alone.")
     parser.add_argument("--pg", default=os.environ.get(URL_VARIABLE), help="a server's URL")
+    parser.add_argument(
+        "--pgvector",
+        default=os.environ.get(PGVECTOR_URL_VARIABLE),
+        help="a server with pgvector (benchmarks/stress_pgvector.py)",
+    )
+    parser.add_argument("--pgvector-rounds", type=int, default=5)
     args = parser.parse_args()
     logging.disable(logging.CRITICAL)  # instructor logs every failed call; the counts say it
     with tempfile.TemporaryDirectory() as tmp, ExitStack() as databases:
         workdir = Path(tmp)
+        if args.pgvector:
+            stress_pgvector.race(args.pgvector, args.pgvector_rounds, args.writers, args.writes)
+            stress_pgvector.kills(args.pgvector, workdir, args.crash_trials)
+        if args.only == "pgvector":
+            return
         parallel_leases(workdir, args.parallel_workers, args.parallel_rounds)
         if args.only == "leases":
             return
@@ -410,8 +425,10 @@ def main() -> None:
         if args.pg:
             made: dict[str, str] = {}
             stores.append(
-                lambda name: made.get(name)
-                or made.setdefault(name, databases.enter_context(fresh_database(args.pg)))
+                lambda name: (
+                    made.get(name)
+                    or made.setdefault(name, databases.enter_context(fresh_database(args.pg)))
+                )
             )
         for new_store in stores:
             concurrency(new_store, args.writers, args.writes)
