@@ -416,6 +416,7 @@ def main() -> None:
         if args.pgvector:
             stress_pgvector.race(args.pgvector, args.pgvector_rounds, args.writers, args.writes)
             stress_pgvector.kills(args.pgvector, workdir, args.crash_trials)
+            stress_pgvector.new_dimension(args.pgvector, 100_000)
         if args.only == "pgvector":
             return
         parallel_leases(workdir, args.parallel_workers, args.parallel_rounds)

@@ -260,3 +260,36 @@ def kills(url: str, workdir: Path, trials: int) -> None:
     print(f"  failures found                       {len(failures)}")
     for failure in failures[:5]:
         print(f"    {failure}")
+
+
+_FILL = [
+    "INSERT INTO long_term (id, user_id, content, content_hash, created_at, updated_at)"
+    " SELECT 'fill-' || g, 'filler', 'filler fact ' || g, md5(g::text), '2026-01-01',"
+    " '2026-01-01' FROM generate_series(1, {rows}) AS g",
+    "INSERT INTO memory_vectors (memory_pk, model, dim, vector)"
+    " SELECT l.pk, 'filler-384', 384, ARRAY(SELECT random()::real + 0 * l.pk"
+    " FROM generate_series(1, 384)) FROM long_term l WHERE l.user_id = 'filler'",
+]
+
+
+def new_dimension(url: str, rows: int) -> None:
+    """The first write of a new dimension into a table that holds `rows` vectors of another
+    (a model switch): its CREATE INDEX scans them, holding a SHARE lock on memory_vectors
+    (every vector writer waits) until it commits."""
+    with fresh_database(url) as path:
+        vector_manager(path, FIRST_DIM).close()
+        with direct(path) as conn:
+            for statement in _FILL:
+                conn.exec_driver_sql(statement.format(rows=rows))
+            conn.exec_driver_sql("ANALYZE memory_vectors")
+        with vector_manager(path, SECOND_DIM) as mm:
+            walls = []
+            for n in range(3):
+                started = time.perf_counter()
+                mm.update_memory(f"User collects brass keys number {n}", user_id="u")
+                walls.append(1000 * (time.perf_counter() - started))
+        print(
+            f"pgvector new dimension: first writes of dim {SECOND_DIM} beside {rows} vectors of"
+            f" dim 384: {', '.join(f'{wall:.0f}' for wall in walls)} ms wall"
+            f" (the first makes the index); index {index_state(path, SECOND_DIM)}"
+        )
