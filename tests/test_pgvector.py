@@ -202,9 +202,10 @@ def test_a_server_offering_pgvector_to_a_role_that_cannot_install_it(pgvector_ur
         admin.dispose()
 
 
-def test_p005_indexes_the_vectors_already_stored(pgv, monkeypatch):
+def test_p005_indexes_the_vectors_already_stored(pgv, monkeypatch, caplog):
     """A database written before p005 (its vectors searched in-process; pgvector installed by
-    the DBA) gets an index per dimension present when this memman opens it."""
+    the DBA) gets an index per dimension present when this memman opens it, and says so
+    through the records the CLI's migration bar draws."""
     before = postgres_schema.MIGRATIONS[:4]
     with monkeypatch.context() as patched:
         patched.setattr(postgres_schema, "MIGRATIONS", before)
@@ -213,8 +214,12 @@ def test_p005_indexes_the_vectors_already_stored(pgv, monkeypatch):
             big_scope(mm, 40, before_p005=True)
         with direct(pgv) as conn:
             assert pgvector.indexed_dims(conn) == set()
-    with MemoryManager(pgv) as mm:
+    with caplog.at_level("INFO", logger="memman.storage.migrations"), MemoryManager(pgv) as mm:
         assert mm.vector_search == "pgvector"
+        assert [(r.getMessage(), r.progress) for r in caplog.records] == [
+            (f"building the pgvector index for 45 vectors of {DIM} dimensions", (0, 45)),
+            (f"built the pgvector index for 45 vectors of {DIM} dimensions", (45, 45)),
+        ]
         with mm.store.read() as conn:
             assert pgvector.indexed_dims(conn) == {DIM}
             query = units(1, seed=15)[0]
@@ -239,3 +244,41 @@ def test_a_vector_of_nan_or_infinities_is_left_out_not_a_failure(pgv):
             found = [pk for pk, _ in mm.vectors.top(conn, BIG, MODEL, units(1, seed=17)[0], 100)]
         assert len(found) == 12
         assert mm.get(memory_id, user_id=BIG.user_id) is not None
+
+
+def test_the_index_build_memory_stays_inside_the_build(pgv):
+    """ensure_index raises maintenance_work_mem for its CREATE INDEX only (pgvector builds the
+    graph in it): the write's next statement, and the session after the commit, see the
+    session's value; a server set higher keeps its own."""
+    seen = []
+
+    def write_sixteen(conn: sa.Connection) -> None:
+        memory_id = mm.store.insert_memory(
+            conn, BIG, content="x", content_hash="x", now=NOW, source=None, metadata={}
+        )
+        mm.store.save_vectors(conn, [NewVector(memory_id, MODEL, np.ones(16, np.float32))])
+        seen.append(conn.exec_driver_sql("SHOW maintenance_work_mem").scalar())
+
+    with MemoryManager(pgv) as mm:
+        big_scope(mm, 3, dim=8)
+        with mm.store.read() as conn:
+            default = conn.exec_driver_sql("SHOW maintenance_work_mem").scalar()
+        mm.store.write(write_sixteen, scope=BIG)
+        with mm.store.read() as conn:
+            assert pgvector.indexed_dims(conn) == {8, 16}
+    assert seen == [default]
+    engine = sa.create_engine(pgv)
+    try:
+        with engine.connect() as conn:
+            for session in (default, "1GB"):
+                conn.exec_driver_sql(f"SET maintenance_work_mem = '{session}'")
+                conn.commit()
+                with conn.begin():
+                    conn.exec_driver_sql("DROP INDEX memory_vectors_hnsw_16")
+                    pgvector.ensure_index(conn, 16)
+                    assert conn.exec_driver_sql("SHOW maintenance_work_mem").scalar() == session
+                assert conn.exec_driver_sql("SHOW maintenance_work_mem").scalar() == session
+                assert pgvector.indexed_dims(conn) == {8, 16}
+                conn.rollback()
+    finally:
+        engine.dispose()

@@ -50,6 +50,20 @@ EF_SEARCH_MIN, EF_SEARCH_MAX = 200, 1000
 # pgvector's HNSW indexes vectors of up to 2,000 dimensions; longer ones (OpenAI's
 # text-embedding-3-large: 3,072) are searched by a scan of the scope's rows.
 MAX_INDEXED_DIM = 2000
+# maintenance_work_mem of an index build: pgvector builds the HNSW graph in it and, once the
+# graph outgrows it, goes on much slower: 100k 384-dim vectors took 154 s at the default 64 MB,
+# 35 s at 256 MB and at 512 MB (benchmarks/RESULTS.md "Session 8: pgvector index build"), so
+# 256 MB holds their graph. Safe for a server: memory of one backend for one statement, one
+# build at a time (INDEX_LOCK); a parallel build's workers share it (a segment in /dev/shm,
+# which a container must allow: README, PostgreSQL), they do not multiply it.
+BUILD_MEMORY = "256MB"
+# The session's value (returned, to set back), raised for this transaction if lower.
+_RAISE_BUILD_MEMORY_SQL = f"""
+    SELECT current_setting('maintenance_work_mem'),
+           CASE WHEN pg_size_bytes(current_setting('maintenance_work_mem'))
+                     < pg_size_bytes('{BUILD_MEMORY}')
+                THEN set_config('maintenance_work_mem', '{BUILD_MEMORY}', true) END
+"""
 _INDEXED_DIMS_SQL = """
     SELECT substring(indexname FROM 'memory_vectors_hnsw_(\\d+)$')::int FROM pg_indexes
     WHERE tablename = 'memory_vectors' AND indexname ~ '^memory_vectors_hnsw_\\d+$'
@@ -84,15 +98,21 @@ def indexed_dims(conn: sa.Connection) -> set[int]:
 
 def ensure_index(conn: sa.Connection, dim: int) -> None:
     """The dimension's HNSW index, made in the caller's write transaction if missing (it
-    holds a SHARE lock on memory_vectors until the commit: writers of vectors wait). None
-    for a dimension HNSW cannot index."""
+    holds a SHARE lock on memory_vectors until the commit: writers of vectors wait), with
+    maintenance_work_mem raised to BUILD_MEMORY for the build only (set back before the
+    caller's next statement; a server configured higher keeps its own). None for a dimension
+    HNSW cannot index."""
     if dim > MAX_INDEXED_DIM:
         return
     conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({INDEX_LOCK})")
+    before = conn.exec_driver_sql(_RAISE_BUILD_MEMORY_SQL).scalar_one()
     conn.exec_driver_sql(
         f"CREATE INDEX IF NOT EXISTS {index_name(dim)} ON memory_vectors"
         f" USING hnsw ((vector::vector({int(dim)})) vector_cosine_ops)"
         f" WHERE dim = {int(dim)} AND {_FINITE}"
+    )
+    conn.execute(
+        sa.text("SELECT set_config('maintenance_work_mem', :before, true)"), {"before": before}
     )
 
 

@@ -28,6 +28,7 @@ PostgreSQL, so a crash midway leaves the previous schema.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 
 import sqlalchemy as sa
@@ -35,6 +36,10 @@ import sqlalchemy as sa
 from memman.errors import StoreError
 from memman.storage import pgvector
 from memman.storage.migrations.fts import FTS_SEPARATORS
+
+# Under memman.storage.migrations, so a long migration's records reach the CLI's bar as the
+# SQLite chain's do (record.progress = (done, total): memman/cli/common.py).
+log = logging.getLogger("memman.storage.migrations.postgres")
 
 # The pg_advisory_xact_lock key every write transaction (migrations too) takes first.
 WRITE_LOCK = 0x6D656D6D616E02
@@ -332,8 +337,14 @@ def _p005(conn: sa.Connection) -> None:
     vector written of each dimension."""
     if not pgvector.create_extension(conn):
         return
-    for dim in conn.exec_driver_sql("SELECT DISTINCT dim FROM memory_vectors").scalars():
+    stored = "SELECT dim, count(*) FROM memory_vectors WHERE dim <= %s GROUP BY dim ORDER BY dim"
+    for dim, count in conn.exec_driver_sql(stored, (pgvector.MAX_INDEXED_DIM,)).all():
+        message = "building the pgvector index for %d vectors of %d dimensions"
+        log.info(message, count, dim, extra={"progress": (0, count)})
         pgvector.ensure_index(conn, dim)
+        log.info(
+            message.replace("building", "built"), count, dim, extra={"progress": (count, count)}
+        )
 
 
 # Oldest first; never edit one once released, add the next.
