@@ -37,6 +37,7 @@ from memman.mem0.shapes import (
     as_item,
     as_messages,
     as_result,
+    check_threshold,
     check_top_k,
     matches,
     mem0_id,
@@ -283,8 +284,7 @@ class Memory:
         limit/top_k says otherwise. Metadata filters keep equal values among 4x the hits."""
         if not isinstance(query, str) or not query.strip():
             raise InvalidInputError("Invalid query: cannot be empty or whitespace-only.")
-        if threshold is not None and not 0 <= threshold <= 1:
-            raise InvalidInputError(f"Invalid threshold: {threshold}. Must be between 0 and 1.")
+        check_threshold(threshold)
         ids, wanted = split_filters(filters, user_id=user_id, agent_id=agent_id, run_id=run_id)
         user, agent = scope_of(ids)
         count = check_top_k(top_k if top_k is not None else limit, default=20)

@@ -131,3 +131,13 @@ def check_top_k(value: Any, *, default: int) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or value < 0:
         raise InvalidInputError(f"Invalid top_k: {value}. Must be a non-negative integer.")
     return value
+
+
+def check_threshold(value: Any) -> None:
+    """mem0's threshold rule: None, or a number from 0 to 1 (a string is refused, not compared)."""
+    if value is None:
+        return
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        raise InvalidInputError("threshold must be a valid number")
+    if not 0 <= value <= 1:
+        raise InvalidInputError(f"Invalid threshold: {value}. Must be between 0 and 1.")
