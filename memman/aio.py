@@ -21,6 +21,7 @@ T = TypeVar("T")
 CALLS = (
     "update_memory",
     "update_many",
+    "ingest",
     "pending",
     "retry_pending",
     "resolve_id",
@@ -34,6 +35,8 @@ CALLS = (
     "reindex",
     "check",
     "backup",
+    "import_jsonl",
+    "migrate_to",
     "observe",
     "flush",
     "flush_idle",
@@ -42,10 +45,12 @@ CALLS = (
     "consolidate",
     "delete",
     "restore",
+    "purge",
+    "forget",
 )
 # Methods that stream from one read snapshot; the snapshot (and its connection) lives in one
 # thread, so the coroutine reads the whole stream there and returns a list.
-STREAMS = ("export", "export_events", "iter_all")
+STREAMS = ("export", "export_events", "export_jsonl", "iter_all")
 
 
 def off_loop(method: Callable[..., T]) -> Callable[..., Coroutine[Any, Any, T]]:
@@ -71,7 +76,7 @@ class AsyncMemoryManager:
 
     Open it like MemoryManager (`AsyncMemoryManager("memory.db", llm_model=...)`), or wrap
     one you have (`AsyncMemoryManager(manager=mm)`); `manager` is the synchronous one.
-    `export`, `export_events` and `iter_all` return lists.
+    `export`, `export_events`, `export_jsonl` and `iter_all` return lists.
     """
 
     def __init__(
