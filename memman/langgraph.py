@@ -72,9 +72,10 @@ TEXT_FIELDS = ("content", "text", "memory", "data")  # where a value usually kee
 
 
 def text_of(value: dict[str, Any]) -> str:
-    """The memory text a LangGraph value stands for."""
+    """The memory text a LangGraph value stands for (a blank text field is no text: the
+    value is then stored as JSON, as any value without one)."""
     for name in TEXT_FIELDS:
-        if isinstance(value.get(name), str):
+        if isinstance(value.get(name), str) and value[name].strip():
             return value[name]
     return json.dumps(value, sort_keys=True, ensure_ascii=False)
 
@@ -102,7 +103,7 @@ class MemmanStore(BaseStore):
             value = {"content": memory.content}
         return {
             "namespace": tuple(memory.user_id.split(SEPARATOR)),
-            "key": str(memory.metadata.get(KEY) or memory.id),
+            "key": str(memory.metadata.get(KEY, memory.id)),  # "" is a key too
             "value": value,
             "created_at": dt.datetime.fromisoformat(memory.created_at),
             "updated_at": dt.datetime.fromisoformat(memory.updated_at),
