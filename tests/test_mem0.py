@@ -233,6 +233,22 @@ def test_wrong_search_arguments_raise_value_error_as_mem0_does(tmp_path, argumen
             m.search("jazz", user_id="ann", **arguments)
 
 
+def test_delete_all_matches_ids_as_mem0_filters_them(tmp_path):
+    """mem0's delete_all(user_id=) deletes the user's memories of every agent, and
+    delete_all(agent_id=) the agent's of every user; no other memory is touched."""
+    with Memory(str(tmp_path / "m.db")) as m:
+        m.add("Likes jazz", user_id="ann", infer=False)
+        m.add("Answer in French", user_id="ann", agent_id="helper", infer=False)
+        m.add("Answer briefly", user_id="bob", agent_id="helper", infer=False)
+        m.add("Likes chess", user_id="bob", infer=False)
+        m.add("Be polite", agent_id="helper", infer=False)
+        m.delete_all(user_id="ann")
+        left = {(x.user_id, x.agent_id) for x in m.manager.export()}
+        assert left == {("bob", "helper"), ("bob", None), ("agent:helper", "helper")}
+        m.delete_all(agent_id="helper")
+        assert [x.content for x in m.manager.export()] == ["Likes chess"]
+
+
 def test_delete_and_reset_are_soft_and_audited(tmp_path):
     path = str(tmp_path / "m.db")
     with Memory(path) as m:

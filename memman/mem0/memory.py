@@ -178,16 +178,27 @@ class Memory:
     def delete_all(
         self, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None
     ) -> dict[str, Any]:
-        """Soft-delete every active memory of the scope."""
+        """Soft-delete every active memory the ids match, as mem0 filters: user_id alone is
+        the user's memories of every agent, agent_id alone the agent's of every user (a run
+        alone is its "run:<run_id>" user). Reads the store once (as reset does)."""
         if user_id is None and agent_id is None and run_id is None:
             raise InvalidInputError(
                 "At least one filter is required to delete all memories. If you want to "
                 "delete all memories, use the `reset()` method."
             )
         user, agent = scope_of({"user_id": user_id, "agent_id": agent_id, "run_id": run_id})
-        for memory in self.manager.list(user_id=user, agent_id=agent):
+        by_user = user_id is not None or agent_id is None
+        matched = [
+            m
+            for m in self.manager.export()
+            if (not by_user or m.user_id == user) and (agent_id is None or m.agent_id == agent)
+        ]
+        for memory in matched:
             self.manager.delete(
-                memory.id, reason="deleted through mem0 delete_all()", user_id=user, agent_id=agent
+                memory.id,
+                reason="deleted through mem0 delete_all()",
+                user_id=memory.user_id,
+                agent_id=memory.agent_id,
             )
         return {"message": "Memories deleted successfully!"}
 
