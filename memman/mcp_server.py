@@ -125,8 +125,13 @@ def _graph(memories: Iterator[Memory] | list[Memory], user_id: str) -> dict[str,
     return {"entities": list(entities.values()), "relations": []}
 
 
-def build_server(mm: MemoryManager, *, user_id: str, agent_id: str | None = None) -> MCPServer:
-    """An MCPServer whose tools act on `mm`, in (user_id, agent_id) unless a call names one."""
+def build_server(
+    mm: MemoryManager, *, user_id: str, agent_id: str | None = None, locked: bool = False
+) -> MCPServer:
+    """An MCPServer whose tools act on `mm`, in (user_id, agent_id) unless a call names one.
+
+    locked: a call may not name another user (a tool error): the model a client runs cannot
+    be talked into reading or writing another user's memories."""
     server = MCPServer("memman", instructions=INSTRUCTIONS)
 
     def tool(fn: Tool) -> Tool:
@@ -135,6 +140,8 @@ def build_server(mm: MemoryManager, *, user_id: str, agent_id: str | None = None
     def scope(user: str | None, agent: str | None) -> tuple[str, str | None]:
         """The call's scope: its user (with its agent, or none), else the server's user with
         the call's agent, else the server's own scope. An agent_id is never dropped."""
+        if locked and user not in (None, user_id):
+            raise InvalidInputError(f"this server serves user {user_id!r} only (--lock)")
         if user is not None:
             return user, agent
         return user_id, agent if agent is not None else agent_id
@@ -305,7 +312,9 @@ def build_server(mm: MemoryManager, *, user_id: str, agent_id: str | None = None
     return server
 
 
-def serve(db: str | None, *, user_id: str, agent_id: str | None = None) -> None:
+def serve(
+    db: str | None, *, user_id: str, agent_id: str | None = None, locked: bool = False
+) -> None:
     """Run the server on stdin/stdout until the client closes it."""
     with MemoryManager(db) as mm:
-        build_server(mm, user_id=user_id, agent_id=agent_id).run("stdio")
+        build_server(mm, user_id=user_id, agent_id=agent_id, locked=locked).run("stdio")

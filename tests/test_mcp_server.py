@@ -237,6 +237,25 @@ def test_add_observations_with_a_bad_text_stores_none_of_them(db):
         assert mm.list(user_id="u1") == []
 
 
+def test_a_locked_server_refuses_another_user(db):
+    async def session(client: Client) -> None:
+        await call(client, "remember", fact="Likes jazz", user_id="u1")
+        for tool, arguments in [
+            ("recall", {"query": "jazz"}),
+            ("remember", {"fact": "Likes chess"}),
+            ("list_memories", {}),
+            ("read_graph", {}),
+        ]:
+            message = await refused(client, tool, user_id="u2", **arguments)
+            assert "serves user 'u1' only" in message
+        listed = await call(client, "list_memories")
+        assert [m["content"] for m in listed["memories"]] == ["Likes jazz"]
+
+    run_server(db, session, "--user", "u1", "--lock")
+    with MemoryManager(db) as mm:
+        assert mm.list(user_id="u2") == []
+
+
 def test_the_readme_client_config_starts_this_server():
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     section = readme.split("## MCP server")[1].split("\n## ")[0]
