@@ -131,9 +131,17 @@ class MemmanStore(BaseStore):
     # -- BaseStore -------------------------------------------------------------------------
 
     def batch(self, ops: Iterable[StoreOp]) -> list[Result]:
-        results: list[Result] = []
-        for op in ops:
+        """LangGraph's batch semantics (InMemoryStore's and PostgresStore's): the reads see
+        the store as it was before the batch, then its puts are applied, the last put of a
+        key winning."""
+        ops = list(ops)
+        for op in ops:  # every op checked before any is run
             validate_op_namespace(op)
+            if not isinstance(op, GetOp | SearchOp | ListNamespacesOp | PutOp):
+                raise InvalidInputError(f"unknown store operation {type(op).__name__}")
+        results: list[Result] = []
+        puts: dict[tuple[tuple[str, ...], str], PutOp] = {}
+        for op in ops:
             if isinstance(op, GetOp):
                 memory = self._find(self.scope(op.namespace), op.key)
                 results.append(None if memory is None else Item(**self._fields(memory)))
@@ -141,11 +149,11 @@ class MemmanStore(BaseStore):
                 results.append(self._search(op))
             elif isinstance(op, ListNamespacesOp):
                 results.append(self._list_namespaces(op))
-            elif isinstance(op, PutOp):
-                self._put(op)
-                results.append(None)
             else:
-                raise InvalidInputError(f"unknown store operation {type(op).__name__}")
+                puts[(op.namespace, op.key)] = op
+                results.append(None)
+        for op in puts.values():
+            self._put(op)
         return results
 
     async def abatch(self, ops: Iterable[StoreOp]) -> list[Result]:

@@ -18,7 +18,7 @@ from memman.errors import InvalidInputError
 
 pytest.importorskip("langgraph.store.memory", reason="the langgraph extra is not installed")
 
-from langgraph.store.base import InvalidNamespaceError
+from langgraph.store.base import GetOp, InvalidNamespaceError, PutOp, SearchOp
 from langgraph.store.memory import InMemoryStore
 
 from memman.langgraph import MemmanStore
@@ -211,6 +211,36 @@ def test_agent_scopes_keep_stores_apart(mm):
     assert two.get(ALICE, "k") is None
     assert two.list_namespaces() == []
     assert one.list_namespaces() == [ALICE]
+
+
+def test_a_batch_reads_before_its_puts_as_in_memory_store(stores):
+    """LangGraph's batch contract: reads see the store before the batch's puts, and the
+    last put of a key wins."""
+    answers = []
+    for store in stores:
+        store.put(ALICE, "k1", {"text": "Likes tea"})
+        answers.append(
+            store.batch(
+                [
+                    PutOp(ALICE, "k1", {"text": "Likes coffee"}),
+                    GetOp(ALICE, "k1"),
+                    PutOp(ALICE, "k2", {"text": "Works as a nurse"}),
+                    SearchOp(ALICE, limit=10),
+                    PutOp(ALICE, "k1", {"text": "Likes juice"}),
+                ]
+            )
+        )
+        answers.append(views(store.search(ALICE)))
+    reference, memman = answers[:2], answers[2:]
+    assert [view(memman[0][1]), views(memman[0][3]), memman[1]] == [
+        view(reference[0][1]),
+        views(reference[0][3]),
+        reference[1],
+    ]
+    assert memman[1] == [
+        (ALICE, "k1", {"text": "Likes juice"}),
+        (ALICE, "k2", {"text": "Works as a nurse"}),
+    ]
 
 
 def test_async_twins_agree_with_in_memory_store(stores):
