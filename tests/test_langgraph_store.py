@@ -243,6 +243,13 @@ def test_a_batch_reads_before_its_puts_as_in_memory_store(stores):
     ]
 
 
+def test_a_ttl_is_refused_not_ignored(mm):
+    store = MemmanStore(mm)
+    with pytest.raises(NotImplementedError, match="TTL"):
+        store.put(ALICE, "k1", {"text": "Likes tea"}, ttl=5)
+    assert store.get(ALICE, "k1") is None
+
+
 def test_async_twins_agree_with_in_memory_store(stores):
     async def run(store):
         await store.aput(ALICE, "k1", {"text": "Likes hiking in the Alps", "kind": "hobby"})
