@@ -224,6 +224,8 @@ def test_scopes_errors_and_unknown_ids_as_mem0_answers_them(tmp_path):
         ({"threshold": [0.5]}, "threshold must be a valid number"),
         ({"threshold": 1.5}, "Invalid threshold"),
         ({"top_k": "3"}, "Invalid top_k"),
+        # Two different users for one search: neither may win silently.
+        ({"filters": {"user_id": "bob"}}, "user_id given twice"),
     ],
 )
 def test_wrong_search_arguments_raise_value_error_as_mem0_does(tmp_path, arguments, message):

@@ -49,8 +49,13 @@ def split_filters(filters: Any, **given: Any) -> tuple[dict[str, Any], dict[str,
     rest = dict(filters or {})
     ids = {key: rest.pop(key, None) for key in SCOPE_KEYS}
     for key, value in given.items():
-        if value is not None:
-            ids[key] = value
+        if value is None:
+            continue
+        if ids[key] is not None and mem0_id(ids[key], key) != mem0_id(value, key):
+            raise InvalidInputError(
+                f"{key} given twice, {value!r} and filters[{key!r}]={ids[key]!r}: give it once"
+            )
+        ids[key] = value
     for key, value in rest.items():
         if key in ("AND", "OR", "NOT") or isinstance(value, dict | list):
             raise InvalidInputError(
