@@ -14,6 +14,7 @@ from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
 from memman.api.manager import MemoryManager
+from memman.storage.store_copy import MigrateReport
 
 T = TypeVar("T")
 
@@ -36,7 +37,6 @@ CALLS = (
     "check",
     "backup",
     "import_jsonl",
-    "migrate_to",
     "observe",
     "flush",
     "flush_idle",
@@ -87,6 +87,12 @@ class AsyncMemoryManager:
             setattr(self, name, off_loop(getattr(self.manager, name)))
         for name in STREAMS:
             setattr(self, name, off_loop(_listed(getattr(self.manager, name))))
+
+    async def migrate_to(self, target: AsyncMemoryManager | MemoryManager) -> MigrateReport:
+        """MemoryManager.migrate_to, into another async manager or a synchronous one."""
+        if isinstance(target, AsyncMemoryManager):
+            target = target.manager
+        return await asyncio.to_thread(self.manager.migrate_to, target)
 
     @property
     def offline(self) -> bool:

@@ -79,6 +79,9 @@ def test_every_public_manager_method_has_its_coroutine(tmp_path):
         await amm.ingest([{"fact": "User likes jazz", "user_id": "ann"}])
         lines = await amm.export_jsonl(user_id="ann")
         assert [json.loads(line)["content"] for line in lines] == ["User likes jazz"]
+        async with AsyncMemoryManager(str(tmp_path / "copy.db")) as copy:
+            moved = await amm.migrate_to(copy)  # an async target, as a user would pass
+            assert moved.differences() == [] and len(await copy.list(user_id="ann")) == 1
         report = await amm.forget("ann")
         assert report.memories == 1
         assert await amm.list(user_id="ann") == []
