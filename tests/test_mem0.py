@@ -353,6 +353,8 @@ def test_a_failed_extraction_raises_and_keeps_the_messages(tmp_path, fake_openai
             "llm.config base_url: not supported",
         ),
         ({"llm": {"provider": "openai", "config": {"modle": "gpt-4o"}}}, "llm.config modle"),
+        # mem0 would call gpt-5-mini; memman must not quietly run offline instead.
+        ({"llm": {"provider": "openai", "config": {"api_key": "sk-x"}}}, "names no model"),
         (
             {"embedder": {"provider": "ollama", "config": {"http_client_proxies": "http://p"}}},
             "embedder.config http_client_proxies",

@@ -68,6 +68,14 @@ class Memory:
         elif isinstance(config, dict):
             settings = settings_from_config(config)
             self.manager = MemoryManager(settings.pop("path", None), **settings)
+            if config.get("llm") and self.manager.settings.llm_model is None:
+                # mem0 picks a model for a provider named without one; memman picks none, and
+                # running offline instead of the LLM the config asks for would be a surprise.
+                self.manager.close()
+                raise ConfigError(
+                    "the config's llm names no model: set llm.config.model (or "
+                    "MEMMAN_LLM_MODEL); memman has no default model and would run offline"
+                )
         elif config is None or isinstance(config, str | Path):
             self.manager = MemoryManager(None if config is None else str(config))
         else:
