@@ -235,6 +235,14 @@ def test_wrong_search_arguments_raise_value_error_as_mem0_does(tmp_path, argumen
             m.search("jazz", user_id="ann", **arguments)
 
 
+@pytest.mark.parametrize("infer", [True, False])
+def test_metadata_that_is_not_a_dict_is_refused_even_when_it_would_be_ignored(tmp_path, infer):
+    with Memory(str(tmp_path / "m.db")) as m:
+        with pytest.raises(ValueError, match="metadata"):
+            m.add("I like jazz", user_id="ann", metadata="music", infer=infer)
+        assert m.get_all(user_id="ann") == {"results": []}
+
+
 def test_delete_all_matches_ids_as_mem0_filters_them(tmp_path):
     """mem0's delete_all(user_id=) deletes the user's memories of every agent, and
     delete_all(agent_id=) the agent's of every user; no other memory is touched."""

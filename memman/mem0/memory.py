@@ -116,6 +116,8 @@ class Memory:
         """
         user, agent = scope_of({"user_id": user_id, "agent_id": agent_id, "run_id": run_id})
         chat = as_messages(messages)
+        if metadata is not None and not isinstance(metadata, dict):
+            raise InvalidInputError("metadata must be a dict")
         if not infer:
             texts = [m.get("content") for m in chat if m.get("role") != "system"]
             if not all(isinstance(text, str) for text in texts):
