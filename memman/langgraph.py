@@ -197,8 +197,8 @@ class MemmanStore(BaseStore):
 
     def _put(self, op: PutOp) -> None:
         scope = self.scope(op.namespace)
-        old = self._find(scope, op.key)
         if op.value is None:
+            old = self._find(scope, op.key)
             if old is not None:
                 self.manager.delete(
                     old.id,
@@ -207,15 +207,15 @@ class MemmanStore(BaseStore):
                     agent_id=old.agent_id,
                 )
             return
-        self._write_direct(scope, op.key, dict(op.value), old)
+        self._write_direct(scope, op.key, dict(op.value))
 
-    def _write_direct(
-        self, scope: Scope, key: str, value: dict[str, Any], old: Memory | None
-    ) -> None:
-        """Store `value` under `key` as given, replacing `old`: one transaction, two events.
+    def _write_direct(self, scope: Scope, key: str, value: dict[str, Any]) -> None:
+        """Store `value` under `key` as given, replacing what the key holds: one transaction.
 
         The only write here that is not update_memory: the public API has no undecided write.
         The memory is validated like any fact and embedded when an embedder is configured.
+        What the key holds is read inside the write transaction, so concurrent puts of one
+        key leave one memory under it (the last writer's), not one per put.
         """
         mm = self.manager
         candidate = make_candidate(
@@ -231,7 +231,8 @@ class MemmanStore(BaseStore):
         def write(conn: sa.Connection) -> None:
             now = stamp(mm.clock())
             event = {"tier": Tier.MANUAL.value, "source": candidate.source, "created_at": now}
-            if old is not None and mm.store.get(conn, old.id).status is Status.ACTIVE:
+            held = mm.store.iter_memories(conn, scope, statuses=(Status.ACTIVE,))
+            for old in [m for m in held if m.metadata.get(KEY, m.id) == key]:
                 deleted = {
                     "memory_id": old.id,
                     "op": Op.DELETE.value,
@@ -269,7 +270,7 @@ class MemmanStore(BaseStore):
             new_vector = None if vector is None else NewVector(row["id"], embedder.name, vector)
             commit(mm.store, conn, scope, [ChangeSet(added, (NewMemory(row),), new_vector)])
 
-        mm.store.write(write)
+        mm.store.write(write, scope=scope)
 
     # -- the deciding path -----------------------------------------------------------------
 

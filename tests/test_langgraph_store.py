@@ -9,8 +9,12 @@ recall with scores, the deciding path, the audit trail, a reopened file, and the
 from __future__ import annotations
 
 import asyncio
+import itertools
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from memman import MemoryManager, Op, Tier
@@ -21,7 +25,7 @@ pytest.importorskip("langgraph.store.memory", reason="the langgraph extra is not
 from langgraph.store.base import GetOp, InvalidNamespaceError, PutOp, SearchOp
 from langgraph.store.memory import InMemoryStore
 
-from memman.langgraph import MemmanStore
+from memman.langgraph import KEY, VALUE, MemmanStore
 
 ALICE = ("users", "alice", "memories")
 BOB = ("users", "bob", "memories")
@@ -241,6 +245,34 @@ def test_a_batch_reads_before_its_puts_as_in_memory_store(stores):
         (ALICE, "k1", {"text": "Likes juice"}),
         (ALICE, "k2", {"text": "Works as a nurse"}),
     ]
+
+
+class MeetingEmbedder:
+    """Embeds; its first `parties` calls wait for each other, so that many puts are all past
+    their reads before any writes (the interleaving that lost the one-memory-per-key rule)."""
+
+    name = "meeting"
+    dim = 2
+
+    def __init__(self, parties: int) -> None:
+        self.barrier = threading.Barrier(parties)
+        self.calls = itertools.count()
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        if next(self.calls) < self.barrier.parties:
+            self.barrier.wait(timeout=60)  # a deadlock guard, not a timing assumption
+        return np.array([[1.0, 0.0]] * len(texts), dtype=np.float32)
+
+
+def test_concurrent_puts_of_one_key_leave_one_item(db):
+    with MemoryManager(db, embedder=MeetingEmbedder(4)) as manager:
+        store = MemmanStore(manager)
+        with ThreadPoolExecutor(4) as pool:
+            values = [{"text": f"Lives in city number {i}"} for i in range(4)]
+            list(pool.map(lambda v: store.put(ALICE, "home", v), values))
+        held = [m for m in manager.list(user_id=".".join(ALICE)) if m.metadata.get(KEY) == "home"]
+        assert len(held) == 1
+        assert store.get(ALICE, "home").value == held[0].metadata[VALUE]
 
 
 def test_a_ttl_is_refused_not_ignored(mm):
