@@ -199,13 +199,17 @@ class MemmanStore(BaseStore):
         scope = self.scope(op.namespace)
         if op.value is None:
             old = self._find(scope, op.key)
-            if old is not None:
-                self.manager.delete(
-                    old.id,
-                    reason="deleted by a LangGraph store delete",
-                    user_id=old.user_id,
-                    agent_id=old.agent_id,
-                )
+            while old is not None:  # idempotent, as LangGraph's delete is
+                try:
+                    self.manager.delete(
+                        old.id,
+                        reason="deleted by a LangGraph store delete",
+                        user_id=old.user_id,
+                        agent_id=old.agent_id,
+                    )
+                    return
+                except InvalidInputError:  # retired since it was read: what is there now?
+                    old = self._find(scope, op.key)
             return
         self._write_direct(scope, op.key, dict(op.value))
 

@@ -275,6 +275,26 @@ def test_concurrent_puts_of_one_key_leave_one_item(db):
         assert store.get(ALICE, "home").value == held[0].metadata[VALUE]
 
 
+class MeetingManager(MemoryManager):
+    """A MemoryManager whose first two deletes wait for each other: both deleters have read
+    the key's memory before either deletes it."""
+
+    barrier = threading.Barrier(2)
+
+    def delete(self, *args, **kwargs):
+        self.barrier.wait(timeout=60)  # a deadlock guard, not a timing assumption
+        return super().delete(*args, **kwargs)
+
+
+def test_concurrent_deletes_of_one_key_both_succeed(db):
+    with MeetingManager(db) as manager:
+        store = MemmanStore(manager)
+        store.put(ALICE, "home", {"text": "Lives in Porto"})
+        with ThreadPoolExecutor(2) as pool:
+            assert list(pool.map(lambda _: store.delete(ALICE, "home"), range(2))) == [None, None]
+        assert store.get(ALICE, "home") is None
+
+
 def test_a_ttl_is_refused_not_ignored(mm):
     store = MemmanStore(mm)
     with pytest.raises(NotImplementedError, match="TTL"):
