@@ -14,6 +14,7 @@ from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
 from memman.api.manager import MemoryManager
+from memman.storage.store_copy import MigrateReport
 
 T = TypeVar("T")
 
@@ -21,6 +22,7 @@ T = TypeVar("T")
 CALLS = (
     "update_memory",
     "update_many",
+    "ingest",
     "pending",
     "retry_pending",
     "resolve_id",
@@ -34,6 +36,7 @@ CALLS = (
     "reindex",
     "check",
     "backup",
+    "import_jsonl",
     "observe",
     "flush",
     "flush_idle",
@@ -42,10 +45,12 @@ CALLS = (
     "consolidate",
     "delete",
     "restore",
+    "purge",
+    "forget",
 )
 # Methods that stream from one read snapshot; the snapshot (and its connection) lives in one
 # thread, so the coroutine reads the whole stream there and returns a list.
-STREAMS = ("export", "export_events", "iter_all")
+STREAMS = ("export", "export_events", "export_jsonl", "iter_all")
 
 
 def off_loop(method: Callable[..., T]) -> Callable[..., Coroutine[Any, Any, T]]:
@@ -71,7 +76,7 @@ class AsyncMemoryManager:
 
     Open it like MemoryManager (`AsyncMemoryManager("memory.db", llm_model=...)`), or wrap
     one you have (`AsyncMemoryManager(manager=mm)`); `manager` is the synchronous one.
-    `export`, `export_events` and `iter_all` return lists.
+    `export`, `export_events`, `export_jsonl` and `iter_all` return lists.
     """
 
     def __init__(
@@ -82,6 +87,12 @@ class AsyncMemoryManager:
             setattr(self, name, off_loop(getattr(self.manager, name)))
         for name in STREAMS:
             setattr(self, name, off_loop(_listed(getattr(self.manager, name))))
+
+    async def migrate_to(self, target: AsyncMemoryManager | MemoryManager) -> MigrateReport:
+        """MemoryManager.migrate_to, into another async manager or a synchronous one."""
+        if isinstance(target, AsyncMemoryManager):
+            target = target.manager
+        return await asyncio.to_thread(self.manager.migrate_to, target)
 
     @property
     def offline(self) -> bool:

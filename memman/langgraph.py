@@ -72,9 +72,10 @@ TEXT_FIELDS = ("content", "text", "memory", "data")  # where a value usually kee
 
 
 def text_of(value: dict[str, Any]) -> str:
-    """The memory text a LangGraph value stands for."""
+    """The memory text a LangGraph value stands for (a blank text field is no text: the
+    value is then stored as JSON, as any value without one)."""
     for name in TEXT_FIELDS:
-        if isinstance(value.get(name), str):
+        if isinstance(value.get(name), str) and value[name].strip():
             return value[name]
     return json.dumps(value, sort_keys=True, ensure_ascii=False)
 
@@ -102,7 +103,7 @@ class MemmanStore(BaseStore):
             value = {"content": memory.content}
         return {
             "namespace": tuple(memory.user_id.split(SEPARATOR)),
-            "key": str(memory.metadata.get(KEY) or memory.id),
+            "key": str(memory.metadata.get(KEY, memory.id)),  # "" is a key too
             "value": value,
             "created_at": dt.datetime.fromisoformat(memory.created_at),
             "updated_at": dt.datetime.fromisoformat(memory.updated_at),
@@ -130,9 +131,17 @@ class MemmanStore(BaseStore):
     # -- BaseStore -------------------------------------------------------------------------
 
     def batch(self, ops: Iterable[StoreOp]) -> list[Result]:
-        results: list[Result] = []
-        for op in ops:
+        """LangGraph's batch semantics (InMemoryStore's and PostgresStore's): the reads see
+        the store as it was before the batch, then its puts are applied, the last put of a
+        key winning."""
+        ops = list(ops)
+        for op in ops:  # every op checked before any is run
             validate_op_namespace(op)
+            if not isinstance(op, GetOp | SearchOp | ListNamespacesOp | PutOp):
+                raise InvalidInputError(f"unknown store operation {type(op).__name__}")
+        results: list[Result] = []
+        puts: dict[tuple[tuple[str, ...], str], PutOp] = {}
+        for op in ops:
             if isinstance(op, GetOp):
                 memory = self._find(self.scope(op.namespace), op.key)
                 results.append(None if memory is None else Item(**self._fields(memory)))
@@ -140,11 +149,11 @@ class MemmanStore(BaseStore):
                 results.append(self._search(op))
             elif isinstance(op, ListNamespacesOp):
                 results.append(self._list_namespaces(op))
-            elif isinstance(op, PutOp):
-                self._put(op)
-                results.append(None)
             else:
-                raise InvalidInputError(f"unknown store operation {type(op).__name__}")
+                puts[(op.namespace, op.key)] = op
+                results.append(None)
+        for op in puts.values():
+            self._put(op)
         return results
 
     async def abatch(self, ops: Iterable[StoreOp]) -> list[Result]:
@@ -188,25 +197,29 @@ class MemmanStore(BaseStore):
 
     def _put(self, op: PutOp) -> None:
         scope = self.scope(op.namespace)
-        old = self._find(scope, op.key)
         if op.value is None:
-            if old is not None:
-                self.manager.delete(
-                    old.id,
-                    reason="deleted by a LangGraph store delete",
-                    user_id=old.user_id,
-                    agent_id=old.agent_id,
-                )
+            old = self._find(scope, op.key)
+            while old is not None:  # idempotent, as LangGraph's delete is
+                try:
+                    self.manager.delete(
+                        old.id,
+                        reason="deleted by a LangGraph store delete",
+                        user_id=old.user_id,
+                        agent_id=old.agent_id,
+                    )
+                    return
+                except InvalidInputError:  # retired since it was read: what is there now?
+                    old = self._find(scope, op.key)
             return
-        self._write_direct(scope, op.key, dict(op.value), old)
+        self._write_direct(scope, op.key, dict(op.value))
 
-    def _write_direct(
-        self, scope: Scope, key: str, value: dict[str, Any], old: Memory | None
-    ) -> None:
-        """Store `value` under `key` as given, replacing `old`: one transaction, two events.
+    def _write_direct(self, scope: Scope, key: str, value: dict[str, Any]) -> None:
+        """Store `value` under `key` as given, replacing what the key holds: one transaction.
 
         The only write here that is not update_memory: the public API has no undecided write.
         The memory is validated like any fact and embedded when an embedder is configured.
+        What the key holds is read inside the write transaction, so concurrent puts of one
+        key leave one memory under it (the last writer's), not one per put.
         """
         mm = self.manager
         candidate = make_candidate(
@@ -222,7 +235,8 @@ class MemmanStore(BaseStore):
         def write(conn: sa.Connection) -> None:
             now = stamp(mm.clock())
             event = {"tier": Tier.MANUAL.value, "source": candidate.source, "created_at": now}
-            if old is not None and mm.store.get(conn, old.id).status is Status.ACTIVE:
+            held = mm.store.iter_memories(conn, scope, statuses=(Status.ACTIVE,))
+            for old in [m for m in held if m.metadata.get(KEY, m.id) == key]:
                 deleted = {
                     "memory_id": old.id,
                     "op": Op.DELETE.value,
@@ -260,7 +274,7 @@ class MemmanStore(BaseStore):
             new_vector = None if vector is None else NewVector(row["id"], embedder.name, vector)
             commit(mm.store, conn, scope, [ChangeSet(added, (NewMemory(row),), new_vector)])
 
-        mm.store.write(write)
+        mm.store.write(write, scope=scope)
 
     # -- the deciding path -----------------------------------------------------------------
 

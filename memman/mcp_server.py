@@ -28,6 +28,8 @@ from memman.api.manager import MemoryManager
 from memman.errors import ConfigError, InvalidInputError, MemmanError, NotFoundError
 from memman.language.text import content_hash
 from memman.models import Memory, Op, UpdateResult
+from memman.scope import Scope
+from memman.write.candidate import make_candidate
 
 try:
     from mcp.server.mcpserver import MCPServer
@@ -101,11 +103,16 @@ def _memory(memory: Memory) -> dict[str, Any]:
     }
 
 
+def _entity(memory: Memory, user_id: str) -> str:
+    """The entity a memory is an observation of: its entityName, else the user."""
+    return str(memory.metadata.get(ENTITY_KEY) or user_id)
+
+
 def _graph(memories: Iterator[Memory] | list[Memory], user_id: str) -> dict[str, Any]:
     """The reference server's knowledge-graph shape: one entity per name, no relations."""
     entities: dict[str, dict[str, Any]] = {}
     for memory in memories:
-        name = str(memory.metadata.get(ENTITY_KEY) or user_id)
+        name = _entity(memory, user_id)
         entity = entities.setdefault(
             name,
             {
@@ -118,15 +125,26 @@ def _graph(memories: Iterator[Memory] | list[Memory], user_id: str) -> dict[str,
     return {"entities": list(entities.values()), "relations": []}
 
 
-def build_server(mm: MemoryManager, *, user_id: str, agent_id: str | None = None) -> MCPServer:
-    """An MCPServer whose tools act on `mm`, in (user_id, agent_id) unless a call names one."""
+def build_server(
+    mm: MemoryManager, *, user_id: str, agent_id: str | None = None, locked: bool = False
+) -> MCPServer:
+    """An MCPServer whose tools act on `mm`, in (user_id, agent_id) unless a call names one.
+
+    locked: a call may not name another user (a tool error): the model a client runs cannot
+    be talked into reading or writing another user's memories."""
     server = MCPServer("memman", instructions=INSTRUCTIONS)
 
     def tool(fn: Tool) -> Tool:
         return server.tool()(_explained(fn))
 
     def scope(user: str | None, agent: str | None) -> tuple[str, str | None]:
-        return (user, agent) if user is not None else (user_id, agent_id)
+        """The call's scope: its user (with its agent, or none), else the server's user with
+        the call's agent, else the server's own scope. An agent_id is never dropped."""
+        if locked and user not in (None, user_id):
+            raise InvalidInputError(f"this server serves user {user_id!r} only (--lock)")
+        if user is not None:
+            return user, agent
+        return user_id, agent if agent is not None else agent_id
 
     def owned(memory_id: str, user: str | None, agent: str | None) -> Memory:
         """The memory, if it belongs to the scope; another user's id is as good as unknown."""
@@ -236,6 +254,9 @@ def build_server(mm: MemoryManager, *, user_id: str, agent_id: str | None = None
         """Add observations ({"entityName", "contents": [...]}) about entities; each content
         goes through memman's decision (it may update or repeat a stored memory)."""
         u, a = scope(user_id, None)
+        for item in observations:  # every text checked before any is stored: all or none
+            for text in item.contents:
+                make_candidate(text, scope=Scope(u, a), settings=mm.settings)
         results = []
         for item in observations:
             decisions = [
@@ -273,13 +294,17 @@ def build_server(mm: MemoryManager, *, user_id: str, agent_id: str | None = None
         deletions: list[Deletion], user_id: str | None = None
     ) -> dict[str, Any]:
         """Delete observations ({"entityName", "observations": [...]}): the user's active
-        memories with that text (compared as memman normalises it)."""
+        memories of that entity with that text (compared as memman normalises it)."""
         u, a = scope(user_id, None)
-        wanted = {content_hash(text) for item in deletions for text in item.observations}
+        wanted = {
+            (item.entityName, content_hash(text))
+            for item in deletions
+            for text in item.observations
+        }
         deleted = [
             mm.delete(m.id, reason="deleted via MCP delete_observations", user_id=u, agent_id=a)
             for m in mm.list(user_id=u, agent_id=a)
-            if content_hash(m.content) in wanted
+            if (_entity(m, u), content_hash(m.content)) in wanted
         ]
         message = f"Deleted {len(deleted)} observations."
         return {"success": True, "message": message}
@@ -287,7 +312,9 @@ def build_server(mm: MemoryManager, *, user_id: str, agent_id: str | None = None
     return server
 
 
-def serve(db: str | None, *, user_id: str, agent_id: str | None = None) -> None:
+def serve(
+    db: str | None, *, user_id: str, agent_id: str | None = None, locked: bool = False
+) -> None:
     """Run the server on stdin/stdout until the client closes it."""
     with MemoryManager(db) as mm:
-        build_server(mm, user_id=user_id, agent_id=agent_id).run("stdio")
+        build_server(mm, user_id=user_id, agent_id=agent_id, locked=locked).run("stdio")

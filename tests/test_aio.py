@@ -7,6 +7,8 @@ synchronous test is the same call awaited, giving the same answer.
 from __future__ import annotations
 
 import asyncio
+import inspect
+import json
 import textwrap
 import threading
 from pathlib import Path
@@ -61,6 +63,61 @@ def test_async_manager_calls_are_the_sync_calls_awaited(db):
     assert "User likes jazz" in block.text
     with MemoryManager(db) as mm:  # what the coroutines wrote is on disk
         assert len(mm.list(user_id="ann")) == 3
+
+
+def test_every_public_manager_method_has_its_coroutine(tmp_path):
+    """README: "every MemoryManager method as a coroutine", erasure and transfer included."""
+    public = {
+        name
+        for name, value in inspect.getmembers(MemoryManager)
+        if not name.startswith("_") and inspect.isfunction(value)
+    }
+
+    async def main(amm: AsyncMemoryManager) -> None:
+        missing = {n for n in public if not inspect.iscoroutinefunction(getattr(amm, n, None))}
+        assert missing == set()
+        await amm.ingest([{"fact": "User likes jazz", "user_id": "ann"}])
+        lines = await amm.export_jsonl(user_id="ann")
+        assert [json.loads(line)["content"] for line in lines] == ["User likes jazz"]
+        async with AsyncMemoryManager(str(tmp_path / "copy.db")) as copy:
+            moved = await amm.migrate_to(copy)  # an async target, as a user would pass
+            assert moved.differences() == [] and len(await copy.list(user_id="ann")) == 1
+        report = await amm.forget("ann")
+        assert report.memories == 1
+        assert await amm.list(user_id="ann") == []
+        await amm.close()
+
+    asyncio.run(main(AsyncMemoryManager(str(tmp_path / "m.db"))))
+
+
+def test_cancelled_writes_leave_a_consistent_store_and_a_retry_is_a_noop(tmp_path):
+    """A cancelled coroutine's worker thread runs on: its write lands whole or not at all.
+    Re-issuing every fact then stores each once (the landed ones are NOOPs)."""
+    path = str(tmp_path / "m.db")
+    users = [f"user{i}" for i in range(40)]  # one fact each: every write is an ADD
+
+    async def cancel_half() -> list[object]:
+        async with AsyncMemoryManager(path) as amm:
+            tasks = [
+                asyncio.create_task(amm.update_memory("Prefers flat white", user_id=u))
+                for u in users
+            ]
+            await asyncio.sleep(0)  # let them start
+            for task in tasks[::2]:
+                task.cancel()
+            return await asyncio.gather(*tasks, return_exceptions=True)
+
+    results = asyncio.run(cancel_half())  # asyncio.run waits for the worker threads
+    assert all(isinstance(r, asyncio.CancelledError) for r in results[::2])
+    assert all(r.op is Op.ADD for r in results[1::2])
+    with MemoryManager(path) as mm:
+        landed = {m.user_id for m in mm.export()}
+        assert set(users[1::2]) <= landed
+        assert len(list(mm.export_events())) == len(landed)  # each with its event
+        assert mm.check().integrity == [] and mm.stats()["pending"] == 0
+        again = [mm.update_memory("Prefers flat white", user_id=u) for u in users]
+        assert [r.op is Op.NOOP for r in again] == [u in landed for u in users]
+        assert len(list(mm.export())) == len(users)
 
 
 def test_the_blocking_work_runs_off_the_event_loop(db):

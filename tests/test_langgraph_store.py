@@ -9,8 +9,12 @@ recall with scores, the deciding path, the audit trail, a reopened file, and the
 from __future__ import annotations
 
 import asyncio
+import itertools
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from memman import MemoryManager, Op, Tier
@@ -18,10 +22,10 @@ from memman.errors import InvalidInputError
 
 pytest.importorskip("langgraph.store.memory", reason="the langgraph extra is not installed")
 
-from langgraph.store.base import InvalidNamespaceError
+from langgraph.store.base import GetOp, InvalidNamespaceError, PutOp, SearchOp
 from langgraph.store.memory import InMemoryStore
 
-from memman.langgraph import MemmanStore
+from memman.langgraph import KEY, VALUE, MemmanStore
 
 ALICE = ("users", "alice", "memories")
 BOB = ("users", "bob", "memories")
@@ -75,6 +79,16 @@ def test_put_get_replace_delete_agree_with_in_memory_store(stores):
         store.delete(ALICE, "never-there")
     for namespace, key in [(ALICE, "k1"), (ALICE, "k2"), (ALICE, "k3"), (BOB, "k1")]:
         assert view(memman.get(namespace, key)) == view(reference.get(namespace, key))
+
+
+def test_an_empty_key_and_a_blank_text_agree_with_in_memory_store(stores):
+    for store in stores:
+        store.put(ALICE, "", {"text": "Keyed by the empty string"})
+        store.put(ALICE, "blank", {"text": "", "n": 2})
+    reference, memman = stores
+    for key in ("", "blank"):
+        assert view(memman.get(ALICE, key)) == view(reference.get(ALICE, key))
+    assert views(memman.search(ALICE)) == views(reference.search(ALICE))
 
 
 def test_search_filters_and_pages_agree_with_in_memory_store(stores):
@@ -184,8 +198,6 @@ def test_one_memory_per_text_a_second_key_is_refused(mm):
     with pytest.raises(InvalidInputError, match="under key 'a'"):
         store.put(ALICE, "b", {"text": "likes TEA"})
     assert store.get(ALICE, "b") is None
-    with pytest.raises(InvalidInputError, match="empty"):
-        store.put(ALICE, "c", {"text": "  "})
 
 
 def test_items_survive_reopening_the_file(db):
@@ -203,6 +215,91 @@ def test_agent_scopes_keep_stores_apart(mm):
     assert two.get(ALICE, "k") is None
     assert two.list_namespaces() == []
     assert one.list_namespaces() == [ALICE]
+
+
+def test_a_batch_reads_before_its_puts_as_in_memory_store(stores):
+    """LangGraph's batch contract: reads see the store before the batch's puts, and the
+    last put of a key wins."""
+    answers = []
+    for store in stores:
+        store.put(ALICE, "k1", {"text": "Likes tea"})
+        answers.append(
+            store.batch(
+                [
+                    PutOp(ALICE, "k1", {"text": "Likes coffee"}),
+                    GetOp(ALICE, "k1"),
+                    PutOp(ALICE, "k2", {"text": "Works as a nurse"}),
+                    SearchOp(ALICE, limit=10),
+                    PutOp(ALICE, "k1", {"text": "Likes juice"}),
+                ]
+            )
+        )
+        answers.append(views(store.search(ALICE)))
+    reference, memman = answers[:2], answers[2:]
+    assert [view(memman[0][1]), views(memman[0][3]), memman[1]] == [
+        view(reference[0][1]),
+        views(reference[0][3]),
+        reference[1],
+    ]
+    assert memman[1] == [
+        (ALICE, "k1", {"text": "Likes juice"}),
+        (ALICE, "k2", {"text": "Works as a nurse"}),
+    ]
+
+
+class MeetingEmbedder:
+    """Embeds; its first `parties` calls wait for each other, so that many puts are all past
+    their reads before any writes (the interleaving that lost the one-memory-per-key rule)."""
+
+    name = "meeting"
+    dim = 2
+
+    def __init__(self, parties: int) -> None:
+        self.barrier = threading.Barrier(parties)
+        self.calls = itertools.count()
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        if next(self.calls) < self.barrier.parties:
+            self.barrier.wait(timeout=60)  # a deadlock guard, not a timing assumption
+        return np.array([[1.0, 0.0]] * len(texts), dtype=np.float32)
+
+
+def test_concurrent_puts_of_one_key_leave_one_item(db):
+    with MemoryManager(db, embedder=MeetingEmbedder(4)) as manager:
+        store = MemmanStore(manager)
+        with ThreadPoolExecutor(4) as pool:
+            values = [{"text": f"Lives in city number {i}"} for i in range(4)]
+            list(pool.map(lambda v: store.put(ALICE, "home", v), values))
+        held = [m for m in manager.list(user_id=".".join(ALICE)) if m.metadata.get(KEY) == "home"]
+        assert len(held) == 1
+        assert store.get(ALICE, "home").value == held[0].metadata[VALUE]
+
+
+class MeetingManager(MemoryManager):
+    """A MemoryManager whose first two deletes wait for each other: both deleters have read
+    the key's memory before either deletes it."""
+
+    barrier = threading.Barrier(2)
+
+    def delete(self, *args, **kwargs):
+        self.barrier.wait(timeout=60)  # a deadlock guard, not a timing assumption
+        return super().delete(*args, **kwargs)
+
+
+def test_concurrent_deletes_of_one_key_both_succeed(db):
+    with MeetingManager(db) as manager:
+        store = MemmanStore(manager)
+        store.put(ALICE, "home", {"text": "Lives in Porto"})
+        with ThreadPoolExecutor(2) as pool:
+            assert list(pool.map(lambda _: store.delete(ALICE, "home"), range(2))) == [None, None]
+        assert store.get(ALICE, "home") is None
+
+
+def test_a_ttl_is_refused_not_ignored(mm):
+    store = MemmanStore(mm)
+    with pytest.raises(NotImplementedError, match="TTL"):
+        store.put(ALICE, "k1", {"text": "Likes tea"}, ttl=5)
+    assert store.get(ALICE, "k1") is None
 
 
 def test_async_twins_agree_with_in_memory_store(stores):

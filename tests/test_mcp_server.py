@@ -191,6 +191,71 @@ def test_reference_memory_server_tool_names(db):
         }
 
 
+def test_an_agent_id_without_a_user_id_is_the_server_user_s_agent(db):
+    async def session(client: Client) -> None:
+        await call(client, "remember", fact="Answer in French", agent_id="helper")
+        own = await call(client, "list_memories", agent_id="helper")
+        assert [m["content"] for m in own["memories"]] == ["Answer in French"]
+        assert (await call(client, "list_memories"))["memories"] == []
+
+    run_server(db, session, "--user", "u1")
+    with MemoryManager(db) as mm:
+        [memory] = mm.list(user_id="u1", agent_id="helper")
+        assert memory.content == "Answer in French"
+
+
+def test_delete_observations_deletes_from_the_named_entity_only(db):
+    async def session(client: Client) -> None:
+        await call(
+            client,
+            "add_observations",
+            observations=[{"entityName": "Acme", "contents": ["Makes rockets"]}],
+        )
+        kept = await call(
+            client,
+            "delete_observations",
+            deletions=[{"entityName": "Globex", "observations": ["Makes rockets"]}],
+        )
+        assert "Deleted 0" in kept["message"]
+
+    run_server(db, session, "--user", "u1")
+    with MemoryManager(db) as mm:
+        assert [m.content for m in mm.list(user_id="u1")] == ["Makes rockets"]
+
+
+def test_add_observations_with_a_bad_text_stores_none_of_them(db):
+    async def session(client: Client) -> None:
+        message = await refused(
+            client,
+            "add_observations",
+            observations=[{"entityName": "Acme", "contents": ["Has a launch site", "  "]}],
+        )
+        assert "empty" in message
+
+    run_server(db, session, "--user", "u1")
+    with MemoryManager(db) as mm:
+        assert mm.list(user_id="u1") == []
+
+
+def test_a_locked_server_refuses_another_user(db):
+    async def session(client: Client) -> None:
+        await call(client, "remember", fact="Likes jazz", user_id="u1")
+        for tool, arguments in [
+            ("recall", {"query": "jazz"}),
+            ("remember", {"fact": "Likes chess"}),
+            ("list_memories", {}),
+            ("read_graph", {}),
+        ]:
+            message = await refused(client, tool, user_id="u2", **arguments)
+            assert "serves user 'u1' only" in message
+        listed = await call(client, "list_memories")
+        assert [m["content"] for m in listed["memories"]] == ["Likes jazz"]
+
+    run_server(db, session, "--user", "u1", "--lock")
+    with MemoryManager(db) as mm:
+        assert mm.list(user_id="u2") == []
+
+
 def test_the_readme_client_config_starts_this_server():
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     section = readme.split("## MCP server")[1].split("\n## ")[0]

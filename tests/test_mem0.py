@@ -217,6 +217,48 @@ def test_scopes_errors_and_unknown_ids_as_mem0_answers_them(tmp_path):
         ] == ["User plays chess"]
 
 
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"threshold": "0.5"}, "threshold must be a valid number"),
+        ({"threshold": [0.5]}, "threshold must be a valid number"),
+        ({"threshold": 1.5}, "Invalid threshold"),
+        ({"top_k": "3"}, "Invalid top_k"),
+        # Two different users for one search: neither may win silently.
+        ({"filters": {"user_id": "bob"}}, "user_id given twice"),
+    ],
+)
+def test_wrong_search_arguments_raise_value_error_as_mem0_does(tmp_path, arguments, message):
+    with Memory(str(tmp_path / "m.db")) as m:
+        m.add("User likes jazz", user_id="ann", infer=False)
+        with pytest.raises(ValueError, match=message):
+            m.search("jazz", user_id="ann", **arguments)
+
+
+@pytest.mark.parametrize("infer", [True, False])
+def test_metadata_that_is_not_a_dict_is_refused_even_when_it_would_be_ignored(tmp_path, infer):
+    with Memory(str(tmp_path / "m.db")) as m:
+        with pytest.raises(ValueError, match="metadata"):
+            m.add("I like jazz", user_id="ann", metadata="music", infer=infer)
+        assert m.get_all(user_id="ann") == {"results": []}
+
+
+def test_delete_all_matches_ids_as_mem0_filters_them(tmp_path):
+    """mem0's delete_all(user_id=) deletes the user's memories of every agent, and
+    delete_all(agent_id=) the agent's of every user; no other memory is touched."""
+    with Memory(str(tmp_path / "m.db")) as m:
+        m.add("Likes jazz", user_id="ann", infer=False)
+        m.add("Answer in French", user_id="ann", agent_id="helper", infer=False)
+        m.add("Answer briefly", user_id="bob", agent_id="helper", infer=False)
+        m.add("Likes chess", user_id="bob", infer=False)
+        m.add("Be polite", agent_id="helper", infer=False)
+        m.delete_all(user_id="ann")
+        left = {(x.user_id, x.agent_id) for x in m.manager.export()}
+        assert left == {("bob", "helper"), ("bob", None), ("agent:helper", "helper")}
+        m.delete_all(agent_id="helper")
+        assert [x.content for x in m.manager.export()] == ["Likes chess"]
+
+
 def test_delete_and_reset_are_soft_and_audited(tmp_path):
     path = str(tmp_path / "m.db")
     with Memory(path) as m:
@@ -312,6 +354,19 @@ def test_a_failed_extraction_raises_and_keeps_the_messages(tmp_path, fake_openai
         ({"vector_store": {"provider": "qdrant", "config": {}}}, "own SQLite file"),
         ({"graph_store": {"provider": "neo4j"}}, "graph_store"),
         ({"llm": {"provider": "openai"}, "colour": "blue"}, "unknown mem0 config keys: colour"),
+        # mem0's config classes refuse a key they do not know; ignoring it would send the
+        # calls to api.openai.com instead of the server the user named.
+        (
+            {"llm": {"provider": "openai", "config": {"base_url": "http://127.0.0.1:9/v1"}}},
+            "llm.config base_url: not supported",
+        ),
+        ({"llm": {"provider": "openai", "config": {"modle": "gpt-4o"}}}, "llm.config modle"),
+        # mem0 would call gpt-5-mini; memman must not quietly run offline instead.
+        ({"llm": {"provider": "openai", "config": {"api_key": "sk-x"}}}, "names no model"),
+        (
+            {"embedder": {"provider": "ollama", "config": {"http_client_proxies": "http://p"}}},
+            "embedder.config http_client_proxies",
+        ),
     ],
 )
 def test_config_that_cannot_map_is_a_clear_error(config, message):
@@ -323,7 +378,13 @@ def test_config_maps_to_memman_settings(tmp_path):
     config = {
         "llm": {
             "provider": "ollama",
-            "config": {"model": "qwen2.5:7b", "ollama_base_url": "http://localhost:11434"},
+            "config": {
+                "model": "qwen2.5:7b",
+                "ollama_base_url": "http://localhost:11434",
+                "temperature": 0.1,  # sampling options memman has no use for: ignored
+                "max_tokens": 2000,
+                "enable_vision": False,  # asks for nothing
+            },
         },
         "vector_store": {"provider": "memman", "config": {"path": str(tmp_path / "v.db")}},
         "version": "v1.1",

@@ -15,8 +15,12 @@ def mcp(
     ] = "default",
     agent: AgentOption = None,
     db: DbOption = None,
+    lock: Annotated[
+        bool,
+        typer.Option("--lock", help="Refuse a tool call that names a user other than --user."),
+    ] = False,
 ) -> None:
     """Serve the memory to an MCP client over stdio (needs the mcp extra)."""
     from memman.mcp_server import serve
 
-    serve(db, user_id=user, agent_id=agent)
+    serve(db, user_id=user, agent_id=agent, locked=lock)

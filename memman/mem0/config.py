@@ -18,6 +18,28 @@ BASE_URL_KEYS = {
     "lmstudio": ("lmstudio_base_url", None),
 }
 LOCAL_EMBEDDING_MODELS = {"all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"}
+# Options of mem0's llm/embedder configs that tune what memman does its own way (sampling,
+# vector size, Vertex embedding types): accepted and ignored. Any other key memman does not
+# read is refused, as mem0's config classes refuse an unknown one: ignoring `base_url` or a
+# proxy would send the calls somewhere the user did not configure.
+IGNORED_OPTIONS = {
+    "llm": {
+        "temperature",
+        "max_tokens",
+        "top_p",
+        "top_k",
+        "reasoning_effort",
+        "is_reasoning_model",
+        "vision_details",
+        "lmstudio_response_format",
+    },
+    "embedder": {
+        "embedding_dims",
+        "memory_add_embedding_type",
+        "memory_update_embedding_type",
+        "memory_search_embedding_type",
+    },
+}
 # mem0 config keys that would change behaviour memman cannot reproduce: refused, not ignored.
 UNSUPPORTED_CONFIG = (
     "graph_store",
@@ -36,6 +58,22 @@ def _provider(section: Any, name: str) -> tuple[str, dict[str, Any]]:
     if not isinstance(config, dict):
         raise ConfigError(f"{name}.config must be a mapping")
     return provider, config
+
+
+def _check_options(provider: str, config: dict[str, Any], name: str) -> None:
+    """Refuse a key of the section's config that memman neither reads nor may ignore (a key
+    set to None or False asks for nothing and passes)."""
+    read = {"model", "api_key", BASE_URL_KEYS.get(provider, ("",))[0]}
+    unknown = sorted(
+        key
+        for key, value in config.items()
+        if key not in read | IGNORED_OPTIONS[name] and value not in (None, False)
+    )
+    if unknown:
+        raise ConfigError(
+            f"{name}.config {', '.join(unknown)}: not supported by memman's mem0 facade for "
+            f"provider {provider!r} (it reads {', '.join(sorted(read - {''}))})"
+        )
 
 
 def _base_url(provider: str, config: dict[str, Any], name: str) -> str | None:
@@ -79,12 +117,14 @@ def settings_from_config(config: dict[str, Any]) -> dict[str, Any]:
         provider, llm = _provider(config["llm"], "llm")
         if url := _base_url(provider, llm, "llm"):
             urls["llm"] = settings["llm_base_url"] = url
+        _check_options(provider, llm, "llm")
         if llm.get("model"):
             settings["llm_model"] = llm["model"]
         if llm.get("api_key"):
             settings["llm_api_key"] = llm["api_key"]
     if "embedder" in config:
         provider, embedder = _provider(config["embedder"], "embedder")
+        _check_options(provider, embedder, "embedder")
         if provider == "huggingface":
             if embedder.get("model", "all-MiniLM-L6-v2") not in LOCAL_EMBEDDING_MODELS:
                 raise ConfigError("memman's local embedder is all-MiniLM-L6-v2 only")

@@ -37,6 +37,7 @@ from memman.mem0.shapes import (
     as_item,
     as_messages,
     as_result,
+    check_threshold,
     check_top_k,
     matches,
     mem0_id,
@@ -67,6 +68,14 @@ class Memory:
         elif isinstance(config, dict):
             settings = settings_from_config(config)
             self.manager = MemoryManager(settings.pop("path", None), **settings)
+            if config.get("llm") and self.manager.settings.llm_model is None:
+                # mem0 picks a model for a provider named without one; memman picks none, and
+                # running offline instead of the LLM the config asks for would be a surprise.
+                self.manager.close()
+                raise ConfigError(
+                    "the config's llm names no model: set llm.config.model (or "
+                    "MEMMAN_LLM_MODEL); memman has no default model and would run offline"
+                )
         elif config is None or isinstance(config, str | Path):
             self.manager = MemoryManager(None if config is None else str(config))
         else:
@@ -107,6 +116,8 @@ class Memory:
         """
         user, agent = scope_of({"user_id": user_id, "agent_id": agent_id, "run_id": run_id})
         chat = as_messages(messages)
+        if metadata is not None and not isinstance(metadata, dict):
+            raise InvalidInputError("metadata must be a dict")
         if not infer:
             texts = [m.get("content") for m in chat if m.get("role") != "system"]
             if not all(isinstance(text, str) for text in texts):
@@ -177,16 +188,27 @@ class Memory:
     def delete_all(
         self, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None
     ) -> dict[str, Any]:
-        """Soft-delete every active memory of the scope."""
+        """Soft-delete every active memory the ids match, as mem0 filters: user_id alone is
+        the user's memories of every agent, agent_id alone the agent's of every user (a run
+        alone is its "run:<run_id>" user). Reads the store once (as reset does)."""
         if user_id is None and agent_id is None and run_id is None:
             raise InvalidInputError(
                 "At least one filter is required to delete all memories. If you want to "
                 "delete all memories, use the `reset()` method."
             )
         user, agent = scope_of({"user_id": user_id, "agent_id": agent_id, "run_id": run_id})
-        for memory in self.manager.list(user_id=user, agent_id=agent):
+        by_user = user_id is not None or agent_id is None
+        matched = [
+            m
+            for m in self.manager.export()
+            if (not by_user or m.user_id == user) and (agent_id is None or m.agent_id == agent)
+        ]
+        for memory in matched:
             self.manager.delete(
-                memory.id, reason="deleted through mem0 delete_all()", user_id=user, agent_id=agent
+                memory.id,
+                reason="deleted through mem0 delete_all()",
+                user_id=memory.user_id,
+                agent_id=memory.agent_id,
             )
         return {"message": "Memories deleted successfully!"}
 
@@ -283,8 +305,7 @@ class Memory:
         limit/top_k says otherwise. Metadata filters keep equal values among 4x the hits."""
         if not isinstance(query, str) or not query.strip():
             raise InvalidInputError("Invalid query: cannot be empty or whitespace-only.")
-        if threshold is not None and not 0 <= threshold <= 1:
-            raise InvalidInputError(f"Invalid threshold: {threshold}. Must be between 0 and 1.")
+        check_threshold(threshold)
         ids, wanted = split_filters(filters, user_id=user_id, agent_id=agent_id, run_id=run_id)
         user, agent = scope_of(ids)
         count = check_top_k(top_k if top_k is not None else limit, default=20)

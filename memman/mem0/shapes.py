@@ -49,8 +49,13 @@ def split_filters(filters: Any, **given: Any) -> tuple[dict[str, Any], dict[str,
     rest = dict(filters or {})
     ids = {key: rest.pop(key, None) for key in SCOPE_KEYS}
     for key, value in given.items():
-        if value is not None:
-            ids[key] = value
+        if value is None:
+            continue
+        if ids[key] is not None and mem0_id(ids[key], key) != mem0_id(value, key):
+            raise InvalidInputError(
+                f"{key} given twice, {value!r} and filters[{key!r}]={ids[key]!r}: give it once"
+            )
+        ids[key] = value
     for key, value in rest.items():
         if key in ("AND", "OR", "NOT") or isinstance(value, dict | list):
             raise InvalidInputError(
@@ -131,3 +136,13 @@ def check_top_k(value: Any, *, default: int) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or value < 0:
         raise InvalidInputError(f"Invalid top_k: {value}. Must be a non-negative integer.")
     return value
+
+
+def check_threshold(value: Any) -> None:
+    """mem0's threshold rule: None, or a number from 0 to 1 (a string is refused, not compared)."""
+    if value is None:
+        return
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        raise InvalidInputError("threshold must be a valid number")
+    if not 0 <= value <= 1:
+        raise InvalidInputError(f"Invalid threshold: {value}. Must be between 0 and 1.")
