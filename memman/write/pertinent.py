@@ -5,33 +5,57 @@ only through words that say how the speaker relates to something ("like", "have"
 language/bearing.py), never what it is, is not about the candidate's topic: "I like to read
 books" is no reason to ask the LLM about "I like to play basketball". Dropping it here lets
 the router call the fact novel with no LLM call when nothing else relates to it. A memory
-still reaches the decider when it shares a word that names the topic ("basketball"), when it
-has the candidate's subject and named attribute (a contradiction of where the user lives
-shares no word at all), or when an embedder scored it: then the cosine judges it, as before.
-A candidate made of relation words alone ("I love it") keeps every memory: they are all it
-says.
+still reaches the decider when it shares a word that names the topic ("basketball"), or has
+the candidate's subject and named attribute ("I have a dog named Toto" / "I have a
+chihuahua": both (user, pets), sharing only "have" and "named"). A candidate made of
+relation words alone ("I love it") keeps every memory: they are all it says.
+
+With an embedder, a memory sharing no topic word is compared when its cosine is at least
+halfway from novel_cosine to noop_cosine (MiniLM: 0.725): paraphrases in other words, and
+contradictions the topic extractor does not read, score there, while two chat facts of the
+same shape about different things ("I like to hike" / "I like blue") score 0.5-0.7 with
+MiniLM, above its novel_cosine 0.50 (benchmarks/RESULTS.md, Session 9).
 """
 
 from __future__ import annotations
+
+from collections.abc import Collection
 
 from memman.language.attributes import is_verb_topic
 from memman.language.bearing import bearing_words
 from memman.write.candidate import Candidate
 from memman.write.retrieval import Retrieved
+from memman.write.route import Thresholds
+
+_WORDLESS_SHARE = 0.5  # of the way from novel_cosine to noop_cosine
 
 
-def pertinent(candidate: Candidate, related: list[Retrieved]) -> list[Retrieved]:
-    """The related memories about what the candidate is about (see the module docstring)."""
+def pertinent(
+    candidate: Candidate,
+    related: list[Retrieved],
+    cosine: Thresholds | None,
+    nearby: Collection[str] = (),
+) -> list[Retrieved]:
+    """The related memories about what the candidate is about (see the module docstring).
+
+    `nearby`: ids of the memories of the attribute the candidate is nearest to by meaning
+    (write/meaning.py), kept like those of its named attribute.
+    """
     words = bearing_words(candidate.content)
     if not words:
         return related
     topic = candidate.topic
     named = topic if topic is not None and not is_verb_topic(topic.attribute) else None
+    bar = None if cosine is None else cosine.novel + _WORDLESS_SHARE * (cosine.noop - cosine.novel)
 
     def about_it(r: Retrieved) -> bool:
-        if r.cosine is not None or words & bearing_words(r.memory.content):
+        if words & bearing_words(r.memory.content):
+            return True
+        if bar is not None and r.cosine is not None and r.cosine >= bar:
             return True
         memory = r.memory
+        if memory.id in nearby:
+            return True
         return named is not None and (memory.subject, memory.attribute) == (
             named.subject,
             named.attribute,

@@ -151,7 +151,7 @@ class WritePath(ChunkWalk):
             for m in same_topic
             if m.id not in shown
         ]
-        compared = pertinent(candidate, related + about_it)  # those about the same thing
+        compared = pertinent(candidate, related + about_it, cosine, {m.id for m in nearby})
         routed = route(
             candidate.content,
             compared,
