@@ -10,11 +10,12 @@ the candidate's subject and named attribute ("I have a dog named Toto" / "I have
 chihuahua": both (user, pets), sharing only "have" and "named"). A candidate made of
 relation words alone ("I love it") keeps every memory: they are all it says.
 
-With an embedder, a memory sharing no topic word is compared when its cosine is at least
-halfway from novel_cosine to noop_cosine (MiniLM: 0.725): paraphrases in other words, and
-contradictions the topic extractor does not read, score there, while two chat facts of the
-same shape about different things ("I like to hike" / "I like blue") score 0.5-0.7 with
-MiniLM, above its novel_cosine 0.50 (benchmarks/RESULTS.md, Session 9).
+With an embedder the cosine judges a memory that shares no word with the candidate, as before
+(route.py, novel_cosine): that is what an embedder is for ("User follows a strict keto diet" /
+"User eats bread and pasta again", MiniLM 0.51). A memory sharing relation words and no topic
+word needs a cosine halfway from novel_cosine to noop_cosine (MiniLM: 0.725): the shared
+words lift it, and two chat facts of one shape about different things ("I'd like to become
+an artist" / "I like to hike") score 0.5-0.7 with MiniLM (benchmarks/RESULTS.md, Session 9).
 """
 
 from __future__ import annotations
@@ -23,11 +24,14 @@ from collections.abc import Collection
 
 from memman.language.attributes import is_verb_topic
 from memman.language.bearing import bearing_words
+from memman.language.text import content_tokens
 from memman.write.candidate import Candidate
 from memman.write.retrieval import Retrieved
 from memman.write.route import Thresholds
 
-_WORDLESS_SHARE = 0.5  # of the way from novel_cosine to noop_cosine
+# A memory sharing only relation words with the candidate needs a cosine this far from
+# novel_cosine to noop_cosine (see the module docstring).
+_RELATION_SHARE = 0.5
 
 
 def pertinent(
@@ -46,13 +50,15 @@ def pertinent(
         return related
     topic = candidate.topic
     named = topic if topic is not None and not is_verb_topic(topic.attribute) else None
-    bar = None if cosine is None else cosine.novel + _WORDLESS_SHARE * (cosine.noop - cosine.novel)
+    bar = None if cosine is None else cosine.novel + _RELATION_SHARE * (cosine.noop - cosine.novel)
 
     def about_it(r: Retrieved) -> bool:
         if words & bearing_words(r.memory.content):
             return True
-        if bar is not None and r.cosine is not None and r.cosine >= bar:
-            return True
+        if bar is not None and r.cosine is not None:
+            shared = content_tokens(candidate.content) & content_tokens(r.memory.content)
+            if r.cosine >= bar or not shared:
+                return True
         memory = r.memory
         if memory.id in nearby:
             return True
