@@ -19,6 +19,9 @@ Reported per data set and mode:
   longer both active as themselves.
 - swallowed (SICK contradictions): B settled as NOOP, so the contradiction is lost.
 - caught (paraphrase sets): B settled as NOOP or as an UPDATE of A.
+- novel (paraphrase sets): B settled by the "novel" tier, an ADD no decider saw: with an LLM
+  configured such a paraphrase is still stored as a second memory (the cost of the routing
+  cuts that save calls, memman/write/pertinent.py).
 
 Modes: `offline` (lexical tiers only) and `local` (embedder="local", MiniLM; skipped with a
 message when the model cannot load). The local mode embeds every sentence, so by default it
@@ -110,6 +113,7 @@ def summarise(kind: str, outcomes: Counter[str]) -> dict[str, object]:
     row: dict[str, object] = {"pairs": total, "outcomes": dict(sorted(outcomes.items()))}
     if kind == "paraphrase":
         row["caught"] = merged
+        row["novel"] = outcomes.get(f"{Op.ADD}/novel", 0)
     else:
         row["false_merges"] = merged
     if kind == "contradiction":
@@ -165,16 +169,17 @@ def main() -> None:
 def print_table(mode: str, result: dict[str, object]) -> None:
     sample = f"sample {result['sample']}/set, seed fixed" if result["sample"] else "all pairs"
     print(f"\nmode {mode} ({sample}, {result['seconds']} s)")
-    print(f"{'set':22} {'pairs':>6}  {'false merges':>16}  {'swallowed':>16}  {'caught':>16}")
+    header = f"{'false merges':>16}  {'swallowed':>16}  {'caught':>16}  {'novel':>16}"
+    print(f"{'set':22} {'pairs':>6}  {header}")
     sets = result["sets"]
     assert isinstance(sets, dict)
     for name, row in sets.items():
         total = row["pairs"]
         cells = []
-        for key in ("false_merges", "swallowed", "caught"):
+        for key in ("false_merges", "swallowed", "caught", "novel"):
             count = row.get(key)
             cells.append(f"{count:>6} {percent(count, total)}" if count is not None else "")
-        print(f"{name:22} {total:>6}  {cells[0]:>16}  {cells[1]:>16}  {cells[2]:>16}")
+        print(f"{name:22} {total:>6}  " + "  ".join(f"{cell:>16}" for cell in cells))
         merged = {o: n for o, n in row["outcomes"].items() if not o.startswith(f"{Op.ADD}/")}
         if merged:
             print(f"{'':22}        by op/tier: {merged}")

@@ -11,7 +11,7 @@ from memman.language.attributes import USER, VERB
 from memman.language.negation import GERUNDS
 from memman.language.text import STOPWORDS, content_tokens
 
-_SHARED_OBJECT_WORDS = frozenset(
+SHARED_OBJECT_WORDS = frozenset(
     """named called name one two three four five six seven eight nine ten many much lot lots
     little bit time times day days year years thing things kind sort""".split()
 )
@@ -48,5 +48,5 @@ def object_words(value: str) -> frozenset[str]:
     numbers or words like "named" that any two objects may share ("a dog named George" and "a
     cat named Matter")."""
     return frozenset(
-        w for w in content_tokens(value) if w not in _SHARED_OBJECT_WORDS and not w.isdigit()
+        w for w in content_tokens(value) if w not in SHARED_OBJECT_WORDS and not w.isdigit()
     )

@@ -16,6 +16,7 @@ import sqlalchemy as sa
 
 from memman.config import Settings
 from memman.errors import EmbeddingError
+from memman.language.bearing import bearing_words
 from memman.language.text import content_hash, content_tokens
 from memman.memo import batch_memo
 from memman.models import Op, UpdateResult
@@ -234,11 +235,15 @@ class _Claims:
     A fact is independent of them when it shares no content word with them or with the
     memories they were compared with, no topic (subject and attribute), and, with an
     embedder, is not as close to one of them as a related memory would be (novel_cosine).
+    Without an embedder a fact with words that name its topic (language/bearing.py) is
+    compared only on those: a memory sharing nothing else ("like") is not shown to it
+    (write/pertinent.py), so neither can a pending fact's outcome be.
     """
 
     def __init__(self, novel_cosine: float | None):
         self.novel_cosine = novel_cosine
         self.words: set[str] = set()
+        self.bearing: set[str] = set()
         self.topics: set[tuple[str, str]] = set()
         self.vectors: list[np.ndarray] = []
         self.count = 0
@@ -246,10 +251,12 @@ class _Claims:
     def add(self, candidate: Candidate, vector: Embedded, related: list[Retrieved]) -> None:
         self.count += 1
         self.words |= content_tokens(candidate.content)
+        self.bearing |= bearing_words(candidate.content)
         if candidate.topic is not None:
             self.topics.add((candidate.topic.subject, candidate.topic.attribute))
         for r in related:
             self.words |= content_tokens(r.memory.content)
+            self.bearing |= bearing_words(r.memory.content)
             if r.memory.subject and r.memory.attribute:
                 self.topics.add((r.memory.subject, r.memory.attribute))
         if isinstance(vector, np.ndarray):
@@ -263,7 +270,11 @@ class _Claims:
     def touched_by(self, candidate: Candidate, vector: Embedded) -> bool:
         if not self.words and not self.topics and not self.vectors:
             return False
-        if content_tokens(candidate.content) & self.words:
+        bearing = bearing_words(candidate.content) if self.novel_cosine is None else None
+        if bearing:  # compared on its topic words only (write/pertinent.py)
+            if bearing & self.bearing:
+                return True
+        elif content_tokens(candidate.content) & self.words:
             return True
         topic = candidate.topic
         if topic is not None and (topic.subject, topic.attribute) in self.topics:

@@ -33,6 +33,7 @@ from memman.write.candidate import Candidate
 from memman.write.chunkwalk import ChunkWalk, Embedded
 from memman.write.decide import Decided, Decider, Decision, OfflineDecider, decide_all
 from memman.write.meaning import topic_by_meaning
+from memman.write.pertinent import pertinent
 from memman.write.replaced import with_replacing
 from memman.write.retrieval import Retrieved, hybrid_candidates, lexical_candidates
 from memman.write.route import Route, RouteKind, Thresholds, route, similarity_scores
@@ -150,22 +151,20 @@ class WritePath(ChunkWalk):
             for m in same_topic
             if m.id not in shown
         ]
+        compared = pertinent(candidate, related + about_it, cosine, {m.id for m in nearby})
         routed = route(
             candidate.content,
-            related + about_it,
+            compared,
             noop_jaccard=self.settings.noop_jaccard,
             novel_jaccard=self.settings.novel_jaccard,
             cosine=cosine,
         )
-        if routed.kind is RouteKind.NOVEL and same_topic:
+        same_ids = {m.id for m in same_topic} & {r.memory.id for r in compared}
+        if routed.kind is RouteKind.NOVEL and same_ids:
             # Below the word thresholds, but about the same thing: the decider must see it.
-            same_ids = {m.id for m in same_topic}
             reason = f"{len(same_ids)} memories with the same subject and attribute"
-            return Route(
-                RouteKind.AMBIGUOUS,
-                reason,
-                [r for r in related + about_it if r.memory.id in same_ids],
-            )
+            shown_same = [r for r in compared if r.memory.id in same_ids]
+            return Route(RouteKind.AMBIGUOUS, reason, shown_same)
         if routed.kind is RouteKind.NOVEL and len(related) < len(retrieved):
             reason = f"{routed.reason}; {len(retrieved) - len(related)} about other topics"
             return Route(RouteKind.NOVEL, reason)

@@ -1,0 +1,70 @@
+"""Which related memories a fact must be compared with: those about the same thing.
+
+Runs between candidate gathering and the router (memman/write/route.py). A memory reached
+only through words that say how the speaker relates to something ("like", "have", "want":
+language/bearing.py), never what it is, is not about the candidate's topic: "I like to read
+books" is no reason to ask the LLM about "I like to play basketball". Dropping it here lets
+the router call the fact novel with no LLM call when nothing else relates to it. A memory
+still reaches the decider when it shares a word that names the topic ("basketball"), or has
+the candidate's subject and named attribute ("I have a dog named Toto" / "I have a
+chihuahua": both (user, pets), sharing only "have" and "named"). A candidate made of
+relation words alone ("I love it") keeps every memory: they are all it says.
+
+With an embedder the cosine judges a memory that shares no word with the candidate, as before
+(route.py, novel_cosine): that is what an embedder is for ("User follows a strict keto diet" /
+"User eats bread and pasta again", MiniLM 0.51). A memory sharing relation words and no topic
+word needs a cosine halfway from novel_cosine to noop_cosine (MiniLM: 0.725): the shared
+words lift it, and two chat facts of one shape about different things ("I'd like to become
+an artist" / "I like to hike") score 0.5-0.7 with MiniLM (benchmarks/RESULTS.md, Session 9).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+
+from memman.language.attributes import is_verb_topic
+from memman.language.bearing import bearing_words
+from memman.language.text import content_tokens
+from memman.write.candidate import Candidate
+from memman.write.retrieval import Retrieved
+from memman.write.route import Thresholds
+
+# A memory sharing only relation words with the candidate needs a cosine this far from
+# novel_cosine to noop_cosine (see the module docstring).
+_RELATION_SHARE = 0.5
+
+
+def pertinent(
+    candidate: Candidate,
+    related: list[Retrieved],
+    cosine: Thresholds | None,
+    nearby: Collection[str] = (),
+) -> list[Retrieved]:
+    """The related memories about what the candidate is about (see the module docstring).
+
+    `nearby`: ids of the memories of the attribute the candidate is nearest to by meaning
+    (write/meaning.py), kept like those of its named attribute.
+    """
+    words = bearing_words(candidate.content)
+    if not words:
+        return related
+    topic = candidate.topic
+    named = topic if topic is not None and not is_verb_topic(topic.attribute) else None
+    bar = None if cosine is None else cosine.novel + _RELATION_SHARE * (cosine.noop - cosine.novel)
+
+    def about_it(r: Retrieved) -> bool:
+        if words & bearing_words(r.memory.content):
+            return True
+        if bar is not None and r.cosine is not None:
+            shared = content_tokens(candidate.content) & content_tokens(r.memory.content)
+            if r.cosine >= bar or not shared:
+                return True
+        memory = r.memory
+        if memory.id in nearby:
+            return True
+        return named is not None and (memory.subject, memory.attribute) == (
+            named.subject,
+            named.attribute,
+        )
+
+    return [r for r in related if about_it(r)]
