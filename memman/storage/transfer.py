@@ -44,6 +44,7 @@ from memman.models import Event, Memory, Op, Status, Tier, UpdateResult
 from memman.scope import Scope
 from memman.storage.changes import ChangeSet, NewVector
 from memman.storage.store import Store
+from memman.storage.transfer_checks import checked_event, checked_memory, unknown_keys
 from memman.storage.upkeep import COPIED_TABLES
 
 MEMORY = "memory"
@@ -134,6 +135,9 @@ def _copied_row(data: Any) -> Row:
     return _row(values.pop("kind"), values)  # InvalidInputError is a ValueError
 
 
+_RECORDS: dict[str, type[Memory] | type[Event]] = {MEMORY: Memory, EVENT: Event}
+
+
 class ExportLine(
     RootModel[
         Annotated[
@@ -152,10 +156,21 @@ class ExportLine(
     or an event, of a scope that passes the same rules as every write; in a whole-store copy
     also a vector or a row of one of COPIED_TABLES (checked by _row)."""
 
+    @model_validator(mode="before")
+    @classmethod
+    def _known_keys(cls, data: Any) -> Any:
+        kind = _kind(data)
+        if kind in _RECORDS:
+            unknown_keys(data, _RECORDS[kind])  # InvalidInputError is a ValueError
+        return data
+
     @model_validator(mode="after")
-    def _valid_scope(self) -> ExportLine:
-        if not isinstance(self.root, Row):  # _row checked the rows that carry a scope
-            Scope(self.root.user_id, self.root.agent_id)  # InvalidInputError is a ValueError
+    def _valid_record(self) -> ExportLine:
+        record = self.root
+        if isinstance(record, Row):  # _row checked the rows that carry a scope
+            return self
+        Scope(record.user_id, record.agent_id)
+        self.root = checked_memory(record) if isinstance(record, Memory) else checked_event(record)
         return self
 
 

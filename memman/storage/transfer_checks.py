@@ -1,0 +1,78 @@
+"""What a memory or event line of an export must hold to be copied into a store as it is.
+
+An import copies records past the write path (transfer.py), so the checks every write makes
+are made here: without them a line could store what no write stores and what later reads
+fail on. A NaN in metadata made SQLite's json_extract fail every context block of the user;
+a NaN importance failed the import's transaction with an untyped IntegrityError; a stamp
+that is not a time sorted among the others as text; a lone surrogate (a JSON "\\ud800")
+failed inside the driver. A key memman does not know (a newer memman's export) would be
+dropped without a word, so it is refused too. A failed check is a ValueError
+(InvalidInputError), which the line's validation reports as that line's error.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import BaseModel
+
+from memman.errors import InvalidInputError
+from memman.models import Event, Memory
+from memman.scope import check_encodable, check_id
+from memman.timestamps import check_moment
+
+# Keys of a line that are no field of its record.
+_LINE_KEYS = frozenset({"kind"})
+
+
+def unknown_keys(data: Any, record: type[BaseModel]) -> None:
+    """InvalidInputError naming the keys of a line that `record` has no field for."""
+    if isinstance(data, dict):
+        unknown = sorted(data.keys() - record.model_fields.keys() - _LINE_KEYS)
+        if unknown:
+            raise InvalidInputError(
+                f"unknown field {', '.join(map(repr, unknown))} (written by a newer memman?);"
+                " nothing of the line imported"
+            )
+
+
+def checked_memory(memory: Memory) -> Memory:
+    """The memory with its stamps in the stored form, or InvalidInputError."""
+    _storable(memory)
+    check_id("id", memory.id)
+    if not memory.content.strip() or "\x00" in memory.content:
+        raise InvalidInputError("content is empty or holds a NUL byte")
+    if memory.repetition_count < 1 or memory.access_count < 0:
+        raise InvalidInputError("repetition_count must be at least 1, access_count at least 0")
+    stamps = ("created_at", "updated_at", "last_accessed_at", "observed_at", "decayed_at")
+    return memory.model_copy(update=_stamps(memory, stamps))
+
+
+def checked_event(event: Event) -> Event:
+    """The event with its stamps in the stored form, or InvalidInputError."""
+    _storable(event)
+    if event.memory_id is not None:
+        check_id("memory_id", event.memory_id)
+    if event.repeat_count < 1:
+        raise InvalidInputError("repeat_count must be at least 1")
+    return event.model_copy(update=_stamps(event, ("created_at", "last_at")))
+
+
+def _storable(record: BaseModel) -> None:
+    """Every value is strict JSON (no NaN or infinity, which SQLite's JSON functions and
+    NOT NULL REAL columns refuse) and every text is valid Unicode."""
+    try:
+        # The Python dump: the JSON one writes a NaN as null. default=str for the enums.
+        values = record.model_dump()
+        text = json.dumps(values, ensure_ascii=False, allow_nan=False, default=str)
+    except ValueError as error:
+        raise InvalidInputError(f"a number is not finite: {error}") from None
+    check_encodable("the line", text)
+
+
+def _stamps(record: BaseModel, names: tuple[str, ...]) -> dict[str, str]:
+    """The record's stamps that are set, each an ISO 8601 time written as memman stores it
+    (what an export holds comes back unchanged)."""
+    values = {name: getattr(record, name) for name in names}
+    return {name: check_moment(name, value) for name, value in values.items() if value is not None}
