@@ -83,3 +83,18 @@ def test_a_stamp_is_stored_in_the_stored_form(tmp_path, lines):
         assert report.bad == []
         (memory,) = mm.list(user_id=USER)
     assert memory.observed_at == "2020-01-02T00:00:00.000+00:00"
+
+
+def test_a_text_or_metadata_larger_than_a_write_takes_is_a_bad_line(tmp_path, lines):
+    """A fact over max_fact_chars (or metadata over max_metadata_bytes) that a write refuses
+    is not copied either: a 50 MB content took 20 s and 4 GB of memory to import."""
+    long_text = _edited(lines[0], content="User lives in " + "a very long town name " * 20)
+    big_metadata = _edited(lines[0], id="f" * 32, metadata={"note": "x" * 300})
+    target = str(tmp_path / "target.db")
+    with MemoryManager(target, clock=Clock(), max_fact_chars=100, max_metadata_bytes=200) as mm:
+        report = mm.import_jsonl([long_text, big_metadata, *lines[1:]])
+        assert report.bad == [
+            "line 1: a text is 454 characters; the limit is 100",
+            "line 2: metadata is 312 bytes; the limit is 200",
+        ]
+        assert [m.content for m in mm.list(user_id=USER)] == ["User plays chess"]

@@ -37,6 +37,7 @@ import numpy as np
 import sqlalchemy as sa
 from pydantic import Discriminator, PlainValidator, RootModel, Tag, model_validator
 
+from memman.config import Settings
 from memman.errors import BadLineError, InvalidInputError, MemmanError
 from memman.jsonl import parse_lines
 from memman.language.text import content_hash
@@ -44,7 +45,7 @@ from memman.models import Event, Memory, Op, Status, Tier, UpdateResult
 from memman.scope import Scope
 from memman.storage.changes import ChangeSet, NewVector
 from memman.storage.store import Store
-from memman.storage.transfer_checks import checked_event, checked_memory, unknown_keys
+from memman.storage.transfer_checks import checked_event, checked_memory, too_large, unknown_keys
 from memman.storage.upkeep import COPIED_TABLES
 
 MEMORY = "memory"
@@ -61,6 +62,7 @@ class Manager(Protocol):
     imports this module, so importing it back would make a cycle."""
 
     store: Store
+    settings: Settings
 
     def export(
         self, *, user_id: str | None, agent_id: str | None, include_inactive: bool
@@ -218,6 +220,9 @@ def import_lines(mm: Manager, lines: Iterable[str], *, raw: bool = False) -> Imp
             report.bad.append(str(line))
             continue
         record = line.root
+        if not isinstance(record, Row) and (why := too_large(record, mm.settings)):
+            report.bad.append(f"line {number}: {why}")
+            continue
         seen_memory = seen_memory or isinstance(record, Memory)
         if isinstance(record, Event) and not (seen_memory or raw):
             raise InvalidInputError(

@@ -17,6 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from memman.config import Settings
 from memman.errors import InvalidInputError
 from memman.models import Event, Memory
 from memman.scope import check_encodable, check_id
@@ -76,3 +77,22 @@ def _stamps(record: BaseModel, names: tuple[str, ...]) -> dict[str, str]:
     (what an export holds comes back unchanged)."""
     values = {name: getattr(record, name) for name in names}
     return {name: check_moment(name, value) for name, value in values.items() if value is not None}
+
+
+def too_large(record: Memory | Event, settings: Settings) -> str | None:
+    """Why a record holds more than this store takes in a write (a fact over max_fact_chars,
+    metadata over max_metadata_bytes), or None. A 50 MB content copied as it is took 20 s and
+    4 GB of memory, and no later write could have been compared with it cheaply."""
+    texts = (
+        [record.content]
+        if isinstance(record, Memory)
+        else [record.candidate, record.content_before, record.content_after]
+    )
+    longest = max((len(text) for text in texts if text is not None), default=0)
+    if longest > settings.max_fact_chars:
+        return f"a text is {longest} characters; the limit is {settings.max_fact_chars}"
+    if isinstance(record, Memory):
+        size = len(json.dumps(record.metadata, ensure_ascii=False).encode())
+        if size > settings.max_metadata_bytes:
+            return f"metadata is {size} bytes; the limit is {settings.max_metadata_bytes}"
+    return None
