@@ -15,7 +15,7 @@ from memman import ForgetReport, MemoryManager
 from memman.errors import EmbeddingError, NotFoundError
 from memman.models import Op
 from memman.storage.backends import is_postgres_url
-from tests.postgres import db_on_each_backend, direct, postgres_url  # noqa: F401
+from tests.postgres import db_on_each_backend, direct, fresh_database, postgres_url  # noqa: F401
 
 DIM = 32
 # Words no other part of the store contains; the FTS index keeps them as they are.
@@ -227,3 +227,33 @@ def test_a_reader_holding_an_old_snapshot_is_reported_and_a_rerun_scrubs(tmp_pat
         assert (again.memories, again.wal_truncated) == (0, True)
         found = raw_bytes(db)
         assert MARKERS[0].encode() not in found and b"vwkhaven" in found
+
+
+ERASED_TABLES = [
+    "vector_log",
+    "memory_vectors",
+    "events",
+    "long_term",
+    "pending",
+    "short_term",
+    "message_buffer",
+    "fts_scopes",
+]
+
+
+def test_forget_on_postgresql_vacuums_every_table_it_deleted_from(postgres_url, clock):  # noqa: F811
+    """The README's promise: the tables forget deletes from are vacuumed, the parked facts,
+    short-term facts, buffered messages and scope ids too, not only memories and events."""
+
+    def vacuums(url: str) -> dict[str, int]:
+        with direct(url) as conn:
+            rows = conn.execute(sa.text("SELECT relname, vacuum_count FROM pg_stat_user_tables"))
+            return {name: count for name, count in rows if name in ERASED_TABLES}
+
+    with fresh_database(postgres_url) as url, open_manager(url, clock) as mm:
+        fill_alice(mm)
+        before = vacuums(url)
+        mm.forget("alice")
+        after = vacuums(url)
+    assert sorted(before) == sorted(ERASED_TABLES)
+    assert [t for t in ERASED_TABLES if after[t] <= before[t]] == []
