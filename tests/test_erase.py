@@ -257,3 +257,36 @@ def test_forget_on_postgresql_vacuums_every_table_it_deleted_from(postgres_url, 
         after = vacuums(url)
     assert sorted(before) == sorted(ERASED_TABLES)
     assert [t for t in ERASED_TABLES if after[t] <= before[t]] == []
+
+
+class FlakyEmbedder(SeededEmbedder):
+    """SeededEmbedder whose server can be down."""
+
+    down = False
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        if self.down:
+            raise EmbeddingError("embedding server down")
+        return super().embed(texts)
+
+
+def test_purge_takes_the_parked_copies_of_the_memorys_text_and_their_events(db, clock):
+    """A fact parked while the embedder was down is an event naming no memory and a pending
+    row; once the same text is a memory, purging it must take those too, or its words stay
+    in the file and retry_pending brings the memory back."""
+    embedder = FlakyEmbedder()
+    text = f"I collect {MARKERS[3]} stamps"
+    with MemoryManager(db, embedder=embedder, clock=clock) as mm:
+        embedder.down = True
+        assert mm.update_memory(text, user_id="alice").op is Op.PENDING
+        assert mm.update_memory("I play the vwkoboe", user_id="alice").op is Op.PENDING
+        embedder.down = False
+        memory = mm.update_memory(text, user_id="alice")
+        assert memory.op is Op.ADD and len(mm.pending()) == 2
+        report = mm.purge(memory.memory_id, user_id="alice")
+        assert (report.memories, report.pending) == (1, 1)
+        assert [p.content for p in mm.pending()] == ["I play the vwkoboe"]
+        mm.retry_pending()
+        assert [m.content for m in mm.list(user_id="alice")] == ["I play the vwkoboe"]
+    found = raw_bytes(db)
+    assert MARKERS[3].encode() not in found and b"vwkoboe" in found

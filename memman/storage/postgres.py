@@ -329,10 +329,11 @@ class PostgresStore(Store):
     def _securely(conn: sa.Connection, deletes: Any) -> dict[str, int]:
         """The deletes; the full-text index is a column of long_term, so it goes with the
         rows (scrub then VACUUMs the tables)."""
-        return {
-            name: run_sql(conn, f"DELETE FROM {table} WHERE {condition}", params).rowcount
-            for name, table, condition, params in deletes
-        }
+        counts: dict[str, int] = {}
+        for name, table, condition, params in deletes:
+            deleted = run_sql(conn, f"DELETE FROM {table} WHERE {condition}", params).rowcount
+            counts[name] = counts.get(name, 0) + deleted
+        return counts
 
     def orphan_vectors(self, conn: sa.Connection) -> int:
         """Vectors of no memory, or whose array does not hold dim values."""
