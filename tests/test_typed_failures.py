@@ -223,3 +223,13 @@ def test_sqlite_errors_are_typed_by_their_code_not_their_words(tmp_path):
     (tmp_path / "text.db").write_bytes(b"not a database, just text " * 100)
     not_sqlite = _sqlite_error(str(tmp_path / "text.db"), "SELECT * FROM sqlite_master")
     assert isinstance(busy.typed_sqlite_error(not_sqlite, path), StoreCorruptError)
+
+
+def test_a_disk_error_is_a_store_error_naming_the_file():
+    """SQLITE_IOERR_READ (266): SQLite's extended code, whose low byte is SQLITE_IOERR. No
+    test can make a disk fail, so the error is made as the driver makes it."""
+    error = sqlite3.OperationalError("disk I/O error")
+    error.sqlite_errorcode, error.sqlite_errorname = 266, "SQLITE_IOERR_READ"
+    typed = busy.typed_sqlite_error(sa.exc.OperationalError("SELECT 1", (), error), "m.db")
+    assert type(typed) is StoreError and "m.db" in str(typed)
+    assert not busy.is_busy(error)
