@@ -9,10 +9,11 @@ any memory (an audit trail exported alone) refuses the import, as its events wou
 without their memories or skipped, unless `raw` copies them as they are.
 
 Importing copies records as they are when the store is empty or when asked (`raw`), so an
-export read into a new file gives the same rows back. Into a store that already holds memories,
-a memory it already has (same id, or an active one of the scope with the same text) is skipped,
-an inactive one is copied with its status (a deleted memory stays deleted), and an active one
-is decided against what is there, with why recorded (MemoryManager.ingest: update_memory's
+export read into a new file gives the same rows back, and so for a scope the store held no
+memory of (_ScopesHeld). Into a scope that holds memories, a memory it has (same id, or an active
+one of the scope with the same text) is skipped, an inactive one is copied with its status (a
+deleted memory stays deleted), and an active one is decided against what is there, with why
+recorded (MemoryManager.ingest: update_memory's
 decisions, a chunk at a time; held texts are looked up once per run of such records, so a text
 that an earlier decision of the run wrote, an UPDATE's new text, is decided as a hash NOOP rather
 than counted a duplicate). The source's events are then not copied, since the decisions made
@@ -201,6 +202,7 @@ def import_lines(mm: Manager, lines: Iterable[str], *, raw: bool = False) -> Imp
         empty_memories = not store.count_by_status(conn, None)
         events = conn.execute(sa.select(sa.func.count()).select_from(store.events)).scalar()
     copy = raw or empty_memories
+    held_before = _ScopesHeld(store)
     report = ImportReport()
     batch: list[tuple[int, Memory | Event | Row]] = []
     deciding: list[tuple[int, Memory]] = []
@@ -231,11 +233,12 @@ def import_lines(mm: Manager, lines: Iterable[str], *, raw: bool = False) -> Imp
                 " with --with-events (and --all for inactive memories) to import both, or import"
                 " with --raw to copy the events alone"
             )
-        if isinstance(record, Event) and not copy:
+        copying = copy or (not isinstance(record, Row) and not held_before(record))
+        if isinstance(record, Event) and not copying:
             report.events_skipped += 1
         elif isinstance(record, Row) and not copy:
             report.rows_skipped += 1
-        elif copy or isinstance(record, Event | Row) or record.status is not Status.ACTIVE:
+        elif copying or isinstance(record, Event | Row) or record.status is not Status.ACTIVE:
             if deciding:
                 flush()
             batch.append((number, record))
@@ -254,6 +257,24 @@ def import_lines(mm: Manager, lines: Iterable[str], *, raw: bool = False) -> Imp
             lambda conn, chunk=chunk: _without_history(conn, store, chunk)
         )
     return report
+
+
+class _ScopesHeld:
+    """Whether the store held memories of a record's scope before the import: a scope it held
+    none of is copied as it is (ids, history), as into an empty store, so moving a user into a
+    store that serves others keeps their memories' ids and audit trail. Asked once per scope,
+    when its first record is read, before any of the scope's records is written."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.held: dict[Scope, bool] = {}
+
+    def __call__(self, record: Memory | Event) -> bool:
+        scope = Scope(record.user_id, record.agent_id)
+        if scope not in self.held:
+            with self.store.read() as conn:
+                self.held[scope] = bool(self.store.count_by_status(conn, scope))
+        return self.held[scope]
 
 
 def _without_history(conn: sa.Connection, store: Store, memories: list[Memory]) -> int:
