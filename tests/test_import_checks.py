@@ -98,3 +98,17 @@ def test_a_text_or_metadata_larger_than_a_write_takes_is_a_bad_line(tmp_path, li
             "line 2: metadata is 312 bytes; the limit is 200",
         ]
         assert [m.content for m in mm.list(user_id=USER)] == ["User plays chess"]
+
+
+def test_an_event_naming_another_users_memory_is_a_bad_line(tmp_path, lines):
+    """history() reads a memory's events by its id: an imported event of alice's naming
+    bob's memory would show in bob's history."""
+    with MemoryManager(str(tmp_path / "target.db"), clock=Clock()) as mm:
+        bob = mm.update_memory("User plays the oboe", user_id="bob").memory_id
+        kinds = [json.loads(line)["kind"] for line in lines]
+        event = kinds.index("event")
+        forged = [*lines[:event], _edited(lines[event], memory_id=bob), *lines[event + 1 :]]
+        report = mm.import_jsonl(forged)
+        assert report.bad == [f"line {event + 1}: the event names another scope's memory"]
+        assert [e.op for e in mm.history(bob, user_id="bob")] == ["ADD"]
+        assert report.copied == 2

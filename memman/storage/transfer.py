@@ -10,7 +10,7 @@ without their memories or skipped, unless `raw` copies them as they are.
 
 Importing copies records as they are when the store is empty or when asked (`raw`), so an
 export read into a new file gives the same rows back, and so for a scope the store held no
-memory of (_ScopesHeld). Into a scope that holds memories, a memory it has (same id, or an active
+memory of (ScopesHeld). Into a scope that holds memories, a memory it has (same id, or an active
 one of the scope with the same text) is skipped, an inactive one is copied with its status (a
 deleted memory stays deleted), and an active one is decided against what is there, with why
 recorded (MemoryManager.ingest: update_memory's
@@ -46,7 +46,14 @@ from memman.models import Event, Memory, Op, Status, Tier, UpdateResult
 from memman.scope import Scope
 from memman.storage.changes import ChangeSet, NewVector
 from memman.storage.store import Store
-from memman.storage.transfer_checks import checked_event, checked_memory, too_large, unknown_keys
+from memman.storage.transfer_checks import (
+    ScopesHeld,
+    checked_event,
+    checked_memory,
+    names_another_scope,
+    too_large,
+    unknown_keys,
+)
 from memman.storage.upkeep import COPIED_TABLES
 
 MEMORY = "memory"
@@ -202,7 +209,7 @@ def import_lines(mm: Manager, lines: Iterable[str], *, raw: bool = False) -> Imp
         empty_memories = not store.count_by_status(conn, None)
         events = conn.execute(sa.select(sa.func.count()).select_from(store.events)).scalar()
     copy = raw or empty_memories
-    held_before = _ScopesHeld(store)
+    held_before = ScopesHeld(store)
     report = ImportReport()
     batch: list[tuple[int, Memory | Event | Row]] = []
     deciding: list[tuple[int, Memory]] = []
@@ -259,24 +266,6 @@ def import_lines(mm: Manager, lines: Iterable[str], *, raw: bool = False) -> Imp
     return report
 
 
-class _ScopesHeld:
-    """Whether the store held memories of a record's scope before the import: a scope it held
-    none of is copied as it is (ids, history), as into an empty store, so moving a user into a
-    store that serves others keeps their memories' ids and audit trail. Asked once per scope,
-    when its first record is read, before any of the scope's records is written."""
-
-    def __init__(self, store: Store) -> None:
-        self.store = store
-        self.held: dict[Scope, bool] = {}
-
-    def __call__(self, record: Memory | Event) -> bool:
-        scope = Scope(record.user_id, record.agent_id)
-        if scope not in self.held:
-            with self.store.read() as conn:
-                self.held[scope] = bool(self.store.count_by_status(conn, scope))
-        return self.held[scope]
-
-
 def _without_history(conn: sa.Connection, store: Store, memories: list[Memory]) -> int:
     """An ADD event (tier manual, source import) for each copied memory that arrived without
     one (an export taken without its events), so every memory has an audit trail; how many."""
@@ -319,7 +308,7 @@ def _copy(
     memories = [record.id for _, record in batch if isinstance(record, Memory)]
     held = store.existing_memory_ids(conn, memories) if memories else set()
     rows: dict[str, list[dict[str, Any]]] = {}
-    for _, record in batch:
+    for number, record in batch:
         if isinstance(record, Row):
             report.rows_copied[record.kind] = report.rows_copied.get(record.kind, 0) + 1
             if record.kind != VECTOR:
@@ -331,6 +320,9 @@ def _copy(
             store.save_vectors(conn, [new])
             continue
         if isinstance(record, Event):
+            if names_another_scope(conn, store, record):
+                report.bad.append(f"line {number}: the event names another scope's memory")
+                continue
             store.copy_event(conn, record, keep_id=not renumber_events)
             report.events_copied += 1
             continue

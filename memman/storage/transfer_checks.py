@@ -1,13 +1,13 @@
-"""What a memory or event line of an export must hold to be copied into a store as it is.
+"""Which memory and event lines of an export are copied into a store as they are
+(ScopesHeld), and what such a line must hold to be.
 
 An import copies records past the write path (transfer.py), so the checks every write makes
 are made here: without them a line could store what no write stores and what later reads
 fail on. A NaN in metadata made SQLite's json_extract fail every context block of the user;
 a NaN importance failed the import's transaction with an untyped IntegrityError; a stamp
-that is not a time sorted among the others as text; a lone surrogate (a JSON "\\ud800")
-failed inside the driver. A key memman does not know (a newer memman's export) would be
-dropped without a word, so it is refused too. A failed check is a ValueError
-(InvalidInputError), which the line's validation reports as that line's error.
+that is not a time sorted among the others as text. A key memman does not know (a newer
+memman's export) would be dropped without a word, so it is refused too. A failed check is a
+ValueError (InvalidInputError), which the line's validation reports as that line's error.
 """
 
 from __future__ import annotations
@@ -15,12 +15,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import sqlalchemy as sa
 from pydantic import BaseModel
 
 from memman.config import Settings
-from memman.errors import InvalidInputError
+from memman.errors import InvalidInputError, NotFoundError
 from memman.models import Event, Memory
-from memman.scope import check_encodable, check_id
+from memman.scope import Scope, check_encodable, check_id
+from memman.storage.store import Store
 from memman.timestamps import check_moment
 
 # Keys of a line that are no field of its record.
@@ -96,3 +98,33 @@ def too_large(record: Memory | Event, settings: Settings) -> str | None:
         if size > settings.max_metadata_bytes:
             return f"metadata is {size} bytes; the limit is {settings.max_metadata_bytes}"
     return None
+
+
+def names_another_scope(conn: sa.Connection, store: Store, event: Event) -> bool:
+    """Whether the event names a memory the store holds in another scope: history() reads a
+    memory's events by its id alone, so another user's line would show in that history."""
+    if event.memory_id is None:
+        return False
+    try:
+        memory = store.get(conn, event.memory_id, None)
+    except NotFoundError:
+        return False
+    return Scope(memory.user_id, memory.agent_id) != Scope(event.user_id, event.agent_id)
+
+
+class ScopesHeld:
+    """Whether the store held memories of a record's scope before the import: a scope it held
+    none of is copied as it is (ids, history), as into an empty store, so moving a user into a
+    store that serves others keeps their memories' ids and audit trail. Asked once per scope,
+    when its first record is read, before any of the scope's records is written."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.held: dict[Scope, bool] = {}
+
+    def __call__(self, record: Memory | Event) -> bool:
+        scope = Scope(record.user_id, record.agent_id)
+        if scope not in self.held:
+            with self.store.read() as conn:
+                self.held[scope] = bool(self.store.count_by_status(conn, scope))
+        return self.held[scope]
