@@ -112,3 +112,23 @@ def test_an_event_naming_another_users_memory_is_a_bad_line(tmp_path, lines):
         assert report.bad == [f"line {event + 1}: the event names another scope's memory"]
         assert [e.op for e in mm.history(bob, user_id="bob")] == ["ADD"]
         assert report.copied == 2
+
+
+def test_a_copied_row_whose_id_the_store_holds_is_a_bad_line(tmp_path):
+    """A whole-store copy read with raw into a store with parked facts of its own: the row
+    whose id is taken is reported, not an untyped IntegrityError that loses the batch."""
+    from memman.storage import store_copy
+    from tests.test_erase import FlakyEmbedder
+
+    embedder = FlakyEmbedder()
+    embedder.down = True
+    with MemoryManager(str(tmp_path / "a.db"), embedder=embedder, clock=Clock()) as mm:
+        mm.update_memory("User likes green tea", user_id="u")
+        mm.update_memory("User plays chess", user_id="u", agent_id="coach")
+        lines = list(store_copy.store_lines(mm))
+    with MemoryManager(str(tmp_path / "b.db"), embedder=embedder, clock=Clock()) as mm:
+        mm.update_memory("User likes coffee", user_id="v")  # parked as pending #1
+        report = mm.import_jsonl(lines, raw=True)
+        parked = sorted(p.content for p in mm.pending())
+    assert len(report.bad) == 1 and "holds that pending id already" in report.bad[0]
+    assert parked == ["User likes coffee", "User plays chess"]

@@ -310,6 +310,9 @@ def _copy(
     rows: dict[str, list[dict[str, Any]]] = {}
     for number, record in batch:
         if isinstance(record, Row):
+            if record.kind != VECTOR and store.row_held(conn, record.kind, record.values["id"]):
+                report.bad.append(f"line {number}: the store holds that {record.kind} id already")
+                continue
             report.rows_copied[record.kind] = report.rows_copied.get(record.kind, 0) + 1
             if record.kind != VECTOR:
                 rows.setdefault(record.kind, []).append(record.values)

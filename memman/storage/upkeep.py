@@ -221,6 +221,14 @@ class UpkeepRows:
         insert = sa.table(table, *(sa.column(name) for name in columns)).insert()
         conn.execute(insert, [{name: row.get(name) for name in columns} for row in rows])
 
+    def row_held(self, conn: sa.Connection, table: str, row_id: Any) -> bool:
+        """Whether one of COPIED_TABLES holds a row with this id (copy_rows would fail on it:
+        a whole-store copy read with `raw` into a store that has such rows)."""
+        if table not in COPIED_TABLES:
+            raise InvalidInputError(f"{table!r} is not a copied table: {', '.join(COPIED_TABLES)}")
+        found = sa.select(sa.column("id")).select_from(sa.table(table))
+        return conn.execute(found.where(sa.column("id") == row_id)).first() is not None
+
     # -- backup -----------------------------------------------------------------------------
 
     def backup_to(self, target: Path) -> None:
