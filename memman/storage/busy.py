@@ -66,7 +66,9 @@ def typed_sqlite_error(error: Exception, path: str) -> StoreError | None:
     if code == _READONLY:
         return StoreReadOnlyError(f"{path} is read-only: reads work, writes do not")
     if code == _IOERR:
-        return StoreError(f"the disk failed reading or writing {path} ({reason})")
+        return StoreError(
+            f"cannot read or write {path} ({reason}): a failing disk, or no regular file"
+        )
     return None
 
 
