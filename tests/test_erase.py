@@ -12,7 +12,7 @@ import pytest
 import sqlalchemy as sa
 
 from memman import ForgetReport, MemoryManager
-from memman.errors import EmbeddingError, NotFoundError
+from memman.errors import EmbeddingError, LeaseLostError, NotFoundError
 from memman.models import Op
 from memman.storage.backends import is_postgres_url
 from tests.postgres import db_on_each_backend, direct, fresh_database, postgres_url  # noqa: F401
@@ -290,3 +290,31 @@ def test_purge_takes_the_parked_copies_of_the_memorys_text_and_their_events(db, 
         assert [m.content for m in mm.list(user_id="alice")] == ["I play the vwkoboe"]
     found = raw_bytes(db)
     assert MARKERS[3].encode() not in found and b"vwkoboe" in found
+
+
+class ForgettingEmbedder(SeededEmbedder):
+    """Erases alice through another manager (as another process would) when asked to embed
+    a fact of hers: a forget that lands while a flush extracts her buffered messages."""
+
+    def __init__(self, db: str, clock) -> None:
+        self.other: MemoryManager | None = open_manager(db, clock)
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        if self.other is not None and any(MARKERS[5] in text for text in texts):
+            other, self.other = self.other, None
+            with other:
+                assert other.forget("alice").messages == 1
+        return super().embed(texts)
+
+
+def test_a_forget_during_a_flush_writes_nothing_of_the_erased_messages(tmp_path, clock):
+    db = str(tmp_path / "m.db")
+    embedder = ForgettingEmbedder(db, clock)
+    with MemoryManager(db, embedder=embedder, clock=clock, extract_cooldown_s=3600) as mm:
+        message = {"role": "user", "content": f"My sister lives in {MARKERS[5]}"}
+        mm.observe([message], user_id="alice", session_id="s")
+        with pytest.raises(LeaseLostError, match="erased"):
+            mm.flush("s", user_id="alice")
+        assert mm.list(user_id="alice", include_inactive=True) == []
+        assert mm.events(user_id="alice") == []
+    assert MARKERS[5].encode() not in raw_bytes(db)
