@@ -318,3 +318,20 @@ def test_a_forget_during_a_flush_writes_nothing_of_the_erased_messages(tmp_path,
         assert mm.list(user_id="alice", include_inactive=True) == []
         assert mm.events(user_id="alice") == []
     assert MARKERS[5].encode() not in raw_bytes(db)
+
+
+def test_a_forget_during_an_idle_flush_skips_the_erased_session(tmp_path, clock):
+    """consolidate() and flush_idle() go on with the other sessions."""
+    db = str(tmp_path / "m.db")
+    embedder = ForgettingEmbedder(db, clock)
+    with MemoryManager(db, embedder=embedder, clock=clock, extract_cooldown_s=3600) as mm:
+        message = {"role": "user", "content": f"My sister lives in {MARKERS[5]}"}
+        mm.observe([message], user_id="alice", session_id="a")
+        bobs = {"role": "user", "content": "I play the vwkoboe"}
+        mm.observe([bobs], user_id="bob", session_id="b")
+        clock.advance(hours=2)
+        done = mm.flush_idle()
+        assert [d.session.session_id for d in done] == ["b"]
+        assert [m.content for m in mm.list(user_id="bob")] == ["I play the vwkoboe"]
+        assert mm.list(user_id="alice", include_inactive=True) == []
+    assert MARKERS[5].encode() not in raw_bytes(db)
