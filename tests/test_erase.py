@@ -12,10 +12,10 @@ import pytest
 import sqlalchemy as sa
 
 from memman import ForgetReport, MemoryManager
-from memman.errors import EmbeddingError, NotFoundError
+from memman.errors import EmbeddingError, LeaseLostError, NotFoundError
 from memman.models import Op
 from memman.storage.backends import is_postgres_url
-from tests.postgres import db_on_each_backend, direct, postgres_url  # noqa: F401
+from tests.postgres import db_on_each_backend, direct, fresh_database, postgres_url  # noqa: F401
 
 DIM = 32
 # Words no other part of the store contains; the FTS index keeps them as they are.
@@ -227,3 +227,111 @@ def test_a_reader_holding_an_old_snapshot_is_reported_and_a_rerun_scrubs(tmp_pat
         assert (again.memories, again.wal_truncated) == (0, True)
         found = raw_bytes(db)
         assert MARKERS[0].encode() not in found and b"vwkhaven" in found
+
+
+ERASED_TABLES = [
+    "vector_log",
+    "memory_vectors",
+    "events",
+    "long_term",
+    "pending",
+    "short_term",
+    "message_buffer",
+    "fts_scopes",
+]
+
+
+def test_forget_on_postgresql_vacuums_every_table_it_deleted_from(postgres_url, clock):  # noqa: F811
+    """The README's promise: the tables forget deletes from are vacuumed, the parked facts,
+    short-term facts, buffered messages and scope ids too, not only memories and events."""
+
+    def vacuums(url: str) -> dict[str, int]:
+        with direct(url) as conn:
+            rows = conn.execute(sa.text("SELECT relname, vacuum_count FROM pg_stat_user_tables"))
+            return {name: count for name, count in rows if name in ERASED_TABLES}
+
+    with fresh_database(postgres_url) as url, open_manager(url, clock) as mm:
+        fill_alice(mm)
+        before = vacuums(url)
+        mm.forget("alice")
+        after = vacuums(url)
+    assert sorted(before) == sorted(ERASED_TABLES)
+    assert [t for t in ERASED_TABLES if after[t] <= before[t]] == []
+
+
+class FlakyEmbedder(SeededEmbedder):
+    """SeededEmbedder whose server can be down."""
+
+    down = False
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        if self.down:
+            raise EmbeddingError("embedding server down")
+        return super().embed(texts)
+
+
+def test_purge_takes_the_parked_copies_of_the_memorys_text_and_their_events(db, clock):
+    """A fact parked while the embedder was down is an event naming no memory and a pending
+    row; once the same text is a memory, purging it must take those too, or its words stay
+    in the file and retry_pending brings the memory back."""
+    embedder = FlakyEmbedder()
+    text = f"I collect {MARKERS[3]} stamps"
+    with MemoryManager(db, embedder=embedder, clock=clock) as mm:
+        embedder.down = True
+        assert mm.update_memory(text, user_id="alice").op is Op.PENDING
+        assert mm.update_memory("I play the vwkoboe", user_id="alice").op is Op.PENDING
+        embedder.down = False
+        memory = mm.update_memory(text, user_id="alice")
+        assert memory.op is Op.ADD and len(mm.pending()) == 2
+        report = mm.purge(memory.memory_id, user_id="alice")
+        assert (report.memories, report.pending) == (1, 1)
+        assert [p.content for p in mm.pending()] == ["I play the vwkoboe"]
+        mm.retry_pending()
+        assert [m.content for m in mm.list(user_id="alice")] == ["I play the vwkoboe"]
+    found = raw_bytes(db)
+    assert MARKERS[3].encode() not in found and b"vwkoboe" in found
+
+
+class ForgettingEmbedder(SeededEmbedder):
+    """Erases alice through another manager (as another process would) when asked to embed
+    a fact of hers: a forget that lands while a flush extracts her buffered messages."""
+
+    def __init__(self, db: str, clock) -> None:
+        self.other: MemoryManager | None = open_manager(db, clock)
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        if self.other is not None and any(MARKERS[5] in text for text in texts):
+            other, self.other = self.other, None
+            with other:
+                assert other.forget("alice").messages == 1
+        return super().embed(texts)
+
+
+def test_a_forget_during_a_flush_writes_nothing_of_the_erased_messages(tmp_path, clock):
+    db = str(tmp_path / "m.db")
+    embedder = ForgettingEmbedder(db, clock)
+    with MemoryManager(db, embedder=embedder, clock=clock, extract_cooldown_s=3600) as mm:
+        message = {"role": "user", "content": f"My sister lives in {MARKERS[5]}"}
+        mm.observe([message], user_id="alice", session_id="s")
+        with pytest.raises(LeaseLostError, match="erased"):
+            mm.flush("s", user_id="alice")
+        assert mm.list(user_id="alice", include_inactive=True) == []
+        assert mm.events(user_id="alice") == []
+    assert MARKERS[5].encode() not in raw_bytes(db)
+
+
+def test_a_forget_during_an_idle_flush_skips_the_erased_session(tmp_path, clock):
+    """consolidate() and flush_idle() go on with the other sessions."""
+    db = str(tmp_path / "m.db")
+    embedder = ForgettingEmbedder(db, clock)
+    with MemoryManager(db, embedder=embedder, clock=clock, extract_cooldown_s=3600) as mm:
+        message = {"role": "user", "content": f"My sister lives in {MARKERS[5]}"}
+        mm.observe([message], user_id="alice", session_id="a")
+        bobs = {"role": "user", "content": "I play the vwkoboe"}
+        mm.observe([bobs], user_id="bob", session_id="b")
+        clock.advance(hours=2)
+        done = mm.flush_idle()
+        assert [d.session.session_id for d in done] == ["b"]
+        assert [m.content for m in mm.list(user_id="bob")] == ["I play the vwkoboe"]
+        assert mm.list(user_id="alice", include_inactive=True) == []
+    assert MARKERS[5].encode() not in raw_bytes(db)

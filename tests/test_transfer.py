@@ -104,9 +104,10 @@ def test_import_into_a_store_with_memories_skips_duplicates_and_decides_the_rest
         report = mm.import_jsonl(lines)
         alice = {m.content: m for m in mm.list(user_id="alice", include_inactive=True)}
     assert report.duplicates == 1  # the peanut allergy, same text
-    assert report.copied == 1  # the deleted dog, still deleted
-    assert report.decided == {"ADD": 1, "UPDATE": 1}  # bob's chess; Porto replaces Madrid
-    assert report.events_copied == 0 and report.events_skipped > 0
+    # The deleted dog, still deleted; bob's chess (a scope the store held nothing of) as it was.
+    assert report.copied == 2
+    assert report.decided == {"UPDATE": 1}  # Porto replaces Madrid
+    assert report.events_copied == 1 and report.events_skipped > 0  # bob's only
     assert alice["User has a dog named Rex"].status is Status.DELETED
     assert alice["User lives in Porto"].status is Status.ACTIVE
     assert "User lives in Madrid" not in alice  # updated in place to Porto
@@ -114,6 +115,22 @@ def test_import_into_a_store_with_memories_skips_duplicates_and_decides_the_rest
     with MemoryManager(target) as mm:  # the same file twice: everything is already held
         twice = mm.import_jsonl(lines)
     assert (twice.copied, twice.decided, twice.duplicates) == (0, {}, 4)
+
+
+def test_a_user_moved_into_a_store_serving_others_keeps_ids_and_history(source, target):
+    """A scope the store holds nothing of is copied as into an empty store: the memories'
+    ids (which other systems may keep) and their audit trail come along."""
+    with MemoryManager(source) as mm:
+        lines = list(mm.export_jsonl(user_id="alice", include_inactive=True, events=True))
+        before = {m.id: m for m in mm.export(user_id="alice", include_inactive=True)}
+        trail = [(e.memory_id, e.op, e.reason) for e in mm.export_events(user_id="alice")]
+    with MemoryManager(target) as mm:
+        mm.update_memory("User likes jazz", user_id="carol")
+        report = mm.import_jsonl(lines)
+        after = {m.id: m for m in mm.export(user_id="alice", include_inactive=True)}
+        moved = [(e.memory_id, e.op, e.reason) for e in mm.export_events(user_id="alice")]
+    assert report.decided == {} and report.events_skipped == 0
+    assert after == before and moved == trail
 
 
 def test_raw_import_copies_as_is_into_a_store_with_memories(source, target):

@@ -13,10 +13,12 @@ from memman import MemoryManager, Op
 from memman.errors import (
     ConfigError,
     StoreBusyError,
+    StoreCorruptError,
     StoreError,
     StoreFullError,
     StoreReadOnlyError,
 )
+from memman.storage import busy
 from memman.storage.store import KNOWN_MIGRATIONS
 from memman.write.decide import OfflineDecider
 
@@ -169,3 +171,65 @@ def test_a_read_only_store_serves_reads_and_refuses_writes(tmp_path):
             mm.update_memory("User likes coffee", user_id="u")
     with MemoryManager(str(path)) as mm:
         assert [m.content for m in mm.list(user_id="u")] == ["User likes green tea"]
+
+
+def test_metadata_sqlite_cannot_parse_is_no_damaged_file(tmp_path):
+    """A NaN another tool (or an older import) wrote into metadata makes SQLite's JSON
+    functions fail with "malformed JSON": SQLITE_ERROR, not a damaged page. The context block
+    still answers, and nothing tells the user to restore a backup."""
+    path = str(tmp_path / "m.db")
+    with MemoryManager(path) as mm:
+        mm.update_memory("User likes green tea", user_id="u")
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE long_term SET metadata = '{\"pinned\": NaN}'")
+    with MemoryManager(path) as mm:
+        assert "User likes green tea" in mm.context("green tea", user_id="u").text
+        assert mm.check().ok
+
+
+def _sqlite_error(path: str, *statements: str, uri: bool = False) -> sqlite3.Error:
+    """The error SQLite itself raises for the last of the statements."""
+    conn = sqlite3.connect(path, uri=uri, timeout=0, isolation_level=None)
+    try:
+        for statement in statements:
+            conn.execute(statement)
+    except sqlite3.Error as error:
+        return error
+    finally:
+        conn.close()
+    raise AssertionError("no error")
+
+
+def test_sqlite_errors_are_typed_by_their_code_not_their_words(tmp_path):
+    """A message can hold "full", "locked" or "malformed" without meaning it: SQLite's own
+    result code says what failed."""
+    path = str(tmp_path / "t.db")
+    table = "CREATE TABLE IF NOT EXISTS t (a)"
+    for words in ("full", "locked", "busy", "readonly"):  # no such column: <words>
+        error = _sqlite_error(path, table, f"SELECT {words} FROM t")
+        assert busy.typed_sqlite_error(error, path) is None and not busy.is_busy(error)
+    malformed_json = _sqlite_error(path, "SELECT json('{')")
+    assert busy.typed_sqlite_error(malformed_json, path) is None
+
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    assert busy.is_busy(_sqlite_error(path, "BEGIN IMMEDIATE"))
+    holder.execute("ROLLBACK")
+    holder.close()
+    read_only = _sqlite_error(f"file:{path}?mode=ro", "INSERT INTO t VALUES (1)", uri=True)
+    assert isinstance(busy.typed_sqlite_error(read_only, path), StoreReadOnlyError)
+    full = _sqlite_error(path, "PRAGMA max_page_count = 2", "INSERT INTO t SELECT zeroblob(100000)")
+    assert isinstance(busy.typed_sqlite_error(full, path), StoreFullError)
+    (tmp_path / "text.db").write_bytes(b"not a database, just text " * 100)
+    not_sqlite = _sqlite_error(str(tmp_path / "text.db"), "SELECT * FROM sqlite_master")
+    assert isinstance(busy.typed_sqlite_error(not_sqlite, path), StoreCorruptError)
+
+
+def test_a_disk_error_is_a_store_error_naming_the_file():
+    """SQLITE_IOERR_READ (266): SQLite's extended code, whose low byte is SQLITE_IOERR. No
+    test can make a disk fail, so the error is made as the driver makes it."""
+    error = sqlite3.OperationalError("disk I/O error")
+    error.sqlite_errorcode, error.sqlite_errorname = 266, "SQLITE_IOERR_READ"
+    typed = busy.typed_sqlite_error(sa.exc.OperationalError("SELECT 1", (), error), "m.db")
+    assert type(typed) is StoreError and "m.db" in str(typed)
+    assert not busy.is_busy(error)

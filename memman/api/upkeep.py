@@ -78,8 +78,8 @@ class UpkeepCalls(Parts):
     ) -> ImportReport:
         """Read a lossless export (a file path, or its lines) into this store.
 
-        Into an empty store, or with raw=True, records are copied as they are (ids, statuses,
-        counters, stamps, events). Into a store that holds memories, what it already has is
+        Into an empty store (or scope), or with raw=True, records are copied as they are (ids,
+        statuses, counters, stamps, events). Into a scope that holds memories, what it has is
         skipped, inactive memories are copied with their status and active ones go through
         update_memory's decisions in chunks (see ingest). A bad line is reported (`report.bad`)
         and the rest are imported. Events with no memory before them (an audit trail exported

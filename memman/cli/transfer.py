@@ -75,7 +75,7 @@ def import_file(
     ] = False,
     db: DbOption = None,
 ) -> None:
-    """Read an export back: a copy into an empty store, else decided against what is there."""
+    """Read an export back: a copy into an empty store or scope, else decided against it."""
     with _open(db) as mm:
         report = mm.import_jsonl(file, raw=raw)
     for message in report.bad:

@@ -29,7 +29,7 @@ import sqlalchemy as sa
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 
 from memman.config import Settings
-from memman.errors import DecisionError, InvalidInputError
+from memman.errors import DecisionError, InvalidInputError, LeaseLostError
 from memman.language.attributes import TopicLabels
 from memman.language.text import normalize
 from memman.lifecycle.buffer import prune_extracted, rows_by_scope, waiting_count, waiting_rows
@@ -205,7 +205,11 @@ def extract_idle(
     for session in idle_sessions(store, scope, now=now, cooldown_s=cooldown_s):
         if not take():
             break
-        result = None if extract is None else extract(session.session_id, session.scope)
+        try:
+            result = None if extract is None else extract(session.session_id, session.scope)
+        except LeaseLostError as erased:  # forget() took the messages: nothing left to do
+            log.warning("idle session %s not extracted: %s", session.session_id, erased)
+            continue
         if result is not None and result.error is not None:
             log.warning("idle session %s not extracted: %s", session.session_id, result.error)
         done.append(SessionExtraction(session=session, result=result))

@@ -30,26 +30,45 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
+# SQLite's primary result codes (sqlite3.h) memman types; an error's code is the extended
+# one (SQLITE_BUSY_SNAPSHOT is 517), whose low byte is the primary code. Typed by code, not
+# by message: "malformed JSON" (SQLITE_ERROR) is no damaged page, and a message can hold
+# words such as "full" or "locked" (a column, a JSON path) without meaning either.
+_BUSY, _LOCKED, _READONLY, _IOERR, _CORRUPT, _FULL, _NOTADB = 5, 6, 8, 10, 11, 13, 26
+
+
+def _sqlite_code(error: Exception) -> int | None:
+    """The primary result code of a sqlite3 (or pysqlite3) error, also one SQLAlchemy
+    wrapped; None for any other error."""
+    code = getattr(getattr(error, "orig", error), "sqlite_errorcode", None)
+    return code & 0xFF if isinstance(code, int) else None
+
+
 def is_busy(error: Exception) -> bool:
-    """Whether SQLite refused because another connection held the lock."""
-    message = str(getattr(error, "orig", error)).lower()
-    return "locked" in message or "busy" in message
+    """Whether SQLite refused because another connection held the lock (SQLITE_BUSY, or
+    SQLITE_LOCKED: a table another statement of the connection holds)."""
+    return _sqlite_code(error) in (_BUSY, _LOCKED)
 
 
 def typed_sqlite_error(error: Exception, path: str) -> StoreError | None:
     """The typed error for a write SQLite refused for lack of space or of write access, or a
-    read or write that met a damaged page (the store's open, reads and writes all ask here)."""
+    read or write that met a damaged page or failed at the disk (the store's open, reads and
+    writes all ask here); None for any other failure."""
     reason = str(getattr(error, "orig", error))
-    message = reason.lower()
-    if "malformed" in message or "not a database" in message:  # SQLITE_CORRUPT, SQLITE_NOTADB
+    code = _sqlite_code(error)
+    if code in (_CORRUPT, _NOTADB):
         return StoreCorruptError(
             f"{path} is damaged ({reason}); `memman check` shows where; restore a backup",
             reason,
         )
-    if "full" in message:  # SQLITE_FULL: disk full, or max_page_count reached
+    if code == _FULL:  # disk full, or max_page_count reached
         return StoreFullError(f"the disk or the file's size limit is full, nothing written: {path}")
-    if "readonly" in message or "read-only" in message:
+    if code == _READONLY:
         return StoreReadOnlyError(f"{path} is read-only: reads work, writes do not")
+    if code == _IOERR:
+        return StoreError(
+            f"cannot read or write {path} ({reason}): a failing disk, or no regular file"
+        )
     return None
 
 

@@ -219,8 +219,11 @@ class MemoryRows:
         return [self.memory_from_row(row) for row in conn.execute(query)]
 
     def _pinned(self) -> sa.ColumnElement[bool]:
-        """Memories whose metadata says {"pinned": true}."""
-        return sa.func.json_extract(self.long_term.c.metadata, "$.pinned") == sa.true()
+        """Metadata saying {"pinned": true}; none that SQLite cannot parse (json_extract would
+        fail the context block), and "{}" is not parsed (RESULTS.md, Session 9: trust pass)."""
+        metadata = self.long_term.c.metadata
+        pinned = (sa.func.json_valid(metadata), sa.func.json_extract(metadata, "$.pinned"))
+        return sa.case((metadata == "{}", None), pinned) == sa.true()
 
     def _memories_query(self, scope: Scope | None, statuses: tuple[Status, ...]) -> sa.Select:
         lt = self.long_term

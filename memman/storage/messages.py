@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
+from memman.errors import LeaseLostError
 from memman.scope import Scope
 
 
@@ -93,14 +94,21 @@ class MessageRows:
         ).all()
 
     def mark_extracted(self, conn: sa.Connection, scope: Scope, ids: list[int], now: str) -> None:
-        """These messages of the scope are extracted, at now; their leases end."""
-        conn.execute(
+        """These messages of the scope are extracted, at now; their leases end.
+        LeaseLostError (the caller's transaction, which writes what was extracted from them,
+        rolls back) if one is gone: the user was erased (forget) while it was extracted."""
+        marked = conn.execute(
             sa.text(
                 "UPDATE message_buffer SET extracted_at = :t, lease_owner = NULL,"
                 " lease_expires = NULL WHERE id IN :ids AND user_id = :u AND agent_id = :a"
             ).bindparams(sa.bindparam("ids", expanding=True)),
             {"t": now, "ids": ids, "u": scope.user_id, "a": scope.agent_key},
         )
+        if marked.rowcount < len(set(ids)):
+            raise LeaseLostError(
+                "the buffered messages were erased while they were extracted; nothing of them"
+                " was written"
+            )
 
     def prune_extracted(self, conn: sa.Connection, scope: Scope | None, before: str) -> int:
         """Delete the scope's messages (every scope's if None) extracted before `before`;

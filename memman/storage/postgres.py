@@ -62,6 +62,11 @@ _READ_ONLY_STATES = frozenset({"25006"})  # read_only_sql_transaction (a standby
 _KEY = re.compile(r'"(q(\d+)j)')
 _PHRASE = re.compile(r'"([^"]*)"')
 _SCOPE_OF_KEY = "SELECT user_id, agent_id FROM fts_scopes WHERE id = ?"
+# Every table forget_rows deletes from, which scrub vacuums.
+_ERASED_TABLES = (
+    "vector_log", "memory_vectors", "events", "long_term", "pending", "short_term",
+    "message_buffer", "fts_scopes",
+)  # fmt: skip
 # Store's active_hashes seeks once per hash (SQLite's planner read the scope's whole index for
 # an IN list); here each seek is a round trip: one statement, 1.2 against 26.7 ms for 500
 # hashes on localhost (RESULTS.md, "Session 8: review").
@@ -251,7 +256,7 @@ class PostgresStore(Store):
         return {row[0] for row in run_sql(conn, _ACTIVE_HASHES, params).fetchall()}
 
     def scrub(self) -> bool:
-        """VACUUM the tables a purge deletes from, so the dead rows' space is reclaimed
+        """VACUUM the tables an erasure deletes from, so the dead rows' space is reclaimed
         for reuse without blocking other sessions. Their bytes stay in the files' free space
         until overwritten, and in the server's WAL archive and backups: VACUUM FULL (an
         exclusive lock on each table while it is rewritten) and expiring those are the
@@ -260,7 +265,7 @@ class PostgresStore(Store):
         def attempt() -> bool:
             with self.engine.connect() as connection:
                 connection = connection.execution_options(isolation_level="AUTOCOMMIT")
-                for table in ("vector_log", "memory_vectors", "events", "long_term"):
+                for table in _ERASED_TABLES:
                     connection.exec_driver_sql(f"VACUUM {table}")
             return True
 
@@ -324,10 +329,11 @@ class PostgresStore(Store):
     def _securely(conn: sa.Connection, deletes: Any) -> dict[str, int]:
         """The deletes; the full-text index is a column of long_term, so it goes with the
         rows (scrub then VACUUMs the tables)."""
-        return {
-            name: run_sql(conn, f"DELETE FROM {table} WHERE {condition}", params).rowcount
-            for name, table, condition, params in deletes
-        }
+        counts: dict[str, int] = {}
+        for name, table, condition, params in deletes:
+            deleted = run_sql(conn, f"DELETE FROM {table} WHERE {condition}", params).rowcount
+            counts[name] = counts.get(name, 0) + deleted
+        return counts
 
     def orphan_vectors(self, conn: sa.Connection) -> int:
         """Vectors of no memory, or whose array does not hold dim values."""

@@ -200,6 +200,10 @@ class MemoryStorage(Protocol):
         transaction (the ids must be free: an empty store)."""
         ...
 
+    def row_held(self, conn: sa.Connection, table: str, row_id: Any) -> bool:
+        """Whether one of copy_rows' tables holds a row with this id."""
+        ...
+
     def events_for_memory(self, conn: sa.Connection, memory_id: str) -> list[Event]:
         """The memory's events, oldest first."""
         ...

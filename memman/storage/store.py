@@ -317,14 +317,14 @@ class Store(
     @contextmanager
     def read(self) -> Iterator[sa.Connection]:
         """A consistent snapshot for reads (deferred transaction, never takes the write lock);
-        a damaged page raises StoreCorruptError."""
+        a damaged page raises StoreCorruptError, a failing disk StoreError."""
         try:
             with self._read_lock, self.engine.connect() as connection, connection.begin():
                 yield connection
         except (sa.exc.DatabaseError, self.dbapi.DatabaseError) as error:
-            damaged = typed_sqlite_error(error, self.path)
-            if isinstance(damaged, StoreCorruptError):
-                raise damaged from error
+            typed = typed_sqlite_error(error, self.path)
+            if typed is not None:
+                raise typed from error
             raise
 
     def write(self, fn: Callable[[sa.Connection], T], *, scope: Scope | None = None) -> T:

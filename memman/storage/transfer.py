@@ -9,10 +9,11 @@ any memory (an audit trail exported alone) refuses the import, as its events wou
 without their memories or skipped, unless `raw` copies them as they are.
 
 Importing copies records as they are when the store is empty or when asked (`raw`), so an
-export read into a new file gives the same rows back. Into a store that already holds memories,
-a memory it already has (same id, or an active one of the scope with the same text) is skipped,
-an inactive one is copied with its status (a deleted memory stays deleted), and an active one
-is decided against what is there, with why recorded (MemoryManager.ingest: update_memory's
+export read into a new file gives the same rows back, and so for a scope the store held no
+memory of (ScopesHeld). Into a scope that holds memories, a memory it has (same id, or an active
+one of the scope with the same text) is skipped, an inactive one is copied with its status (a
+deleted memory stays deleted), and an active one is decided against what is there, with why
+recorded (MemoryManager.ingest: update_memory's
 decisions, a chunk at a time; held texts are looked up once per run of such records, so a text
 that an earlier decision of the run wrote, an UPDATE's new text, is decided as a hash NOOP rather
 than counted a duplicate). The source's events are then not copied, since the decisions made
@@ -37,6 +38,7 @@ import numpy as np
 import sqlalchemy as sa
 from pydantic import Discriminator, PlainValidator, RootModel, Tag, model_validator
 
+from memman.config import Settings
 from memman.errors import BadLineError, InvalidInputError, MemmanError
 from memman.jsonl import parse_lines
 from memman.language.text import content_hash
@@ -44,6 +46,14 @@ from memman.models import Event, Memory, Op, Status, Tier, UpdateResult
 from memman.scope import Scope
 from memman.storage.changes import ChangeSet, NewVector
 from memman.storage.store import Store
+from memman.storage.transfer_checks import (
+    ScopesHeld,
+    checked_event,
+    checked_memory,
+    names_another_scope,
+    too_large,
+    unknown_keys,
+)
 from memman.storage.upkeep import COPIED_TABLES
 
 MEMORY = "memory"
@@ -60,6 +70,7 @@ class Manager(Protocol):
     imports this module, so importing it back would make a cycle."""
 
     store: Store
+    settings: Settings
 
     def export(
         self, *, user_id: str | None, agent_id: str | None, include_inactive: bool
@@ -134,6 +145,9 @@ def _copied_row(data: Any) -> Row:
     return _row(values.pop("kind"), values)  # InvalidInputError is a ValueError
 
 
+_RECORDS: dict[str, type[Memory] | type[Event]] = {MEMORY: Memory, EVENT: Event}
+
+
 class ExportLine(
     RootModel[
         Annotated[
@@ -152,10 +166,21 @@ class ExportLine(
     or an event, of a scope that passes the same rules as every write; in a whole-store copy
     also a vector or a row of one of COPIED_TABLES (checked by _row)."""
 
+    @model_validator(mode="before")
+    @classmethod
+    def _known_keys(cls, data: Any) -> Any:
+        kind = _kind(data)
+        if kind in _RECORDS:
+            unknown_keys(data, _RECORDS[kind])  # InvalidInputError is a ValueError
+        return data
+
     @model_validator(mode="after")
-    def _valid_scope(self) -> ExportLine:
-        if not isinstance(self.root, Row):  # _row checked the rows that carry a scope
-            Scope(self.root.user_id, self.root.agent_id)  # InvalidInputError is a ValueError
+    def _valid_record(self) -> ExportLine:
+        record = self.root
+        if isinstance(record, Row):  # _row checked the rows that carry a scope
+            return self
+        Scope(record.user_id, record.agent_id)
+        self.root = checked_memory(record) if isinstance(record, Memory) else checked_event(record)
         return self
 
 
@@ -184,6 +209,7 @@ def import_lines(mm: Manager, lines: Iterable[str], *, raw: bool = False) -> Imp
         empty_memories = not store.count_by_status(conn, None)
         events = conn.execute(sa.select(sa.func.count()).select_from(store.events)).scalar()
     copy = raw or empty_memories
+    held_before = ScopesHeld(store)
     report = ImportReport()
     batch: list[tuple[int, Memory | Event | Row]] = []
     deciding: list[tuple[int, Memory]] = []
@@ -203,6 +229,9 @@ def import_lines(mm: Manager, lines: Iterable[str], *, raw: bool = False) -> Imp
             report.bad.append(str(line))
             continue
         record = line.root
+        if not isinstance(record, Row) and (why := too_large(record, mm.settings)):
+            report.bad.append(f"line {number}: {why}")
+            continue
         seen_memory = seen_memory or isinstance(record, Memory)
         if isinstance(record, Event) and not (seen_memory or raw):
             raise InvalidInputError(
@@ -211,11 +240,12 @@ def import_lines(mm: Manager, lines: Iterable[str], *, raw: bool = False) -> Imp
                 " with --with-events (and --all for inactive memories) to import both, or import"
                 " with --raw to copy the events alone"
             )
-        if isinstance(record, Event) and not copy:
+        copying = copy or (not isinstance(record, Row) and not held_before(record))
+        if isinstance(record, Event) and not copying:
             report.events_skipped += 1
         elif isinstance(record, Row) and not copy:
             report.rows_skipped += 1
-        elif copy or isinstance(record, Event | Row) or record.status is not Status.ACTIVE:
+        elif copying or isinstance(record, Event | Row) or record.status is not Status.ACTIVE:
             if deciding:
                 flush()
             batch.append((number, record))
@@ -278,8 +308,11 @@ def _copy(
     memories = [record.id for _, record in batch if isinstance(record, Memory)]
     held = store.existing_memory_ids(conn, memories) if memories else set()
     rows: dict[str, list[dict[str, Any]]] = {}
-    for _, record in batch:
+    for number, record in batch:
         if isinstance(record, Row):
+            if record.kind != VECTOR and store.row_held(conn, record.kind, record.values["id"]):
+                report.bad.append(f"line {number}: the store holds that {record.kind} id already")
+                continue
             report.rows_copied[record.kind] = report.rows_copied.get(record.kind, 0) + 1
             if record.kind != VECTOR:
                 rows.setdefault(record.kind, []).append(record.values)
@@ -290,6 +323,9 @@ def _copy(
             store.save_vectors(conn, [new])
             continue
         if isinstance(record, Event):
+            if names_another_scope(conn, store, record):
+                report.bad.append(f"line {number}: the event names another scope's memory")
+                continue
             store.copy_event(conn, record, keep_id=not renumber_events)
             report.events_copied += 1
             continue

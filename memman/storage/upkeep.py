@@ -16,6 +16,8 @@ from typing import Any
 import sqlalchemy as sa
 
 from memman.errors import InvalidInputError, StoreCorruptError
+from memman.language.text import content_hash
+from memman.storage.sql import run_sql
 from memman.storage.vector_format import decoded
 
 # FTS5 'optimize' merges every segment into one, leaving out deleted documents' terms.
@@ -31,6 +33,18 @@ _ORPHAN_VECTORS = """
        OR length(v.vector) != 4 * v.dim
 """
 
+_EVENT_TEXTS = ("candidate", "content_before", "content_after")
+# The texts a memory held: its content, and those of its events.
+_HELD_TEXTS = (
+    "SELECT content FROM long_term WHERE id = ?",
+    *(f"SELECT {c} FROM events WHERE memory_id = ?" for c in _EVENT_TEXTS),
+)
+_OWNER = "SELECT user_id, agent_id FROM long_term WHERE id = ?"
+_UNLINKED_EVENTS = (
+    "SELECT id, candidate FROM events"
+    " WHERE memory_id IS NULL AND candidate IS NOT NULL AND user_id = ? AND agent_id = ?"
+)
+_SCOPE_PENDING = "SELECT id, content FROM pending WHERE user_id = ? AND agent_id = ?"
 
 # The tables a whole-store copy carries as rows (by id, as they are): what `memman export`
 # leaves out besides the vectors. fts_scopes, vector_log and the FTS index are derived; the
@@ -82,16 +96,38 @@ class UpkeepRows:
         return self._securely(conn, deletes())
 
     def purge_rows(self, conn: sa.Connection, memory_id: str) -> dict[str, int]:
-        """Delete one memory with its events, vectors and vector log rows, securely; the
-        caller has checked that the memory is in its scope."""
+        """Delete one memory with its events, vectors and vector log rows, securely, and the
+        scope's rows that hold one of its texts without naming it (_unlinked); the caller has
+        checked that the memory is in its scope."""
         pk = "(SELECT pk FROM long_term WHERE id = ?)"
+        events, parked = self._unlinked(conn, memory_id)
         deletes = [
             ("vector_log", "vector_log", f"memory_pk = {pk}", [memory_id]),
             ("vectors", "memory_vectors", f"memory_pk = {pk}", [memory_id]),
             ("events", "events", "memory_id = ?", [memory_id]),
+            ("events", "events", _ids_in(events), events),
+            ("pending", "pending", _ids_in(parked), parked),
             ("memories", "long_term", "id = ?", [memory_id]),
         ]
         return self._securely(conn, iter(deletes))
+
+    @staticmethod
+    def _unlinked(conn: sa.Connection, memory_id: str) -> tuple[list[int], list[int]]:
+        """Ids of the scope's events that name no memory (the fact parked, before it was
+        decided into this one) and of its parked facts, whose text is one the memory held:
+        kept, the purged words would stay in the file, and a parked one would come back."""
+        held = {
+            content_hash(text)
+            for statement in _HELD_TEXTS
+            for (text,) in run_sql(conn, statement, (memory_id,))
+            if text is not None
+        }
+        owner = tuple(run_sql(conn, _OWNER, (memory_id,)).fetchone())
+        events, parked = (
+            [row_id for row_id, text in run_sql(conn, sql, owner) if content_hash(text) in held]
+            for sql in (_UNLINKED_EVENTS, _SCOPE_PENDING)
+        )
+        return events, parked
 
     @staticmethod
     def _securely(
@@ -101,12 +137,10 @@ class UpkeepRows:
         SQLite zeroes what it frees, then merge the FTS5 index into one segment, which drops
         the deleted documents' terms. Table names and conditions are memman's own."""
         conn.exec_driver_sql("PRAGMA secure_delete = ON")
-        counts = {
-            name: conn.exec_driver_sql(
-                f"DELETE FROM {table} WHERE {condition}", tuple(params)
-            ).rowcount
-            for name, table, condition, params in deletes
-        }
+        counts: dict[str, int] = {}
+        for name, table, condition, params in deletes:
+            deleted = conn.exec_driver_sql(f"DELETE FROM {table} WHERE {condition}", tuple(params))
+            counts[name] = counts.get(name, 0) + deleted.rowcount
         conn.exec_driver_sql(_FTS_OPTIMIZE)
         conn.exec_driver_sql("PRAGMA secure_delete = OFF")  # the pooled connection's usual
         return counts
@@ -187,6 +221,14 @@ class UpkeepRows:
         insert = sa.table(table, *(sa.column(name) for name in columns)).insert()
         conn.execute(insert, [{name: row.get(name) for name in columns} for row in rows])
 
+    def row_held(self, conn: sa.Connection, table: str, row_id: Any) -> bool:
+        """Whether one of COPIED_TABLES holds a row with this id (copy_rows would fail on it:
+        a whole-store copy read with `raw` into a store that has such rows)."""
+        if table not in COPIED_TABLES:
+            raise InvalidInputError(f"{table!r} is not a copied table: {', '.join(COPIED_TABLES)}")
+        found = sa.select(sa.column("id")).select_from(sa.table(table))
+        return conn.execute(found.where(sa.column("id") == row_id)).first() is not None
+
     # -- backup -----------------------------------------------------------------------------
 
     def backup_to(self, target: Path) -> None:
@@ -203,3 +245,8 @@ class UpkeepRows:
                 conn.connection.dbapi_connection.backup(copy)
         finally:
             copy.close()
+
+
+def _ids_in(ids: list[int]) -> str:
+    """A condition on the id column, one placeholder per id (none: matches nothing)."""
+    return f"id IN ({', '.join('?' * len(ids))})" if ids else "0 = 1"
