@@ -94,7 +94,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "facts.json"
         path.write_text(json.dumps(facts))
-        runs = {name: run_child(tree, __file__, ["--child", str(path)]) for name, tree in trees.items()}
+        child = ["--child", str(path)]
+        runs = {name: run_child(tree, __file__, child) for name, tree in trees.items()}
     for name, run in runs.items():
         for way in ("single", "bulk"):
             print(f"{name} {way}: {json.dumps(_summary(run[way]))}")
