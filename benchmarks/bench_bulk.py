@@ -17,6 +17,9 @@ an empty store (raw copy) and into a store holding one memory (merging: decided 
 says whether the stores (contents, statuses, event kinds per memory) and decisions are equal.
 --profile prints cProfile's top functions (by own time) of one round of this tree, and CPU per
 SQL statement (the write path's run_sql statements; executemany is not among them).
+--base FILE keeps the filled file between runs (filled when missing, copied after). --alternate
+runs one round per child process, the trees taking turns to go first (load drifts between
+rounds on a shared machine), and takes medians over the rounds.
 --split says, without cProfile (whose overhead falls on Python, not on SQLite), how each
 tree's CPU per fact divides: the run_sql statements (their execute; rows fetched later count
 as the rest), the executemany inserts, and the rest (Python, rows fetched), median of rounds.
@@ -202,6 +205,15 @@ def _imports(base: str, n: int) -> dict:
     return rates
 
 
+def _pooled(runs: list[dict]) -> dict:
+    """One tree's one-round results (--alternate) as one: medians over the rounds."""
+    pooled = {**runs[-1]}
+    for key in ("split", "ms", "facts_per_s"):
+        if runs[0][key]:
+            pooled[key] = {k: statistics.median(r[key][k] for r in runs) for k in runs[0][key]}
+    return pooled
+
+
 def _child(tree: str, args: list[str]) -> dict:
     return run_child(tree, __file__, args)
 
@@ -217,6 +229,8 @@ def main() -> None:
     parser.add_argument("--split", action="store_true", help="CPU: statements vs the rest")
     parser.add_argument("--compare", action="store_true", help="bulk vs one at a time (new)")
     parser.add_argument("--imports", type=int, help="time import_jsonl of this many memories")
+    parser.add_argument("--base", help="a filled file kept between runs (filled when missing)")
+    parser.add_argument("--alternate", action="store_true", help="a child per tree per round")
     parser.add_argument(
         "--child", choices=["fill", "measure", "compare", "imports"], help=argparse.SUPPRESS
     )
@@ -247,16 +261,28 @@ def main() -> None:
         if args.compare:
             compared = _child(args.new, ["--child", "compare", "--db", base, "--texts", texts])
             print(f"one at a time vs update_many, fresh stores: {compared}")
-        # Filled by the old tree when there is one: the new code migrates an older file on
-        # open (outside the timed part), the old cannot open a newer one.
-        _child(args.old or args.new, ["--child", "fill", "--db", base, "--texts", texts])
+        if args.base and Path(args.base).exists():
+            shutil.copy(args.base, base)
+        else:
+            # Filled by the old tree when there is one: the new code migrates an older file
+            # on open (outside the timed part), the old cannot open a newer one.
+            _child(args.old or args.new, ["--child", "fill", "--db", base, "--texts", texts])
+            if args.base:
+                shutil.copy(base, args.base)
+        child = ["--child", "measure", "--db", base, "--texts", texts]
+        child += ["--chunk", str(args.chunk)] if args.chunk else []
+        child += ["--split"] if args.split else []
+        if args.alternate:  # one round per child, the trees taking turns to go first
+            rounds: dict[str, list[dict]] = {name: [] for name in trees}
+            for r in range(args.rounds):
+                for name in list(trees) if r % 2 == 0 else list(trees)[::-1]:
+                    rounds[name].append(_child(trees[name], [*child, "--rounds", "1"]))
+            results = {name: _pooled(runs) for name, runs in rounds.items()}
         for name, tree in trees.items():
-            child = ["--child", "measure", "--db", base, "--texts", texts]
-            child += ["--rounds", str(args.rounds)]
-            child += ["--chunk", str(args.chunk)] if args.chunk else []
-            child += ["--profile"] if args.profile and name == "new" else []
-            child += ["--split"] if args.split else []
-            results[name] = _child(tree, child)
+            if not args.alternate:
+                extra = ["--rounds", str(args.rounds)]
+                extra += ["--profile"] if args.profile and name == "new" else []
+                results[name] = _child(tree, [*child, *extra])
             print(json.dumps({name: results[name]}), file=sys.stderr, flush=True)
             if args.imports:
                 child = ["--child", "imports", "--db", base, "--texts", texts]

@@ -77,11 +77,11 @@ EXCEPTIONS = [
     (r"^UPDATE events SET repeat_count = .* WHERE id = \d+$", "by id of that event"),
     # The decider's UPDATE or DELETE of a memory that the scoped candidate read offered it.
     (
-        r"^UPDATE long_term SET content=.* WHERE long_term.id = '\w+'$",
+        r"^UPDATE long_term SET content = .* WHERE id = '\w+'$",
         "by id: a candidate of the scoped read",
     ),
     (
-        r"^UPDATE long_term SET updated_at='[^']+', status='\w+' WHERE long_term.id = '\w+'$",
+        r"^UPDATE long_term SET status = '\w+', updated_at = '[^']+' WHERE id = '\w+'$",
         "by id: a candidate of the scoped read",
     ),
     # Leases on the buffered messages / parked facts a scoped read returned, and what the

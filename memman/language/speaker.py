@@ -81,11 +81,11 @@ def subject_and_predicate(text: str) -> tuple[str, str] | None:
     if first in _FIRST_PERSON:
         return USER, first_person(list(_FIRST_PERSON[first]) + tokens[1:])
     if first == "users":  # "User's sister ..."
-        return _possessive(tokens[1:], _capitalised(text))
+        return _possessive(tokens[1:], text)
     if first == "user":
         return USER, first_person(tokens[1:])
     if first == "my":
-        return _possessive(tokens[1:], _capitalised(text))
+        return _possessive(tokens[1:], text)
     verb = tokens[1] if first in _STILL_TRUE_FILLERS | NEGATION_WORDS else first
     if verb in _SUBJECTLESS_VERBS:  # "Lives in Berlin", "Never eats pork"
         return USER, first_person(tokens)
@@ -100,12 +100,12 @@ def subject_and_predicate(text: str) -> tuple[str, str] | None:
     return None
 
 
-def _possessive(rest: list[str], names: frozenset[str]) -> tuple[str, str] | None:
+def _possessive(rest: list[str], text: str) -> tuple[str, str] | None:
     """After "my" / "User's": another person's fact, or the user's own ("my name is Ana").
-    `names`: the words written with a capital (see _named)."""
+    `text`: the fact as written (its capitals tell names, see _named)."""
     if not rest:
         return None
-    named = _named(" ".join(rest), names)
+    named = _named(" ".join(rest), text)
     if named is not None:
         return USER, named
     if rest[0] in _CHILDREN and rest[1:3] == ["was", "born"]:  # "my daughter was born ..."
@@ -132,16 +132,16 @@ def _capitalised(text: str) -> frozenset[str]:
     return frozenset(w[0] for w in found if w)
 
 
-def _named(rest: str, names: frozenset[str]) -> str | None:
+def _named(rest: str, text: str) -> str | None:
     """A partner's name stated as the user having them: "my wife is Sarah" / "my wife's name
     is Sarah" is "have a wife named sarah", the user's relationship status, as "I am married
     to Sarah" states it. Only a single word written with a capital is a name: "my wife is
     sweet" says something about the wife. (A pet's name stays the pet's: "my dog is called
     Max" is (dog, name), so that "is actually called Rex" renames it.)"""
     found = _NAMING_PHRASE.match(rest)
-    if found is None or found.group("name") not in names:
+    if found is None or found.group("who") not in _PARTNERS:
         return None
-    if found.group("who") not in _PARTNERS:
+    if found.group("name") not in _capitalised(text):  # read last: most facts name nobody
         return None
     return f"have a {found.group('who')} named {found.group('name')}"
 

@@ -305,26 +305,28 @@ class MemoryRows:
         observed_at: str | None = None,
     ) -> None:
         """New text for a memory, with what it is about and when it was stated (each kept as
-        it was when None)."""
-        lt = self.long_term
-        conn.execute(
-            lt.update()
-            .where(lt.c.id == memory.id)
-            .values(
-                content=content,
-                content_hash=content_hash,
-                updated_at=now,
-                sources=json.dumps(_with_source(memory.sources, source)),
-                subject=subject or memory.subject,
-                attribute=attribute or memory.attribute,
-                observed_at=observed_at or memory.observed_at,
-            )
+        it was when None). Through run_sql, as the write path's other per-fact statements."""
+        run_sql(
+            conn,
+            "UPDATE long_term SET content = ?, content_hash = ?, updated_at = ?, sources = ?,"
+            " subject = ?, attribute = ?, observed_at = ? WHERE id = ?",
+            (
+                content,
+                content_hash,
+                now,
+                json.dumps(_with_source(memory.sources, source)),
+                subject or memory.subject,
+                attribute or memory.attribute,
+                observed_at or memory.observed_at,
+                memory.id,
+            ),
         )
 
     def set_status(self, conn: sa.Connection, memory_id: str, status: Status, now: str) -> None:
-        lt = self.long_term
-        conn.execute(
-            lt.update().where(lt.c.id == memory_id).values(status=status.value, updated_at=now)
+        run_sql(
+            conn,
+            "UPDATE long_term SET status = ?, updated_at = ? WHERE id = ?",
+            (status.value, now, memory_id),
         )
 
     def reinforce(

@@ -20,13 +20,14 @@ from collections.abc import Callable
 
 import sqlalchemy as sa
 
-from memman.language.text import normalize, written_words
+from memman.language.text import normalize
 from memman.memo import memoized
 from memman.models import UpdateResult
+from memman.storage.fts import FTS_TOKEN
 from memman.storage.store import Store
 from memman.write.apply import Addition, write_additions
 from memman.write.candidate import Candidate
-from memman.write.retrieval import fts_query
+from memman.write.retrieval import fts_terms
 
 # More work for the transaction that applies or parks a fact (see WritePath.process); a held
 # ADD's runs when the ADD is written.
@@ -37,12 +38,9 @@ def _fts_words(text: str) -> frozenset[str]:
     """The words FTS5's unicode61 tokenizer indexes for a text, folded as it folds them
     (case and diacritics), split at anything but letters and digits."""
     folded = unicodedata.normalize("NFKD", text.casefold())
-    plain = "".join(ch for ch in folded if not unicodedata.combining(ch))
-    return frozenset(part for word in written_words(plain) for part in _split(word))
-
-
-def _split(word: str) -> list[str]:
-    return "".join(ch if ch.isalnum() else " " for ch in word).split()
+    if not folded.isascii():  # ASCII has no combining marks: most texts skip this loop
+        folded = "".join(ch for ch in folded if not unicodedata.combining(ch))
+    return frozenset(FTS_TOKEN.findall(normalize(folded)))
 
 
 def query_words(candidate: Candidate) -> frozenset[str]:
@@ -52,10 +50,7 @@ def query_words(candidate: Candidate) -> frozenset[str]:
 
 @memoized
 def _query_words(text: str) -> frozenset[str]:
-    query = fts_query(text)
-    if query is None:
-        return frozenset()
-    return _fts_words(query.replace(" OR ", " "))
+    return _fts_words(" ".join(fts_terms(text)))
 
 
 class HeldAdditions:
