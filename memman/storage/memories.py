@@ -306,20 +306,14 @@ class MemoryRows:
     ) -> None:
         """New text for a memory, with what it is about and when it was stated (each kept as
         it was when None). Through run_sql, as the write path's other per-fact statements."""
+        sources = json.dumps(_with_source(memory.sources, source))
+        about = (subject or memory.subject, attribute or memory.attribute)
+        values = (content, content_hash, now, sources, *about, observed_at or memory.observed_at)
         run_sql(
             conn,
             "UPDATE long_term SET content = ?, content_hash = ?, updated_at = ?, sources = ?,"
             " subject = ?, attribute = ?, observed_at = ? WHERE id = ?",
-            (
-                content,
-                content_hash,
-                now,
-                json.dumps(_with_source(memory.sources, source)),
-                subject or memory.subject,
-                attribute or memory.attribute,
-                observed_at or memory.observed_at,
-                memory.id,
-            ),
+            (*values, memory.id),
         )
 
     def set_status(self, conn: sa.Connection, memory_id: str, status: Status, now: str) -> None:
