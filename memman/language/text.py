@@ -119,9 +119,23 @@ def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     return len(a & b) / len(a | b)
 
 
+# One negation, spelled three ways: "don't like" is "do not like" (the auxiliary is a stopword
+# either way), and "has no car" is "does not have a car". Read as "not" so that a spelling
+# alone is no negation difference (bench_pairs: MRPC's "protections do not / don't apply",
+# "does not have / has no state death penalty"). "never", "none", "nobody", "nothing",
+# "without" and the verbs ("stopped", "hates") say more than "not" and keep their own names.
+_SAID_NOT = frozenset(
+    """
+    no cannot cant dont doesnt didnt isnt arent wasnt werent wont wouldnt shouldnt couldnt
+    hasnt havent hadnt aint
+    """.split()
+)
+
+
 @memoized
 def negations(text: str) -> frozenset[str]:
-    return frozenset(w for w in _words(text) if w in NEGATIONS)
+    """The negations a text says, "not" for each spelling of it (_SAID_NOT)."""
+    return frozenset("not" if w in _SAID_NOT else w for w in _words(text) if w in NEGATIONS)
 
 
 @memoized
