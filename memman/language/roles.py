@@ -48,6 +48,10 @@ _COMPOUND_PREPOSITIONS = {"front": "in", "top": "on", "next": "to"}
 # "any", "each" and "every" do not: "some people are singing" is "people are singing", "runs
 # every Sunday" is "runs each Sunday" is "runs on Sundays").
 QUANTIFIERS = frozenset("all both few many more most only several".split())
+# "a few" is "some" ("A few children are jumping" / "Some children are jumping", SICK's
+# entailments): it counts nothing "some" does not. "few" alone ("few people came") says "not
+# many" and stays a quantifier.
+_A_FEW = ("a", "few")
 # Pronouns tell who does what to whom ("he helps her" / "she helps him"); a fact that names
 # nobody ("Favourite colour is green") is not contradicted by one that says "my" (_conflict).
 PRONOUNS = frozenset(
@@ -91,7 +95,7 @@ def _role_words(text: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str,
             particles.remove(opener)
     return (
         tuple(sorted(particles)),
-        tuple(sorted(w for i, w in enumerate(found) if w in QUANTIFIERS and not _pairs(found, i))),
+        tuple(sorted(w for i, w in enumerate(found) if w in QUANTIFIERS and _counts(found, i))),
         tuple(sorted(w for w in found if w in PRONOUNS)),
     )
 
@@ -141,6 +145,11 @@ _PAIR_WORDS = 2  # "and" within this many words after the first name: "both Mr B
 def _pairs(found: list[str], at: int) -> bool:
     """found[at] is "both" opening "both X and Y"."""
     return found[at] == "both" and "and" in found[at + 2 : at + 2 + _PAIR_WORDS]
+
+
+def _counts(found: list[str], at: int) -> bool:
+    """The quantifier found[at] counts: not "both" opening a pair, not the "few" of "a few"."""
+    return not _pairs(found, at) and tuple(found[at - 1 : at + 1]) != _A_FEW
 
 
 def _conflict(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
