@@ -65,12 +65,15 @@ PRONOUNS = frozenset(
 # A possessive or reflexive pronoun names the same one as the subject form: "when it bought
 # the assets" / "from its developer", "it's possible" (read "its") / "it is possible". Object
 # forms stay apart ("he helps her" / "she helps him"), and so do the counts: "his brother
-# helps him" / "he helps his brother" is one "he" and one "him" against two "he".
+# helps him" / "he helps his brother" is one "he" and one "him" against two "he". A group's
+# possessive is "its" or "their" by style ("the companies ... their drugs" / "a company ... its
+# drugs", "the US and its allies" / "Americans and their allies": MRPC paraphrases), so
+# "their" reads as "its" does; "they" and "them" stay apart from "it".
 _OWNER = {
     w: group.split()[0]
     for group in (
         "i my mine myself", "we our ours ourselves", "he his himself", "she hers herself",
-        "it its itself", "they their theirs themselves", "you your yours yourself",
+        "it its itself their theirs", "they themselves", "you your yours yourself",
     )
     for w in group.split()[1:]
 }  # fmt: skip
