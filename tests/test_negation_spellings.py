@@ -1,6 +1,7 @@
-"""A negation spelled another way is the same negation (text.negations reads "don't", "cannot"
+"""A negation spelled another way is the same negation (text.negations reads "don't", "isn't"
 and "no" as "not"): restating a negative fact is a NOOP, not a second memory. Another negation
-word ("never") and a negation added or dropped still tell two facts apart."""
+word ("never"), a modal's ("can't") and a negation added or dropped still tell two facts
+apart."""
 
 from __future__ import annotations
 
@@ -25,7 +26,11 @@ def test_a_negation_spelled_another_way_is_a_lexical_noop(tmp_path, stored, cand
 
 @pytest.mark.parametrize(
     ("stored", "candidate"),
-    [("I never eat meat", "I do not eat meat"), ("I like jazz", "I don't like jazz")],
+    [
+        ("I never eat meat", "I do not eat meat"),
+        ("I do not cook", "I can't cook"),
+        ("I like jazz", "I don't like jazz"),
+    ],
 )
 def test_another_negation_is_not_a_noop(tmp_path, stored, candidate):
     with MemoryManager(str(tmp_path / "m.db")) as mm:
