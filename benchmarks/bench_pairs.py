@@ -17,6 +17,11 @@ Reported per data set and mode:
 - false merges (distinct pairs, and SICK contradictions): B settled as NOOP (any tier), or as
   an UPDATE of A (an offline extension or negation take-back included): A and B are then no
   longer both active as themselves.
+- lossless / lossy: the false merges split by whether the merge loses a word. A NOOP is
+  lossless when B says nothing A does not (B's wording inside A's, `lossless`), an UPDATE of A
+  when B says all A said; either way with the same negations. The rest are lossy. Issue 11
+  item 6 makes the lossless NOOP a goal ("a statement that an active memory already contains
+  word for word is a NOOP"), yet a distinct set's label still counts it a false merge.
 - swallowed (SICK contradictions): B settled as NOOP, so the contradiction is lost.
 - caught (paraphrase sets): B settled as NOOP or as an UPDATE of A.
 - novel (paraphrase sets): B settled by the "novel" tier, an ADD no decider saw: with an LLM
@@ -35,8 +40,10 @@ import argparse
 import csv
 import json
 import random
+import re
 import tempfile
 import time
+import unicodedata
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,6 +52,8 @@ from calibrate_lexical import DATA, Pair, mrpc_pairs, sts_pairs
 
 from memman import MemoryManager, Op
 from memman.errors import ConfigError, EmbeddingError
+from memman.language.text import negations
+from memman.language.wording import wording
 
 SICK_PARAPHRASE_RELATEDNESS = 4.5
 
@@ -90,9 +99,41 @@ def pair_sets() -> list[PairSet]:
     ]
 
 
-def run(mm: MemoryManager, prefix: str, pairs: list[Pair]) -> Counter[str]:
-    """Outcome of writing B after A for each pair: "op/tier", "op/tier/other" if not onto A."""
+# Spellings of one word that words() splits or keeps apart: "U.S." / "US", "mid-year" /
+# "midyear", "Nestlé" / "Nestle". Joined and folded before the lossless test only.
+_INNER_MARK = re.compile(r"(?<=\w)[.\-](?=\w)")
+
+
+def _folded_wording(text: str) -> list[str]:
+    """wording(text) (every word but articles and fillers, in order) with diacritics dropped
+    and the dots and hyphens inside a word removed."""
+    plain = "".join(
+        ch for ch in unicodedata.normalize("NFKD", text) if not unicodedata.combining(ch)
+    )
+    return list(wording(_INNER_MARK.sub("", plain)))
+
+
+def _inside(shorter: str, longer: str) -> bool:
+    """Every word of the shorter's folded wording in the longer's, in the same order (other
+    words may come between), and the same negations."""
+    rest = iter(_folded_wording(longer))
+    kept = all(w in rest for w in _folded_wording(shorter))
+    return kept and negations(shorter) == negations(longer)
+
+
+def lossless(a: str, b: str, op: Op) -> bool:
+    """Merging B onto A loses no word: a NOOP keeps A, so B must say nothing A does not; an
+    UPDATE keeps B, so B must say all A said. Word order counts ("will perhaps" / "perhaps
+    will" is lossy), and so do particles, pronouns and quantifiers ("although it's first" /
+    "which is first" is lossy): wording keeps them."""
+    return _inside(b, a) if op is Op.NOOP else _inside(a, b)
+
+
+def run(mm: MemoryManager, prefix: str, pairs: list[Pair]) -> tuple[Counter[str], int]:
+    """Outcome of writing B after A for each pair ("op/tier", "op/tier/other" if not onto A),
+    and how many of the merges onto A are lossless."""
     outcomes: Counter[str] = Counter()
+    kept = 0
     for index, (a, b) in enumerate(pairs):
         user = f"{prefix}-{index}"
         stored = mm.update_memory(a, user_id=user)
@@ -101,11 +142,13 @@ def run(mm: MemoryManager, prefix: str, pairs: list[Pair]) -> Counter[str]:
         outcome = f"{result.op}/{result.tier}"
         if result.op in (Op.NOOP, Op.UPDATE) and not onto_a:
             outcome += "/other"
+        elif result.op in (Op.NOOP, Op.UPDATE):
+            kept += lossless(a, b, result.op)
         outcomes[outcome] += 1
-    return outcomes
+    return outcomes, kept
 
 
-def summarise(kind: str, outcomes: Counter[str]) -> dict[str, object]:
+def summarise(kind: str, outcomes: Counter[str], kept: int) -> dict[str, object]:
     total = sum(outcomes.values())
     noop = sum(n for o, n in outcomes.items() if o.startswith(f"{Op.NOOP}/"))
     update = sum(n for o, n in outcomes.items() if o.startswith(f"{Op.UPDATE}/"))
@@ -116,6 +159,8 @@ def summarise(kind: str, outcomes: Counter[str]) -> dict[str, object]:
         row["novel"] = outcomes.get(f"{Op.ADD}/novel", 0)
     else:
         row["false_merges"] = merged
+        row["lossless"] = kept
+        row["lossy"] = merged - kept
     if kind == "contradiction":
         row["swallowed"] = noop
     return row
@@ -154,10 +199,10 @@ def main() -> None:
                     pairs = pair_set.pairs
                     if size and len(pairs) > size:
                         pairs = rng.sample(pairs, size)
-                    outcomes = run(mm, f"{mode}-{pair_set.name}", pairs)
+                    outcomes, kept = run(mm, f"{mode}-{pair_set.name}", pairs)
                     table[pair_set.name] = {
                         "kind": pair_set.kind,
-                        **summarise(pair_set.kind, outcomes),
+                        **summarise(pair_set.kind, outcomes, kept),
                     }
                 elapsed = time.perf_counter() - started
         results[mode] = {"seconds": round(elapsed, 1), "sample": size or None, "sets": table}
@@ -169,17 +214,17 @@ def main() -> None:
 def print_table(mode: str, result: dict[str, object]) -> None:
     sample = f"sample {result['sample']}/set, seed fixed" if result["sample"] else "all pairs"
     print(f"\nmode {mode} ({sample}, {result['seconds']} s)")
-    header = f"{'false merges':>16}  {'swallowed':>16}  {'caught':>16}  {'novel':>16}"
-    print(f"{'set':22} {'pairs':>6}  {header}")
+    header = ["false merges", "lossless", "lossy", "swallowed", "caught", "novel"]
+    print(f"{'set':22} {'pairs':>6}  " + "  ".join(f"{h:>16}" for h in header))
     sets = result["sets"]
     assert isinstance(sets, dict)
     for name, row in sets.items():
         total = row["pairs"]
         cells = []
-        for key in ("false_merges", "swallowed", "caught", "novel"):
+        for key in ("false_merges", "lossless", "lossy", "swallowed", "caught", "novel"):
             count = row.get(key)
             cells.append(f"{count:>6} {percent(count, total)}" if count is not None else "")
-        print(f"{name:22} {total:>6}  " + "  ".join(f"{cell:>16}" for cell in cells))
+        print(f"{name:22} {total:>6}  " + "  ".join(f"{c:>16}" for c in cells))
         merged = {o: n for o, n in row["outcomes"].items() if not o.startswith(f"{Op.ADD}/")}
         if merged:
             print(f"{'':22}        by op/tier: {merged}")

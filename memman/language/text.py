@@ -119,9 +119,22 @@ def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     return len(a & b) / len(a | b)
 
 
+# One negation, spelled three ways: "don't like" is "do not like" (the auxiliary is a stopword
+# either way), and "has no car" is "does not have a car". Read as "not" so that a spelling
+# alone is no negation difference (bench_pairs: MRPC's "protections do not / don't apply",
+# "does not have / has no state death penalty"). Only the contractions of do, be and have: a
+# modal's ("can't", "won't", "couldn't") says what "not" does not ("I can't cook" is not "I do
+# not cook", an MSC pair in bench_calls' replay), and "never", "none", "nobody", "nothing",
+# "without" and the verbs ("stopped", "hates") say more than "not". All keep their own names.
+_SAID_NOT = frozenset(
+    "no dont doesnt didnt isnt arent wasnt werent hasnt havent hadnt aint".split()
+)
+
+
 @memoized
 def negations(text: str) -> frozenset[str]:
-    return frozenset(w for w in _words(text) if w in NEGATIONS)
+    """The negations a text says, "not" for each spelling of it (_SAID_NOT)."""
+    return frozenset("not" if w in _SAID_NOT else w for w in _words(text) if w in NEGATIONS)
 
 
 @memoized
