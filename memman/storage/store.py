@@ -204,9 +204,7 @@ class Store(
                 " AND long_term.user_id = ? AND long_term.agent_id = ?"
                 " AND long_term.status = 'active' ORDER BY events.id DESC LIMIT 1"
             )
-            self._replacing_sql = by_event.format(
-                "events.before_hash = ? AND events.op = 'UPDATE'"
-            )
+            self._replacing_sql = by_event.format("events.before_hash = ? AND events.op = 'UPDATE'")
             self._absorbing_sql = by_event.format("events.absorbed_hash = ?")
         except StoreCorruptError as error:  # not SQLite, or a damaged schema
             self.engine.dispose()
