@@ -222,9 +222,10 @@ def absorbed_hash(event: Mapping[str, Any]) -> str | None:
     said, after = event.get("candidate"), event.get("content_after")
     if event.get("op") not in ("NOOP", "UPDATE") or not event.get("memory_id"):
         return None
-    if said is None or after is None or content_hash(said) == content_hash(after):
+    if said is None or after is None:
         return None
-    return content_hash(said)
+    digest = content_hash(said)
+    return digest if digest != content_hash(after) else None
 
 
 def event_from_row(row: sa.Row[Any]) -> Event:
