@@ -278,3 +278,57 @@ def test_fts_index_merges_segments_in_pairs(path, migrated):
         best = mm.search("visited 1997", user_id="alice")[0]
         assert best.content == "User visited city number 7 in 1997"
     assert applied(path) == registered()
+
+
+def test_a_file_before_absorbed_text_hashes_gets_them_backfilled(path, monkeypatch, caplog):
+    """m025: a NOOP or UPDATE whose statement is not its memory's text gets the statement's
+    hash, in batches with progress records; the memory that absorbed it is found by that
+    hash (Store.active_absorbing). Other events keep NULL."""
+    db = sqlite_utils.Database(path)
+    migrations.apply(db, stop_before="m025_events_absorbed_hash")
+    now = "2025-01-01T00:00:00.000+00:00"
+    container = "I love reading Charles Dickens."
+    db["long_term"].insert(
+        {
+            "id": "kept",
+            "user_id": "alice",
+            "content": container,
+            "content_hash": content_hash(container),
+            "created_at": now,
+            "updated_at": now,
+        }
+    )
+    event = {"user_id": "alice", "memory_id": "kept", "created_at": now, "reason": "r"}
+    said = {**event, "content_before": container, "content_after": container}
+    db["events"].insert_all(
+        [
+            {**event, "op": "ADD", "tier": "novel", "candidate": container,
+             "content_after": container},
+            {**said, "op": "NOOP", "tier": "lexical", "candidate": "I love reading."},
+            {**said, "op": "NOOP", "tier": "exact", "candidate": container},
+            {**event, "op": "UPDATE", "tier": "llm", "candidate": "I read Dickens",
+             "content_before": "I love reading", "content_after": container},
+            {**event, "op": "DELETE", "tier": "llm", "candidate": "I stopped reading",
+             "content_before": container},
+            {**event, "memory_id": None, "op": "NOOP", "tier": "llm", "candidate": "hi"},
+        ]
+    )  # fmt: skip
+    db.close()
+    monkeypatch.setattr("memman.storage.migrations.backfills.M025_BATCH", 2)
+    caplog.set_level("INFO", logger="memman.storage.migrations")
+
+    with MemoryManager(str(path)) as mm, mm.store.read() as conn:
+        found = mm.store.active_absorbing(conn, Scope("alice"), content_hash("i love READING"))
+        assert found is not None and found.id == "kept"
+        assert (
+            mm.store.active_absorbing(conn, Scope("bob"), content_hash("I love reading.")) is None
+        )
+    db = sqlite_utils.Database(path)
+    hashes = [row[0] for row in db.execute("select absorbed_hash from events order by id")]
+    said_hashes = [content_hash("I love reading."), content_hash("I read Dickens")]
+    assert hashes == [None, said_hashes[0], None, said_hashes[1], None, None]
+    index = db.execute("select sql from sqlite_master where name = 'events_absorbed_hash'")
+    sql = index.fetchone()[0]
+    assert "(user_id, agent_id, absorbed_hash)" in sql and "IS NOT NULL" in sql
+    progress = [r.progress for r in caplog.records if hasattr(r, "progress")]
+    assert progress == [(2, 4), (4, 4)]

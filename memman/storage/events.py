@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import sqlalchemy as sa
 
 from memman.language.text import content_hash
-from memman.models import Event
+from memman.models import Event, Memory
 from memman.scope import Scope
 from memman.storage.changes import (
     ChangeSet,
@@ -45,6 +45,7 @@ class EventRows:
             tier=event.tier.value,
             scores=json.dumps(values.get("scores") or {}),
             before_hash=_before_hash(values),
+            absorbed_hash=absorbed_hash(values),
         )
         insert_returning_id(conn, "events", Scope(event.user_id, event.agent_id), values)
 
@@ -122,6 +123,7 @@ class EventRows:
         """
         values["scores"] = json.dumps(values.get("scores") or {})
         values["before_hash"] = _before_hash(values)
+        values["absorbed_hash"] = absorbed_hash(values)
         if values.get("op") == "NOOP" and values.get("memory_id"):
             previous = run_sql(
                 conn,
@@ -149,7 +151,12 @@ class EventRows:
         if not rows:
             return []
         values = [
-            {**row, "scores": json.dumps(row.get("scores") or {}), "before_hash": _before_hash(row)}
+            {
+                **row,
+                "scores": json.dumps(row.get("scores") or {}),
+                "before_hash": _before_hash(row),
+                "absorbed_hash": absorbed_hash(row),
+            }
             for row in rows
         ]
         if len(values) == 1:  # update_memory's ADD: the insert gives the id, no read of events
@@ -162,6 +169,16 @@ class EventRows:
             (scope.user_id, scope.agent_key, before),
         )
         return [int(event_id) for (event_id,) in ids]
+
+    def active_absorbing(
+        self, conn: sa.Connection, scope: Scope, content_hash: str
+    ) -> Memory | None:
+        """The scope's active memory that an event settled a text with this hash into without
+        making it the memory's text (absorbed_hash: the latest such event's), or None: one
+        seek of the events_absorbed_hash index."""
+        key = (scope.user_id, scope.agent_key)
+        row = run_sql(conn, self._absorbing_sql, (*key, content_hash, *key)).fetchone()
+        return self._memory_from_values(row) if row else None
 
     def events_for_memory(self, conn: sa.Connection, memory_id: str) -> list[Event]:
         ev = self.events
@@ -194,6 +211,21 @@ def _before_hash(event: dict[str, Any]) -> str | None:
     a replaced text said again finds the memory that replaced it (active_replacing)."""
     before = event.get("content_before")
     return content_hash(before) if before is not None else None
+
+
+def absorbed_hash(event: Mapping[str, Any]) -> str | None:
+    """The content hash of the text said that an event settled into its memory without making
+    it the memory's text (events.absorbed_hash): a NOOP into a memory that says more, or an
+    UPDATE whose new text is not the statement's. Said again, that text finds the memory by
+    one index seek (active_absorbing) when retrieval's top k misses it. None for an event
+    without a memory, for an ADD, and for a DELETE (its memory is no longer active)."""
+    said, after = event.get("candidate"), event.get("content_after")
+    if event.get("op") not in ("NOOP", "UPDATE") or not event.get("memory_id"):
+        return None
+    if said is None or after is None:
+        return None
+    digest = content_hash(said)
+    return digest if digest != content_hash(after) else None
 
 
 def event_from_row(row: sa.Row[Any]) -> Event:

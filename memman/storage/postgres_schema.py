@@ -34,7 +34,7 @@ from collections.abc import Callable
 import sqlalchemy as sa
 
 from memman.errors import StoreError
-from memman.storage import pgvector
+from memman.storage import pgvector, postgres_backfills
 from memman.storage.migrations.fts import FTS_SEPARATORS
 
 # Under memman.storage.migrations, so a long migration's records reach the CLI's bar as the
@@ -358,6 +358,7 @@ MIGRATIONS: list[tuple[str, Callable[[sa.Connection], None]]] = [
     ("p003_vector_log_prune_by_seek", _statements(_P003)),
     ("p004_vector_log_scope", _statements(_P004)),
     ("p005_pgvector", _p005),
+    ("p006_events_absorbed_hash", postgres_backfills.p006_events_absorbed_hash),
 ]
 KNOWN = [name for name, _ in MIGRATIONS]
 

@@ -43,6 +43,16 @@ class MemoryStorage(Protocol):
         that text's hash (insert_event, insert_events, copy_event)."""
         ...
 
+    def active_absorbing(
+        self, conn: sa.Connection, scope: Scope, content_hash: str
+    ) -> Memory | None:
+        """The scope's active memory into which an event settled a text with this content hash
+        without making it the memory's text (a NOOP into a memory that says more, an UPDATE
+        whose new text is not the statement's: events.absorbed_hash; the latest such event's
+        memory), or None. One index seek (events: user_id, agent_id, absorbed_hash), asked
+        for every novel fact. Every event stores it (insert_event, insert_events, copy_event)."""
+        ...
+
     def get(self, conn: sa.Connection, memory_id: str, scope: Scope | None = None) -> Memory:
         """The memory; NotFoundError if absent or of another scope (the same error)."""
         ...

@@ -196,13 +196,16 @@ class Store(
                 " AND attribute = ? AND status = 'active'"
                 " ORDER BY observed_at DESC, pk DESC LIMIT ?"
             )
+            # The active memory of the scope's latest event with a hash: one index seek.
             replacing = ", ".join(f"long_term.{c}" for c in self._memory_columns)
-            self._replacing_sql = (
+            by_event = (
                 f"SELECT {replacing} FROM events JOIN long_term ON long_term.id = events.memory_id"
-                " WHERE events.user_id = ? AND events.agent_id = ? AND events.before_hash = ?"
-                " AND events.op = 'UPDATE' AND long_term.user_id = ? AND long_term.agent_id = ?"
+                " WHERE events.user_id = ? AND events.agent_id = ? AND {}"
+                " AND long_term.user_id = ? AND long_term.agent_id = ?"
                 " AND long_term.status = 'active' ORDER BY events.id DESC LIMIT 1"
             )
+            self._replacing_sql = by_event.format("events.before_hash = ? AND events.op = 'UPDATE'")
+            self._absorbing_sql = by_event.format("events.absorbed_hash = ?")
         except StoreCorruptError as error:  # not SQLite, or a damaged schema
             self.engine.dispose()
             reason = error.reason

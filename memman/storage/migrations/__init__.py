@@ -33,6 +33,7 @@ CHAIN = (
     backfills.m022_topic_index_ordered,
     backfills.m023_events_before_hash,
     fts.m024_fts_automerge_2,
+    backfills.m025_events_absorbed_hash,
 )
 
 migrations = Migrations("memman")

@@ -1,0 +1,40 @@
+"""PostgreSQL's migrations that fill a derived column from what rows already hold.
+
+The twins of SQLite's memman/storage/migrations/backfills.py: the value is computed in Python
+(the same function the write path stores it with), read and written in batches inside the
+migration's transaction, so a crash midway leaves the previous schema (postgres_schema.py).
+"""
+
+from __future__ import annotations
+
+import logging
+
+import sqlalchemy as sa
+
+from memman.storage.events import absorbed_hash
+from memman.storage.migrations.backfills import ABSORBED_PROGRESS, M025_BATCH
+
+log = logging.getLogger("memman.storage.migrations.postgres")
+
+
+def p006_events_absorbed_hash(conn: sa.Connection) -> None:
+    """m025's column, backfill and index: the hash of a text an event settled into a memory
+    without making it the memory's text, so said again it finds that memory by one seek."""
+    conn.exec_driver_sql("ALTER TABLE events ADD COLUMN absorbed_hash TEXT")
+    absorbing = "op IN ('NOOP', 'UPDATE')"
+    total = conn.exec_driver_sql(f"SELECT count(*) FROM events WHERE {absorbing}").scalar_one()
+    batch = (
+        "SELECT id, op, memory_id, candidate, content_after FROM events"
+        f" WHERE id > %s AND {absorbing} ORDER BY id LIMIT %s"
+    )
+    done, last = 0, -1
+    while rows := conn.exec_driver_sql(batch, (last, M025_BATCH)).mappings().all():
+        hashes = [(h, row["id"]) for row in rows if (h := absorbed_hash(row)) is not None]
+        if hashes:
+            conn.exec_driver_sql("UPDATE events SET absorbed_hash = %s WHERE id = %s", hashes)
+        done, last = done + len(rows), rows[-1]["id"]
+        log.info(ABSORBED_PROGRESS, done, total, extra={"progress": (done, total)})
+    conn.exec_driver_sql(
+        "CREATE INDEX events_absorbed_hash ON events (user_id, agent_id, absorbed_hash)"
+        " WHERE absorbed_hash IS NOT NULL"
+    )
