@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -105,35 +106,53 @@ def route(
         result = Route(RouteKind.NOVEL, reason)
     else:
         kind, value = measure(related[0])
-        closest = related[0].memory.content
-        near = value >= kind.noop
-        added = added_words(candidate, closest, paraphrase_aware=kind is cosine) if near else None
-        restated = kind is cosine and _restated(candidate, closest, value, kind)
-        vouched = kind is cosine and _vouched(value, kind)
-        differs = (
-            meaning_difference(candidate, closest, roles=not restated, vouched=vouched)
-            if near
-            else None
-        )
-        if not near:
+        if value < kind.noop:
             why = f"{len(related)} related memories (best {kind.name} {value:.2f})"
-        elif differs:
-            why = f"near-identical to a memory, but {differs}"
-        elif added:
-            why = f"near-identical, but the candidate adds {', '.join(sorted(added))}"
-        else:
-            why = None
-        if why is None:
-            result = Route(
-                RouteKind.DUPLICATE,
-                f"near-identical to an existing memory ({kind.name} {value:.2f})",
-                related[:1],
-                kind.name,
-            )
-        else:
             result = Route(RouteKind.AMBIGUOUS, why, related)
+        else:
+            result = _near_route(candidate, related, measure, cosine)
     log.debug("route %s: %s", result.kind, result.reason)
     return result
+
+
+def _near_route(
+    candidate: str,
+    related: list[Retrieved],
+    measure: Callable[[Retrieved], tuple[Thresholds, float]],
+    cosine: Thresholds | None,
+) -> Route:
+    """DUPLICATE of the nearest memory the candidate restates; else AMBIGUOUS, saying why the
+    nearest one is not the same. Not only the nearest: another memory as near may say the
+    candidate exactly ("I do not have a car" after "I have a car", first by Jaccard with the
+    negation differing, and "I don't have a car", the same statement)."""
+    first_why = None
+    for r in related:
+        kind, value = measure(r)
+        if value < kind.noop:
+            continue
+        why = _unlike(candidate, r.memory.content, kind, value, cosine)
+        if why is None:
+            reason = f"near-identical to an existing memory ({kind.name} {value:.2f})"
+            return Route(RouteKind.DUPLICATE, reason, [r], kind.name)
+        first_why = first_why or why
+    return Route(RouteKind.AMBIGUOUS, first_why or "no memory says it", related)
+
+
+def _unlike(
+    candidate: str, closest: str, kind: Thresholds, value: float, cosine: Thresholds | None
+) -> str | None:
+    """Why the candidate, near `closest` by the measure, is not a restatement of it (None: it
+    is one): a difference of meaning (roles.meaning_difference) or words the candidate adds."""
+    paraphrase = kind is cosine
+    restated = paraphrase and _restated(candidate, closest, value, kind)
+    vouched = paraphrase and _vouched(value, kind)
+    differs = meaning_difference(candidate, closest, roles=not restated, vouched=vouched)
+    if differs:
+        return f"near-identical to a memory, but {differs}"
+    added = added_words(candidate, closest, paraphrase_aware=paraphrase)
+    if added:
+        return f"near-identical, but the candidate adds {', '.join(sorted(added))}"
+    return None
 
 
 # A long statement said again in other words. roles.meaning_difference's role rules (order,
@@ -173,16 +192,17 @@ def _restated(candidate: str, closest: str, value: float, cosine: Thresholds) ->
 
 
 def _lexical_copy(candidate: str, retrieved: list[Retrieved], noop: float) -> Retrieved | None:
-    """The memory the candidate repeats word for word (the router's Jaccard NOOP test), if any."""
-    best = max(retrieved, key=lambda r: r.jaccard, default=None)
-    if best is None or best.jaccard < noop:
-        return None
-    closest = best.memory.content
-    if meaning_difference(candidate, closest):
-        return None
-    if added_words(candidate, closest, paraphrase_aware=False):
-        return None
-    return best
+    """The memory the candidate repeats word for word (the router's Jaccard NOOP test), if any:
+    the nearest by Jaccard that no meaning difference or added word sets apart (another as
+    near may differ: see _near_route)."""
+    near = sorted((r for r in retrieved if r.jaccard >= noop), key=lambda r: -r.jaccard)
+    for r in near:
+        closest = r.memory.content
+        if not meaning_difference(candidate, closest) and not added_words(
+            candidate, closest, paraphrase_aware=False
+        ):
+            return r
+    return None
 
 
 def _container(candidate: str, retrieved: list[Retrieved]) -> Retrieved | None:
