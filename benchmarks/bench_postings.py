@@ -1,0 +1,229 @@
+"""Could an in-memory postings index replace the FTS5 candidate query of a write? (issue 14)
+
+A measured prototype (benchmarks/postings.py), not memman code. For each layout (users x rows
+per user, bench_scale's MSC fill; user-0 is the scope measured), it checks and times the
+prototype against `Store.lexical_ranked` (storage/fts.py) on the same file:
+
+a) agreement: for every held-out MSC fact (bench_scale's novel and search facts), the top-k
+   (pk, bm25) of both: identical lists, identical pk sets, and bm25 equal to the bit; the
+   tokenizer is checked first against FTS5's own docsize (tokens per row) and vocabulary;
+b) CPU and wall per query, old and new alternating by round, each query in its own read
+   transaction (as update_memory's), the prototype including its read of FTS5's averages
+   record; the old also with the term counts kept for a whole transaction (update_many's);
+c) cold start (the scope's postings built from long_term in a fresh child process: CPU, wall,
+   peak RSS before and after) and the incremental cost per written row (add, content change).
+
+    PYTHONPATH=$PWD MEMMAN_DATA=/work/shared/data python benchmarks/bench_postings.py \\
+        --layouts 1x5000,20x5000,1x100000 --ops 300 --rounds 5
+
+Stores are filled once into --cache (reused when present).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from bench_scale import _fill, _texts
+from postings import Postings, _varint, build, ranked, row_tokens, table_totals
+from timing import timed
+
+from memman import MemoryManager
+from memman.storage.fts import bm25_ranked
+from memman.storage.sql import run_sql
+from memman.storage.store import Scope
+from memman.write.retrieval import fts_terms
+
+USER = Scope("user-0")
+K = 8
+
+
+def _store(cache: Path, layout: str, ops: int) -> tuple[str, list[str]]:
+    """The filled file of a layout and its queries (held-out facts, never stored)."""
+    users, per_user = (int(x) for x in layout.split("x"))
+    texts = _texts(users, per_user, ops)
+    path = cache / f"{layout}.db"
+    if not path.exists():
+        cpu, wall = timed(lambda: _fill(str(path), texts["rows"]))
+        print(f"filled {layout}: {cpu / 1000:.1f} s CPU, {wall / 1000:.1f} s wall", file=sys.stderr)
+    return str(path), texts["novel"] + texts["search"]
+
+
+def _totals(conn) -> tuple[int, int]:
+    return table_totals(conn.connection.driver_connection)
+
+
+def check_tokens(conn, index: Postings) -> dict:
+    """Python's tokens per row against FTS5's docsize and its vocabulary of the scope."""
+    db = conn.connection.driver_connection
+    sizes = dict(db.execute("SELECT id, sz FROM long_term_fts_docsize").fetchall())
+    wrong_size = 0
+    for pk, row in index.row_of.items():
+        wrong_size += _varint(sizes[pk], 0)[0] != index.sizes.data[row]
+    db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.vocab USING fts5vocab(main, long_term_fts, row)")
+    key = index.key
+    upper = key[:-1] + chr(ord(key[-1]) + 1)
+    fts = dict(db.execute("SELECT term, doc FROM temp.vocab WHERE term >= ? AND term < ?", (key, upper)))
+    mine = {t: len(term.postings()[0]) for t, term in index.terms.items() if t.startswith(key)}
+    return {
+        "rows": len(index.row_of),
+        "rows_whose_token_count_differs": int(wrong_size),
+        "terms_fts5": len(fts),
+        "terms_here": len(mine),
+        "terms_differing": sum(fts.get(t) != n for t, n in mine.items()) + len(fts.keys() - mine.keys()),
+    }
+
+
+def agreement(mm: MemoryManager, index: Postings, queries: list[str]) -> dict:
+    same_list = same_set = same_scores = ties_only = asked = 0
+    worst = 0.0
+    examples = []
+    for text in queries:
+        terms = fts_terms(text)
+        if not terms:
+            continue
+        asked += 1
+        with mm.store.read() as conn:
+            old = mm.store.lexical_ranked(conn, USER, terms, K)
+            new = ranked(index, terms, K, *_totals(conn))
+        same_list += old == new
+        same_set += {p for p, _ in old} == {p for p, _ in new}
+        olds, news = dict(old), dict(new)
+        common = olds.keys() & news.keys()
+        same_scores += all(olds[p] == news[p] for p in common) and len(common) == len(old)
+        for p in common:
+            worst = max(worst, abs(olds[p] - news[p]))
+        if old != new:
+            # the same scores in the same order, the pks of equal scores in another order?
+            ties_only += [s for _, s in old] == [s for _, s in new]
+            if len(examples) < 3:
+                examples.append({"text": text, "old": old, "new": new})
+    return {
+        "queries": asked,
+        "identical_lists": same_list,
+        "identical_sets": same_set,
+        "bm25_bit_equal": same_scores,
+        "differ_only_in_order_of_equal_scores": ties_only,
+        "max_abs_bm25_difference": worst,
+        "examples": examples,
+    }
+
+
+def _per_query(mm, index, queries, way: str) -> tuple[list[float], list[float]]:
+    cpu, wall = [], []
+    if way == "fts kept":  # one transaction: the term counts kept, as in update_many
+        with mm.store.read() as conn:
+            for terms in queries:
+                c, w = timed(lambda: bm25_ranked(conn, USER, terms, K))
+                cpu.append(c)
+                wall.append(w)
+        return cpu, wall
+    for terms in queries:
+        with mm.store.read() as conn:
+            if way == "fts":
+                c, w = timed(lambda: bm25_ranked(conn, USER, terms, K))
+            else:
+                c, w = timed(lambda: ranked(index, terms, K, *_totals(conn)))
+        cpu.append(c)
+        wall.append(w)
+    return cpu, wall
+
+
+def timing(mm: MemoryManager, index: Postings, queries: list[str], rounds: int) -> dict:
+    terms = [t for t in (fts_terms(q) for q in queries) if t]
+    ways = ("fts", "fts kept", "postings")
+    for way in ways:  # warm: page cache, statement cache, stemmer cache
+        _per_query(mm, index, terms[:50], way)
+    out: dict[str, dict[str, list[float]]] = {w: {"cpu": [], "wall": [], "cpu_mean": []} for w in ways}
+    for _ in range(rounds):
+        for way in ways:
+            cpu, wall = _per_query(mm, index, terms, way)
+            out[way]["cpu"].append(statistics.median(cpu))
+            out[way]["wall"].append(statistics.median(wall))
+            out[way]["cpu_mean"].append(statistics.fmean(cpu))
+    return {
+        way: {k: round(statistics.median(v), 4) for k, v in got.items()} for way, got in out.items()
+    }
+
+
+def incremental(index: Postings, texts: list[str]) -> dict:
+    """CPU per row of adding new rows (their tokens computed here) and of changing a row's
+    text (drop, add again), on the built index."""
+    pk = int(index.pks.data[: index.pks.n].max()) + 1
+    start = time.process_time()
+    for i, text in enumerate(texts):
+        index.add(pk + i, row_tokens(text + " zq", index.key), True)  # " zq": unseen by the stemmer cache
+    added = (time.process_time() - start) * 1000 / len(texts)
+    start = time.process_time()
+    for i, text in enumerate(texts):
+        index.drop(pk + i)
+        index.add(pk + len(texts) + i, row_tokens(text, index.key), True)
+    changed = (time.process_time() - start) * 1000 / len(texts)
+    return {"rows": len(texts), "add_ms": round(added, 4), "change_text_ms": round(changed, 4)}
+
+
+def cold(path: str) -> dict:
+    """Run in a fresh process: the scope's postings built from the file."""
+    import sqlite3
+
+    db = sqlite3.connect(path)
+    db.execute("SELECT count(*) FROM long_term").fetchone()  # open the file, as a store would
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    cpu, wall = time.process_time(), time.perf_counter()
+    index = build(db, USER.user_id)
+    cpu, wall = (time.process_time() - cpu) * 1000, (time.perf_counter() - wall) * 1000
+    arrays = sum(t.keys.data.nbytes for t in index.terms.values())
+    return {
+        "rows": index.live,
+        "terms": len(index.terms),
+        "build_cpu_ms": round(cpu, 1),
+        "build_wall_ms": round(wall, 1),
+        "peak_rss_mb_before": round(rss, 1),
+        "peak_rss_mb_after": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "posting_arrays_mb": round(arrays / 2**20, 2),
+    }
+
+
+def run_layout(cache: Path, layout: str, ops: int, rounds: int) -> dict:
+    path, queries = _store(cache, layout, ops)
+    started = subprocess.run(
+        [sys.executable, __file__, "--cold", path], check=True, stdout=subprocess.PIPE, text=True
+    )
+    result = {"layout": layout, "cold": json.loads(started.stdout.strip().splitlines()[-1])}
+    import sqlite3
+
+    index = build(sqlite3.connect(path), USER.user_id)
+    with MemoryManager(path) as mm:
+        with mm.store.read() as conn:
+            result["tokens"] = check_tokens(conn, index)
+        result["agreement"] = agreement(mm, index, queries)
+        result["timing"] = timing(mm, index, queries, rounds)
+    result["incremental"] = incremental(index, queries)
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--layouts", default="1x5000,20x5000,1x100000")
+    parser.add_argument("--ops", type=int, default=300, help="queries: 2 x ops held-out facts")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--cache", default="/tmp/bench_postings")
+    parser.add_argument("--cold", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.cold:
+        print(json.dumps(cold(args.cold)))
+        return
+    cache = Path(args.cache)
+    cache.mkdir(parents=True, exist_ok=True)
+    for layout in args.layouts.split(","):
+        print(json.dumps(run_layout(cache, layout, args.ops, args.rounds), indent=1))
+
+
+if __name__ == "__main__":
+    main()
