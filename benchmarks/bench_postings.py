@@ -44,15 +44,22 @@ USER = Scope("user-0")
 K = 8
 
 
-def _store(cache: Path, layout: str, ops: int) -> tuple[str, list[str]]:
-    """The filled file of a layout and its queries (held-out facts, never stored)."""
+def _store(cache: Path, layout: str, ops: int) -> tuple[str, list[str], list[str]]:
+    """The filled file of a layout, its queries (held-out facts, never stored) and a batch
+    to write: held-out facts and facts beyond the fill (restated ones: paraphrases and
+    topic conflicts of stored facts)."""
+    from bench_update import load_corpus
+
     users, per_user = (int(x) for x in layout.split("x"))
     texts = _texts(users, per_user, ops)
     path = cache / f"{layout}.db"
     if not path.exists():
         cpu, wall = timed(lambda: _fill(str(path), texts["rows"]))
         print(f"filled {layout}: {cpu / 1000:.1f} s CPU, {wall / 1000:.1f} s wall", file=sys.stderr)
-    return str(path), texts["novel"] + texts["search"]
+    queries = texts["novel"] + texts["search"]
+    stored, held_out = load_corpus()
+    beyond = stored[users * per_user :][:ops]
+    return str(path), queries, held_out[2 * ops : 3 * ops] + beyond
 
 
 def _totals(conn) -> tuple[int, int]:
@@ -168,13 +175,66 @@ def incremental(index: Postings, texts: list[str]) -> dict:
     return {"rows": len(texts), "add_ms": round(added, 4), "change_text_ms": round(changed, 4)}
 
 
+def after_writes(path: str, index: Postings, batch: list[str], queries: list[str]) -> dict:
+    """update_many of batch into a copy (offline decider), the index brought up to date from
+    the scope's rows as a change log would (new rows added, changed texts dropped and added,
+    statuses set), then agreement again on queries."""
+    import shutil
+    import sqlite3
+
+    from memman.config import load_settings
+
+    copy = path + ".written"
+    shutil.copy(path, copy)
+    settings = load_settings(db=copy, decider="offline")
+    with MemoryManager(copy, settings=settings) as mm:
+        ops: dict[str, int] = {}
+        for result in mm.update_many(batch, user_id=USER.user_id):
+            ops[result.op.value] = ops.get(result.op.value, 0) + 1
+    db = sqlite3.connect(copy)
+    seen, changed = set(), {"added": 0, "text_changed": 0, "status_changed": 0, "dropped": 0}
+    rows = db.execute(
+        "SELECT pk, content, status = 'active' FROM long_term WHERE user_id = ? AND agent_id = ''",
+        (USER.user_id,),
+    )
+    for pk, content, active in rows:
+        seen.add(pk)
+        toks = row_tokens(content, index.key)
+        if pk not in index.row_of:
+            index.add(pk, toks, bool(active))
+            changed["added"] += 1
+            continue
+        if toks != index.row_terms[index.row_of[pk]]:
+            index.drop(pk)
+            index.add(pk, toks, bool(active))
+            changed["text_changed"] += 1
+        elif bool(index.active.data[index.row_of[pk]]) != bool(active):
+            index.set_active(pk, bool(active))
+            changed["status_changed"] += 1
+    for pk in set(index.row_of) - seen:
+        index.drop(pk)
+        changed["dropped"] += 1
+    with MemoryManager(copy, settings=settings) as mm:
+        with mm.store.read() as conn:
+            tokens = check_tokens(conn, index)
+        agreed = agreement(mm, index, queries)
+    Path(copy).unlink()
+    return {"decisions": ops, "index_changes": changed, "tokens": tokens, "agreement": agreed}
+
+
+def _rss_mb() -> float:
+    """This process's resident memory now (Linux)."""
+    pages = int(Path("/proc/self/statm").read_text().split()[1])
+    return pages * resource.getpagesize() / 2**20
+
+
 def cold(path: str) -> dict:
     """Run in a fresh process: the scope's postings built from the file."""
     import sqlite3
 
     db = sqlite3.connect(path)
     db.execute("SELECT count(*) FROM long_term").fetchone()  # open the file, as a store would
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    rss, now = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, _rss_mb()
     cpu, wall = time.process_time(), time.perf_counter()
     index = build(db, USER.user_id)
     cpu, wall = (time.process_time() - cpu) * 1000, (time.perf_counter() - wall) * 1000
@@ -186,12 +246,14 @@ def cold(path: str) -> dict:
         "build_wall_ms": round(wall, 1),
         "peak_rss_mb_before": round(rss, 1),
         "peak_rss_mb_after": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "rss_mb_before": round(now, 1),
+        "rss_mb_after": round(_rss_mb(), 1),
         "posting_arrays_mb": round(arrays / 2**20, 2),
     }
 
 
 def run_layout(cache: Path, layout: str, ops: int, rounds: int) -> dict:
-    path, queries = _store(cache, layout, ops)
+    path, queries, batch = _store(cache, layout, ops)
     started = subprocess.run(
         [sys.executable, __file__, "--cold", path], check=True, stdout=subprocess.PIPE, text=True
     )
@@ -204,6 +266,7 @@ def run_layout(cache: Path, layout: str, ops: int, rounds: int) -> dict:
             result["tokens"] = check_tokens(conn, index)
         result["agreement"] = agreement(mm, index, queries)
         result["timing"] = timing(mm, index, queries, rounds)
+    result["after_writes"] = after_writes(path, index, batch, queries)
     result["incremental"] = incremental(index, queries)
     return result
 
