@@ -31,12 +31,22 @@ import time
 from pathlib import Path
 
 from bench_scale import _fill, _texts
-from postings import Postings, _varint, build, ranked, row_tokens, table_totals
+from postings import (
+    LOG_DDL,
+    LiveIndex,
+    Postings,
+    _fold,
+    _varint,
+    build,
+    porter,
+    ranked,
+    row_tokens,
+    table_totals,
+)
 from timing import timed
 
 from memman import MemoryManager
 from memman.storage.fts import bm25_ranked
-from memman.storage.sql import run_sql
 from memman.storage.store import Scope
 from memman.write.retrieval import fts_terms
 
@@ -73,17 +83,21 @@ def check_tokens(conn, index: Postings) -> dict:
     wrong_size = 0
     for pk, row in index.row_of.items():
         wrong_size += _varint(sizes[pk], 0)[0] != index.sizes.data[row]
-    db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.vocab USING fts5vocab(main, long_term_fts, row)")
+    db.execute(
+        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.vocab USING fts5vocab(main, long_term_fts, row)"
+    )
     key = index.key
     upper = key[:-1] + chr(ord(key[-1]) + 1)
-    fts = dict(db.execute("SELECT term, doc FROM temp.vocab WHERE term >= ? AND term < ?", (key, upper)))
+    vocab = "SELECT term, doc FROM temp.vocab WHERE term >= ? AND term < ?"
+    fts = dict(db.execute(vocab, (key, upper)))
     mine = {t: len(term.postings()[0]) for t, term in index.terms.items() if t.startswith(key)}
     return {
         "rows": len(index.row_of),
         "rows_whose_token_count_differs": int(wrong_size),
         "terms_fts5": len(fts),
         "terms_here": len(mine),
-        "terms_differing": sum(fts.get(t) != n for t, n in mine.items()) + len(fts.keys() - mine.keys()),
+        "terms_differing": sum(fts.get(t) != n for t, n in mine.items())
+        + len(fts.keys() - mine.keys()),
     }
 
 
@@ -127,16 +141,16 @@ def _per_query(mm, index, queries, way: str) -> tuple[list[float], list[float]]:
     if way == "fts kept":  # one transaction: the term counts kept, as in update_many
         with mm.store.read() as conn:
             for terms in queries:
-                c, w = timed(lambda: bm25_ranked(conn, USER, terms, K))
+                c, w = timed(lambda terms=terms: bm25_ranked(conn, USER, terms, K))
                 cpu.append(c)
                 wall.append(w)
         return cpu, wall
     for terms in queries:
         with mm.store.read() as conn:
             if way == "fts":
-                c, w = timed(lambda: bm25_ranked(conn, USER, terms, K))
+                c, w = timed(lambda terms=terms: bm25_ranked(conn, USER, terms, K))
             else:
-                c, w = timed(lambda: ranked(index, terms, K, *_totals(conn)))
+                c, w = timed(lambda terms=terms: ranked(index, terms, K, *_totals(conn)))
         cpu.append(c)
         wall.append(w)
     return cpu, wall
@@ -147,7 +161,9 @@ def timing(mm: MemoryManager, index: Postings, queries: list[str], rounds: int) 
     ways = ("fts", "fts kept", "postings")
     for way in ways:  # warm: page cache, statement cache, stemmer cache
         _per_query(mm, index, terms[:50], way)
-    out: dict[str, dict[str, list[float]]] = {w: {"cpu": [], "wall": [], "cpu_mean": []} for w in ways}
+    out: dict[str, dict[str, list[float]]] = {
+        w: {"cpu": [], "wall": [], "cpu_mean": []} for w in ways
+    }
     for _ in range(rounds):
         for way in ways:
             cpu, wall = _per_query(mm, index, terms, way)
@@ -160,19 +176,28 @@ def timing(mm: MemoryManager, index: Postings, queries: list[str], rounds: int) 
 
 
 def incremental(index: Postings, texts: list[str]) -> dict:
-    """CPU per row of adding new rows (their tokens computed here) and of changing a row's
-    text (drop, add again), on the built index."""
-    pk = int(index.pks.data[: index.pks.n].max()) + 1
-    start = time.process_time()
-    for i, text in enumerate(texts):
-        index.add(pk + i, row_tokens(text + " zq", index.key), True)  # " zq": unseen by the stemmer cache
-    added = (time.process_time() - start) * 1000 / len(texts)
+    """CPU per row of adding new rows (their tokens computed here: first with the stemmer's
+    caches emptied, then again warm) and of changing a row's text (drop, add again)."""
+    pk = int(index.pks.view().max()) + 1
+    spent = {}
+    for name in ("add_cold_stems", "add"):
+        if name == "add_cold_stems":
+            porter.cache_clear()
+            _fold.cache_clear()
+        start = time.process_time()
+        for i, text in enumerate(texts):
+            index.add(pk + i, row_tokens(text, index.key), True)
+        spent[name] = (time.process_time() - start) * 1000 / len(texts)
+        if name == "add_cold_stems":
+            for i in range(len(texts)):
+                index.drop(pk + i)
+            pk += len(texts)
     start = time.process_time()
     for i, text in enumerate(texts):
         index.drop(pk + i)
         index.add(pk + len(texts) + i, row_tokens(text, index.key), True)
-    changed = (time.process_time() - start) * 1000 / len(texts)
-    return {"rows": len(texts), "add_ms": round(added, 4), "change_text_ms": round(changed, 4)}
+    spent["change_text"] = (time.process_time() - start) * 1000 / len(texts)
+    return {"rows": len(texts), **{f"{k}_ms": round(v, 4) for k, v in spent.items()}}
 
 
 def after_writes(path: str, index: Postings, batch: list[str], queries: list[str]) -> dict:
@@ -238,7 +263,7 @@ def cold(path: str) -> dict:
     cpu, wall = time.process_time(), time.perf_counter()
     index = build(db, USER.user_id)
     cpu, wall = (time.process_time() - cpu) * 1000, (time.perf_counter() - wall) * 1000
-    arrays = sum(t.keys.data.nbytes for t in index.terms.values())
+    arrays = sum(a.data.nbytes for t in index.terms.values() for a in (t.rows, t.tf, t.keys))
     return {
         "rows": index.live,
         "terms": len(index.terms),
@@ -271,12 +296,115 @@ def run_layout(cache: Path, layout: str, ops: int, rounds: int) -> dict:
     return result
 
 
+def _write_round(base: str, texts: list[str], way: str, bulk: bool) -> dict:
+    """One round on a fresh copy: texts written (update_many if bulk, else one
+    update_memory each, offline decider) with the FTS query (way "fts") or the prototype in
+    its place (way "postings": the log's triggers added to the copy and the scope's postings
+    built before the clock starts)."""
+    import hashlib
+    import shutil
+    import sqlite3
+
+    from bench_bulk import _snapshot
+
+    from memman.config import load_settings
+    from memman.storage import fts
+
+    path = f"{base}.{way}"
+    shutil.copy(base, path)
+    original = fts.bm25_ranked
+    spent = {"log": 0.0, "query": 0.0}
+    if way == "postings":
+        db = sqlite3.connect(path)
+        for ddl in LOG_DDL:
+            db.execute(ddl)
+        db.commit()
+        live = LiveIndex()
+        live.current(db, USER.user_id, USER.agent_key)
+        db.close()
+
+        def patched(conn, scope, terms, k):
+            if not terms:
+                return []
+            start = time.process_time()
+            raw = conn.connection.driver_connection
+            index = live.current(raw, scope.user_id, scope.agent_key)
+            logged = time.process_time()
+            found = ranked(index, terms, k, *table_totals(raw))
+            spent["log"] += logged - start
+            spent["query"] += time.process_time() - logged
+            return found
+
+        fts.bm25_ranked = patched
+    try:
+        with MemoryManager(path, settings=load_settings(db=path, decider="offline")) as mm:
+            mm.search("warm the page cache", user_id=USER.user_id)
+            cpu, wall = time.process_time(), time.perf_counter()
+            if bulk:
+                results = mm.update_many(texts, user_id=USER.user_id)
+            else:
+                results = [mm.update_memory(t, user_id=USER.user_id) for t in texts]
+            cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+            snapshot = _snapshot(mm)
+    finally:
+        fts.bm25_ranked = original
+    Path(path).unlink()
+    ops: dict[str, int] = {}
+    for result in results:
+        ops[result.op.value] = ops.get(result.op.value, 0) + 1
+    return {
+        "cpu_ms_per_fact": cpu * 1000 / len(texts),
+        "log_ms_per_fact": spent["log"] * 1000 / len(texts),
+        "query_ms_per_fact": spent["query"] * 1000 / len(texts),
+        "wall_ms_per_fact": wall * 1000 / len(texts),
+        "ops": ops,
+        "decisions": hashlib.sha256(repr([r.op.value for r in results]).encode()).hexdigest()[:16],
+        "store": hashlib.sha256(repr(snapshot).encode()).hexdigest()[:16],
+    }
+
+
+def writes(cache: Path, layout: str, facts: int, rounds: int, bulk: bool) -> dict:
+    """The write path with and without the prototype, alternating by round: CPU per fact,
+    facts/s, and whether decisions and the final store are the same."""
+    users, per_user = (int(x) for x in layout.split("x"))
+    path, _, _ = _store(cache, layout, 300)
+    if bulk:
+        from bench_bulk import _texts as bulk_texts
+
+        texts = bulk_texts(per_user, facts)["batch"]
+    else:
+        texts = _texts(users, per_user, facts)["novel"]
+    got: dict[str, list[dict]] = {"fts": [], "postings": []}
+    for _ in range(rounds):
+        for way in got:
+            got[way].append(_write_round(path, texts, way, bulk))
+    out = {"layout": layout, "facts": len(texts), "bulk": bulk}
+    for way, samples in got.items():
+        cpu = statistics.median(s["cpu_ms_per_fact"] for s in samples)
+        out[way] = {
+            "cpu_ms_per_fact": round(cpu, 4),
+            **{
+                key: round(statistics.median(s[key] for s in samples), 4)
+                for key in ("wall_ms_per_fact", "log_ms_per_fact", "query_ms_per_fact")
+            },
+            "facts_per_s_cpu": round(1000 / cpu),
+            "every_round_cpu": [round(s["cpu_ms_per_fact"], 4) for s in samples],
+            "ops": samples[0]["ops"],
+            "decisions": sorted({s["decisions"] for s in samples}),
+            "store": sorted({s["store"] for s in samples}),
+        }
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--layouts", default="1x5000,20x5000,1x100000")
     parser.add_argument("--ops", type=int, default=300, help="queries: 2 x ops held-out facts")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--cache", default="/tmp/bench_postings")
+    parser.add_argument("--writes", action="store_true", help="time the write path instead")
+    parser.add_argument("--bulk", action="store_true", help="--writes with update_many")
+    parser.add_argument("--facts", type=int, default=300, help="--writes: facts written")
     parser.add_argument("--cold", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.cold:
@@ -285,6 +413,9 @@ def main() -> None:
     cache = Path(args.cache)
     cache.mkdir(parents=True, exist_ok=True)
     for layout in args.layouts.split(","):
+        if args.writes:
+            print(json.dumps(writes(cache, layout, args.facts, args.rounds, args.bulk), indent=1))
+            continue
         print(json.dumps(run_layout(cache, layout, args.ops, args.rounds), indent=1))
 
 

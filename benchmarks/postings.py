@@ -28,6 +28,7 @@ import math
 import re
 import sqlite3
 import unicodedata
+from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -272,8 +273,13 @@ class _Growing:
         self.data[self.n] = value
         self.n += 1
 
-    def remove(self, value: int) -> None:
+    def remove(self, value: int) -> int:
+        """Drop value (present; the array sorted); its index."""
         i = int(np.searchsorted(self.data[: self.n], value))
+        self.remove_at(i)
+        return i
+
+    def remove_at(self, i: int) -> None:
         self.data[i : self.n - 1] = self.data[i + 1 : self.n]
         self.n -= 1
 
@@ -281,20 +287,20 @@ class _Growing:
         return self.data[: self.n]
 
 
-@dataclass
 class _Term:
-    """A token's postings: the instance keys (row << 16 | position), sorted, and the rows
-    holding it with their term frequency (float64: bm25's aFreq), derived from them."""
+    """A token's postings, each array sorted by row: the rows holding it with their term
+    frequency (float64: bm25's aFreq), and its instance keys (row << 16 | position), which
+    only a phrase of several tokens reads."""
 
-    keys: _Growing
-    rows: np.ndarray | None = None
-    tf: np.ndarray | None = None
+    __slots__ = ("keys", "rows", "tf")
+
+    def __init__(self) -> None:
+        self.rows = _Growing(np.int64)
+        self.tf = _Growing(np.float64)
+        self.keys = _Growing(np.int64)
 
     def postings(self) -> tuple[np.ndarray, np.ndarray]:
-        if self.rows is None:
-            rows, tf = np.unique(self.keys.view() >> _POS_BITS, return_counts=True)
-            self.rows, self.tf = rows, tf.astype(np.float64)
-        return self.rows, self.tf
+        return self.rows.view(), self.tf.view()
 
 
 @dataclass
@@ -324,21 +330,25 @@ class Postings:
         self.row_terms[row] = toks
         self.live += 1
         base = row << _POS_BITS
-        for position, tok in enumerate(toks):
+        for tok, count in Counter(toks).items():
             term = self.terms.get(tok)
             if term is None:
-                term = self.terms[tok] = _Term(_Growing(np.int64))
-            term.keys.append(base | position)
-            term.rows = None
+                term = self.terms[tok] = _Term()
+            term.rows.append(row)
+            term.tf.append(count)
+        for position, tok in enumerate(toks):
+            self.terms[tok].keys.append(base | position)
 
     def drop(self, pk: int) -> None:
         row = self.row_of.pop(pk)
         base = row << _POS_BITS
-        for position, tok in enumerate(self.row_terms.pop(row)):
+        toks = self.row_terms.pop(row)
+        for position, tok in enumerate(toks):
+            self.terms[tok].keys.remove(base | position)
+        for tok in set(toks):
             term = self.terms[tok]
-            term.keys.remove(base | position)
-            term.rows = None
-            if not term.keys.n:
+            term.tf.remove_at(term.rows.remove(row))
+            if not term.rows.n:
                 del self.terms[tok]
         self.active.data[row] = False
         self.live -= 1
@@ -449,3 +459,69 @@ def build(db: sqlite3.Connection, user_id: str, agent_id: str = "") -> Postings:
     for pk, content, active in rows:
         index.add(pk, row_tokens(content, index.key), bool(active))
     return index
+
+
+# ---------------------------------------------------------------------------------------------
+# Kept current through a change log, as the numpy vector index is through vector_log.
+
+# A log of every long_term row change the index cares about (text, status, scope, deletion),
+# fed by triggers; bench_postings adds it to its copies of a store (memman has no such table).
+LOG_DDL = (
+    "CREATE TABLE postings_log (seq INTEGER PRIMARY KEY, pk INTEGER NOT NULL)",
+    "CREATE TRIGGER postings_log_ai AFTER INSERT ON long_term"
+    " BEGIN INSERT INTO postings_log (pk) VALUES (new.pk); END",
+    "CREATE TRIGGER postings_log_au AFTER UPDATE OF content, status, user_id, agent_id"
+    " ON long_term BEGIN INSERT INTO postings_log (pk) VALUES (new.pk); END",
+    "CREATE TRIGGER postings_log_ad AFTER DELETE ON long_term"
+    " BEGIN INSERT INTO postings_log (pk) VALUES (old.pk); END",
+)
+
+
+class LiveIndex:
+    """Postings per scope in this process, brought up to date from postings_log before each
+    query: one statement when nothing changed, two (the log, then the changed rows) else.
+
+    A prototype: no rollback detection (vectors.py's seq token), no pruning, no LRU bound.
+    """
+
+    def __init__(self) -> None:
+        self.scopes: dict[tuple[str, str], Postings] = {}
+        self.seq = 0
+
+    def current(self, db: sqlite3.Connection, user_id: str, agent_id: str) -> Postings:
+        scope = (user_id, agent_id)
+        if scope not in self.scopes:
+            self.seq = db.execute("SELECT coalesce(max(seq), 0) FROM postings_log").fetchone()[0]
+            self.scopes[scope] = build(db, user_id, agent_id)
+            return self.scopes[scope]
+        log = db.execute("SELECT seq, pk FROM postings_log WHERE seq > ?", (self.seq,)).fetchall()
+        if log:
+            self.seq = log[-1][0]
+            self._apply(db, sorted({pk for _, pk in log}))
+        return self.scopes[scope]
+
+    def _apply(self, db: sqlite3.Connection, pks: list[int]) -> None:
+        marks = ",".join("?" * len(pks))
+        found = {
+            pk: (content, bool(active), (user_id, agent_id))
+            for pk, content, active, user_id, agent_id in db.execute(
+                "SELECT pk, content, status = 'active', user_id, agent_id FROM long_term"
+                f" WHERE pk IN ({marks})",
+                pks,
+            )
+        }
+        for scope, index in self.scopes.items():
+            for pk in pks:
+                content, active, where = found.get(pk, (None, False, None))
+                if where != scope:
+                    if pk in index.row_of:
+                        index.drop(pk)
+                    continue
+                toks = row_tokens(content, index.key)
+                row = index.row_of.get(pk)
+                if row is not None and index.row_terms[row] == toks:
+                    index.set_active(pk, active)
+                    continue
+                if row is not None:
+                    index.drop(pk)
+                index.add(pk, toks, active)
