@@ -101,8 +101,64 @@ def check_tokens(conn, index: Postings) -> dict:
     }
 
 
+# Text the MSC facts lack: diacritics, other scripts, symbols glued to words, long words, "y"s.
+PROBES = (
+    "Café naïve résumé Zoë Ærø Øresund façade jalapeño São Paulo Mañana crème brûlée",
+    "Straße İstanbul ǅemal ﬁne Ǆ ΑΘΗΝΑ Москва 東京 ひらがな 😀dog cat😀 ½ ²³ ¼cup",
+    "supercalifragilisticexpialidociouslyextraordinarilyantidisestablishmentarianism word",
+    "yes yay yearly yielding syzygy psychology rhythms skyey happy toying buying ayes",
+    "e-mail C++ 3.14 1,000 £900 5°C 9am 21st ABCs O'Neill’s don't can’t #tag @user a_b",
+)
+
+
+def _data_sentences() -> list[str]:
+    """Every sentence of STS-B, SICK and MRPC (general English, a wider vocabulary)."""
+    root, out = Path("/work/shared/data"), []
+    for name in ("sts-train.csv", "sts-dev.csv"):
+        for line in (root / "stsbenchmark" / name).read_text(encoding="utf-8").splitlines():
+            out += line.split("\t", 7)[5:7]
+    for line in (root / "sick" / "SICK_train.txt").read_text(encoding="utf-8").splitlines()[1:]:
+        out += line.split("\t")[1:3]
+    mrpc = (root / "mrpc" / "msr_paraphrase_train.txt").read_text(encoding="utf-8-sig")
+    for line in mrpc.splitlines()[1:]:
+        out += line.split("\t")[3:5]
+    return out
+
+
+def check_tokenizer(texts: list[str]) -> dict:
+    """This module's tokens of each text (keyed as a scope's row) against FTS5's own, in an
+    in-memory table with memman's tokenizer (migrations.fts.FTS_TOKENIZE)."""
+    import sqlite3
+
+    from memman.storage.migrations.fts import FTS_TOKENIZE, keyed_text
+
+    db = sqlite3.connect(":memory:")
+    db.execute(f"CREATE VIRTUAL TABLE t USING fts5(content, tokenize='{FTS_TOKENIZE}')")
+    db.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, instance)")
+    key = "q1j"
+    db.executemany("INSERT INTO t (rowid, content) VALUES (?, ?)",
+                   [(i + 1, keyed_text(text, key)) for i, text in enumerate(texts)])  # fmt: skip
+    theirs: dict[int, list[str]] = {}
+    for term, doc in db.execute("SELECT term, doc FROM v ORDER BY doc, offset"):
+        theirs.setdefault(doc, []).append(term)
+    differing = [
+        (text, mine, theirs.get(i + 1, []))
+        for i, text in enumerate(texts)
+        if (mine := row_tokens(text, key)) != theirs.get(i + 1, [])
+    ]
+    return {
+        "texts": len(texts),
+        "distinct_tokens": len({t for toks in theirs.values() for t in toks}),
+        "texts_differing": len(differing),
+        "examples": [
+            {"text": t, "here_only": sorted(set(m) - set(f)), "fts5_only": sorted(set(f) - set(m))}
+            for t, m, f in differing[:5]
+        ],
+    }
+
+
 def agreement(mm: MemoryManager, index: Postings, queries: list[str]) -> dict:
-    same_list = same_set = same_scores = ties_only = asked = 0
+    same_list = same_set = same_scores = ties_only = asked = tied = 0
     worst = 0.0
     examples = []
     for text in queries:
@@ -114,6 +170,7 @@ def agreement(mm: MemoryManager, index: Postings, queries: list[str]) -> dict:
             old = mm.store.lexical_ranked(conn, USER, terms, K)
             new = ranked(index, terms, K, *_totals(conn))
         same_list += old == new
+        tied += len({s for _, s in old}) < len(old)  # equal scores inside the top k
         same_set += {p for p, _ in old} == {p for p, _ in new}
         olds, news = dict(old), dict(new)
         common = olds.keys() & news.keys()
@@ -131,6 +188,7 @@ def agreement(mm: MemoryManager, index: Postings, queries: list[str]) -> dict:
         "identical_sets": same_set,
         "bm25_bit_equal": same_scores,
         "differ_only_in_order_of_equal_scores": ties_only,
+        "queries_with_equal_scores_in_top_k": tied,
         "max_abs_bm25_difference": worst,
         "examples": examples,
     }
@@ -405,10 +463,14 @@ def main() -> None:
     parser.add_argument("--writes", action="store_true", help="time the write path instead")
     parser.add_argument("--bulk", action="store_true", help="--writes with update_many")
     parser.add_argument("--facts", type=int, default=300, help="--writes: facts written")
+    parser.add_argument("--tokenizer", action="store_true", help="check the tokenizer only")
     parser.add_argument("--cold", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.cold:
         print(json.dumps(cold(args.cold)))
+        return
+    if args.tokenizer:
+        print(json.dumps(check_tokenizer(list(PROBES) + _data_sentences()), indent=1))
         return
     cache = Path(args.cache)
     cache.mkdir(parents=True, exist_ok=True)

@@ -46,13 +46,26 @@ _POS_BITS = 16  # an instance key is row index << 16 | token position (rows < 65
 _TOKEN_RUN = re.compile(r"[^\W_]+")  # letters and digits (unicode61's L* N*; Co ignored here)
 
 
+# Case folds of unicode61 that str.lower() does not make.
+_FOLDS = {"\u03c2": "\u03c3", "\u00b5": "\u03bc"}  # final sigma, micro sign
+
+
+def _fold_char(c: str) -> str:
+    """One character as unicode61 (remove_diacritics 2) folds it: lower case; a Latin
+    letter loses its diacritics (only Latin letters do: Greek accents and kana marks stay)."""
+    c = _FOLDS.get(c, c.lower())
+    base = unicodedata.normalize("NFD", c)
+    if len(base) > 1 and (base[0].isascii() or "LATIN" in unicodedata.name(base[0], "")):
+        return "".join(x for x in base if not unicodedata.combining(x))
+    return c
+
+
 @lru_cache(maxsize=1 << 16)
 def _fold(word: str) -> str:
-    """unicode61's fold of a run of token characters: lower case, diacritics removed."""
+    """unicode61's fold of a run of token characters."""
     if word.isascii():
         return word.lower()
-    decomposed = unicodedata.normalize("NFD", word.lower())
-    return "".join(c for c in decomposed if not unicodedata.combining(c))
+    return "".join(_fold_char(c) for c in word)
 
 
 def _vowel(c: str, y_is_vowel: bool) -> bool:
