@@ -405,6 +405,8 @@ def _union(lists: list[np.ndarray]) -> np.ndarray:
     if len(lists) == 1:
         return lists[0]
     rows = np.concatenate(lists)
+    if not len(rows):
+        return rows
     rows.sort()
     return rows[np.concatenate(([True], rows[1:] != rows[:-1]))]
 
