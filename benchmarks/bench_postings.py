@@ -37,6 +37,7 @@ from postings import (
     Postings,
     _fold,
     _varint,
+    _word_tokens,
     build,
     porter,
     ranked,
@@ -242,6 +243,7 @@ def incremental(index: Postings, texts: list[str]) -> dict:
         if name == "add_cold_stems":
             porter.cache_clear()
             _fold.cache_clear()
+            _word_tokens.cache_clear()
         start = time.process_time()
         for i, text in enumerate(texts):
             index.add(pk + i, row_tokens(text, index.key), True)

@@ -227,9 +227,15 @@ def _stem(w: str) -> str:
     return w
 
 
+@lru_cache(maxsize=1 << 18)
+def _word_tokens(word: str) -> tuple[str, ...]:
+    """The stemmed tokens of one space-free piece of text (a token never spans a space)."""
+    return tuple(porter(_fold(run)) for run in _TOKEN_RUN.findall(word))
+
+
 def tokens(keyed: str) -> list[str]:
     """The stemmed tokens FTS5 makes of a row's keyed text (or of a keyed query phrase)."""
-    return [porter(_fold(run)) for run in _TOKEN_RUN.findall(keyed)]
+    return [tok for word in keyed.split(" ") for tok in _word_tokens(word)]
 
 
 def row_tokens(content: str, key: str) -> list[str]:
@@ -274,9 +280,13 @@ class _Growing:
 
     __slots__ = ("data", "n")
 
-    def __init__(self, dtype) -> None:
-        self.data = np.empty(4, dtype=dtype)
-        self.n = 0
+    def __init__(self, dtype, values: np.ndarray | None = None) -> None:
+        """Empty, or holding a copy of values (with a quarter spare)."""
+        n = 0 if values is None else len(values)
+        self.data = np.empty(max(4, n + n // 4), dtype=dtype)
+        self.n = n
+        if n:
+            self.data[:n] = values
 
     def append(self, value: int) -> None:
         if self.n == len(self.data):
@@ -470,7 +480,8 @@ def ranked(
 
 
 def build(db: sqlite3.Connection, user_id: str, agent_id: str = "") -> Postings:
-    """The scope's postings from long_term, tokenized here (as a process would cold)."""
+    """The scope's postings from long_term, tokenized here (as a process would cold): every
+    row's tokens numbered, then sorted by (token, row, position) in numpy and cut per token."""
     (scope_id,) = db.execute(
         "SELECT id FROM fts_scopes WHERE user_id = ? AND agent_id = ?", (user_id, agent_id)
     ).fetchone()
@@ -479,9 +490,37 @@ def build(db: sqlite3.Connection, user_id: str, agent_id: str = "") -> Postings:
         "SELECT pk, content, status = 'active' FROM long_term"
         " WHERE user_id = ? AND agent_id = ? ORDER BY pk",
         (user_id, agent_id),
-    )
-    for pk, content, active in rows:
-        index.add(pk, row_tokens(content, index.key), bool(active))
+    ).fetchall()
+    numbered: dict[str, int] = {}
+    flat: list[int] = []
+    for row, (_, content, _) in enumerate(rows):
+        toks = index.row_terms[row] = row_tokens(content, index.key)
+        flat += [numbered.setdefault(tok, len(numbered)) for tok in toks]
+    n = len(rows)
+    sizes = np.array([len(index.row_terms[row]) for row in range(n)], dtype=np.int64)
+    index.pks = _Growing(np.int64, np.array([r[0] for r in rows], dtype=np.int64))
+    index.sizes = _Growing(np.int64, sizes)
+    index.active = _Growing(np.bool_, np.array([bool(r[2]) for r in rows]))
+    index.row_of = {pk: row for row, (pk, _, _) in enumerate(rows)}
+    index.live = n
+    if not flat:
+        return index
+    term = np.array(flat, dtype=np.int64)
+    row_no = np.repeat(np.arange(n, dtype=np.int64), sizes)
+    position = np.arange(len(term)) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+    order = np.lexsort((position, row_no, term))
+    term, keys, row_no = term[order], (row_no << _POS_BITS | position)[order], row_no[order]
+    cuts = np.searchsorted(term, np.arange(len(numbered) + 1))
+    pair = term * n + row_no  # one per (token, row): the row's tf is its run length
+    first = np.concatenate(([True], pair[1:] != pair[:-1]))
+    starts = np.flatnonzero(first)
+    tf = np.diff(np.append(starts, len(pair))).astype(np.float64)
+    pair_cuts = np.searchsorted(starts, cuts)
+    for tok, t in numbered.items():
+        entry = index.terms[tok] = _Term()
+        entry.keys = _Growing(np.int64, keys[cuts[t] : cuts[t + 1]])
+        entry.rows = _Growing(np.int64, row_no[starts[pair_cuts[t] : pair_cuts[t + 1]]])
+        entry.tf = _Growing(np.float64, tf[pair_cuts[t] : pair_cuts[t + 1]])
     return index
 
 
