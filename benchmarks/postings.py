@@ -276,7 +276,7 @@ def table_totals(db: sqlite3.Connection) -> tuple[int, int]:
 
 
 class _Growing:
-    """An int array with spare capacity, appended to in place (as vectors._Matrix does)."""
+    """A numpy array with spare capacity, appended to in place (as vectors._Matrix does)."""
 
     __slots__ = ("data", "n")
 
