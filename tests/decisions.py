@@ -36,6 +36,11 @@ def llm_manager(path: str, base_url: str | None, **settings: Any) -> MemoryManag
     return MemoryManager(path, llm_base_url=base_url, **settings)
 
 
+def chat_calls(fake_openai: Any) -> list[dict]:
+    """The chat-completion requests the fake server has received (the decider's calls)."""
+    return [r for r in fake_openai.requests if r["path"].endswith("/chat/completions")]
+
+
 def active(mm: MemoryManager, user: str = "ana") -> list[str]:
     """The texts of a user's active memories, sorted."""
     return sorted(m.content for m in mm.list(user_id=user))

@@ -4,11 +4,7 @@ sharing nothing but a word like "like", "love" or "used" costs no LLM call."""
 from __future__ import annotations
 
 from memman import Op, Tier
-from tests.decisions import add_everything, llm_manager
-
-
-def chat_calls(fake_openai) -> list[dict]:
-    return [r for r in fake_openai.requests if r["path"].endswith("/chat/completions")]
+from tests.decisions import add_everything, chat_calls, llm_manager
 
 
 def prompt_of(request: dict) -> str:

@@ -5,11 +5,7 @@ twice, where "I do not have a car." came back as a new row beside "I don't have 
 from __future__ import annotations
 
 from memman import Op, Tier
-from tests.decisions import add_everything, llm_manager
-
-
-def chat_calls(fake_openai) -> list[dict]:
-    return [r for r in fake_openai.requests if r["path"].endswith("/chat/completions")]
+from tests.decisions import add_everything, chat_calls, llm_manager
 
 
 def test_a_restatement_of_a_near_memory_is_its_noop_when_the_nearest_differs(db, fake_openai):
