@@ -68,7 +68,7 @@ def _wrap() -> None:
         (path, "_retrieve", "retrieve"),
         (path, "_about", "active_by_topic"),
         (path, "_apply_or_hold", "apply or hold"),
-        (bulk.HeldAdditions, "touched_by", "held ADDs: touched_by"),
+        (bulk.HeldAdditions, "read_by", "held ADDs: read_by"),
         (bulk.HeldAdditions, "write", "held ADDs: write"),
         (bulk.HeldAdditions, "hold", "held ADDs: hold"),
         (writepath, "route_by_topic", "route_by_topic"),

@@ -118,7 +118,7 @@ class ChunkWalk:
             if needs_vector or claims.touched_by(candidate, vector):
                 claims.wait(candidate, vector)
                 continue
-            if held is not None and held.touched_by(candidate):
+            if held is not None and held.read_by(conn, candidate, absent):
                 written = held.write(conn)
                 absent -= {candidates[j].content_hash for j in written}
                 walked.update(written)
