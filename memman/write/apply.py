@@ -218,7 +218,7 @@ def _audit_columns(decision: Decision) -> dict[str, object]:
 @dataclass(frozen=True)
 class Addition:
     """One ADD's change set: the new memory's row, its audit event and its vector, written
-    together by write_additions (alone, or with the other ADDs of a chunk)."""
+    together by write_additions."""
 
     candidate: Candidate
     decision: Decision
