@@ -274,7 +274,7 @@ def write_additions(
 ) -> list[UpdateResult]:
     """Write ADDs of one scope inside the caller's transaction: the rows with one executemany,
     their events with another, then the vectors (with an embedder). The one way a memory is
-    added by the write path, for one fact or a chunk."""
+    added by the write path."""
     if not additions:
         return []
     scope = additions[0].candidate.scope
