@@ -42,7 +42,6 @@ def _stage(name: str, function: Callable[..., Any]) -> Callable[..., Any]:
 
 def _wrap() -> None:
     import memman.storage.sql as sql
-    import memman.write.bulk as bulk
     import memman.write.decide as decide
     import memman.write.writepath as writepath
     from memman.storage.store import Store
@@ -68,9 +67,6 @@ def _wrap() -> None:
         (path, "_retrieve", "retrieve"),
         (path, "_about", "active_by_topic"),
         (path, "_apply_or_hold", "apply or hold"),
-        (bulk.HeldAdditions, "touched_by", "held ADDs: touched_by"),
-        (bulk.HeldAdditions, "write", "held ADDs: write"),
-        (bulk.HeldAdditions, "hold", "held ADDs: hold"),
         (writepath, "route_by_topic", "route_by_topic"),
         (writepath, "route", "route (words)"),
         (writepath, "with_replacing", "with_replacing"),

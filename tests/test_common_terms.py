@@ -106,7 +106,7 @@ def test_a_small_scope_counts_no_terms(mm, monkeypatch):
 
 
 # "work" is common from the start (threshold 2); "violin" and "nights" become common in the
-# batch, so later facts are decided by the re-rank with words a held ADD may hold.
+# batch, so later facts are decided by the re-rank with words an earlier ADD of the chunk holds.
 WORKERS = [
     "I work at Google",
     "My sister works at a hospital",
@@ -133,8 +133,8 @@ BATCH = [
 def test_update_many_decides_as_one_at_a_time_with_common_words(
     tmp_path, clock, monkeypatch, chunk_size
 ):
-    """A held ADD holds no word of a later fact's query (else it is written first), so term
-    counts, and the scope's size below the threshold, read the same in both ways; counts kept
+    """Every ADD is written before the next fact is decided, so term counts, and the scope's
+    size below the threshold, read the same in both ways; counts kept
     from earlier in a chunk's transaction (fts_counts) say what counting again would."""
     monkeypatch.setattr(fts, "COMMON_TERM_ROWS", 2)
     reranked = []

@@ -218,7 +218,7 @@ def _audit_columns(decision: Decision) -> dict[str, object]:
 @dataclass(frozen=True)
 class Addition:
     """One ADD's change set: the new memory's row, its audit event and its vector, written
-    together by write_additions (alone, or with the other ADDs of a chunk)."""
+    together by write_additions."""
 
     candidate: Candidate
     decision: Decision
@@ -274,7 +274,7 @@ def write_additions(
 ) -> list[UpdateResult]:
     """Write ADDs of one scope inside the caller's transaction: the rows with one executemany,
     their events with another, then the vectors (with an embedder). The one way a memory is
-    added by the write path, for one fact or a chunk."""
+    added by the write path."""
     if not additions:
         return []
     scope = additions[0].candidate.scope

@@ -2,7 +2,7 @@
 facts decided together in one call, facts that depend on them waiting for the next window.
 
 Apart from WritePath's one-fact path (memman/write/writepath.py) because the window's bookkeeping
-(which fact waits on which, the ADDs held back, the vectors computed ahead) is its own idea.
+(which fact waits on which, the vectors computed ahead) is its own idea.
 """
 
 from __future__ import annotations
@@ -22,8 +22,7 @@ from memman.memo import batch_memo
 from memman.models import Op, UpdateResult
 from memman.semantic.embed import Embedder, Lookahead, cosine_thresholds
 from memman.storage.store import Scope, Store
-from memman.write.apply import Addition, StaleDecision
-from memman.write.bulk import Also, HeldAdditions
+from memman.write.apply import StaleDecision
 from memman.write.candidate import Candidate
 from memman.write.decide import Decider, decide_all
 from memman.write.retrieval import Retrieved
@@ -31,6 +30,9 @@ from memman.write.route import Route
 
 log = logging.getLogger(__name__)
 
+
+# More work for the transaction that applies or parks a fact (see WritePath.process).
+Also = Callable[[sa.Connection], None] | None
 
 # A candidate's embedding: None without an embedder; the EmbeddingError when embedding failed,
 # which parks the fact unless the hash tier settles it (see WritePath._settle).
@@ -101,14 +103,15 @@ class ChunkWalk:
         A fact touching an ambiguous one (see _Claims) waits for the next window, and so does
         any later fact touching a waiting one: "supports Arsenal" after "supports Chelsea
         now" must not be settled on the text the pending decision is about to change. Facts
-        that touch none of them are settled meanwhile; independent facts come out the same in
-        either order. At most llm_batch_size ambiguous facts per window; a
+        that touch none of them are settled meanwhile, on the same memories as in order, but
+        not quite the same BM25 scores: a pending ADD or UPDATE is missing from the index's row
+        total and average length (storage/fts.py), which can move a top_k cut (RESULTS.md,
+        Session 9, issue 14). At most llm_batch_size ambiguous facts per window; a
         fact that needs a vector it was not given waits too (first in a window, the caller
         decides it alone).
         """
         walked: dict[int, UpdateResult | Route] = {}
         claims = _Claims(self.cosine_novel())
-        held = HeldAdditions(self.store) if self.embedder is None else None
         absent = self._absent_hashes(conn, window, candidates)
         for i in window:
             candidate, vector = candidates[i], vectors[i]
@@ -118,17 +121,9 @@ class ChunkWalk:
             if needs_vector or claims.touched_by(candidate, vector):
                 claims.wait(candidate, vector)
                 continue
-            if held is not None and held.touched_by(candidate):
-                written = held.write(conn)
-                absent -= {candidates[j].content_hash for j in written}
-                walked.update(written)
             outcome = self._settle(
-                conn, candidate, vector=vector, held=held, absent=candidate.content_hash in absent
+                conn, candidate, vector=vector, absent=candidate.content_hash in absent
             )
-            if isinstance(outcome, Addition):
-                assert held is not None
-                held.hold(i, outcome, alsos.get(i))
-                continue
             walked[i] = outcome
             if isinstance(outcome, UpdateResult) and outcome.op in (Op.ADD, Op.UPDATE):
                 # Text now stored (the candidate's, an UPDATE's new one): no longer absent.
@@ -140,9 +135,7 @@ class ChunkWalk:
                 claims.add(candidate, vector, outcome.related)
                 if claims.count >= self.settings.llm_batch_size:
                     break
-        if held is not None:
-            walked.update(held.write(conn))
-        return dict(sorted(walked.items()))
+        return walked
 
     def _absent_hashes(
         self, conn: sa.Connection, window: list[int], candidates: list[Candidate]

@@ -27,10 +27,9 @@ from memman.semantic.embed import Embedder, cosine_thresholds
 from memman.semantic.vectors import VectorSearch
 from memman.storage.store import Store
 from memman.timestamps import stamp
-from memman.write.apply import Addition, StaleDecision, addition, apply_decision, park
-from memman.write.bulk import Also, HeldAdditions
+from memman.write.apply import StaleDecision, apply_decision, park
 from memman.write.candidate import Candidate
-from memman.write.chunkwalk import ChunkWalk, Embedded
+from memman.write.chunkwalk import Also, ChunkWalk, Embedded
 from memman.write.decide import Decided, Decider, Decision, OfflineDecider, decide_all
 from memman.write.meaning import topic_by_meaning
 from memman.write.pertinent import pertinent
@@ -185,15 +184,13 @@ class WritePath(ChunkWalk):
         pending_id: int | None = None,
         vector: Embedded = None,
         *,
-        held: HeldAdditions | None = None,
         absent: bool = False,
-    ) -> UpdateResult | Route | Addition:
+    ) -> UpdateResult | Route:
         """Inside a write transaction: settle the candidate by the cheap tiers if possible.
 
-        Returns the applied result, or the ambiguous Route when an LLM has to decide. With
-        `held` (update_many's chunk path), an ADD is returned unwritten, as its Addition, for
-        the caller to hold; `absent` says the store holds no active memory with the
-        candidate's hash (checked for the whole chunk at once). When
+        Returns the applied result, or the ambiguous Route when an LLM has to decide.
+        `absent` says the store holds no active memory with the candidate's hash (checked for
+        update_many's whole chunk at once). When
         embedding failed, the hash tier may still settle an exact repeat (it needs no vector
         and decides the same with or without one); anything else is parked, because routing
         without the vector would decide differently from the configured semantic tier.
@@ -213,7 +210,7 @@ class WritePath(ChunkWalk):
         routed = self._route(conn, candidate, vector)
         if isinstance(routed, tuple):
             decision, scores = routed
-            return self._apply_or_hold(conn, candidate, decision, scores, pending_id, vector, held)
+            return self._apply(conn, candidate, decision, scores, pending_id, vector)
         if routed.kind is RouteKind.NOVEL:
             decision = Decision(Op.ADD, routed.reason, Tier.NOVEL)
         elif routed.kind is RouteKind.DUPLICATE:
@@ -224,24 +221,7 @@ class WritePath(ChunkWalk):
             decision = self.decider.decide(candidate, routed.related, today=self.clock().date())
         else:
             return routed
-        return self._apply_or_hold(
-            conn, candidate, decision, routed.scores(), pending_id, vector, held
-        )
-
-    def _apply_or_hold(
-        self,
-        conn: sa.Connection,
-        candidate: Candidate,
-        decision: Decision,
-        scores: dict | None,
-        pending_id: int | None,
-        vector: Embedded,
-        held: HeldAdditions | None,
-    ) -> UpdateResult | Addition:
-        """_apply, except that an ADD of the chunk path comes back unwritten (see _settle)."""
-        if held is not None and decision.op is Op.ADD and pending_id is None:
-            return addition(candidate, decision, now=self._now(), scores=scores, vector=None)
-        return self._apply(conn, candidate, decision, scores, pending_id, vector)
+        return self._apply(conn, candidate, decision, routed.scores(), pending_id, vector)
 
     def process(
         self,
