@@ -24,7 +24,6 @@ from collections.abc import Collection
 
 from memman.language.attributes import is_verb_topic
 from memman.language.bearing import bearing_words
-from memman.language.text import content_tokens
 from memman.write.candidate import Candidate
 from memman.write.retrieval import Retrieved
 from memman.write.route import Thresholds
@@ -39,11 +38,14 @@ def pertinent(
     related: list[Retrieved],
     cosine: Thresholds | None,
     nearby: Collection[str] = (),
+    apart: Collection[str] = (),
 ) -> list[Retrieved]:
     """The related memories about what the candidate is about (see the module docstring).
 
     `nearby`: ids of the memories of the attribute the candidate is nearest to by meaning
-    (write/meaning.py), kept like those of its named attribute.
+    (write/meaning.py), kept like those of its named attribute. `apart`: ids of memories of
+    its named attribute whose words name another value (supersede.TopicRouting.other_values),
+    judged like any memory sharing no topic word.
     """
     words = bearing_words(candidate.content)
     if not words:
@@ -53,18 +55,12 @@ def pertinent(
     bar = None if cosine is None else cosine.novel + _RELATION_SHARE * (cosine.noop - cosine.novel)
 
     def about_it(r: Retrieved) -> bool:
-        if words & bearing_words(r.memory.content):
-            return True
-        if bar is not None and r.cosine is not None:
-            shared = content_tokens(candidate.content) & content_tokens(r.memory.content)
-            if r.cosine >= bar or not shared:
-                return True
         memory = r.memory
-        if memory.id in nearby:
+        if words & bearing_words(memory.content) or memory.id in nearby:
             return True
-        return named is not None and (memory.subject, memory.attribute) == (
-            named.subject,
-            named.attribute,
-        )
+        attribute = named and (named.subject, named.attribute)
+        if (memory.subject, memory.attribute) == attribute and memory.id not in apart:
+            return True
+        return bar is not None and r.cosine is not None and r.cosine >= bar
 
     return [r for r in related if about_it(r)]
