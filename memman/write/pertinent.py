@@ -24,6 +24,7 @@ from collections.abc import Collection
 
 from memman.language.attributes import is_verb_topic
 from memman.language.bearing import bearing_words
+from memman.language.text import content_tokens
 from memman.write.candidate import Candidate
 from memman.write.retrieval import Retrieved
 from memman.write.route import Thresholds
@@ -61,6 +62,16 @@ def pertinent(
         attribute = named and (named.subject, named.attribute)
         if (memory.subject, memory.attribute) == attribute and memory.id not in apart:
             return True
-        return bar is not None and r.cosine is not None and r.cosine >= bar
+        if bar is None or r.cosine is None:
+            return False
+        if r.cosine >= bar:
+            return True
+        # A fact read as no named attribute may change a named one in other words.
+        return (
+            named is None
+            and memory.attribute is not None
+            and not is_verb_topic(memory.attribute)
+            and not content_tokens(candidate.content) & content_tokens(memory.content)
+        )
 
     return [r for r in related if about_it(r)]
