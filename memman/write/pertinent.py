@@ -19,8 +19,9 @@ MiniLM, and below the halfway point the replay's decider was asked about 1,800 o
 memories of the candidate's named attribute, but for those whose words name another value of
 it (supersede.TopicRouting.other_values: "I like rain" / "I like winter", told apart without
 an embedder, judged here by the cosine like any other), and, for a candidate read as no named
-attribute, a memory of a named one sharing no word, kept at novel_cosine (the router's test):
-"User eats bread and pasta again" may change "User follows a strict keto diet" (MiniLM 0.51).
+attribute, a memory sharing no word that is of a named one or of none, kept at novel_cosine
+(the router's test): no topic tells them apart, and "User eats bread and pasta again" may
+change "User follows a strict keto diet" (MiniLM 0.51).
 """
 
 from __future__ import annotations
