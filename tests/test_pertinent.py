@@ -3,6 +3,8 @@ sharing nothing but a word like "like", "love" or "used" costs no LLM call."""
 
 from __future__ import annotations
 
+import numpy as np
+
 from memman import Op, Tier
 from tests.decisions import add_everything, chat_calls, llm_manager
 
@@ -52,3 +54,72 @@ def test_a_memory_of_the_same_attribute_reaches_the_decider_sharing_no_topic_wor
     asked = chat_calls(fake_openai)[calls:]
     assert len(asked) == 1
     assert "I have a dog named Toto." in prompt_of(asked[0])
+
+
+class AnchoredEmbedder:
+    """Vectors with chosen cosines: each text in `near` lies at that cosine from a shared
+    anchor direction (so two of them at c1 and c2 have cosine c1 * c2); any other text gets
+    a direction of its own (cosine 0 with everything)."""
+
+    name, dim = "anchored", 64
+
+    def __init__(self, near: dict[str, float]) -> None:
+        self.near = near
+        self.seen: dict[str, int] = {}
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        rows = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in zip(rows, texts, strict=True):
+            own = self.seen.setdefault(text, len(self.seen) + 1)
+            c = self.near.get(text, 0.0)
+            row[0], row[own] = c, (1 - c * c) ** 0.5
+        return rows
+
+
+def embedded_manager(db: str, fake_openai, near: dict[str, float]):
+    fake_openai.default_reply = add_everything
+    return llm_manager(
+        db,
+        fake_openai.base_url,
+        llm_mode="tools",
+        embedder=AnchoredEmbedder(near),
+        noop_cosine=0.95,
+        novel_cosine=0.5,
+    )
+
+
+def test_with_an_embedder_a_memory_sharing_no_word_needs_the_halfway_cosine(db, fake_openai):
+    # Halfway from novel_cosine to noop_cosine is 0.725: "I do ballet." at 0.6 from the fact
+    # (two chat facts of one shape score 0.5-0.7 with MiniLM) costs no call; at 0.8 it does.
+    for cosine, asked in [(0.6**0.5, 0), (0.8**0.5, 1)]:
+        fake_openai.requests.clear()
+        path = f"{db}.{asked}"
+        mm = embedded_manager(path, fake_openai, {"I do ballet.": cosine, "I am a dancer.": cosine})
+        mm.update_memory("I do ballet.", user_id="u")
+        calls = len(chat_calls(fake_openai))
+        result = mm.update_memory("I am a dancer.", user_id="u")
+        assert len(chat_calls(fake_openai)) - calls == asked
+        assert result.op is Op.ADD
+        mm.close()
+
+
+def test_with_an_embedder_another_value_of_the_attribute_is_judged_by_the_cosine(
+    db, fake_openai
+):
+    # Both (user, likes): without an embedder their words tell the values apart; with one,
+    # "I like winter." at cosine 0.6 from "I like rain." is set aside (no call), and "I like
+    # the snow." at 0.89 reaches the decider.
+    near = {"I like rain.": 0.8**0.5, "I like winter.": 0.6 / 0.8**0.5, "I like the snow.": 1.0}
+    mm = embedded_manager(db, fake_openai, near)
+    mm.update_memory("I like winter.", user_id="u")
+    calls = len(chat_calls(fake_openai))
+    result = mm.update_memory("I like rain.", user_id="u")
+    assert (len(chat_calls(fake_openai)), result.tier) == (calls, Tier.NOVEL)
+    mm.update_memory("I like the snow.", user_id="v")
+    mm.update_memory("I like winter.", user_id="v")
+    calls = len(chat_calls(fake_openai))
+    mm.update_memory("I like rain.", user_id="v")
+    asked = chat_calls(fake_openai)[calls:]
+    assert len(asked) == 1
+    assert "I like the snow." in prompt_of(asked[0])
+    assert "I like winter." not in prompt_of(asked[0])

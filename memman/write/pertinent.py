@@ -10,12 +10,18 @@ the candidate's subject and named attribute ("I have a dog named Toto" / "I have
 chihuahua": both (user, pets), sharing only "have" and "named"). A candidate made of
 relation words alone ("I love it") keeps every memory: they are all it says.
 
-With an embedder the cosine judges a memory that shares no word with the candidate, as before
-(route.py, novel_cosine): that is what an embedder is for ("User follows a strict keto diet" /
-"User eats bread and pasta again", MiniLM 0.51). A memory sharing relation words and no topic
-word needs a cosine halfway from novel_cosine to noop_cosine (MiniLM: 0.725): the shared
-words lift it, and two chat facts of one shape about different things ("I'd like to become
-an artist" / "I like to hike") score 0.5-0.7 with MiniLM (benchmarks/RESULTS.md, Session 9).
+With an embedder, a memory that shares no topic word with the candidate needs a cosine
+halfway from novel_cosine to noop_cosine (MiniLM: 0.725), whether it shares relation words or
+no word at all: two chat facts of one shape about different things ("I like Spring" / "I like
+winter", "I paint" / "I teach art", "I am Irish" / "I am american") score 0.5-0.7 with
+MiniLM, and below the halfway point the replay's decider was asked about 1,800 of 2,500 facts
+(benchmarks/RESULTS.md, Session 9: fewer LLM calls with an embedder). The exceptions: the
+memories of the candidate's named attribute, but for those whose words name another value of
+it (supersede.TopicRouting.other_values: "I like rain" / "I like winter", told apart without
+an embedder, judged here by the cosine like any other), and, for a candidate read as no named
+attribute, a memory sharing no word that is of a named one or of none, kept at novel_cosine
+(the router's test): no topic tells them apart, and "User eats bread and pasta again" may
+change "User follows a strict keto diet" (MiniLM 0.51).
 """
 
 from __future__ import annotations
@@ -29,7 +35,7 @@ from memman.write.candidate import Candidate
 from memman.write.retrieval import Retrieved
 from memman.write.route import Thresholds
 
-# A memory sharing only relation words with the candidate needs a cosine this far from
+# A memory sharing no topic word with the candidate needs a cosine this far from
 # novel_cosine to noop_cosine (see the module docstring).
 _RELATION_SHARE = 0.5
 
@@ -39,11 +45,14 @@ def pertinent(
     related: list[Retrieved],
     cosine: Thresholds | None,
     nearby: Collection[str] = (),
+    apart: Collection[str] = (),
 ) -> list[Retrieved]:
     """The related memories about what the candidate is about (see the module docstring).
 
     `nearby`: ids of the memories of the attribute the candidate is nearest to by meaning
-    (write/meaning.py), kept like those of its named attribute.
+    (write/meaning.py), kept like those of its named attribute. `apart`: ids of memories of
+    its named attribute whose words name another value (supersede.TopicRouting.other_values),
+    judged like any memory sharing no topic word.
     """
     words = bearing_words(candidate.content)
     if not words:
@@ -53,18 +62,22 @@ def pertinent(
     bar = None if cosine is None else cosine.novel + _RELATION_SHARE * (cosine.noop - cosine.novel)
 
     def about_it(r: Retrieved) -> bool:
-        if words & bearing_words(r.memory.content):
-            return True
-        if bar is not None and r.cosine is not None:
-            shared = content_tokens(candidate.content) & content_tokens(r.memory.content)
-            if r.cosine >= bar or not shared:
-                return True
         memory = r.memory
-        if memory.id in nearby:
+        if words & bearing_words(memory.content) or memory.id in nearby:
             return True
-        return named is not None and (memory.subject, memory.attribute) == (
-            named.subject,
-            named.attribute,
+        attribute = named and (named.subject, named.attribute)
+        if (memory.subject, memory.attribute) == attribute and memory.id not in apart:
+            return True
+        if bar is None or r.cosine is None:
+            return False
+        if r.cosine >= bar:
+            return True
+        # A fact read as no named attribute may change a named one, or one no topic was read
+        # for, in other words: no topic tells them apart (the router asks novel_cosine).
+        return (
+            named is None
+            and (memory.attribute is None or not is_verb_topic(memory.attribute))
+            and not content_tokens(candidate.content) & content_tokens(memory.content)
         )
 
     return [r for r in related if about_it(r)]

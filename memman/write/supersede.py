@@ -54,6 +54,9 @@ class TopicRouting:
     decision: Decision | None = None  # settled by topic; None: the router and decider go on
     other_topics: frozenset[str] = frozenset()  # ids of memories about something else
     same_topic: list[Memory] = field(default_factory=list)  # must reach the decider
+    # With an embedder: same-topic memories whose words name another value ("likes rain" /
+    # "likes winter"), kept for the cosine to judge rather than forced on the decider.
+    other_values: frozenset[str] = frozenset()
 
 
 def route_by_topic(
@@ -70,8 +73,10 @@ def route_by_topic(
     `same_topic` holds the scope's active memories with the candidate's subject and
     attribute, newest observed first; `retrieved` what word (and vector) retrieval found.
     `by_meaning`: an embedder compares the texts, so values of one attribute are never told
-    apart by their words alone. `replacing`: the active memory an UPDATE took the candidate's
-    very text out of (Store.active_replacing), if any (_said_again).
+    apart by their words alone: those the words would tell apart are returned as
+    `other_values`, for the cosine to judge (write/pertinent.py) instead of the decider.
+    `replacing`: the active memory an UPDATE took the candidate's very text out of
+    (Store.active_replacing), if any (_said_again).
     """
     topic = candidate.topic
     seen = [*retrieved, *same_topic]
@@ -87,24 +92,32 @@ def route_by_topic(
         and not _introduces(m, topic.subject, candidate.content)
     )
     related = [m for m in same_topic if m.id not in other]
+    values = frozenset(
+        m.id
+        for m in seen
+        if by_meaning
+        and m.id not in other
+        and _other_topic(topic, m, single_valued, by_meaning=False)
+        and not _introduces(m, topic.subject, candidate.content)
+    )
     if is_verb_topic(topic.attribute):  # a named attribute (the caller's too) has its own rules
         switch = switched(candidate, topic.subject, [m for m in seen if m.id not in other])
         if switch is not None:  # "switched back to a sitting desk" ends "uses a standing desk"
-            return TopicRouting(switch, other, related)
+            return TopicRouting(switch, other, related, values)
     if topic.retracted and is_verb_topic(topic.attribute):
         taken = taken_back(candidate, topic, seen)
-        return TopicRouting(taken, other, related)
+        return TopicRouting(taken, other, related, values)
     if not same_topic or is_verb_topic(topic.attribute):
         # A fallback topic only tells other facts apart; what a verb's object changes is the
         # router's and the decider's to judge (they see the memories of the same verb), but
         # for a new count of the same thing ("runs 5 km" -> "runs 10 km").
         recount = _recounted_verb(candidate, topic, related) if same_topic else None
-        return TopicRouting(recount, other, related)
+        return TopicRouting(recount, other, related, values)
     if is_single_valued(topic.attribute, single_valued):
         decision = _single(candidate, topic, same_topic[0])
     else:
         decision = _multi(candidate, topic, same_topic)
-    return TopicRouting(decision, other, related)
+    return TopicRouting(decision, other, related, values)
 
 
 def _other_topic(

@@ -144,13 +144,14 @@ class WritePath(ChunkWalk):
             near = topic_by_meaning(topic, vector, self.embedder.name)
         known = {m.id for m in same}
         nearby = [m for m in self._about(conn, candidate.scope, near) if m.id not in known]
-        same_topic = topical.same_topic + nearby
+        apart = topical.other_values  # the cosine's to judge, if retrieval found them
+        same_topic = [m for m in topical.same_topic if m.id not in apart] + nearby
         about_it = [
             Retrieved(m, bm25=None, jaccard=jaccard(tokens, content_tokens(m.content)))
             for m in same_topic
             if m.id not in shown
         ]
-        compared = pertinent(candidate, related + about_it, cosine, {m.id for m in nearby})
+        compared = pertinent(candidate, related + about_it, cosine, {m.id for m in nearby}, apart)
         routed = route(
             candidate.content,
             compared,
