@@ -8,9 +8,6 @@ the caller decides again rather than applying a decision about text that no long
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
-
 import numpy as np
 import sqlalchemy as sa
 
@@ -123,8 +120,16 @@ def apply_decision(
     reason = decision.reason
 
     if op is Op.ADD:
-        change = addition(candidate, decision, now=now, scores=scores, vector=vector)
-        (result,) = write_additions(store, conn, [change], embedder=embedder)
+        result = _add(
+            store,
+            conn,
+            candidate,
+            decision,
+            now=now,
+            scores=scores,
+            embedder=embedder,
+            vector=vector,
+        )
         if pending_id is not None:
             store.delete_pending(conn, pending_id)
         return result
@@ -215,27 +220,19 @@ def _audit_columns(decision: Decision) -> dict[str, object]:
     return dict.fromkeys(AUDIT_COLUMNS)
 
 
-@dataclass(frozen=True)
-class Addition:
-    """One ADD's change set: the new memory's row, its audit event and its vector, written
-    together by write_additions."""
-
-    candidate: Candidate
-    decision: Decision
-    row: dict[str, Any]  # store.memory_row
-    event: dict[str, Any]  # the events columns (ChangeSet.event)
-    vector: np.ndarray | None
-
-
-def addition(
+def _add(
+    store: Store,
+    conn: sa.Connection,
     candidate: Candidate,
     decision: Decision,
     *,
     now: str,
     scores: dict | None,
+    embedder: Embedder | None,
     vector: np.ndarray | None,
-) -> Addition:
-    """The change set of an ADD decision, nothing written yet."""
+) -> UpdateResult:
+    """Write an ADD decision inside the caller's transaction: the new memory's row, its audit
+    event and (with an embedder) its vector, as one change set."""
     row = memory_row(
         memory_id=new_memory_id(),
         content=candidate.content,
@@ -262,46 +259,23 @@ def addition(
         "source": candidate.source,
         "created_at": now,
     }
-    return Addition(candidate, decision, row, event, vector)
-
-
-def write_additions(
-    store: Store,
-    conn: sa.Connection,
-    additions: list[Addition],
-    *,
-    embedder: Embedder | None,
-) -> list[UpdateResult]:
-    """Write ADDs of one scope inside the caller's transaction: the rows with one executemany,
-    their events with another, then the vectors (with an embedder). The one way a memory is
-    added by the write path."""
-    if not additions:
-        return []
-    scope = additions[0].candidate.scope
-    changes = []
-    for a in additions:
-        new_vector = None
-        if embedder is not None:
-            assert a.vector is not None, "the candidate is embedded before the transaction"
-            new_vector = NewVector(a.row["id"], embedder.name, a.vector)
-        changes.append(ChangeSet(a.event, (NewMemory(a.row),), new_vector))
-    event_ids = commit(store, conn, scope, changes)
-    results = []
-    for change, event_id in zip(additions, event_ids, strict=True):
-        tier = change.decision.tier
-        results.append(
-            UpdateResult(
-                op=Op.ADD,
-                memory_id=change.row["id"],
-                tier=tier,
-                reason=change.decision.reason,
-                event_id=event_id,
-                content=change.candidate.content,
-                previous_content=None,
-                offline=tier is Tier.OFFLINE,
-            )
-        )
-    return results
+    new_vector = None
+    if embedder is not None:
+        assert vector is not None, "the candidate is embedded before the transaction"
+        new_vector = NewVector(row["id"], embedder.name, vector)
+    (event_id,) = commit(
+        store, conn, candidate.scope, [ChangeSet(event, (NewMemory(row),), new_vector)]
+    )
+    return UpdateResult(
+        op=Op.ADD,
+        memory_id=row["id"],
+        tier=decision.tier,
+        reason=decision.reason,
+        event_id=event_id,
+        content=candidate.content,
+        previous_content=None,
+        offline=decision.tier is Tier.OFFLINE,
+    )
 
 
 def park(
