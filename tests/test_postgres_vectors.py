@@ -14,6 +14,7 @@ import pytest
 import sqlalchemy as sa
 
 from memman import MemoryManager
+from memman.language.text import content_hash
 from memman.models import Status
 from memman.semantic.vectors import VectorIndex
 from memman.storage import postgres_schema
@@ -119,13 +120,28 @@ def test_the_write_path_decides_the_same_on_both_backends(tmp_path, pg):
 
 def p001_database(url: str, monkeypatch) -> np.ndarray:
     """A database at p001 holding memories with bytea vectors as p001's memman wrote them
-    (float32 bytes); returns the vectors, in the order of the memories' pks."""
+    (float32 bytes); returns the vectors, in the order of the memories' pks. The rows are
+    inserted directly: today's write path needs columns later migrations add (p006)."""
     with monkeypatch.context() as patched:
         patched.setattr(postgres_schema, "MIGRATIONS", P001)
         patched.setattr(postgres_schema, "KNOWN", [name for name, _ in P001])
-        with MemoryManager(url) as mm:
-            for i in range(12):
-                mm.update_memory(f"fact number {i}", user_id="u" if i % 3 else "v")
+        MemoryManager(url).close()
+    with direct(url) as conn:
+        for i in range(12):
+            text = f"fact number {i}"
+            conn.execute(
+                sa.text(
+                    "INSERT INTO long_term (id, user_id, content, content_hash, created_at,"
+                    " updated_at) VALUES (:id, :user, :text, :hash, :now, :now)"
+                ),
+                {
+                    "id": f"{i:032x}",
+                    "user": "u" if i % 3 else "v",
+                    "text": text,
+                    "hash": content_hash(text),
+                    "now": NOW,
+                },
+            )
     vectors = units(12, seed=4)
     # Of user v's (every third): a subnormal, a signed zero, a large float, infinities, NaN.
     vectors[0, :4] = [0.0, -0.0, 1e-40, -3.4e38]
