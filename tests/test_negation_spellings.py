@@ -36,3 +36,20 @@ def test_another_negation_is_not_a_noop(tmp_path, stored, candidate):
     with MemoryManager(str(tmp_path / "m.db")) as mm:
         mm.update_memory(stored, user_id="u")
         assert mm.update_memory(candidate, user_id="u").op is not Op.NOOP
+
+
+@pytest.mark.parametrize(
+    ("stored", "candidate"),
+    [
+        ("User has no car", "User does not have a car"),
+        ("I have no siblings", "I don't have any siblings"),
+    ],
+)
+def test_denying_what_a_memory_already_denies_restates_it(tmp_path, stored, candidate):
+    """"has no car" states no car: "does not have a car" is not a take-back of it (it was an
+    UPDATE "takes back 'a car', which this memory states" before), but the same fact."""
+    with MemoryManager(str(tmp_path / "m.db")) as mm:
+        first = mm.update_memory(stored, user_id="u")
+        again = mm.update_memory(candidate, user_id="u")
+        assert (again.op, again.memory_id) == (Op.NOOP, first.memory_id)
+        assert [m.content for m in mm.list(user_id="u")] == [stored]

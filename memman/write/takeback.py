@@ -9,7 +9,7 @@ the object's words, not by the topic's value.
 from __future__ import annotations
 
 from memman.language.attributes import ENDED
-from memman.language.text import content_tokens
+from memman.language.text import content_tokens, negations
 from memman.language.topic import Topic, about
 from memman.models import Memory, Op, Tier
 from memman.write.candidate import Candidate
@@ -81,5 +81,7 @@ def stems(text: str) -> frozenset[str]:
 
 
 def _says_retracted(memory: Memory) -> bool:
+    """The memory already denies what it names: a retraction ("doesn't have a car") or a
+    negated value ("has no car"), so a take-back of the same thing restates it."""
     stated = about(memory.content)
-    return stated is not None and stated.retracted
+    return stated is not None and (stated.retracted or bool(negations(stated.value or "")))
