@@ -124,8 +124,9 @@ def _near_route(
     """DUPLICATE of the nearest memory the candidate restates; else AMBIGUOUS, saying why the
     nearest one is not the same. Not only the nearest: another memory as near may say the
     candidate exactly ("I do not have a car" after "I have a car", first by Jaccard with the
-    negation differing, and "I don't have a car", the same statement)."""
-    first_why = None
+    negation differing, and "I don't have a car", the same statement). The caller passes
+    `related` nearest first, the first at or above its noop threshold, so a reason exists."""
+    reasons = []
     for r in related:
         kind, value = measure(r)
         if value < kind.noop:
@@ -134,8 +135,8 @@ def _near_route(
         if why is None:
             reason = f"near-identical to an existing memory ({kind.name} {value:.2f})"
             return Route(RouteKind.DUPLICATE, reason, [r], kind.name)
-        first_why = first_why or why
-    return Route(RouteKind.AMBIGUOUS, first_why or "no memory says it", related)
+        reasons.append(why)
+    return Route(RouteKind.AMBIGUOUS, reasons[0], related)
 
 
 def _unlike(
