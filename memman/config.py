@@ -115,6 +115,9 @@ class Settings(BaseSettings):
     # user's profile) shown whatever the query, in at most this share of max_tokens; the rest
     # (and whatever the core leaves unused) goes to the query's hits.
     context_core_share: float = Field(default=0.3, ge=0, le=1)
+    # Facts of these attributes join the core as safety facts whoever they are about ("my son
+    # is allergic to bee stings"), with no category: the topic reader names them offline.
+    safety_attributes: list[str] = Field(default_factory=lambda: ["allergy"])
 
     # Lifecycle (memman/lifecycle/observe.py, shortterm.py, consolidate.py).
     # observe() extracts a session's buffered messages once the oldest waited this long.

@@ -73,6 +73,22 @@ def test_hi_gets_the_core_block(db, clock):
             assert len(block.core) == 4
 
 
+def test_an_allergy_said_without_a_category_is_in_the_core(db, clock):
+    """No caller or extractor said "safety", yet an allergy is one: the topic reader names it
+    (attribute allergy), for the user and for the people around them. Offline it was left to
+    the query's hits, so "hi" got the user's job and not their peanut allergy."""
+    with MemoryManager(db, clock=clock) as mm:
+        mm.update_memory("I'm allergic to peanuts", user_id="u")
+        mm.update_memory("My son is allergic to bee stings", user_id="u")
+        mm.update_memory("I work as a nurse", user_id="u")
+        mm.update_memory("I like chess", user_id="u")
+        for query in ["hi", "what should we cook tonight?"]:
+            core = core_part(mm.context(query, user_id="u").text)
+            for fact in ["allergic to peanuts", "allergic to bee stings", "work as a nurse"]:
+                assert fact in core
+            assert "chess" not in core
+
+
 def test_a_safety_fact_is_shown_when_the_hits_would_fill_the_budget(db, clock):
     with MemoryManager(db, clock=clock) as mm:
         mm.update_memory("User is allergic to penicillin", user_id="u", category="safety")

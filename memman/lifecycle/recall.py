@@ -223,7 +223,8 @@ def context(
 ) -> ContextBlock:
     """The core memories, the scope's unexpired short-term facts relevant to the query, `hits`.
 
-    The core (protected categories, pinned memories, the user's single-valued profile) is
+    The core (protected categories and safety attributes, pinned memories, the user's
+    single-valued profile) is
     read with one bounded query, so "hi" still gets the user's name and allergies.
     Each short-term fact that made it into the block counts one recall, unless its last
     counted recall is under promote_recall_spacing_hours ago: recalled on enough occasions
@@ -235,6 +236,7 @@ def context(
             conn,
             scope,
             categories=settings.protected_categories,
+            safety=frozenset(settings.safety_attributes),
             attributes=frozenset(settings.single_valued_attributes),
             limit=CORE_LIMIT,
         )

@@ -189,19 +189,21 @@ class MemoryRows:
         scope: Scope,
         *,
         categories: list[str],
+        safety: frozenset[str],
         attributes: frozenset[str],
         limit: int,
     ) -> list[Memory]:
         """The scope's active memories every context block starts with, at most `limit`.
 
-        Those of `categories` first (safety, constraints), then pinned ones (metadata
+        Those of `categories` (safety, constraints) or of a `safety` attribute (anyone's
+        allergy) first, then pinned ones (metadata
         {"pinned": true}), then the user's own facts of `attributes` (subject "user": the
         profile); newest observed first within each. One statement on the scope index
         (user_id, agent_id, status), which reads the scope's active rows, not the table: a
         few ms for 10k of them, about 40 ms for 100k.
         """
         lt = self.long_term
-        protected = lt.c.category.in_(categories)
+        protected = sa.or_(lt.c.category.in_(categories), lt.c.attribute.in_(safety))
         pinned = self._pinned()
         profile = sa.and_(lt.c.subject == "user", lt.c.attribute.in_(attributes))
         tiers = [(protected, 0), (pinned, 1), (profile, 2)]

@@ -90,10 +90,12 @@ class MemoryStorage(Protocol):
         scope: Scope,
         *,
         categories: list[str],
+        safety: frozenset[str],
         attributes: frozenset[str],
         limit: int,
     ) -> list[Memory]:
-        """The scope's protected, pinned and profile memories, in that order, at most limit."""
+        """The scope's protected (categories, or safety attributes of anyone), pinned and
+        profile memories, in that order, at most limit."""
         ...
 
     def count_by_status(self, conn: sa.Connection, scope: Scope | None) -> dict[str, int]:
