@@ -2,7 +2,7 @@
 run, bounded by max_ops.
 
 0. Sessions whose newest buffered message has waited extract_cooldown_s are extracted
-   (observe.idle_sessions; one op each): a user who leaves never calls observe() again, so
+   (idle.idle_sessions; one op each): a user who leaves never calls observe() again, so
    without this their last messages would wait in the buffer for ever. Extraction goes
    through the same path as flush(); a failed one leaves its messages buffered and is
    reported. It runs first, so the later phases see the facts it wrote. A dry run only
@@ -39,7 +39,7 @@ from collections.abc import Callable
 import sqlalchemy as sa
 
 from memman.config import Settings
-from memman.lifecycle import buffer, observe, shortterm
+from memman.lifecycle import buffer, idle, shortterm
 from memman.lifecycle.consolidation_report import (
     AmbiguousCluster,
     Budget,
@@ -90,7 +90,7 @@ def consolidate(
     rejected: list[list[str]] = []
     ambiguous: list[AmbiguousCluster] = []
     # Before the scopes are listed: extraction may write a new user's first memories.
-    extractions = observe.extract_idle(
+    extractions = idle.extract_idle(
         store,
         scope,
         now=now,

@@ -85,6 +85,9 @@ def note_failure(
     client: LLMClient,
     now: dt.datetime,
 ) -> None:
+    """The PENDING event of a failed extraction; LeaseLostError (nothing written) if the
+    user was erased while the LLM was asked: the event would outlive the erasure."""
+    store.check_buffered(conn, scope, [row.id for row in batch])
     ids = ",".join(str(row.id) for row in batch)
     record_event(
         store,

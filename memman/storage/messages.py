@@ -31,6 +31,10 @@ _IDLE = (
     " FROM message_buffer WHERE extracted_at IS NULL{scope}"
     " GROUP BY session_id, user_id, agent_id HAVING max(created_at) <= :cutoff ORDER BY min(id)"
 )
+_PRESENT = sa.text(
+    "SELECT count(*) FROM message_buffer WHERE id IN :ids AND user_id = :u AND agent_id = :a"
+).bindparams(sa.bindparam("ids", expanding=True))
+_ERASED = "the buffered messages were erased while they were extracted; nothing of them was written"
 _FAILURES = sa.text(
     "SELECT source, created_at FROM events WHERE user_id = :u AND agent_id = :a"
     " AND op = 'PENDING' AND prompt_template = :t AND candidate IS NULL"
@@ -105,10 +109,18 @@ class MessageRows:
             {"t": now, "ids": ids, "u": scope.user_id, "a": scope.agent_key},
         )
         if marked.rowcount < len(set(ids)):
-            raise LeaseLostError(
-                "the buffered messages were erased while they were extracted; nothing of them"
-                " was written"
-            )
+            raise LeaseLostError(_ERASED)
+
+    def check_buffered(self, conn: sa.Connection, scope: Scope, ids: list[int]) -> None:
+        """LeaseLostError (the caller's transaction rolls back) if one of these messages of
+        the scope is gone: the user was erased (forget) while they were extracted, and what
+        the caller writes from them (a fact, a short-term fact, a failure's audit event) must
+        not outlive the erasure. Run in the transaction that writes it; mark_extracted checks
+        the same. Only forget deletes a message not yet extracted (prune takes extracted ones:
+        another worker wrote their facts)."""
+        params = {"ids": ids, "u": scope.user_id, "a": scope.agent_key}
+        if conn.execute(_PRESENT, params).scalar_one() < len(set(ids)):
+            raise LeaseLostError(_ERASED)
 
     def prune_extracted(self, conn: sa.Connection, scope: Scope | None, before: str) -> int:
         """Delete the scope's messages (every scope's if None) extracted before `before`;

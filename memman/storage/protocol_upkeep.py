@@ -219,6 +219,10 @@ class UpkeepStorage(Protocol):
         """These messages of the scope are extracted; their leases end (locks the rows)."""
         ...
 
+    def check_buffered(self, conn: sa.Connection, scope: Scope, ids: list[int]) -> None:
+        """LeaseLostError if one of these messages of the scope was erased."""
+        ...
+
     def prune_extracted(self, conn: sa.Connection, scope: Scope | None, before: str) -> int:
         """Delete messages of the scope (every scope if None) extracted before `before`."""
         ...
