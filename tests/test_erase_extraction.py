@@ -115,3 +115,13 @@ def test_an_idle_flush_keeps_every_fact_of_the_users_not_erased(db, clock, fake_
                 f"User is at {words[1]} station right now"
             ]
         assert_nothing_of_alice(mm, db)
+
+
+def test_observed_metadata_reaches_each_extracted_fact(db, clock, fake_openai):
+    """observe(metadata=) on either backend: the LLM's durable facts carry their messages'."""
+    fake_openai.script(facts_of(BOB))
+    with llm_manager(db, fake_openai.base_url, clock) as mm:
+        said = [{"role": "user", "content": f"I live in {BOB[0]}"}]
+        mm.observe(said, user_id="bob", session_id="b", metadata={"via": "onboarding"})
+        assert len(mm.flush("b", user_id="bob").results) == 2
+        assert [m.metadata for m in mm.list(user_id="bob")] == [{"via": "onboarding"}] * 2

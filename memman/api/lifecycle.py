@@ -19,7 +19,7 @@ from memman.lifecycle.observe import ObserveResult
 from memman.lifecycle.shortterm import ShortTermFact
 from memman.models import UpdateResult
 from memman.scope import Scope, check_id
-from memman.write.candidate import Candidate
+from memman.write.candidate import Candidate, check_metadata
 from memman.write.writepath import Also
 
 
@@ -33,11 +33,15 @@ class LifecycleCalls(Parts):
         user_id: str,
         session_id: str,
         agent_id: str | None = None,
+        metadata: dict[str, Any] | None = None,
     ) -> ObserveResult:
         """Buffer chat messages durably; extract facts once the session's cooldown passed.
 
         A session belongs to its scope: another user's messages under the same session id are
-        neither counted, extracted nor reported here.
+        neither counted, extracted nor reported here. `metadata` (checked as update_memory's)
+        is kept with the messages: every fact extracted from them carries it, whichever
+        flush, flush_idle or consolidate extracts them (as update_memory's: an ADD stores it,
+        an UPDATE or NOOP keeps the memory's own).
         """
         scope = Scope(user_id, agent_id)
         buffer.buffer(
@@ -47,6 +51,7 @@ class LifecycleCalls(Parts):
             messages,
             self.clock(),
             max_chars=self.settings.max_message_chars,
+            metadata=check_metadata(metadata, self.settings),
         )
         if not buffer.due(
             self.store,
@@ -94,7 +99,7 @@ class LifecycleCalls(Parts):
                         fact.content,
                         scope,
                         fact.source,
-                        None,
+                        fact.metadata,
                         fact.category,
                         fact.importance,
                         observed_at=fact.observed_at,

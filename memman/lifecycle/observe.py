@@ -21,10 +21,11 @@ Assistant and system messages are context, never stored as the user's facts.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import logging
 from collections.abc import Callable
 from functools import partial
-from typing import Literal, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 import sqlalchemy as sa
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
@@ -74,6 +75,7 @@ class Found(NamedTuple):
     observed_at: str | None = None  # when the user said it (the message's time)
     subject: str | None = None  # what it is about, when the LLM said so
     attribute: str | None = None
+    metadata: dict[str, Any] | None = None  # given to observe() with its messages
 
 
 # remember_short_term(fact, scope, source, category, importance) for the session extracted,
@@ -300,19 +302,24 @@ def _offline_candidates(rows: list[sa.Row]) -> tuple[list[tuple[Found, str]], li
         why = skip_reason(row.content)
         if why is None:
             source = f"extraction:{row.id}"
-            facts.append((Found(row.content, source, observed_at=_said_at(row)), "durable"))
+            found = Found(row.content, source, observed_at=_said_at(row), metadata=_metadata(row))
+            facts.append((found, "durable"))
         else:
             skips.append(Skip(text=row.content, why=why))
     return facts, skips
 
 
 def _extracted(answer: ExtractedFacts, rows: list[sa.Row]) -> list[tuple[Found, str]]:
-    """The LLM's facts, each as of the newest message of the batch it came from."""
+    """The LLM's facts, each as of the newest message of the batch it came from, with the
+    batch's metadata (one per batch: extraction_failures.batches)."""
     source = "extraction:" + ",".join(str(row.id) for row in rows)
     said = max(_said_at(row) for row in rows)
+    metadata = _metadata(rows[0])
     return [
         (
-            Found(f.content, source, f.category, f.importance, said, f.subject, f.attribute),
+            Found(
+                f.content, source, f.category, f.importance, said, f.subject, f.attribute, metadata
+            ),
             f.durability,
         )
         for f in answer.facts
@@ -328,6 +335,11 @@ def _message_id(found: Found) -> int:
 def _said_at(row: sa.Row) -> str:
     """When a buffered message was said: its own timestamp if it came with one."""
     return row.observed_at or row.created_at
+
+
+def _metadata(row: sa.Row) -> dict[str, Any] | None:
+    """The metadata observe() was given with a buffered message (None: none)."""
+    return None if row.metadata is None else json.loads(row.metadata)
 
 
 def _refused(found: Found, error: InvalidInputError) -> str:

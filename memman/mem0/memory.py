@@ -109,9 +109,9 @@ class Memory:
         """Remember a conversation (or one string): `{"results": [decision, ...]}`.
 
         infer=True: the messages are buffered in the run's session (a new one without
-        run_id) and extracted at once, each fact decided by update_memory; metadata is not
-        attached to extracted facts (logged). A failed extraction raises DecisionError and
-        leaves the messages buffered (flush or consolidate extracts them later).
+        run_id) with the metadata and extracted at once, each fact decided by update_memory
+        with that metadata (kept with the buffered messages: also when a failed extraction
+        raises DecisionError and flush or consolidate extracts them later).
         infer=False: each non-system message's text goes through update_memory as it is.
         """
         user, agent = scope_of({"user_id": user_id, "agent_id": agent_id, "run_id": run_id})
@@ -126,10 +126,10 @@ class Memory:
                 texts, user_id=user, agent_id=agent, metadata=metadata, source="mem0.add"
             )
             return {"results": [as_result(r, t) for r, t in zip(results, texts, strict=True)]}
-        if metadata:
-            log.warning("add(infer=True): memman does not attach metadata to extracted facts")
         session = mem0_id(run_id, "run_id") or f"mem0-{uuid.uuid4().hex}"
-        observed = self.manager.observe(chat, user_id=user, agent_id=agent, session_id=session)
+        observed = self.manager.observe(
+            chat, user_id=user, agent_id=agent, session_id=session, metadata=metadata
+        )
         flushed = self.manager.flush(session, user_id=user, agent_id=agent)
         if flushed.error:
             raise DecisionError(

@@ -3,10 +3,13 @@ and mark it.
 
 A mixin of `memman.storage.store.Store`: observe.py calls these methods instead of writing SQL.
 Messages are returned as rows (id, user_id, agent_id, session_id, role, content, created_at,
-observed_at, extracted_at and the lease columns).
+observed_at, extracted_at, the lease columns and metadata: JSON text or NULL).
 """
 
 from __future__ import annotations
+
+import json
+from typing import Any
 
 import sqlalchemy as sa
 
@@ -23,7 +26,7 @@ def _where(scope: Scope | None) -> tuple[str, dict[str, str]]:
 
 _INSERT = sa.text(
     "INSERT INTO message_buffer (user_id, agent_id, session_id, role, content, created_at,"
-    " observed_at) VALUES (:u, :a, :s, :r, :c, :t, :o)"
+    " observed_at, metadata) VALUES (:u, :a, :s, :r, :c, :t, :o, :m)"
 )
 # Sessions nobody flushes: the user left, so observe() is never called again for them.
 _IDLE = (
@@ -51,8 +54,11 @@ class MessageRows:
         session_id: str,
         messages: list[tuple[str, str, str | None]],
         now: str,
+        metadata: dict[str, Any] | None = None,
     ) -> None:
-        """Append (role, content, observed_at) messages of the session, created now."""
+        """Append (role, content, observed_at) messages of the session, created now, with
+        the metadata the facts extracted from them will carry (None: none; stored as JSON)."""
+        encoded = json.dumps(metadata) if metadata else None
         rows = [
             {
                 "u": scope.user_id,
@@ -62,6 +68,7 @@ class MessageRows:
                 "c": content,
                 "t": now,
                 "o": when,
+                "m": encoded,
             }
             for role, content, when in messages
         ]

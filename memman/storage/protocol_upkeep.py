@@ -189,8 +189,10 @@ class UpkeepStorage(Protocol):
         session_id: str,
         messages: list[tuple[str, str, str | None]],
         now: str,
+        metadata: dict[str, Any] | None = None,
     ) -> None:
-        """Append (role, content, observed_at) messages of the session."""
+        """Append (role, content, observed_at) messages of the session, with the metadata
+        their extracted facts carry."""
         ...
 
     def waiting_messages(
