@@ -1,16 +1,24 @@
-"""mem0's add(messages, metadata=..., infer=True): every fact extracted from that call's
-messages carries the metadata, so mem0 code that filters on it later (search and get_all
-with filters=) finds them. The metadata is kept with the buffered messages: a failed
-extraction retried later (flush, consolidate) still attaches it, and messages of another
-add() in the same run keep their own."""
+"""mem0's metadata through the facade.
+
+add(messages, metadata=..., infer=True): every fact extracted from that call's messages
+carries the metadata, so mem0 code that filters on it later (search and get_all with
+filters=) finds them. The metadata is kept with the buffered messages: a failed extraction
+retried later (flush, consolidate) still attaches it, and messages of another add() in the
+same run keep their own.
+
+update(memory_id, data, metadata=...): as mem0's, the memory holding the text afterwards has
+that metadata, written with the decision in one transaction and recorded in its event.
+"""
 
 from __future__ import annotations
 
 import pytest
 
-from memman import DecisionError
+from memman import DecisionError, MemoryManager
 from memman.mem0 import Memory
+from memman.models import Op
 from tests.fake_openai import Reply
+from tests.postgres import db_on_each_backend, postgres_url  # noqa: F401
 from tests.test_lifecycle_observe import extraction, llm_manager
 from tests.test_mem0 import MOVIE_CHAT
 
@@ -92,3 +100,36 @@ def test_observe_refuses_metadata_update_memory_would_refuse(tmp_path):
             m.add("I like jazz", user_id="ann", metadata={"a": {"b": {"c": {"d": {"e": {
                 "f": {"g": {"h": {"i": 1}}}}}}}}})  # fmt: skip
         assert m.manager.list(user_id="ann") == []
+
+
+def test_update_with_metadata_replaces_it_with_the_text(db, clock):
+    """The same text (a NOOP), a changed value (an UPDATE in place) and a new text (an ADD,
+    the old id following it): each time the memory holding the text has the new metadata."""
+    with MemoryManager(db, clock=clock) as mm:
+        m = Memory(manager=mm)
+        [home] = m.add("I live in Porto", user_id="ann", infer=False, metadata=FOOD)["results"]
+        m.update(home["id"], data="I live in Porto", metadata={"verified": True})
+        assert m.get(home["id"])["metadata"] == {"verified": True}
+        [noop] = mm.history(home["id"], user_id="ann")[-1:]
+        assert noop.op is Op.NOOP and noop.scores["metadata"] == {
+            "before": FOOD,
+            "after": {"verified": True},
+        }
+        moved = m.update(home["id"], data="I live in Lisbon", metadata={"verified": False})
+        assert moved["event"] == "UPDATE" and moved["id"] == home["id"]
+        assert m.get(home["id"])["metadata"] == {"verified": False}
+        m.update(home["id"], data="Lisbon is lovely")  # no metadata: kept
+        assert m.get(home["id"])["metadata"] == {"verified": False}
+        other = m.update(home["id"], data="I collect stamps", metadata={"topic": "hobby"})
+        assert other["event"] == "ADD" and other["id"] != home["id"]
+        assert m.get(home["id"]) == m.get(other["id"])
+        found = m.get_all(filters={"user_id": "ann", "topic": "hobby"})["results"]
+        assert [item["memory"] for item in found] == ["I collect stamps"]
+
+
+def test_update_refuses_metadata_that_is_not_a_dict(tmp_path):
+    with Memory(str(tmp_path / "m.db")) as m:
+        [added] = m.add("I like jazz", user_id="ann", infer=False)["results"]
+        with pytest.raises(ValueError, match="metadata must be a dict"):
+            m.update(added["id"], data="I like jazz", metadata=["music"])
+        assert m.get(added["id"])["metadata"] is None

@@ -152,18 +152,23 @@ class Memory:
         soft-deleted, so the new text replaces it either way, and the old id keeps standing
         for the memory that holds it (get, update, delete, history follow it). The result's
         `id` says where the text lives. A parked decision (PENDING) leaves this memory as it is.
+        `metadata`, as in mem0, replaces the custom metadata of the memory holding the text,
+        in the transaction that writes the decision (update_memory's replace_metadata);
+        without it the memory's own metadata goes with the text (mem0 would clear it).
         """
         text = text if text is not None else data
-        if metadata is not None:
-            raise InvalidInputError("memman's mem0 facade updates a memory's text only")
         if text is None:
             raise InvalidInputError("update() needs the new text (text= or data=)")
+        if metadata is not None and not isinstance(metadata, dict):
+            raise InvalidInputError("metadata must be a dict")
         memory = self._active(memory_id)
         result = self.manager.update_memory(
             text,
             user_id=memory.user_id,
             agent_id=memory.agent_id,
             source=UPDATE_SOURCE + memory.id,
+            metadata=memory.metadata if metadata is None else metadata,
+            replace_metadata=metadata is not None,
         )
         if result.op is not Op.PENDING and result.memory_id != memory.id:
             self.manager.delete(

@@ -19,6 +19,7 @@ from memman.semantic.embed import Embedder
 from memman.storage.changes import (
     ChangeSet,
     NewMemory,
+    NewMetadata,
     NewSalience,
     NewStatus,
     NewText,
@@ -140,6 +141,7 @@ def apply_decision(
         memory_id, before = target.id, target.content
         decision = _older_news(candidate, target, decision)
         op, reason = decision.op, decision.reason
+        kept: Memory | None = target  # the memory holding the text afterwards
         if op is Op.NOOP:
             if decision.reinforce:
                 rows = (
@@ -148,7 +150,7 @@ def apply_decision(
                 )
             after = before
         elif op is Op.DELETE:
-            rows = (NewStatus(target.id, Status.DELETED, now),)
+            rows, kept = (NewStatus(target.id, Status.DELETED, now),), None
         elif op is Op.UPDATE:
             assert decision.content is not None
             new_hash = content_hash(decision.content)
@@ -163,7 +165,7 @@ def apply_decision(
                 reason += (
                     f" (the new text already exists as memory {twin.id}; this one is superseded)"
                 )
-                after = twin.content
+                after, kept = twin.content, twin
             else:
                 rows = (
                     NewText(
@@ -183,6 +185,13 @@ def apply_decision(
                     embedded = vector if same else update_vector
                     assert embedded is not None, "new text is embedded before the transaction"
                     new_vector = NewVector(target.id, embedder.name, embedded)
+        if candidate.replace_metadata and kept is not None:
+            rows += (NewMetadata(kept.id, candidate.metadata, now),)
+            scores = {
+                **(scores or {}),
+                "metadata": {"before": kept.metadata, "after": candidate.metadata},
+            }
+            reason += f"; metadata of memory {kept.id} replaced"
 
     event = {
         "memory_id": memory_id,
