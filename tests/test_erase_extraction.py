@@ -14,10 +14,13 @@ import pytest
 
 from memman import MemoryManager
 from memman.errors import LeaseLostError
+from memman.models import Op
 from tests.clock import Clock
+from tests.decisions import NEW, OLD, answer
 from tests.fake_openai import Reply
 from tests.postgres import db_on_each_backend, postgres_url  # noqa: F401
 from tests.test_erase import raw_bytes
+from tests.test_lifecycle_merge import DISTINCT, keep_reply
 from tests.test_lifecycle_observe import extraction, llm_manager
 
 # Words nothing else in the store contains.
@@ -39,13 +42,13 @@ class ForgetWhileAnswering:
     """The fake server's answer to a chat request: alice's extraction request first erases
     alice through another manager, then gets `alice_reply`; the others get what they said."""
 
-    def __init__(self, db: str, clock: Clock, alice_reply: Reply) -> None:
-        self.db, self.clock, self.alice_reply = db, clock, alice_reply
+    def __init__(self, db: str, clock: Clock, alice_reply: Reply, marker: str = ALICE[0]):
+        self.db, self.clock, self.alice_reply, self.marker = db, clock, alice_reply, marker
         self.erased = 0
 
     def __call__(self, sent: Any) -> Reply:
         prompt = str(sent)
-        if ALICE[0] not in prompt:
+        if self.marker not in prompt:
             return facts_of(BOB if BOB[0] in prompt else CAROL)
         with MemoryManager(self.db, clock=self.clock) as other:
             self.erased += other.forget("alice").messages
@@ -125,3 +128,40 @@ def test_observed_metadata_reaches_each_extracted_fact(db, clock, fake_openai):
         mm.observe(said, user_id="bob", session_id="b", metadata={"via": "onboarding"})
         assert len(mm.flush("b", user_id="bob").results) == 2
         assert [m.metadata for m in mm.list(user_id="bob")] == [{"via": "onboarding"}] * 2
+
+
+@pytest.mark.parametrize(
+    "decided",
+    [answer("ADD", reason="both clubs"), answer("UPDATE", id=1, content=f"{NEW} (not {OLD})")],
+    ids=["add", "update"],
+)
+def test_a_forget_while_the_llm_decides_a_promotion_writes_nothing(db, clock, fake_openai, decided):
+    """consolidate() promotes a recurring short-term fact; its decision goes to the LLM, and
+    alice is erased while it answers: neither the fact nor its mark is written, and
+    consolidate goes on."""
+    fake_openai.default_reply = ForgetWhileAnswering(db, clock, decided, marker="Chelsea")
+    with llm_manager(db, fake_openai.base_url, clock) as mm:
+        mm.update_memory(OLD, user_id="alice")
+        for session in ("s1", "s2"):
+            mm.remember_short_term(NEW, user_id="alice", session_id=session)
+        mm.update_memory("I play the vwkoboe", user_id="bob")
+        report = mm.consolidate()
+        assert [c.action for c in report.changes if c.action == "promote"] == []
+        assert mm.list(user_id="alice", include_inactive=True) == []
+        assert mm.short_term(user_id="alice") == mm.events(user_id="alice") == []
+        assert [m.content for m in mm.list(user_id="bob")] == ["I play the vwkoboe"]
+    assert b"chelsea" not in raw_bytes(db)
+
+
+def test_a_forget_while_the_llm_judges_a_cluster_records_no_verdict(db, clock, fake_openai):
+    """consolidate() asks the LLM about alice's two related memories and she is erased while
+    it answers: its verdict (an event quoting her memory) is not written."""
+    with MemoryManager(db, clock=clock) as offline:
+        for fact in DISTINCT:
+            assert offline.update_memory(fact, user_id="alice").op is Op.ADD
+    fake_openai.default_reply = ForgetWhileAnswering(db, clock, keep_reply(), marker="Salt")
+    with llm_manager(db, fake_openai.base_url, clock) as mm:
+        [cluster] = mm.consolidate().ambiguous_clusters
+        assert cluster.outcome == "changed"
+        assert_nothing_of_alice(mm, db)
+    assert b"salt lake" not in raw_bytes(db)

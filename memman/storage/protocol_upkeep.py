@@ -118,7 +118,7 @@ class UpkeepStorage(Protocol):
     def set_short_term_status(
         self, conn: sa.Connection, scope: Scope, fact_id: int, status: str, now: str
     ) -> None:
-        """expired or promoted (locks the row)."""
+        """expired or promoted (locks the row); LeaseLostError if the row was erased."""
         ...
 
     def note_short_term_recalled(

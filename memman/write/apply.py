@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import sqlalchemy as sa
 
-from memman.errors import DecisionError, EmbeddingError
+from memman.errors import DecisionError, EmbeddingError, NotFoundError
 from memman.language.text import content_hash
 from memman.language.topic import about
 from memman.models import Memory, Op, Status, Tier, UpdateResult
@@ -71,7 +71,12 @@ def _topic_columns(
 
 
 def _current(store: Store, conn: sa.Connection, decided_on: Memory) -> Memory:
-    current = store.get(conn, decided_on.id)
+    """The memory as it is now; StaleDecision if it changed, or is gone (erased by forget
+    or purge while the LLM decided: the fact is decided again, not dropped)."""
+    try:
+        current = store.get(conn, decided_on.id)
+    except NotFoundError as gone:
+        raise StaleDecision(decided_on.id) from gone
     if current.status is not Status.ACTIVE or current.content != decided_on.content:
         raise StaleDecision(decided_on.id)
     return current
