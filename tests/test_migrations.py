@@ -332,3 +332,24 @@ def test_a_file_before_absorbed_text_hashes_gets_them_backfilled(path, monkeypat
     assert "(user_id, agent_id, absorbed_hash)" in sql and "IS NOT NULL" in sql
     progress = [r.progress for r in caplog.records if hasattr(r, "progress")]
     assert progress == [(2, 4), (4, 4)]
+
+
+def test_messages_buffered_before_m026_are_extracted_without_metadata(path):
+    """m026: message_buffer gets its metadata column; a message waiting in a file made
+    before it is extracted as before (its fact has no metadata)."""
+    db = sqlite_utils.Database(path)
+    migrations.apply(db, stop_before="m026_message_metadata")
+    now = "2025-01-01T00:00:00.000+00:00"
+    db["message_buffer"].insert(
+        {"user_id": "alice", "session_id": "s", "role": "user", "content": "I live in Porto",
+         "created_at": now}
+    )  # fmt: skip
+    db.close()
+    with MemoryManager(str(path)) as mm:
+        [added] = mm.flush("s", user_id="alice").results
+        assert mm.get(added.memory_id, user_id="alice").metadata == {}
+        mm.observe([{"role": "user", "content": "I work at Acme"}], user_id="alice",
+                   session_id="s", metadata={"via": "form"})  # fmt: skip
+        [later] = mm.flush("s", user_id="alice").results
+        assert mm.get(later.memory_id, user_id="alice").metadata == {"via": "form"}
+    assert "metadata" in sqlite_utils.Database(path)["message_buffer"].columns_dict

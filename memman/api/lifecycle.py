@@ -7,16 +7,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import sqlalchemy as sa
+
 from memman.api.arguments import all_or_scope, check_count, id_scope
 from memman.api.parts import Parts
 from memman.errors import InvalidInputError
-from memman.lifecycle import buffer, consolidate, observe, shortterm
+from memman.lifecycle import buffer, consolidate, idle, observe, shortterm
 from memman.lifecycle.consolidation_report import ConsolidationReport
-from memman.lifecycle.observe import ObserveResult, SessionExtraction
+from memman.lifecycle.idle import SessionExtraction
+from memman.lifecycle.observe import ObserveResult
 from memman.lifecycle.shortterm import ShortTermFact
 from memman.models import UpdateResult
 from memman.scope import Scope, check_id
-from memman.write.candidate import Candidate
+from memman.write.candidate import Candidate, check_metadata
 from memman.write.writepath import Also
 
 
@@ -30,11 +33,15 @@ class LifecycleCalls(Parts):
         user_id: str,
         session_id: str,
         agent_id: str | None = None,
+        metadata: dict[str, Any] | None = None,
     ) -> ObserveResult:
         """Buffer chat messages durably; extract facts once the session's cooldown passed.
 
         A session belongs to its scope: another user's messages under the same session id are
-        neither counted, extracted nor reported here.
+        neither counted, extracted nor reported here. `metadata` (checked as update_memory's)
+        is kept with the messages: every fact extracted from them carries it, whichever
+        flush, flush_idle or consolidate extracts them (as update_memory's: an ADD stores it,
+        an UPDATE or NOOP keeps the memory's own).
         """
         scope = Scope(user_id, agent_id)
         buffer.buffer(
@@ -44,6 +51,7 @@ class LifecycleCalls(Parts):
             messages,
             self.clock(),
             max_chars=self.settings.max_message_chars,
+            metadata=check_metadata(metadata, self.settings),
         )
         if not buffer.due(
             self.store,
@@ -91,7 +99,7 @@ class LifecycleCalls(Parts):
                         fact.content,
                         scope,
                         fact.source,
-                        None,
+                        fact.metadata,
                         fact.category,
                         fact.importance,
                         observed_at=fact.observed_at,
@@ -131,7 +139,7 @@ class LifecycleCalls(Parts):
         messages of other scopes are left alone. A failed extraction (`result.error`) leaves its
         messages buffered, as flush() does. consolidate() does this first, too.
         """
-        return observe.extract_idle(
+        return idle.extract_idle(
             self.store,
             all_or_scope(user_id, agent_id),
             now=self.clock(),
@@ -145,14 +153,8 @@ class LifecycleCalls(Parts):
             self.store,
             session_id,
             write_facts=self._write_found_facts,
-            remember=lambda fact, scope, source, category, importance: self.remember_short_term(
-                fact,
-                user_id=scope.user_id,
-                agent_id=scope.agent_id,
-                session_id=session_id,
-                category=category,
-                importance=importance,
-                source=source,
+            remember=lambda fact, scope, source, category, importance, also: self._remember(
+                fact, scope, session_id, category, importance, source, also
             ),
             client=self._llm_client,
             settings=self.settings,
@@ -177,12 +179,28 @@ class LifecycleCalls(Parts):
         Validated like update_memory's facts (extracted ones too); category and importance
         are handed on at promotion.
         """
-        candidate = self._candidate(
-            fact, Scope(user_id, agent_id), source, None, category, importance
-        )
+        scope = Scope(user_id, agent_id)
+        return self._remember(fact, scope, session_id, category, importance, source)
+
+    def _remember(
+        self,
+        fact: str,
+        scope: Scope,
+        session_id: str,
+        category: str | None,
+        importance: float,
+        source: str | None,
+        also: Also = None,
+    ) -> ShortTermFact:
+        """remember_short_term's work; `also` runs first in the transaction that writes the
+        fact (an extraction checks there that the user was not erased meanwhile)."""
+        candidate = self._candidate(fact, scope, source, None, category, importance)
         check_id("session_id", session_id)
-        return self.store.write(
-            lambda conn: shortterm.remember(
+
+        def transaction(conn: sa.Connection) -> ShortTermFact:
+            if also is not None:
+                also(conn)
+            return shortterm.remember(
                 self.store,
                 conn,
                 candidate.scope,
@@ -193,9 +211,9 @@ class LifecycleCalls(Parts):
                 source=candidate.source,
                 settings=self.settings,
                 now=self.clock(),
-            ),
-            scope=candidate.scope,
-        )
+            )
+
+        return self.store.write(transaction, scope=candidate.scope)
 
     def short_term(
         self, *, user_id: str | None = None, agent_id: str | None = None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import logging
 from collections.abc import Iterable, Mapping
@@ -43,6 +44,7 @@ class WriteCalls(Parts):
         subject: str | None = None,
         attribute: str | None = None,
         observed_at: dt.datetime | str | None = None,
+        replace_metadata: bool = False,
     ) -> UpdateResult:
         """Decide what one candidate fact does to long-term memory, apply it, record why.
 
@@ -57,6 +59,11 @@ class WriteCalls(Parts):
         attribute (settings.single_valued_attributes) replaces the memory that held it.
         `observed_at` is when the user said it (default: now): a statement older than a
         memory's current one never overwrites it, it goes into that memory's history.
+
+        `metadata` goes into a memory the fact ADDs; an UPDATE or NOOP keeps the memory's own,
+        unless `replace_metadata`: then the memory the fact ends in takes `metadata` in its
+        place, in the same transaction, its event's scores recording both ("metadata":
+        {"before", "after"}); a DELETE or a parked fact changes no metadata.
 
         Never drops the fact: if the decider fails the result is PENDING and the fact waits in
         `pending()` for `retry_pending()`.
@@ -73,6 +80,8 @@ class WriteCalls(Parts):
                 subject=subject,
                 attribute=attribute,
             )
+            if replace_metadata:
+                candidate = dataclasses.replace(candidate, replace_metadata=True)
             return self._writes.process(candidate)
 
     def update_many(

@@ -75,9 +75,11 @@ def buffer(
     now: dt.datetime,
     *,
     max_chars: int,
+    metadata: dict[str, Any] | None = None,
 ) -> None:
     """Write the messages to the buffer in one transaction (validated first; a message over
-    max_chars is refused, like a fact over max_fact_chars, before any is written)."""
+    max_chars is refused, like a fact over max_fact_chars, before any is written), with the
+    metadata (checked by the caller) that the facts extracted from them will carry."""
     check_id("session_id", session_id)
     checked = _check_messages(messages)
     for index, (_, content, _) in enumerate(checked):
@@ -88,7 +90,9 @@ def buffer(
             )
     if checked:
         store.write(
-            lambda conn: store.buffer_messages(conn, scope, session_id, checked, stamp(now)),
+            lambda conn: store.buffer_messages(
+                conn, scope, session_id, checked, stamp(now), metadata
+            ),
             scope=scope,
         )
 

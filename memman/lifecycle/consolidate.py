@@ -2,7 +2,7 @@
 run, bounded by max_ops.
 
 0. Sessions whose newest buffered message has waited extract_cooldown_s are extracted
-   (observe.idle_sessions; one op each): a user who leaves never calls observe() again, so
+   (idle.idle_sessions; one op each): a user who leaves never calls observe() again, so
    without this their last messages would wait in the buffer for ever. Extraction goes
    through the same path as flush(); a failed one leaves its messages buffered and is
    reported. It runs first, so the later phases see the facts it wrote. A dry run only
@@ -34,12 +34,14 @@ Every change is an audit event with tier 'lifecycle' and source "consolidation".
 from __future__ import annotations
 
 import datetime as dt
+import logging
 from collections.abc import Callable
 
 import sqlalchemy as sa
 
 from memman.config import Settings
-from memman.lifecycle import buffer, observe, shortterm
+from memman.errors import LeaseLostError
+from memman.lifecycle import buffer, idle, shortterm
 from memman.lifecycle.consolidation_report import (
     AmbiguousCluster,
     Budget,
@@ -52,6 +54,7 @@ from memman.lifecycle.decay import decay
 from memman.lifecycle.merge import Progress
 from memman.lifecycle.merge_phase import merge_near_duplicates
 from memman.lifecycle.observe import ObserveResult
+from memman.lifecycle.shortterm import ShortTermFact
 from memman.llm.client import LLMClient
 from memman.models import Op, UpdateResult
 from memman.scope import Scope
@@ -60,6 +63,8 @@ from memman.storage.store import Store
 from memman.timestamps import stamp as to_stamp
 from memman.write.commit import record_event
 from memman.write.writepath import Also
+
+log = logging.getLogger(__name__)
 
 # update_memory(fact, scope, source, category, importance) as MemoryManager provides it, with
 # `also` run in the transaction that applies or parks the fact.
@@ -90,7 +95,7 @@ def consolidate(
     rejected: list[list[str]] = []
     ambiguous: list[AmbiguousCluster] = []
     # Before the scopes are listed: extraction may write a new user's first memories.
-    extractions = observe.extract_idle(
+    extractions = idle.extract_idle(
         store,
         scope,
         now=now,
@@ -138,63 +143,83 @@ def _expire_and_promote(
     changes = []
     with store.read() as conn:
         facts = shortterm.active(store, conn, scope)
-    stamp = to_stamp(now)
     for fact in facts:
         expired = dt.datetime.fromisoformat(fact.expires_at) <= now
         recurring = len(fact.sessions) >= settings.promote_min_sessions
         recalled = fact.recall_count >= settings.promote_min_recalls
         if not (expired or recurring or recalled) or not budget.take():
             continue
-        if expired:
-            detail = f"expired at {fact.expires_at}"
-            change = Change(
-                action="expire",
-                user_id=scope.user_id,
-                agent_id=scope.agent_id,
-                target=f"short_term:{fact.id}",
-                content=fact.content,
-                detail=detail,
-            )
-            if not dry_run:
-
-                def expire(conn: sa.Connection, fact=fact, detail=detail) -> None:
-                    shortterm.set_status(store, conn, scope, fact.id, "expired", now)
-                    event = lifecycle_event(
-                        memory_id=None,
-                        op=Op.DELETE.value,
-                        candidate=fact.content,
-                        content_before=fact.content,
-                        content_after=None,
-                        reason=f"short-term fact {fact.id} {detail}",
-                        scores={"short_term_id": fact.id},
-                        created_at=stamp,
-                    )
-                    record_event(store, conn, scope, **event)
-
-                store.write(expire, scope=scope)
-        else:
-            seen, recalled = len(fact.sessions), fact.recall_count
-            detail = f"seen in {seen} sessions, recalled on {recalled} occasions"
-            if not dry_run:
-                # Marked in the same transaction: a crash never leaves one done without the other.
-                result = promote(
-                    fact.content,
-                    scope,
-                    "promotion",
-                    fact.category,
-                    fact.importance,
-                    lambda conn, fact=fact: shortterm.set_status(
-                        store, conn, scope, fact.id, "promoted", now
-                    ),
-                )
-                detail += f": update_memory {result.op} {result.memory_id or ''}".rstrip()
-            change = Change(
-                action="promote",
-                user_id=scope.user_id,
-                agent_id=scope.agent_id,
-                target=f"short_term:{fact.id}",
-                content=fact.content,
-                detail=detail,
-            )
+        try:  # each writes the fact's new status, which finds its row (else: erased)
+            if expired:
+                change = _expire(store, scope, fact, now, dry_run)
+            else:
+                change = _promote(store, scope, fact, now, dry_run, promote)
+        except LeaseLostError as erased:  # forget() took the user meanwhile
+            log.warning("short-term fact %s left: %s", fact.id, erased)
+            continue
         changes.append(change)
     return changes
+
+
+def _expire(
+    store: Store, scope: Scope, fact: ShortTermFact, now: dt.datetime, dry_run: bool
+) -> Change:
+    """A short-term fact past its TTL: expired, with its event."""
+    detail = f"expired at {fact.expires_at}"
+    if not dry_run:
+
+        def expire(conn: sa.Connection) -> None:
+            shortterm.set_status(store, conn, scope, fact.id, "expired", now)
+            event = lifecycle_event(
+                memory_id=None,
+                op=Op.DELETE.value,
+                candidate=fact.content,
+                content_before=fact.content,
+                content_after=None,
+                reason=f"short-term fact {fact.id} {detail}",
+                scores={"short_term_id": fact.id},
+                created_at=to_stamp(now),
+            )
+            record_event(store, conn, scope, **event)
+
+        store.write(expire, scope=scope)
+    return Change(
+        action="expire",
+        user_id=scope.user_id,
+        agent_id=scope.agent_id,
+        target=f"short_term:{fact.id}",
+        content=fact.content,
+        detail=detail,
+    )
+
+
+def _promote(
+    store: Store,
+    scope: Scope,
+    fact: ShortTermFact,
+    now: dt.datetime,
+    dry_run: bool,
+    promote: Promote,
+) -> Change:
+    """A recurring or recalled short-term fact: through update_memory, marked promoted."""
+    seen, recalled = len(fact.sessions), fact.recall_count
+    detail = f"seen in {seen} sessions, recalled on {recalled} occasions"
+    if not dry_run:
+        # Marked in the same transaction: a crash never leaves one done without the other.
+        result = promote(
+            fact.content,
+            scope,
+            "promotion",
+            fact.category,
+            fact.importance,
+            lambda conn: shortterm.set_status(store, conn, scope, fact.id, "promoted", now),
+        )
+        detail += f": update_memory {result.op} {result.memory_id or ''}".rstrip()
+    return Change(
+        action="promote",
+        user_id=scope.user_id,
+        agent_id=scope.agent_id,
+        target=f"short_term:{fact.id}",
+        content=fact.content,
+        detail=detail,
+    )

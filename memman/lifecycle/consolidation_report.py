@@ -11,8 +11,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
+from memman.lifecycle.idle import SessionExtraction
 from memman.lifecycle.merge import Progress
-from memman.lifecycle.observe import SessionExtraction
 from memman.llm.client import LLMClient
 from memman.models import Tier
 from memman.semantic.embed import Embedder

@@ -85,6 +85,9 @@ def note_failure(
     client: LLMClient,
     now: dt.datetime,
 ) -> None:
+    """The PENDING event of a failed extraction; LeaseLostError (nothing written) if the
+    user was erased while the LLM was asked: the event would outlive the erasure."""
+    store.check_buffered(conn, scope, [row.id for row in batch])
     ids = ",".join(str(row.id) for row in batch)
     record_event(
         store,
@@ -120,7 +123,8 @@ def stuck_messages(store: Store, settings: Settings, scope: Scope | None = None)
 
 
 def batches(rows: list[sa.Row], max_chars: int, alone: set[int]) -> list[list[sa.Row]]:
-    """Consecutive messages, each batch within max_chars (a longer message goes alone).
+    """Consecutive messages with the same metadata (the facts of a batch carry its
+    messages' metadata), each batch within max_chars (a longer message goes alone).
 
     Messages in `alone` (failed extraction extract_max_tries times) go alone too: the
     batches around one are not held back by it, and its own prompt is as small as it can be.
@@ -133,6 +137,7 @@ def batches(rows: list[sa.Row], max_chars: int, alone: set[int]) -> list[list[sa
             not batches
             or single
             or batches[-1][-1].id in alone
+            or batches[-1][-1].metadata != row.metadata
             or (size + len(row.content) > max_chars)
         ):
             batches.append([])

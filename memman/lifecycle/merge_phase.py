@@ -153,8 +153,12 @@ def _ambiguous(
         log.warning("merge of cluster %s failed, left as it is: %s", key, error)
         return listed("failed", str(error)), None
     if isinstance(answer, merge.KeepSeparateOp):
-        store.write(lambda conn: _record_kept_separate(conn, store, scope, rows, key, answer,
-                                                         call, stamp), scope=scope)  # fmt: skip
+        kept = store.write(
+            lambda conn: _record_kept_separate(conn, store, scope, rows, key, answer, call, stamp),
+            scope=scope,
+        )
+        if not kept:
+            return listed("changed", "a memory of the cluster changed meanwhile"), None
         return listed("kept_separate", answer.reason), None
     keeper = store.write(
         lambda conn: _apply_llm_merge(
@@ -220,7 +224,11 @@ def _record_kept_separate(
     answer: merge.KeepSeparateOp,
     call: CallInfo,
     stamp: str,
-) -> None:
+) -> bool:
+    """The verdict's event, unless a memory of the cluster changed or is gone since it was
+    shown to the LLM (False): erased by forget meanwhile, the event would quote its text."""
+    if not _unchanged(store.active_contents(conn, scope, [r.id for r in rows]), rows):
+        return False
     rep = merge.representative(rows)
     event = lifecycle_event(
         memory_id=rep.id,
@@ -234,6 +242,7 @@ def _record_kept_separate(
         **call.audit_columns(),
     )
     record_event(store, conn, scope, **event)
+    return True
 
 
 def _apply_llm_merge(

@@ -6,7 +6,7 @@ forces it). A message is marked extracted only after its facts were written, so 
 or an LLM failure in between leaves it buffered for the next attempt; re-extracting a
 message is harmless because the write path turns a repeated fact into a NOOP.
 The buffer itself is memman/lifecycle/buffer.py; failed batches and their backoff,
-memman/lifecycle/extraction_failures.py.
+memman/lifecycle/extraction_failures.py; sessions nobody flushes, memman/lifecycle/idle.py.
 
 Offline, the candidates are the user's own messages, verbatim, except those that state nothing
 about the user (lifecycle/utterance.py): chatter ("ok thanks!", "hmm", "hi"), questions ("What's
@@ -21,15 +21,17 @@ Assistant and system messages are context, never stored as the user's facts.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import logging
 from collections.abc import Callable
-from typing import Literal, NamedTuple
+from functools import partial
+from typing import Any, Literal, NamedTuple
 
 import sqlalchemy as sa
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 
 from memman.config import Settings
-from memman.errors import DecisionError, InvalidInputError, LeaseLostError
+from memman.errors import DecisionError, InvalidInputError
 from memman.language.attributes import TopicLabels
 from memman.language.text import normalize
 from memman.lifecycle.buffer import prune_extracted, rows_by_scope, waiting_count, waiting_rows
@@ -73,10 +75,12 @@ class Found(NamedTuple):
     observed_at: str | None = None  # when the user said it (the message's time)
     subject: str | None = None  # what it is about, when the LLM said so
     attribute: str | None = None
+    metadata: dict[str, Any] | None = None  # given to observe() with its messages
 
 
-# remember_short_term(fact, scope, source, category, importance) for the session extracted.
-RememberFact = Callable[[str, Scope, str, str | None, float], ShortTermFact]
+# remember_short_term(fact, scope, source, category, importance) for the session extracted,
+# with the Mark run in the transaction that writes it.
+RememberFact = Callable[[str, Scope, str, str | None, float, Mark], ShortTermFact]
 
 
 class ExtractedFact(TopicLabels):
@@ -142,80 +146,6 @@ class ObserveResult(BaseModel):
     skips: list[Skip] = Field(default_factory=list)
 
 
-class IdleSession(BaseModel):
-    """A session (of one scope) whose newest buffered message has waited the cooldown."""
-
-    model_config = ConfigDict(frozen=True)
-
-    session_id: str
-    user_id: str
-    agent_id: str | None = None
-    waiting: int  # buffered messages found
-    newest_at: str  # when its newest buffered message was observed
-
-    @property
-    def scope(self) -> Scope:
-        return Scope(self.user_id, self.agent_id)
-
-
-class SessionExtraction(BaseModel):
-    """An idle session extracted (flush_idle, consolidate), or found by a dry run."""
-
-    model_config = ConfigDict(frozen=True)
-
-    session: IdleSession
-    result: ObserveResult | None = None  # None: a dry run, nothing extracted
-
-
-def idle_sessions(
-    store: Store, scope: Scope | None, *, now: dt.datetime, cooldown_s: float
-) -> list[IdleSession]:
-    """Sessions of the scope (all scopes if None) whose newest buffered message has waited
-    cooldown_s, oldest first; a session shared by two scopes is listed once for each."""
-    cutoff = stamp(now - dt.timedelta(seconds=cooldown_s))
-    with store.read() as conn:
-        rows = store.idle_session_rows(conn, scope, cutoff)
-    return [
-        IdleSession(
-            session_id=row.session_id,
-            user_id=row.user_id,
-            agent_id=row.agent_id or None,
-            waiting=row.waiting,
-            newest_at=row.newest_at,
-        )
-        for row in rows
-    ]
-
-
-def extract_idle(
-    store: Store,
-    scope: Scope | None,
-    *,
-    now: dt.datetime,
-    cooldown_s: float,
-    extract: Callable[[str, Scope], ObserveResult] | None,
-    take: Callable[[], bool] = lambda: True,
-) -> list[SessionExtraction]:
-    """extract(session_id, scope) each idle session of the scope (all if None), oldest first.
-
-    extract None: a dry run, the sessions are only listed. take() is asked before each
-    session; False stops (consolidate's max_ops). A failed extraction is in its result.
-    """
-    done = []
-    for session in idle_sessions(store, scope, now=now, cooldown_s=cooldown_s):
-        if not take():
-            break
-        try:
-            result = None if extract is None else extract(session.session_id, session.scope)
-        except LeaseLostError as erased:  # forget() took the messages: nothing left to do
-            log.warning("idle session %s not extracted: %s", session.session_id, erased)
-            continue
-        if result is not None and result.error is not None:
-            log.warning("idle session %s not extracted: %s", session.session_id, result.error)
-        done.append(SessionExtraction(session=session, result=result))
-    return done
-
-
 def extract(
     store: Store,
     session_id: str,
@@ -248,77 +178,92 @@ def extract(
     # A claim that is not given back (this process died) lapses after lease_s.
     buffered = waiting_rows(store, session_id, only)
     claimed = leases.claim("message_buffer", [row.id for row in buffered])
-    for scope, rows in rows_by_scope([row for row in buffered if row.id in claimed]).items():
-        failures = past_failures(store, scope) if client is not None else {}
-        alone = singled_out(failures, settings)
-        for batch in batches(rows, settings.extract_batch_chars, alone):
-            ids = [row.id for row in batch]
-            if client is None:
-                facts, skipped = _offline_candidates(batch)
-                skips += skipped
-            else:
-                waiting = backing_off(batch, failures, settings, now)
-                if waiting is not None:
-                    error = error or waiting
-                    if batch[0].id in alone:
-                        continue  # reported in stats; must not hold the session's other messages
-                    stop = True
-                    break
-                try:
-                    answer = _ask(client, batch, settings)
-                except DecisionError as failure:
-                    log.warning("extraction failed, messages stay buffered: %s", failure)
-                    error, stop = str(failure), True
-                    store.write(
-                        lambda conn, s=scope, b=batch, f=failure: note_failure(
-                            conn, store, s, b, f, client, now
-                        ),
-                        scope=scope,
-                    )
-                    break
-                facts = _extracted(answer, batch)
-            durable: list[Found] = []
-            marks: list[Mark] = []
-            last = max((i for i, (_, d) in enumerate(facts) if d != "transient"), default=-1)
-            for position, (found, durability) in enumerate(facts):
-                if durability == "transient":
-                    try:
-                        short = remember(
-                            found.content, scope, found.source, found.category, found.importance
-                        )
-                        short_ids.append(short.id)
-                    except InvalidInputError as refused:
-                        rejected.append(_refused(found, refused))
-                    continue
-                # The messages a fact comes from are marked in the transaction that writes it
-                # (offline: its message and those before it; from the LLM: the batch, with its
-                # last durable fact), so a worker killed between the two cannot have them
-                # extracted again. The mark after the loop covers what no fact marked.
-                upto = ids[: ids.index(_message_id(found)) + 1] if client is None else ids
-                durable.append(found)
-                marks.append(
-                    (lambda conn, s=scope, u=upto: store.mark_extracted(conn, s, u, stamp(now)))
-                    if client is None or position == last
-                    else None
-                )
-            # One update_many: the ambiguous facts of the batch share one decision call.
-            for found, outcome in zip(durable, write_facts(scope, durable, marks), strict=True):
-                if isinstance(outcome, InvalidInputError):
-                    # One unusable candidate (a pasted 10 kB document, a NUL byte) must not
-                    # block the session: every later flush would fail on it again.
-                    rejected.append(_refused(found, outcome))
+    extracting = rows_by_scope([row for row in buffered if row.id in claimed])
+    try:
+        for scope, rows in extracting.items():
+            failures = past_failures(store, scope) if client is not None else {}
+            alone = singled_out(failures, settings)
+            for batch in batches(rows, settings.extract_batch_chars, alone):
+                ids = [row.id for row in batch]
+                # Whatever is written from the batch is written in a transaction that finds
+                # its messages still there (check_buffered, or mark_extracted which checks
+                # too): a forget() that erased the user while the LLM answered, from any
+                # process, has taken them, and nothing extracted from them may outlive it.
+                guard: Mark = partial(store.check_buffered, scope=scope, ids=ids)
+                if client is None:
+                    facts, skipped = _offline_candidates(batch)
+                    skips += skipped
                 else:
-                    results.append(outcome)
-            store.write(
-                lambda conn, s=scope, ids=ids: store.mark_extracted(conn, s, ids, stamp(now)),
-                scope=scope,
-            )
-            extracted += len(ids)
-        if stop:
-            break
-    leases.release("message_buffer", sorted(claimed))  # those not extracted: the next try's
+                    waiting = backing_off(batch, failures, settings, now)
+                    if waiting is not None:
+                        error = error or waiting
+                        if batch[0].id in alone:
+                            continue  # reported in stats; must not hold the session's others
+                        stop = True
+                        break
+                    try:
+                        answer = _ask(client, batch, settings)
+                    except DecisionError as failure:
+                        log.warning("extraction failed, messages stay buffered: %s", failure)
+                        error, stop = str(failure), True
+                        store.write(
+                            lambda conn, s=scope, b=batch, f=failure: note_failure(
+                                conn, store, s, b, f, client, now
+                            ),
+                            scope=scope,
+                        )
+                        break
+                    facts = _extracted(answer, batch)
+                durable: list[Found] = []
+                marks: list[Mark] = []
+                last = max((i for i, (_, d) in enumerate(facts) if d != "transient"), default=-1)
+                for position, (found, durability) in enumerate(facts):
+                    if durability == "transient":
+                        try:
+                            short = remember(
+                                found.content,
+                                scope,
+                                found.source,
+                                found.category,
+                                found.importance,
+                                guard,
+                            )
+                            short_ids.append(short.id)
+                        except InvalidInputError as refused:
+                            rejected.append(_refused(found, refused))
+                        continue
+                    # The messages a fact comes from are marked in the transaction that writes
+                    # it (offline: its message and those before it; from the LLM: the batch,
+                    # with its last durable fact), so a worker killed between the two cannot
+                    # have them extracted again; the LLM's other facts are guarded. The mark
+                    # after the loop covers what no fact marked.
+                    upto = ids[: ids.index(_message_id(found)) + 1] if client is None else ids
+                    durable.append(found)
+                    marks.append(
+                        (lambda conn, s=scope, u=upto: store.mark_extracted(conn, s, u, stamp(now)))
+                        if client is None or position == last
+                        else guard
+                    )
+                # One update_many: the ambiguous facts of the batch share one decision call.
+                written = write_facts(scope, durable, marks)
+                for found, outcome in zip(durable, written, strict=True):
+                    if isinstance(outcome, InvalidInputError):
+                        # One unusable candidate (a pasted 10 kB document, a NUL byte) must not
+                        # block the session: every later flush would fail on it again.
+                        rejected.append(_refused(found, outcome))
+                    else:
+                        results.append(outcome)
+                store.write(
+                    lambda conn, s=scope, ids=ids: store.mark_extracted(conn, s, ids, stamp(now)),
+                    scope=scope,
+                )
+                extracted += len(ids)
+            if stop:
+                break
+    finally:  # those not extracted (a failure, an erasure): the next try's
+        leases.release("message_buffer", sorted(claimed))
     if extracted:
-        for scope in rows_by_scope([row for row in buffered if row.id in claimed]):
+        for scope in extracting:
             prune_extracted(store, scope, settings, now)
     return ObserveResult(
         buffered=waiting_count(store, session_id, only),
@@ -357,19 +302,24 @@ def _offline_candidates(rows: list[sa.Row]) -> tuple[list[tuple[Found, str]], li
         why = skip_reason(row.content)
         if why is None:
             source = f"extraction:{row.id}"
-            facts.append((Found(row.content, source, observed_at=_said_at(row)), "durable"))
+            found = Found(row.content, source, observed_at=_said_at(row), metadata=_metadata(row))
+            facts.append((found, "durable"))
         else:
             skips.append(Skip(text=row.content, why=why))
     return facts, skips
 
 
 def _extracted(answer: ExtractedFacts, rows: list[sa.Row]) -> list[tuple[Found, str]]:
-    """The LLM's facts, each as of the newest message of the batch it came from."""
+    """The LLM's facts, each as of the newest message of the batch it came from, with the
+    batch's metadata (one per batch: extraction_failures.batches)."""
     source = "extraction:" + ",".join(str(row.id) for row in rows)
     said = max(_said_at(row) for row in rows)
+    metadata = _metadata(rows[0])
     return [
         (
-            Found(f.content, source, f.category, f.importance, said, f.subject, f.attribute),
+            Found(
+                f.content, source, f.category, f.importance, said, f.subject, f.attribute, metadata
+            ),
             f.durability,
         )
         for f in answer.facts
@@ -385,6 +335,11 @@ def _message_id(found: Found) -> int:
 def _said_at(row: sa.Row) -> str:
     """When a buffered message was said: its own timestamp if it came with one."""
     return row.observed_at or row.created_at
+
+
+def _metadata(row: sa.Row) -> dict[str, Any] | None:
+    """The metadata observe() was given with a buffered message (None: none)."""
+    return None if row.metadata is None else json.loads(row.metadata)
 
 
 def _refused(found: Found, error: InvalidInputError) -> str:

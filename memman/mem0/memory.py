@@ -109,9 +109,9 @@ class Memory:
         """Remember a conversation (or one string): `{"results": [decision, ...]}`.
 
         infer=True: the messages are buffered in the run's session (a new one without
-        run_id) and extracted at once, each fact decided by update_memory; metadata is not
-        attached to extracted facts (logged). A failed extraction raises DecisionError and
-        leaves the messages buffered (flush or consolidate extracts them later).
+        run_id) with the metadata and extracted at once, each fact decided by update_memory
+        with that metadata (kept with the buffered messages: also when a failed extraction
+        raises DecisionError and flush or consolidate extracts them later).
         infer=False: each non-system message's text goes through update_memory as it is.
         """
         user, agent = scope_of({"user_id": user_id, "agent_id": agent_id, "run_id": run_id})
@@ -126,10 +126,10 @@ class Memory:
                 texts, user_id=user, agent_id=agent, metadata=metadata, source="mem0.add"
             )
             return {"results": [as_result(r, t) for r, t in zip(results, texts, strict=True)]}
-        if metadata:
-            log.warning("add(infer=True): memman does not attach metadata to extracted facts")
         session = mem0_id(run_id, "run_id") or f"mem0-{uuid.uuid4().hex}"
-        observed = self.manager.observe(chat, user_id=user, agent_id=agent, session_id=session)
+        observed = self.manager.observe(
+            chat, user_id=user, agent_id=agent, session_id=session, metadata=metadata
+        )
         flushed = self.manager.flush(session, user_id=user, agent_id=agent)
         if flushed.error:
             raise DecisionError(
@@ -152,18 +152,23 @@ class Memory:
         soft-deleted, so the new text replaces it either way, and the old id keeps standing
         for the memory that holds it (get, update, delete, history follow it). The result's
         `id` says where the text lives. A parked decision (PENDING) leaves this memory as it is.
+        `metadata`, as in mem0, replaces the custom metadata of the memory holding the text,
+        in the transaction that writes the decision (update_memory's replace_metadata);
+        without it the memory's own metadata goes with the text (mem0 would clear it).
         """
         text = text if text is not None else data
-        if metadata is not None:
-            raise InvalidInputError("memman's mem0 facade updates a memory's text only")
         if text is None:
             raise InvalidInputError("update() needs the new text (text= or data=)")
+        if metadata is not None and not isinstance(metadata, dict):
+            raise InvalidInputError("metadata must be a dict")
         memory = self._active(memory_id)
         result = self.manager.update_memory(
             text,
             user_id=memory.user_id,
             agent_id=memory.agent_id,
             source=UPDATE_SOURCE + memory.id,
+            metadata=memory.metadata if metadata is None else metadata,
+            replace_metadata=metadata is not None,
         )
         if result.op is not Op.PENDING and result.memory_id != memory.id:
             self.manager.delete(

@@ -84,7 +84,25 @@ class Superseded:
     now: str
 
 
-RowChange = NewMemory | NewText | NewStatus | Reinforced | NewSalience | NewConfidence | Superseded
+@dataclass(frozen=True)
+class NewMetadata:
+    """The memory's metadata replaced: an update by id said what it is now."""
+
+    memory_id: str
+    metadata: dict
+    now: str
+
+
+RowChange = (
+    NewMemory
+    | NewText
+    | NewStatus
+    | Reinforced
+    | NewSalience
+    | NewConfidence
+    | Superseded
+    | NewMetadata
+)
 
 
 @dataclass(frozen=True)

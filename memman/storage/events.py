@@ -21,6 +21,7 @@ from memman.storage.changes import (
     ChangeSet,
     NewConfidence,
     NewMemory,
+    NewMetadata,
     NewSalience,
     NewStatus,
     NewText,
@@ -110,6 +111,13 @@ class EventRows:
                 )
             case Superseded():
                 self.supersede(conn, scope, row.memory_id, metadata=row.metadata, now=row.now)
+            case NewMetadata():
+                lt = self.long_term
+                conn.execute(
+                    lt.update()
+                    .where(lt.c.id == row.memory_id)
+                    .values(metadata=json.dumps(row.metadata), updated_at=row.now)
+                )
 
     # -- audit events -----------------------------------------------------------------------
 

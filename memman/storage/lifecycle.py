@@ -13,6 +13,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from memman.errors import LeaseLostError
 from memman.models import Status
 from memman.scope import Scope
 from memman.storage.keyed import keyed_scope
@@ -106,13 +107,17 @@ class LifecycleRows:
     def set_short_term_status(
         self, conn: sa.Connection, scope: Scope, fact_id: int, status: str, now: str
     ) -> None:
-        """expired or promoted (the row stays for the audit trail)."""
-        conn.execute(
+        """expired or promoted (the row stays for the audit trail). LeaseLostError (the
+        caller's transaction, which writes the promoted memory or the expiry's event, rolls
+        back) if the row is gone: the user was erased (forget) since it was read."""
+        changed = conn.execute(
             sa.text(
                 f"UPDATE short_term SET status = :s, updated_at = :now WHERE id = :id AND {_SCOPE}"
             ),
             {**_in_scope(scope), "s": status, "now": now, "id": fact_id},
         )
+        if changed.rowcount == 0:
+            raise LeaseLostError(f"short-term fact {fact_id} was erased; nothing of it written")
 
     def note_short_term_recalled(
         self, conn: sa.Connection, scope: Scope, fact_ids: list[int], *, now: str, spaced: str

@@ -3,10 +3,13 @@ and mark it.
 
 A mixin of `memman.storage.store.Store`: observe.py calls these methods instead of writing SQL.
 Messages are returned as rows (id, user_id, agent_id, session_id, role, content, created_at,
-observed_at, extracted_at and the lease columns).
+observed_at, extracted_at, the lease columns and metadata: JSON text or NULL).
 """
 
 from __future__ import annotations
+
+import json
+from typing import Any
 
 import sqlalchemy as sa
 
@@ -23,7 +26,7 @@ def _where(scope: Scope | None) -> tuple[str, dict[str, str]]:
 
 _INSERT = sa.text(
     "INSERT INTO message_buffer (user_id, agent_id, session_id, role, content, created_at,"
-    " observed_at) VALUES (:u, :a, :s, :r, :c, :t, :o)"
+    " observed_at, metadata) VALUES (:u, :a, :s, :r, :c, :t, :o, :m)"
 )
 # Sessions nobody flushes: the user left, so observe() is never called again for them.
 _IDLE = (
@@ -31,6 +34,10 @@ _IDLE = (
     " FROM message_buffer WHERE extracted_at IS NULL{scope}"
     " GROUP BY session_id, user_id, agent_id HAVING max(created_at) <= :cutoff ORDER BY min(id)"
 )
+_PRESENT = sa.text(
+    "SELECT count(*) FROM message_buffer WHERE id IN :ids AND user_id = :u AND agent_id = :a"
+).bindparams(sa.bindparam("ids", expanding=True))
+_ERASED = "the buffered messages were erased while they were extracted; nothing of them was written"
 _FAILURES = sa.text(
     "SELECT source, created_at FROM events WHERE user_id = :u AND agent_id = :a"
     " AND op = 'PENDING' AND prompt_template = :t AND candidate IS NULL"
@@ -47,8 +54,11 @@ class MessageRows:
         session_id: str,
         messages: list[tuple[str, str, str | None]],
         now: str,
+        metadata: dict[str, Any] | None = None,
     ) -> None:
-        """Append (role, content, observed_at) messages of the session, created now."""
+        """Append (role, content, observed_at) messages of the session, created now, with
+        the metadata the facts extracted from them will carry (None: none; stored as JSON)."""
+        encoded = json.dumps(metadata) if metadata else None
         rows = [
             {
                 "u": scope.user_id,
@@ -58,6 +68,7 @@ class MessageRows:
                 "c": content,
                 "t": now,
                 "o": when,
+                "m": encoded,
             }
             for role, content, when in messages
         ]
@@ -105,10 +116,18 @@ class MessageRows:
             {"t": now, "ids": ids, "u": scope.user_id, "a": scope.agent_key},
         )
         if marked.rowcount < len(set(ids)):
-            raise LeaseLostError(
-                "the buffered messages were erased while they were extracted; nothing of them"
-                " was written"
-            )
+            raise LeaseLostError(_ERASED)
+
+    def check_buffered(self, conn: sa.Connection, scope: Scope, ids: list[int]) -> None:
+        """LeaseLostError (the caller's transaction rolls back) if one of these messages of
+        the scope is gone: the user was erased (forget) while they were extracted, and what
+        the caller writes from them (a fact, a short-term fact, a failure's audit event) must
+        not outlive the erasure. Run in the transaction that writes it; mark_extracted checks
+        the same. Only forget deletes a message not yet extracted (prune takes extracted ones:
+        another worker wrote their facts)."""
+        params = {"ids": ids, "u": scope.user_id, "a": scope.agent_key}
+        if conn.execute(_PRESENT, params).scalar_one() < len(set(ids)):
+            raise LeaseLostError(_ERASED)
 
     def prune_extracted(self, conn: sa.Connection, scope: Scope | None, before: str) -> int:
         """Delete the scope's messages (every scope's if None) extracted before `before`;

@@ -351,6 +351,7 @@ def _p005(conn: sa.Connection) -> None:
 # Writes of different scopes commit in any order, so the vector cache reads the change log's
 # last row of its own scope (memman/semantic/vectors.py): one index seek.
 _P004 = ["CREATE INDEX vector_log_scope ON vector_log (user_id, agent_id, seq)"]
+_P007 = ["ALTER TABLE message_buffer ADD COLUMN metadata TEXT"]  # as SQLite's m026
 
 MIGRATIONS: list[tuple[str, Callable[[sa.Connection], None]]] = [
     ("p001_schema", _p001),
@@ -359,6 +360,7 @@ MIGRATIONS: list[tuple[str, Callable[[sa.Connection], None]]] = [
     ("p004_vector_log_scope", _statements(_P004)),
     ("p005_pgvector", _p005),
     ("p006_events_absorbed_hash", postgres_backfills.p006_events_absorbed_hash),
+    ("p007_message_metadata", _statements(_P007)),
 ]
 KNOWN = [name for name, _ in MIGRATIONS]
 

@@ -118,7 +118,7 @@ class UpkeepStorage(Protocol):
     def set_short_term_status(
         self, conn: sa.Connection, scope: Scope, fact_id: int, status: str, now: str
     ) -> None:
-        """expired or promoted (locks the row)."""
+        """expired or promoted (locks the row); LeaseLostError if the row was erased."""
         ...
 
     def note_short_term_recalled(
@@ -189,8 +189,10 @@ class UpkeepStorage(Protocol):
         session_id: str,
         messages: list[tuple[str, str, str | None]],
         now: str,
+        metadata: dict[str, Any] | None = None,
     ) -> None:
-        """Append (role, content, observed_at) messages of the session."""
+        """Append (role, content, observed_at) messages of the session, with the metadata
+        their extracted facts carry."""
         ...
 
     def waiting_messages(
@@ -217,6 +219,10 @@ class UpkeepStorage(Protocol):
 
     def mark_extracted(self, conn: sa.Connection, scope: Scope, ids: list[int], now: str) -> None:
         """These messages of the scope are extracted; their leases end (locks the rows)."""
+        ...
+
+    def check_buffered(self, conn: sa.Connection, scope: Scope, ids: list[int]) -> None:
+        """LeaseLostError if one of these messages of the scope was erased."""
         ...
 
     def prune_extracted(self, conn: sa.Connection, scope: Scope | None, before: str) -> int:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import sqlalchemy as sa
 
-from memman.errors import DecisionError, EmbeddingError
+from memman.errors import DecisionError, EmbeddingError, NotFoundError
 from memman.language.text import content_hash
 from memman.language.topic import about
 from memman.models import Memory, Op, Status, Tier, UpdateResult
@@ -19,6 +19,7 @@ from memman.semantic.embed import Embedder
 from memman.storage.changes import (
     ChangeSet,
     NewMemory,
+    NewMetadata,
     NewSalience,
     NewStatus,
     NewText,
@@ -70,7 +71,12 @@ def _topic_columns(
 
 
 def _current(store: Store, conn: sa.Connection, decided_on: Memory) -> Memory:
-    current = store.get(conn, decided_on.id)
+    """The memory as it is now; StaleDecision if it changed, or is gone (erased by forget
+    or purge while the LLM decided: the fact is decided again, not dropped)."""
+    try:
+        current = store.get(conn, decided_on.id)
+    except NotFoundError as gone:
+        raise StaleDecision(decided_on.id) from gone
     if current.status is not Status.ACTIVE or current.content != decided_on.content:
         raise StaleDecision(decided_on.id)
     return current
@@ -140,6 +146,7 @@ def apply_decision(
         memory_id, before = target.id, target.content
         decision = _older_news(candidate, target, decision)
         op, reason = decision.op, decision.reason
+        kept: Memory | None = target  # the memory holding the text afterwards
         if op is Op.NOOP:
             if decision.reinforce:
                 rows = (
@@ -148,7 +155,7 @@ def apply_decision(
                 )
             after = before
         elif op is Op.DELETE:
-            rows = (NewStatus(target.id, Status.DELETED, now),)
+            rows, kept = (NewStatus(target.id, Status.DELETED, now),), None
         elif op is Op.UPDATE:
             assert decision.content is not None
             new_hash = content_hash(decision.content)
@@ -163,7 +170,7 @@ def apply_decision(
                 reason += (
                     f" (the new text already exists as memory {twin.id}; this one is superseded)"
                 )
-                after = twin.content
+                after, kept = twin.content, twin
             else:
                 rows = (
                     NewText(
@@ -183,6 +190,13 @@ def apply_decision(
                     embedded = vector if same else update_vector
                     assert embedded is not None, "new text is embedded before the transaction"
                     new_vector = NewVector(target.id, embedder.name, embedded)
+        if candidate.replace_metadata and kept is not None:
+            rows += (NewMetadata(kept.id, candidate.metadata, now),)
+            scores = {
+                **(scores or {}),
+                "metadata": {"before": kept.metadata, "after": candidate.metadata},
+            }
+            reason += f"; metadata of memory {kept.id} replaced"
 
     event = {
         "memory_id": memory_id,

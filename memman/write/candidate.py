@@ -42,6 +42,9 @@ class Candidate:
     # What the caller said it is about (checked labels; None: not given), see `topic`.
     subject: str | None = None
     attribute: str | None = None
+    # The memory it ends in (an UPDATE's, a NOOP's) takes `metadata` in place of its own: an
+    # update by id that says what the metadata is now (update_memory's replace_metadata).
+    replace_metadata: bool = False
 
     @functools.cached_property
     def topic(self) -> Topic | None:

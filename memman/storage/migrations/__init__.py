@@ -34,6 +34,7 @@ CHAIN = (
     backfills.m023_events_before_hash,
     fts.m024_fts_automerge_2,
     backfills.m025_events_absorbed_hash,
+    tables.m026_message_metadata,
 )
 
 migrations = Migrations("memman")

@@ -239,3 +239,10 @@ def m019_leases_and_growth(db: sqlite_utils.Database) -> None:
     db.execute("ALTER TABLE events ADD COLUMN last_at TEXT")
     # Extracted messages are pruned by age: find them without scanning the buffer.
     db.execute("CREATE INDEX message_buffer_extracted ON message_buffer (extracted_at)")
+
+
+def m026_message_metadata(db: sqlite_utils.Database) -> None:
+    # The metadata observe() was given with the messages (JSON, NULL for none): the facts
+    # extracted from them carry it, also when extraction fails and a later flush or
+    # consolidate retries it (mem0's add(messages, metadata=..., infer=True)).
+    db.execute("ALTER TABLE message_buffer ADD COLUMN metadata TEXT")
