@@ -7,15 +7,8 @@ The deciders' and merging's finer signals, built on memman/language/text.py's wo
 from __future__ import annotations
 
 import unicodedata
-from itertools import pairwise
 
-from memman.language.roles import (
-    _CLAUSE_BREAK,
-    PARTICLES,
-    PRONOUNS,
-    QUANTIFIERS,
-    meaning_difference,
-)
+from memman.language.roles import PARTICLES, PRONOUNS, QUANTIFIERS, meaning_difference
 from memman.language.text import (
     _NUMBER_WORDS,
     _WORD,
@@ -100,7 +93,6 @@ def extends(longer: str, shorter: str) -> bool:
         return False
     kept = _worded(longer)
     written = _cased_words(longer)
-    broken = _broken_after(longer)
     # A fact without a subject opens with its verb ("Likes jazz", "Is vegan"): a word before
     # it names someone else ("My brother likes jazz"). Before a noun ("A white dog is chasing
     # cows") it describes that noun.
@@ -112,7 +104,7 @@ def extends(longer: str, shorter: str) -> bool:
         if new[i : i + len(old)] == old:
             start, end = kept[i][0], kept[i + len(old) - 1][0]
             before = written[start - 1] if start > 0 else None
-            after = written[end + 1] if end + 1 < len(written) and not broken[end] else None
+            after = written[end + 1] if end + 1 < len(written) else None
             named = subject_free and before is not None and _names_another(before)
             if not named and not (after and _opens_compound(after)):
                 return True
@@ -158,20 +150,6 @@ def _cased_words(text: str) -> list[str]:
     if len(cased) != len(folded) or not any(c.islower() for c in text):
         return folded
     return cased
-
-
-def _broken_after(text: str) -> list[bool]:
-    """Per word of words(text), whether a clause break (a comma, colon, dash, bracket or
-    quote: roles' _CLAUSE_BREAK) comes before the next word. A word after one starts another
-    phrase and makes no compound of the word before: "gang raped in India, say police"
-    extends "gang raped in India" ("India say" is no thing). All False when casefolding
-    changed how the text splits into words (_cased_words)."""
-    plain = unicodedata.normalize("NFKC", text)
-    spans = list(_WORD.finditer(plain))
-    if len(spans) != len(words(text)):
-        return [False] * len(words(text))
-    gaps = [plain[left.end() : right.start()] for left, right in pairwise(spans)]
-    return [bool(_CLAUSE_BREAK.search(gap)) for gap in gaps] + [True]
 
 
 def _role_free(word: str) -> bool:
