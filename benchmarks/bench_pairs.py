@@ -99,6 +99,15 @@ def pair_sets() -> list[PairSet]:
     ]
 
 
+def sampled(sets: list[PairSet], size: int, seed: int) -> list[tuple[PairSet, list[Pair]]]:
+    """Each set with its pairs, or `size` of them drawn with one generator seeded once, set
+    after set in order (0: every pair): the same sample in every run and every tool."""
+    rng = random.Random(seed)
+    return [
+        (s, rng.sample(s.pairs, size) if size and len(s.pairs) > size else s.pairs) for s in sets
+    ]
+
+
 # Spellings of one word that words() splits or keeps apart: "U.S." / "US", "mid-year" /
 # "midyear", "Nestlé" / "Nestle". Joined and folded before the lossless test only.
 _INNER_MARK = re.compile(r"(?<=\w)[.\-](?=\w)")
@@ -183,7 +192,6 @@ def main() -> None:
     for mode in args.modes.split(","):
         size = args.sample if mode == "local" else args.sample_offline
         embedder = "local" if mode == "local" else "none"
-        rng = random.Random(args.seed)
         with tempfile.TemporaryDirectory() as tmp:
             try:
                 mm = MemoryManager(str(Path(tmp) / "pairs.db"), embedder=embedder)
@@ -195,10 +203,7 @@ def main() -> None:
             with mm:
                 started = time.perf_counter()
                 table: dict[str, object] = {}
-                for pair_set in sets:
-                    pairs = pair_set.pairs
-                    if size and len(pairs) > size:
-                        pairs = rng.sample(pairs, size)
+                for pair_set, pairs in sampled(sets, size, args.seed):
                     outcomes, kept = run(mm, f"{mode}-{pair_set.name}", pairs)
                     table[pair_set.name] = {
                         "kind": pair_set.kind,
