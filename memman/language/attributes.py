@@ -62,6 +62,63 @@ def check_label(name: str, value: object) -> str | None:
     return label
 
 
+# What an LLM calls an attribute in other words, filed under memman's: "User lives in Porto"
+# labelled "location" must meet "User moved to Lisbon" labelled "residence", or both stay
+# active (tests/test_llm_labels.py). Only names with one reading among durable facts (a
+# transient "at the airport" goes to short-term memory, not here); plurals and singulars
+# of the vocabulary ("allergies", "pet") and "favorite_x" are read by rule in `filed`.
+ALIASES = {
+    "location": "residence", "city": "residence", "home": "residence", "home_city": "residence",
+    "current_city": "residence", "lives_in": "residence", "place_of_residence": "residence",
+    "home_town": "hometown", "birthplace": "hometown", "company": "employer",
+    "workplace": "employer", "works_at": "employer", "occupation": "job", "profession": "job",
+    "job_title": "job", "career": "job", "marital_status": "relationship_status",
+    "relationship": "relationship_status", "first_name": "name", "preferred_name": "name",
+    "surname": "last_name", "family_name": "last_name", "date_of_birth": "birthday",
+    "birth_date": "birthday", "dob": "birthday", "dietary_preference": "diet",
+    "dietary_restriction": "diet", "diet_type": "diet", "smoker": "smoking",
+    "smoking_status": "smoking", "kids": "children", "child": "children",
+    "number_of_children": "children", "vehicle": "car", "university": "school",
+    "college": "school", "mother_tongue": "native_language", "first_language": "native_language",
+    "language": "speaks", "languages": "speaks", "spoken_languages": "speaks",
+    "allergic_to": "allergy", "hobbies_and_interests": "hobby",
+}  # fmt: skip
+# One favorite, whatever it is called: "the group I love most" is the favorite band.
+_FAVORITE_THINGS = {
+    "group": "band", "film": "movie", "colour": "color", "dish": "food", "meal": "food",
+    "tune": "song", "author": "writer", "hobbies": "hobby",
+}  # fmt: skip
+_FAVORITE = re.compile(r"(?:favou?rite|fave?)_(\w+)")
+
+
+def favorite_key(thing: str) -> str:
+    """The attribute of a favourite thing: "favorite:band" for the group, film or band."""
+    return f"{FAVORITE}:{_FAVORITE_THINGS.get(thing, thing).replace(' ', '_')}"
+
+
+def filed(label: str) -> str:
+    """A normalised label under memman's vocabulary where it names one of its attributes in
+    other words; any other label unchanged (a caller's or an LLM's own key stays its own)."""
+    known = SINGLE_VALUED | MULTI_VALUED
+    if label in known:
+        return label
+    if label in ALIASES:
+        return ALIASES[label]
+    favorite = _FAVORITE.fullmatch(label)
+    if favorite:
+        return favorite_key(favorite.group(1).replace("_", " "))
+    if label.endswith("ies"):  # allergies, hobbies
+        singular = label[:-3] + "y"
+    elif label.endswith("s"):  # cars
+        singular = label[:-1]
+    else:
+        singular = None
+    for other in (singular, label + "s"):  # pet -> pets
+        if other in known:
+            return other
+    return label
+
+
 def usable_label(value: object) -> str | None:
     """An LLM's subject or attribute, normalised, or None when it is unusable: an odd label
     must never cost the fact it came with (the extractor reads the text instead)."""
@@ -69,6 +126,12 @@ def usable_label(value: object) -> str | None:
         return check_label("label", value)
     except ValueError:
         return None
+
+
+def usable_attribute(value: object) -> str | None:
+    """An LLM's attribute as usable_label reads it, filed under the vocabulary."""
+    label = usable_label(value)
+    return None if label is None else filed(label)
 
 
 class TopicLabels(BaseModel):
@@ -83,7 +146,8 @@ class TopicLabels(BaseModel):
         description="What it states, one key: residence, employer, job, relationship_status,"
         " name, age, diet, pets, likes, hobby ...",
     )
-    _labels = field_validator("subject", "attribute")(usable_label)
+    _subject = field_validator("subject")(usable_label)
+    _attribute = field_validator("attribute")(usable_attribute)
 
     def about(self) -> tuple[str, str] | None:
         return (self.subject or "user", self.attribute) if self.attribute else None

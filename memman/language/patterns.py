@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import re
 
-from memman.language.attributes import AMOUNT, FAVORITE
+from memman.language.attributes import AMOUNT, FAVORITE, favorite_key
 from memman.language.kinds import DIETS, DRINKABLE, check_kind
 from memman.language.text import content_tokens
 from memman.language.values import trim_value
@@ -175,11 +175,6 @@ _AMOUNT = re.compile(
 _LOVED_MOST = re.compile(
     r"^(?P<v>.+) am the (?P<thing>\w+) i (?:love|like|enjoy)(?: the)? (?:most|best)$"
 )
-# One favorite, whatever it is called: "the group I love most" is the favorite band.
-_FAVORITE_THINGS = {
-    "group": "band", "film": "movie", "colour": "color", "dish": "food", "meal": "food",
-    "tune": "song", "author": "writer", "hobbies": "hobby",
-}  # fmt: skip
 _FAVORITE_AFTER = re.compile(r"^(?P<v>.+) am my (?:favorite|favourite) (?P<thing>\w+(?: \w+)?)$")
 _DISLIKE = ("dislike ", "hate ", "can not stand ")
 
@@ -190,7 +185,7 @@ def stated_favorite(spoken: str) -> tuple[str, str | None] | None:
     favorite = _FAVORITE_AFTER.match(spoken) or _LOVED_MOST.match(spoken)
     if favorite is None:
         return None
-    return _favorite(favorite.group("thing")), trim_value(favorite.group("v"))
+    return favorite_key(favorite.group("thing")), trim_value(favorite.group("v"))
 
 
 def read_predicate(predicate: str) -> tuple[str, str | None, bool] | None:
@@ -198,7 +193,7 @@ def read_predicate(predicate: str) -> tuple[str, str | None, bool] | None:
     matches reads them; None when none does."""
     favorite = _FAVORITE.match(predicate) or _FAVORITE_AFTER.match(predicate)
     if favorite:
-        return _favorite(favorite.group("thing")), trim_value(favorite.group("v")), False
+        return favorite_key(favorite.group("thing")), trim_value(favorite.group("v")), False
     first = _FIRST.match(predicate)
     for attribute, pattern, fixed in _PATTERNS[first.lastindex - 1 :] if first else []:
         found = pattern.match(predicate)
@@ -233,7 +228,3 @@ def phrasing(attribute: str) -> frozenset[str]:
         if name == attribute
     )
     return content_tokens(literal)
-
-
-def _favorite(thing: str) -> str:
-    return f"{FAVORITE}:{_FAVORITE_THINGS.get(thing, thing).replace(' ', '_')}"

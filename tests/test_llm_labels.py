@@ -1,0 +1,58 @@
+"""An LLM names attributes in its own words ("location", "occupation", "allergies",
+"favorite_color"); memman files them under its own vocabulary, so a fact labelled one way
+meets the memory labelled another and the newest value wins by topic."""
+
+from __future__ import annotations
+
+import pytest
+
+from memman import Op, Tier
+from memman.language.attributes import usable_attribute
+from tests.fake_openai import Reply, chat_completion
+from tests.test_lifecycle_observe import llm_manager
+
+
+def extraction(content: str, attribute: str) -> Reply:
+    fact = {"content": content, "category": "personal", "importance": 5, "durability": "durable"}
+    args = {"facts": [{**fact, "subject": "user", "attribute": attribute}]}
+    return Reply(body=chat_completion(tool_args=args, tool_name="ExtractedFacts"))
+
+
+def said(mm, text: str, session: str):
+    mm.observe([{"role": "user", "content": text}], user_id="u", session_id=session)
+    return mm.flush(session, user_id="u")
+
+
+@pytest.mark.parametrize(
+    ("old", "old_label", "new", "new_label", "attribute"),
+    [
+        ("User lives in Porto", "location", "User moved to Lisbon", "residence", "residence"),
+        ("User works as a nurse", "occupation", "User is a teacher now", "job", "job"),
+        ("User's favorite color is red", "favorite_color", "User's favorite color is blue",
+         "Favourite color", "favorite:color"),
+    ],
+)  # fmt: skip
+def test_a_label_in_other_words_meets_the_memory_by_topic(
+    db, clock, fake_openai, old, old_label, new, new_label, attribute
+):
+    fake_openai.script(extraction(old, old_label), extraction(new, new_label))
+    with llm_manager(db, fake_openai.base_url, clock) as mm:
+        said(mm, old, "s1")
+        [result] = said(mm, new, "s2").results
+        assert (result.op, result.tier, result.previous_content) == (Op.UPDATE, Tier.TOPIC, old)
+        [memory] = mm.list(user_id="u")
+        assert (memory.content, memory.attribute) == (new, attribute)
+    assert len(fake_openai.requests) == 2  # the two extractions; no decision call
+
+
+@pytest.mark.parametrize(
+    ("label", "filed"),
+    [
+        ("Allergies", "allergy"), ("hobbies", "hobby"), ("pet", "pets"),
+        ("marital status", "relationship_status"), ("date_of_birth", "birthday"),
+        ("favourite_band", "favorite:band"), ("favorite-food", "favorite:food"),
+        ("commute", "commute"), ("location", "residence"), ("vehicle", "car"),
+    ],
+)  # fmt: skip
+def test_labels_are_filed_under_the_vocabulary(label, filed):
+    assert usable_attribute(label) == filed
