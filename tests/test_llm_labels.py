@@ -7,14 +7,14 @@ from __future__ import annotations
 import pytest
 
 from memman import Op, Tier
-from memman.language.attributes import usable_attribute
+from memman.language.attributes import usable_attribute, usable_subject
 from tests.fake_openai import Reply, chat_completion
 from tests.test_lifecycle_observe import llm_manager
 
 
-def extraction(content: str, attribute: str) -> Reply:
+def extraction(content: str, attribute: str, subject: str = "user") -> Reply:
     fact = {"content": content, "category": "personal", "importance": 5, "durability": "durable"}
-    args = {"facts": [{**fact, "subject": "user", "attribute": attribute}]}
+    args = {"facts": [{**fact, "subject": subject, "attribute": attribute}]}
     return Reply(body=chat_completion(tool_args=args, tool_name="ExtractedFacts"))
 
 
@@ -43,6 +43,29 @@ def test_a_label_in_other_words_meets_the_memory_by_topic(
         [memory] = mm.list(user_id="u")
         assert (memory.content, memory.attribute) == (new, attribute)
     assert len(fake_openai.requests) == 2  # the two extractions; no decision call
+
+
+def test_a_person_named_in_other_words_is_one_subject(db, clock, fake_openai):
+    old, new = "User's mom lives in Rome", "User's mother moved to Paris"
+    fake_openai.script(
+        extraction(old, "residence", subject="the user's mom"),
+        extraction(new, "residence", subject="Mother"),
+    )
+    with llm_manager(db, fake_openai.base_url, clock) as mm:
+        said(mm, old, "s1")
+        [result] = said(mm, new, "s2").results
+        assert (result.op, result.tier, result.previous_content) == (Op.UPDATE, Tier.TOPIC, old)
+        [memory] = mm.list(user_id="u")
+        assert (memory.subject, memory.attribute) == ("mother", "residence")
+
+
+@pytest.mark.parametrize(
+    ("label", "subject"),
+    [("User", "user"), ("the user", "user"), ("me", "user"), ("User's sister", "sister"),
+     ("my_brother", "brother"), ("Mum", "mother"), ("Jon", "jon")],
+)  # fmt: skip
+def test_subjects_are_filed_by_person(label, subject):
+    assert usable_subject(label) == subject
 
 
 @pytest.mark.parametrize(

@@ -40,6 +40,24 @@ OTHERS = frozenset(
     colleague dog cat""".split()
 )
 
+# One name for a person however the user calls them: "my mom" and "my mother" are one
+# subject, so "My mother moved to Paris" meets "My mom lives in Rome".
+KIN = {
+    "mom": "mother", "mum": "mother", "mommy": "mother", "mummy": "mother", "dad": "father",
+    "daddy": "father", "grandma": "grandmother", "granny": "grandmother", "nana": "grandmother",
+    "grandpa": "grandfather", "grandad": "grandfather", "granddad": "grandfather",
+    "kid": "child", "kids": "children", "neighbour": "neighbor", "coworker": "colleague",
+    "hubby": "husband",
+}  # fmt: skip
+# An LLM's ways to name the user as a fact's subject.
+_THE_USER = frozenset("user me i myself self the_user speaker".split())
+_OWNER = re.compile(r"^(?:the_|user_s_|users_|my_)+")
+
+
+def person(word: str) -> str:
+    """The subject a person is filed under: "mom" is "mother" (KIN); anyone else as said."""
+    return KIN.get(word, word)
+
 
 def is_single_valued(attribute: str, single_valued: frozenset[str] = SINGLE_VALUED) -> bool:
     return attribute in single_valued or attribute.startswith((FAVORITE + ":", AMOUNT + ":"))
@@ -128,6 +146,16 @@ def usable_label(value: object) -> str | None:
         return None
 
 
+def usable_subject(value: object) -> str | None:
+    """An LLM's subject as usable_label reads it, the user however named ("User", "the
+    user", "me") and another person by their own name ("User's mom", "my_sister": mother,
+    sister)."""
+    label = usable_label(value)
+    if label is None or label in _THE_USER:
+        return None if label is None else USER
+    return person(_OWNER.sub("", label) or label)
+
+
 def usable_attribute(value: object) -> str | None:
     """An LLM's attribute as usable_label reads it, filed under the vocabulary."""
     label = usable_label(value)
@@ -146,7 +174,7 @@ class TopicLabels(BaseModel):
         description="What it states, one key: residence, employer, job, relationship_status,"
         " name, age, diet, pets, likes, hobby ...",
     )
-    _subject = field_validator("subject")(usable_label)
+    _subject = field_validator("subject")(usable_subject)
     _attribute = field_validator("attribute")(usable_attribute)
 
     def about(self) -> tuple[str, str] | None:
