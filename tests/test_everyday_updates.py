@@ -47,6 +47,15 @@ SUPERSEDED = [
     ("I work night shifts at the hospital", "I quit my job at the hospital"),
     ("I'm a smoker", "I've been smoke-free since January"),
     ("I'm married to Alex", "I'm a widow now"),
+    # a later clause saying what holds now
+    ("I'm a student", "I graduated and now I work as a paralegal"),
+    ("I'm based in Austin", "I packed up and moved to Seattle"),
+    # drinks by the cup, pastimes done or gone, an opener, a school level
+    ("I have two cups of tea a day", "I gave up tea"),
+    ("User goes running every morning", "User gave up running after a knee injury"),
+    ("I do yoga twice a week", "I quit yoga"),
+    ("I'm allergic to cats", "Turns out I'm not allergic to cats"),
+    ("I'm in middle school", "I started high school this fall"),
 ]
 
 
@@ -66,6 +75,8 @@ def test_an_everyday_update_replaces_the_old_fact_with_no_llm_call(db, fake_open
         ("I have a dog named Rex", "We adopted a second dog"),
         ("I play tennis", "I started playing chess"),
         ("My name is Laura", "My dog is called Annie"),
+        ("I drive a Honda Civic", "I drive to work now"),  # a commute, not a car
+        ("I'm learning German", "I like dogs and now I have a cat"),
     ],
 )
 def test_look_alikes_of_the_everyday_rules_both_stay(db, old, new):

@@ -102,6 +102,21 @@ def correction(predicate: str) -> tuple[str, str, bool, str] | None:
     return attribute, value, False, old
 
 
+# A later clause that states what holds now: "i graduated and now i work as a paralegal",
+# "i packed up and moved to seattle" (the whole fact in the first person: "now" is kept).
+_NOW_CLAUSE = re.compile(
+    r"^(?:i|user|we) .+? (?:and|so|but) (?:now (?:i |user |we )?|(?:then |just )?(?=moved"
+    r" |relocated ))(?P<rest>.+)$"
+)
+
+
+def now_clause(spoken: str) -> str | None:
+    """The later clause of a fact that says what holds now, as its own predicate (its verb
+    not yet in the first person), or None."""
+    found = _NOW_CLAUSE.match(spoken)
+    return found.group("rest") if found else None
+
+
 def first_clause(predicate: str) -> str:
     """The predicate up to a later clause that holds the only negation: "like dogs but not
     cats" likes dogs, "live in berlin and i am not a student" lives in Berlin (a later clause

@@ -20,6 +20,11 @@ _NAMED = r"(?: named .+| called .+)?"
 _DECADES = r"(?:teens|twenties|thirties|forties|fifties|sixties|seventies|eighties|\d0s)"
 _HOME = r"(?:a |an |my |our )?(?:\w+ )?(?:apartment|flat|house|home|condo|place|studio)"
 _SCHOOL_LEVELS = "high school|middle school|grad school|college|university|uni"
+# What one does as a pastime ("I do yoga twice a week"): "do" alone says nothing.
+_PRACTICES = (
+    "yoga|pilates|karate|judo|crossfit|ballet|martial arts|taekwondo|boxing|kickboxing|zumba"
+    "|tai chi|gymnastics|aerobics|spin classes|spinning"
+)
 _PARENT = r"(?:dad|father|mom|mum|mother|parent)"
 _BIRTH = r"(?:baby|child|kid|son|daughter|boy|girl|twins)"
 _ORDINAL = r"(?:first|second|third|fourth|fifth|sixth|\d+(?:st|nd|rd|th))"
@@ -137,6 +142,7 @@ _PATTERNS: list[tuple[str, re.Pattern[str], str | None]] = [
             r" (?:senior|junior|freshman|sophomore|student)$",
             None,
         ),
+        ("school", rf"^am in (?P<v>{_SCHOOL_LEVELS}|\w+ grade)(?: .*)?$", None),
         (
             "school",
             rf"^(?:started|began|entered|am starting) (?P<v>{_SCHOOL_LEVELS})(?: .*)?$",
@@ -167,6 +173,12 @@ _PATTERNS: list[tuple[str, re.Pattern[str], str | None]] = [
         ("smoking", r"^(?:smoke|am a smoker|smoke cigarettes)$", "smokes"),
         ("smoking", r"^(?:smoke|am a smoker)", "smokes"),
         ("drinks", rf"^drink (?:a lot of |lots of |a cup of |a glass of )?{_V}$", "drink?"),
+        (  # "have two cups of tea a day"
+            "drinks",
+            rf"^(?:have|need) (?:a |an |one |two |three |four |\d+ |several |many )?(?:cups?"
+            rf"|glass(?:es)?|mugs?|pints?|bottles?|shots?|cans?) of {_V}$",
+            "drink?",
+        ),
         ("drinks", r"^drink(?: again| socially)?$", "alcohol"),
         ("drinks", rf"^(?P<v>{'|'.join(sorted(DRINKABLE))})$", None),
         ("allergy", rf"^am allergic to {_V}$", None),
@@ -189,7 +201,12 @@ _PATTERNS: list[tuple[str, re.Pattern[str], str | None]] = [
             r"(?:second |third |fourth |\d+(?:nd|rd|th) )?(?:rescue |new )?(?P<v>\w+)(?: .*)?$",
             "pet?",
         ),
-        ("car", rf"^(?:drive|my (?:new |current )?car am) {_SERVICE}{_V}$", None),
+        # "drive to work" is a commute, not a car
+        (
+            "car",
+            rf"^(?:drive|my (?:new |current )?car am) (?!to |home|around ){_SERVICE}{_V}$",
+            None,
+        ),
         (
             "car",
             rf"^(?:have|own) (?:a |an )?(?:new |used |old )?(?P<v>{vehicle_pattern()})$",
@@ -212,11 +229,19 @@ _PATTERNS: list[tuple[str, re.Pattern[str], str | None]] = [
         ("speaks", rf"^speak {_V}$", None),
         ("plays", rf"^play {_SERVICE}{_V}$", None),
         ("hobby", rf"^(?:my (?:main |favorite )?(?:hobby|hobbies) am|hobby am) {_V}$", None),
-        ("hobby", r"^(?:go|love going|like going) (?P<v>\w+ing)$", None),
+        ("hobby", r"^(?:go|love going|like going) (?P<v>\w+ing)(?: .*)?$", None),
+        ("hobby", rf"^(?:do|practice|practise|take) (?P<v>{_PRACTICES})(?: .*)?$", None),
         (
             "likes",
             rf"^(?:like|love|enjoy|adore|am into|am a fan of|am a big fan of|am a huge fan of"
             rf"|am passionate about|dislike|hate|can not stand) {_V}$",
+            None,
+        ),
+        # a pastime alone, as a take-back leaves it: "gave up running after a knee injury"
+        (
+            "hobby",
+            r"^(?!(?:some|no|any|every)?thing\b)(?P<v>\w{3,}ing)(?: (?:after|since|because|when"
+            r"|as|last|this|years?|months?|ago|due|completely|altogether)\b.*)?$",
             None,
         ),
     ]

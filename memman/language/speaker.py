@@ -68,6 +68,9 @@ _NAME_FIRST = re.compile(r"^(?P<name>\w+) is (?:my|users) (?P<who>\w+)$")
 def without_openers(tokens: list[str]) -> list[str]:
     while len(tokens) > 2 and tokens[0] in _OPENERS:  # "Honestly, I'm ...", "These days I ..."
         tokens = tokens[1:]
+    turns = 1 if tokens[:1] == ["it"] else 0  # "(It) turns out I'm not allergic to cats"
+    if len(tokens) > turns + 3 and tokens[turns : turns + 2] == ["turns", "out"]:
+        return without_openers(tokens[turns + 2 :])
     return tokens
 
 
