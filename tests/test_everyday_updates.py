@@ -88,10 +88,27 @@ def test_look_alikes_of_the_everyday_rules_both_stay(db, old, new):
 
 
 def test_a_daughter_is_one_child_not_none(db):
-    """"I have a daughter" was read as "no children" (the article dropped, then taken for no
+    """ "I have a daughter" was read as "no children" (the article dropped, then taken for no
     count), so after "I don't have kids" it was a NOOP: the user's news was lost."""
     mm = MemoryManager(db)
     mm.update_memory("I don't have kids", user_id="ana")
     r = mm.update_memory("I have a daughter", user_id="ana")
     assert r.op is Op.UPDATE
     assert active(mm) == ["I have a daughter"]
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("I have kids", "I don't have any kids"),
+        ("User has children", "User doesn't have any children"),
+    ],
+)
+def test_having_children_uncounted_is_not_having_none(db, old, new):
+    """ "I have kids" was read as a retraction (no count: none), so its denial looked like the
+    same statement and both stayed active."""
+    mm = MemoryManager(db)
+    mm.update_memory(old, user_id="ana")
+    r = mm.update_memory(new, user_id="ana")
+    assert r.op is Op.UPDATE
+    assert active(mm) == [new]

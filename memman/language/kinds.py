@@ -115,7 +115,8 @@ def check_kind(
     if fixed == "count":
         count = NUMBER_WORDS.get(value or "any", value if (value or "").isdigit() else None)
         if value is None or value == "any":
-            return attribute, None, True  # "I don't have any kids" (negated by the caller)
+            # "I have kids": some, not counted; "I don't have any kids" is negated by the caller
+            return attribute, None, False
         return (attribute, count, False) if count is not None else None
     if fixed == "pet?":
         pet = (value or "").rstrip("s")
