@@ -112,3 +112,15 @@ def test_having_children_uncounted_is_not_having_none(db, old, new):
     r = mm.update_memory(new, user_id="ana")
     assert r.op is Op.UPDATE
     assert active(mm) == [new]
+
+
+def test_a_value_said_again_meets_an_older_memory_of_the_attribute(db):
+    """The newest memory of a single-valued attribute settled nothing ("My girlfriend's name
+    is Luis" holds more than "I have a girlfriend"), yet an older one states the same value in
+    other words: a NOOP onto it, not a second row (bench_calls' replay re-added one)."""
+    mm = MemoryManager(db)
+    mm.update_memory("I have a boyfriend", user_id="ana")
+    mm.update_memory("My girlfriend's name is Luis", user_id="ana")
+    r = mm.update_memory("I have a girlfriend", user_id="ana")
+    assert r.op is Op.NOOP
+    assert active(mm) == ["I have a boyfriend", "My girlfriend's name is Luis"]
