@@ -34,7 +34,7 @@ _GIVEN_UP = re.compile(
 # Verbs that start something: "started drinking again" is "drink again" (GERUNDS).
 _STARTING = re.compile(
     r"^(?:started|began|have started|am back to|went back to|took up|picked up) (?P<g>\w+ing)"
-    r"(?P<rest>(?: .*)?)$"
+    r"(?P<rest>(?: (?!at |in |when |as |with |for |after |since |on ).*)?)$"
 )
 _LATER_CLAUSE = re.compile(
     r"^(?P<head>.+?) (?:but|and|though|although|except|because|since|when|while|if|unless"

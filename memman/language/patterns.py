@@ -94,8 +94,8 @@ _PATTERNS: list[tuple[str, re.Pattern[str], str | None]] = [
         ),
         (
             "employer",
-            r"^(?:lost my job|got fired|got laid off|was laid off|was fired)"
-            r"(?: (?:at|with|from) (?P<v>.+))?$",
+            r"^(?:lost my job|got fired|got laid off|was laid off|was fired)(?: (?:at|with|from)"
+            r" (?!(?:my |the )?(?:work|job)\b)(?P<v>.+)| .+)?$",
             "-",
         ),
         ("employer", r"^(?:am unemployed|am retired|retired|am out of work)$", "-"),
