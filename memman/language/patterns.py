@@ -22,7 +22,7 @@ _HOME = r"(?:a |an |my |our )?(?:\w+ )?(?:apartment|flat|house|home|condo|place|
 _SCHOOL_LEVELS = "high school|middle school|grad school|college|university|uni"
 # What one does as a pastime ("I do yoga twice a week"): "do" alone says nothing.
 _PRACTICES = (
-    "yoga|pilates|karate|judo|crossfit|ballet|martial arts|taekwondo|boxing|kickboxing|zumba"
+    "yoga|pilates|karate|judo|crossfit|martial arts|taekwondo|boxing|kickboxing|zumba"
     "|tai chi|gymnastics|aerobics|spin classes|spinning"
 )
 _PARENT = r"(?:dad|father|mom|mum|mother|parent)"
