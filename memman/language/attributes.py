@@ -104,7 +104,8 @@ ALIASES = {
 # One favorite, whatever it is called: "the group I love most" is the favorite band.
 _FAVORITE_THINGS = {
     "group": "band", "film": "movie", "colour": "color", "dish": "food", "meal": "food",
-    "tune": "song", "author": "writer", "hobbies": "hobby",
+    "tune": "song", "author": "writer", "hobbies": "hobby", "tv show": "show",
+    "tv series": "show", "series": "show",
 }  # fmt: skip
 _FAVORITE = re.compile(r"(?:favou?rite|fave?)_(\w+)")
 

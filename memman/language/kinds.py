@@ -57,7 +57,27 @@ _DOG_BREEDS = frozenset(
     """greyhound retriever labrador lab poodle terrier beagle husky bulldog shepherd chihuahua
     dachshund pug corgi collie spaniel rottweiler boxer doberman mutt""".split()
 )
-PETS = VALUE_CLASSES["pets"] | {"puppy", "kitten", "horse", "lizard", "guinea", "ferret"}
+PETS = VALUE_CLASSES["pets"] | {
+    "puppy", "kitten", "horse", "lizard", "guinea", "ferret", "goldfish", "tortoise", "gecko",
+}  # fmt: skip
+# What a car attribute holds: a vehicle named by kind, or by make ("a used Honda Accord").
+VEHICLES = frozenset("car truck van minivan suv pickup jeep motorhome campervan".split())
+CAR_MAKES = frozenset(
+    """honda toyota ford tesla subaru mazda volkswagen vw bmw audi mercedes kia hyundai nissan
+    chevy chevrolet jeep volvo lexus porsche dodge ram gmc buick cadillac chrysler fiat
+    peugeot renault citroen skoda seat opel mini lincoln acura infiniti mitsubishi suzuki
+    prius civic corolla camry accord""".split()
+)
+_ORDINALS = {
+    "first": "1", "second": "2", "third": "3", "fourth": "4", "fifth": "5", "sixth": "6",
+}  # fmt: skip
+# Animal food a vegetarian does not eat; fish alone a pescatarian does.
+_FISH = frozenset("fish seafood salmon tuna".split())
+
+
+def vehicle_pattern() -> str:
+    """The vehicle kinds as a regex alternation ("have a car", "own a pickup")."""
+    return "|".join(sorted(VEHICLES))
 
 
 def check_kind(
@@ -84,10 +104,19 @@ def check_kind(
     if fixed == "drink?":
         drinks = [w.rstrip("s") for w in (value or "").split() if w.rstrip("s") in DRINKABLE]
         return (attribute, drinks[0], False) if drinks else None
+    if fixed == "count" and raw in ("a", "an", "one"):  # "I have a daughter": one child
+        return attribute, "1", False
+    if fixed == "born":  # "had our third child" counts three; "had a baby": a new count
+        return attribute, _ORDINALS.get(raw or "", (raw or "")[:-2] or None), False
+    if fixed == "eats?":  # "started eating fish again": no longer vegetarian
+        return attribute, "pescatarian" if value in _FISH else "omnivore", False
+    if fixed == "vehicle?":
+        return (attribute, value, False) if value and _is_vehicle(value) else None
     if fixed == "count":
         count = NUMBER_WORDS.get(value or "any", value if (value or "").isdigit() else None)
         if value is None or value == "any":
-            return attribute, None, True  # "I don't have any kids" (negated by the caller)
+            # "I have kids": some, not counted; "I don't have any kids" is negated by the caller
+            return attribute, None, False
         return (attribute, count, False) if count is not None else None
     if fixed == "pet?":
         pet = (value or "").rstrip("s")
@@ -96,6 +125,12 @@ def check_kind(
             return attribute, None, False
         return (attribute, pet, False) if pet in PETS else None
     return attribute, fixed, False
+
+
+def _is_vehicle(value: str) -> bool:
+    """A car's value: a make first ("honda accord") or a vehicle kind last ("old truck")."""
+    named = value.split()
+    return named[0] in CAR_MAKES or named[-1] in VEHICLES
 
 
 def _employer(raw: str) -> str | None:

@@ -21,8 +21,20 @@ NEGATION_WORDS = frozenset("no not longer never".split())
 _QUITTING = re.compile(r"^(?:quit|stopped|gave up|give up|have given up|have quit) (?P<rest>.+)$")
 # Verbs that end what their object names: "sold my motorcycle", "cancelled the membership".
 _ENDING = re.compile(
-    r"^(?:(?:sold|gave away) (?=my |our |the )|(?:cancell?ed|dropped|abandoned|outgrew"
-    r"|came off|got rid of|ended|broke off) )(?P<rest>.+)$"
+    r"^(?:(?:sold|gave away) (?=my |our |the )|(?:had to )?(?:cancell?ed|dropped|abandoned"
+    r"|outgrew|came off|got rid of|ended|broke off|rehomed|rehome|uninstalled|deleted) )"
+    r"(?P<rest>.+)$"
+)
+# The same, the verb's object inside it: "gave our rabbit to a neighbour", "put my dog down".
+_GIVEN_UP = re.compile(
+    r"^(?:had to )?(?:gave|give|put) (?P<rest>(?:my |our |the )?\w+(?: \w+)??)"
+    r" (?:away|down|up for adoption|to (?:a |an |my |our |the )?(?:\w+ )?(?:neighbou?r|friend"
+    r"|shelter|family|rescue|relative)s?)(?: .*)?$"
+)
+# Verbs that start something: "started drinking again" is "drink again" (GERUNDS).
+_STARTING = re.compile(
+    r"^(?:started|began|have started|am back to|went back to|took up|picked up) (?P<g>\w+ing)"
+    r"(?P<rest>(?: (?!at |in |when |as |with |for |after |since |on ).*)?)$"
 )
 _LATER_CLAUSE = re.compile(
     r"^(?P<head>.+?) (?:but|and|though|although|except|because|since|when|while|if|unless"
@@ -50,7 +62,7 @@ def strip_negation(predicate: str) -> tuple[str, bool, bool]:
     for tail in (" anymore", " any more", " any longer"):
         if predicate.endswith(tail):
             predicate, negated = predicate[: -len(tail)], True
-    ending = _ENDING.match(predicate)
+    ending = _ENDING.match(predicate) or _GIVEN_UP.match(predicate)
     if ending:
         return ending.group("rest"), True, True
     quitting = _QUITTING.match(predicate)
@@ -59,10 +71,14 @@ def strip_negation(predicate: str) -> tuple[str, bool, bool]:
         ended = not rest[0].endswith("ing")
         rest[0] = GERUNDS.get(rest[0], rest[0])
         predicate, negated = " ".join(rest), True
-        if predicate in ("my job", "work", "job"):
-            predicate = "lost my job"
+        if predicate in ("work", "job") or predicate.startswith("my job"):
+            predicate = "lost " + (predicate if predicate.startswith("my job") else "my job")
         elif rest[-1] in _SMOKES:
             predicate = "smoke"
+    starting = _STARTING.match(predicate)
+    # "started drinking again"; what one starts eating is the diet patterns' (patterns._RESUMED)
+    if starting and starting.group("g") in GERUNDS.keys() - {"eating"}:
+        predicate = GERUNDS[starting.group("g")] + starting.group("rest")
     return predicate.replace("have got ", "have ").strip(), negated, ended
 
 
@@ -84,6 +100,21 @@ def correction(predicate: str) -> tuple[str, str, bool, str] | None:
     ):  # "from canada and i am not a student": the "not" is another clause's
         return None
     return attribute, value, False, old
+
+
+# A later clause that states what holds now: "i graduated and now i work as a paralegal",
+# "i packed up and moved to seattle" (the whole fact in the first person: "now" is kept).
+_NOW_CLAUSE = re.compile(
+    r"^(?:i|user|we) .+? (?:and|so|but) (?:now (?:i |user |we )?|(?:then |just )?(?=moved"
+    r" |relocated ))(?P<rest>.+)$"
+)
+
+
+def now_clause(spoken: str) -> str | None:
+    """The later clause of a fact that says what holds now, as its own predicate (its verb
+    not yet in the first person), or None."""
+    found = _NOW_CLAUSE.match(spoken)
+    return found.group("rest") if found else None
 
 
 def first_clause(predicate: str) -> str:

@@ -11,7 +11,7 @@ import functools
 import re
 
 from memman.language.attributes import AMOUNT, FAVORITE, favorite_key
-from memman.language.kinds import DIETS, DRINKABLE, check_kind
+from memman.language.kinds import DIETS, DRINKABLE, check_kind, vehicle_pattern
 from memman.language.text import content_tokens
 from memman.language.values import trim_value
 
@@ -20,6 +20,19 @@ _NAMED = r"(?: named .+| called .+)?"
 _DECADES = r"(?:teens|twenties|thirties|forties|fifties|sixties|seventies|eighties|\d0s)"
 _HOME = r"(?:a |an |my |our )?(?:\w+ )?(?:apartment|flat|house|home|condo|place|studio)"
 _SCHOOL_LEVELS = "high school|middle school|grad school|college|university|uni"
+# What one does as a pastime ("I do yoga twice a week"): "do" alone says nothing.
+_PRACTICES = (
+    "yoga|pilates|karate|judo|crossfit|martial arts|taekwondo|boxing|kickboxing|zumba"
+    "|tai chi|gymnastics|aerobics|spin classes|spinning"
+)
+_PARENT = r"(?:dad|father|mom|mum|mother|parent)"
+_BIRTH = r"(?:baby|child|kid|son|daughter|boy|girl|twins)"
+_ORDINAL = r"(?:first|second|third|fourth|fifth|sixth|\d+(?:st|nd|rd|th))"
+# Animal food: eating it again ends a vegetarian or vegan diet (kinds.check_kind "eats?").
+_ANIMAL_FOOD = "meat|chicken|beef|pork|steak|bacon|poultry|turkey|fish|seafood|salmon|tuna"
+# What says the user eats it now, not as ever: "started eating fish", "eat meat again".
+_RESUMED = r"(?:started|began|have started|am back to|went back to|returned to) eating"
+_CHANGED_DIET = r"(?:went|have gone|became|have become|turned|am now|switched to being)"
 
 # (attribute, pattern over the predicate in first-person form). The named group v is the
 # value; a pattern without it states a fixed value (its `fixed`). Checked in order: the
@@ -31,6 +44,11 @@ _PATTERNS: list[tuple[str, re.Pattern[str], str | None]] = [
         (
             "name",
             rf"^(?:my (?:first |full |preferred )?name am|name am|am called|go by) {_V}$",
+            None,
+        ),
+        (
+            "name",
+            rf"^(?:prefer|want|like|would like|would prefer|asked) to be called {_V}$",
             None,
         ),
         ("last_name", rf"^my (?:last|family) name am {_V}$", None),
@@ -74,13 +92,45 @@ _PATTERNS: list[tuple[str, re.Pattern[str], str | None]] = [
             rf"|took a job at|accepted a job at|accepted an offer from) (?!a |an |the |my ){_V}$",
             None,
         ),
-        ("employer", r"^(?:lost my job|got fired|got laid off|was laid off|was fired)$", "-"),
+        (
+            "employer",
+            r"^(?:lost my job|got fired|got laid off|was laid off|was fired)(?: (?:at|with|from)"
+            r" (?!(?:my |the )?(?:work|job)\b)(?P<v>.+)| .+)?$",
+            "-",
+        ),
         ("employer", r"^(?:am unemployed|am retired|retired|am out of work)$", "-"),
         ("employer", rf"^(?:left) (?!a |an |the |my ){_V}$", "-"),
         ("job", rf"^(?:work|am working)(?: \w+){{0,3}} as {_SERVICE}{_V}$", None),
+        (
+            "children",
+            rf"^(?:had|gave birth to|welcomed|am expecting|are expecting) (?:a |an |our |my |the"
+            rf" |their |his |her )?(?:(?P<v>{_ORDINAL}) )?(?:new |little |baby )?{_BIRTH}(?: .*)?$",
+            "born",
+        ),
+        ("children", rf"^am (?:a )?{_PARENT} of (?P<v>\w+)(?: .*)?$", "count"),
+        (
+            "children",
+            rf"^(?:(?:became|have become|am now) (?:a )?(?:new |first time )?{_PARENT}"
+            rf"|am (?:a )?(?:new |first time ){_PARENT}|am (?:a )?{_PARENT} now)(?: .*)?$",
+            "born",
+        ),
         ("job", rf"^(?:my job am|job am|became|got promoted to) {_SERVICE}{_V}$", None),
         ("diet", rf"^am {_SERVICE}(?P<v>{'|'.join(sorted(DIETS))})$", None),
+        (
+            "diet",
+            rf"^{_CHANGED_DIET} (?:fully |completely |totally |strictly |full |back to being )?"
+            rf"{_SERVICE}(?P<v>{'|'.join(sorted(DIETS))})(?: .*)?$",
+            None,
+        ),
+        ("diet", rf"^{_RESUMED} (?P<v>{_ANIMAL_FOOD})(?: .*)?$", "eats?"),
+        (
+            "diet",
+            rf"^(?:eat|am eating) (?P<v>{_ANIMAL_FOOD})"
+            r"(?: again| now| these days| nowadays)(?: .*)?$",
+            "eats?",
+        ),
         ("smoking", r"^am (?:a )?non smoker$", "-"),
+        ("smoking", r"^(?:have been |am |been )?(?:smoke|tobacco|nicotine) free(?: .*)?$", "-"),
         (
             "smoking",
             r"^(?:picked up|started|took up|have started) (?:smoking|vaping)(?: .*)?$",
@@ -92,6 +142,7 @@ _PATTERNS: list[tuple[str, re.Pattern[str], str | None]] = [
             r" (?:senior|junior|freshman|sophomore|student)$",
             None,
         ),
+        ("school", rf"^am in (?P<v>{_SCHOOL_LEVELS}|\w+ grade)(?: .*)?$", None),
         (
             "school",
             rf"^(?:started|began|entered|am starting) (?P<v>{_SCHOOL_LEVELS})(?: .*)?$",
@@ -104,7 +155,7 @@ _PATTERNS: list[tuple[str, re.Pattern[str], str | None]] = [
         ("job", rf"^am {_SERVICE}{_V}$", "job?"),  # only when the head word is an occupation
         (
             "relationship_status",
-            r"^(?:am|got|just got|recently got) (?:\w+ly )?(?P<v>\w+)(?: .*)?$",
+            r"^(?:am|got|just got|recently got) (?:\w+ly )?(?:a )?(?P<v>\w+)(?: .*)?$",
             "status?",
         ),
         ("relationship_status", r"^am in a relationship", "in a relationship"),
@@ -122,7 +173,13 @@ _PATTERNS: list[tuple[str, re.Pattern[str], str | None]] = [
         ("smoking", r"^(?:smoke|am a smoker|smoke cigarettes)$", "smokes"),
         ("smoking", r"^(?:smoke|am a smoker)", "smokes"),
         ("drinks", rf"^drink (?:a lot of |lots of |a cup of |a glass of )?{_V}$", "drink?"),
-        ("drinks", r"^drink$", "alcohol"),
+        (  # "have two cups of tea a day"
+            "drinks",
+            rf"^(?:have|need) (?:a |an |one |two |three |four |\d+ |several |many )?(?:cups?"
+            rf"|glass(?:es)?|mugs?|pints?|bottles?|shots?|cans?) of {_V}$",
+            "drink?",
+        ),
+        ("drinks", r"^drink(?: again| socially)?$", "alcohol"),
         ("drinks", rf"^(?P<v>{'|'.join(sorted(DRINKABLE))})$", None),
         ("allergy", rf"^am allergic to {_V}$", None),
         ("allergy", rf"^have {_SERVICE}(?P<v>\w+) allergy$", None),
@@ -140,20 +197,51 @@ _PATTERNS: list[tuple[str, re.Pattern[str], str | None]] = [
         ),
         (
             "pets",
-            r"^(?:adopted|got|rescued) (?:a |an )?(?:rescue |new )?(?P<v>\w+)(?: .*)?$",
+            r"^(?:adopted|got|rescued) (?:a |an |another )?"
+            r"(?:second |third |fourth |\d+(?:nd|rd|th) )?(?:rescue |new )?(?P<v>\w+)(?: .*)?$",
             "pet?",
         ),
-        ("car", rf"^(?:drive|my car am) {_SERVICE}{_V}$", None),
+        # "drive to work" is a commute, not a car
+        (
+            "car",
+            rf"^(?:drive|my (?:new |current )?car am) (?!to |home|around ){_SERVICE}{_V}$",
+            None,
+        ),
+        (
+            "car",
+            rf"^(?:have|own) (?:a |an )?(?:new |used |old )?(?P<v>{vehicle_pattern()})$",
+            None,
+        ),
+        (
+            "car",
+            r"^(?:bought|got|leased|have bought|purchased|am getting|picked up) (?:a |an |my )?"
+            r"(?:new |used |secondhand |second hand |brand new )?(?P<v>.+)$",
+            "vehicle?",
+        ),
+        (
+            "car",
+            r"^(?:traded in|swapped|replaced|exchanged) (?:my |the |our )?(?:old )?(?:\w+ ){1,2}?"
+            rf"(?:for|with) {_V}$",
+            "vehicle?",
+        ),
         ("school", rf"^(?:go to|attend|am a student at|study at|am studying at) {_V}$", "school?"),
         ("studies", rf"^(?:study|am studying|major in|am majoring in) {_V}$", None),
         ("speaks", rf"^speak {_V}$", None),
         ("plays", rf"^play {_SERVICE}{_V}$", None),
         ("hobby", rf"^(?:my (?:main |favorite )?(?:hobby|hobbies) am|hobby am) {_V}$", None),
-        ("hobby", r"^(?:go|love going|like going) (?P<v>\w+ing)$", None),
+        ("hobby", r"^(?:go|love going|like going) (?P<v>\w+ing)(?: .*)?$", None),
+        ("hobby", rf"^(?:do|practice|practise|take) (?P<v>{_PRACTICES})(?: .*)?$", None),
         (
             "likes",
             rf"^(?:like|love|enjoy|adore|am into|am a fan of|am a big fan of|am a huge fan of"
             rf"|am passionate about|dislike|hate|can not stand) {_V}$",
+            None,
+        ),
+        # a pastime alone, as a take-back leaves it: "gave up running after a knee injury"
+        (
+            "hobby",
+            r"^(?!(?:some|no|any|every)?thing\b)(?P<v>\w{3,}ing)(?: (?:after|since|because|when"
+            r"|as|last|this|years?|months?|ago|due|completely|altogether)\b.*)?$",
             None,
         ),
     ]
@@ -166,7 +254,11 @@ _FIRST = re.compile(
     "|".join(f"({_NAMED_GROUP.sub('(?:', pattern.pattern)})" for _, pattern, _ in _PATTERNS)
 )
 assert _FIRST.groups == len(_PATTERNS), "a pattern holds a group that is not named"
-_FAVORITE = re.compile(r"^my (?:favorite|favourite|main) (?P<thing>\w+(?: \w+)?) am (?P<v>.+)$")
+_NOW = r"(?: now| these days| nowadays| right now| at the moment)?"
+_FAVORITE = re.compile(
+    rf"^my (?:new |current )?(?:favorite|favourite|main) (?P<thing>\w+(?: \w+)??){_NOW} am"
+    r"(?: now)? (?P<v>.+)$"
+)
 _AMOUNT = re.compile(
     r"^my (?P<thing>(?:\w+ )?\w+(?<!s)) (?:am|am now|went up to|went down to|rose to|fell to"
     r"|increased to|dropped to) (?P<v>(?:.* )?\d+(?: .*)?)$"
@@ -175,7 +267,9 @@ _AMOUNT = re.compile(
 _LOVED_MOST = re.compile(
     r"^(?P<v>.+) am the (?P<thing>\w+) i (?:love|like|enjoy)(?: the)? (?:most|best)$"
 )
-_FAVORITE_AFTER = re.compile(r"^(?P<v>.+) am my (?:favorite|favourite) (?P<thing>\w+(?: \w+)?)$")
+_FAVORITE_AFTER = re.compile(
+    rf"^(?P<v>.+) am my (?:new )?(?:favorite|favourite) (?P<thing>\w+(?: \w+)??){_NOW}$"
+)
 _DISLIKE = ("dislike ", "hate ", "can not stand ")
 
 
@@ -186,6 +280,42 @@ def stated_favorite(spoken: str) -> tuple[str, str | None] | None:
     if favorite is None:
         return None
     return favorite_key(favorite.group("thing")), trim_value(favorite.group("v"))
+
+
+# Facts read whole, their subject inside the phrasing: "please call me bob", "everyone calls
+# me liz" state the user's name; "today am my 63rd birthday" their age.
+_WHOLE = [
+    (
+        "name",
+        re.compile(
+            r"^(?:please |you can |just |so |but )?(?:(?:everyone|everybody|people|most people"
+            r"|my friends|friends|all my friends|they) )?calls? me (?P<v>\w+)(?: .*)?$"
+        ),
+    ),
+    (
+        "age",
+        re.compile(
+            r"^(?:today|it|yesterday) (?:am|was) my (?P<v>\d+)(?:st|nd|rd|th) birthday(?: .*)?$"
+        ),
+    ),
+    (
+        "age",
+        re.compile(
+            r"^(?:i|user) (?:just )?(?:celebrated|had) (?:my|their|his|her) (?P<v>\d+)"
+            r"(?:st|nd|rd|th) birthday(?: .*)?$"
+        ),
+    ),
+]
+
+
+def stated_whole(spoken: str) -> tuple[str, str] | None:
+    """A fact whose phrasing holds its subject (the whole fact in the first person)."""
+    for attribute, pattern in _WHOLE:
+        found = pattern.match(spoken)
+        value = trim_value(found.group("v")) if found else None
+        if value:
+            return attribute, value
+    return None
 
 
 def read_predicate(predicate: str) -> tuple[str, str | None, bool] | None:

@@ -51,6 +51,13 @@ _BREAKUP = re.compile(
 # "My hamster Peanut died", "my roommate moved out".
 _GONE = re.compile(r"^(?:\w+ )?(?:died|passed away|ran away|was rehomed|moved out)(?: .*)?$")
 _CHILDREN = frozenset("son daughter baby child".split())
+# "Our second child was born", "our baby arrived": the user's children, counted anew.
+_BORN = re.compile(
+    r"^(?:(?P<n>first|second|third|fourth|fifth|\d+(?:st|nd|rd|th)) )?(?:new |baby |little )?"
+    r"(?P<who>son|daughter|baby|child|kid|boy|girl)(?: \w+)? (?P<how>was born|arrived)(?: .*)?$"
+)
+# "My wife gave birth to our son": the user's child as well.
+_PARTNER_BIRTH = re.compile(r"^(?:just )?(?:gave birth|had (?:a|our|the) (?:\w+ )?(?:baby|child))")
 # "wife is sarah", "wifes name is sarah" (after "my" / "User's").
 _NAMING_PHRASE = re.compile(r"^(?P<who>\w+?)(?:s name is| is called| is named| is) (?P<name>\w+)$")
 _PARTNERS = frozenset("girlfriend boyfriend partner wife husband fiance fiancee".split())
@@ -61,6 +68,9 @@ _NAME_FIRST = re.compile(r"^(?P<name>\w+) is (?:my|users) (?P<who>\w+)$")
 def without_openers(tokens: list[str]) -> list[str]:
     while len(tokens) > 2 and tokens[0] in _OPENERS:  # "Honestly, I'm ...", "These days I ..."
         tokens = tokens[1:]
+    turns = 1 if tokens[:1] == ["it"] else 0  # "(It) turns out I'm not allergic to cats"
+    if len(tokens) > turns + 3 and tokens[turns : turns + 2] == ["turns", "out"]:
+        return without_openers(tokens[turns + 2 :])
     return tokens
 
 
@@ -84,7 +94,7 @@ def subject_and_predicate(text: str) -> tuple[str, str] | None:
         return _possessive(tokens[1:], text)
     if first == "user":
         return USER, first_person(tokens[1:])
-    if first == "my":
+    if first in ("my", "our"):
         return _possessive(tokens[1:], text)
     verb = tokens[1] if first in _STILL_TRUE_FILLERS | NEGATION_WORDS else first
     if verb in _SUBJECTLESS_VERBS:  # "Lives in Berlin", "Never eats pork"
@@ -94,6 +104,8 @@ def subject_and_predicate(text: str) -> tuple[str, str] | None:
     partner = _NAME_FIRST.match(" ".join(tokens)) if named else None
     if partner and partner.group("who") in _PARTNERS:  # "Tom is my husband"
         return USER, f"have a {partner.group('who')} named {partner.group('name')}"
+    if named and _GONE.match(" ".join(tokens[1:])):  # "Luna died": whoever was named Luna
+        return USER, f"no longer have {first}"
     if named and tokens[1] in _SUBJECTLESS_VERBS:
         # A named person: "Jon works at Apple", "Anna is vegan".
         return first, first_person(tokens[1:])
@@ -108,8 +120,15 @@ def _possessive(rest: list[str], text: str) -> tuple[str, str] | None:
     named = _named(" ".join(rest), text)
     if named is not None:
         return USER, named
-    if rest[0] in _CHILDREN and rest[1:3] == ["was", "born"]:  # "my daughter was born ..."
-        return USER, "have one child"
+    born = _BORN.match(" ".join(rest))
+    if born and born.group("n"):  # "our third child was born": three
+        return USER, f"had our {born.group('n')} child"
+    if born and born.group("who") in _CHILDREN and born.group("how") == "was born":
+        return USER, "have one child"  # "my daughter was born ..."
+    if born:  # "our baby arrived": a child more, not counted
+        return USER, "had a baby"
+    if rest[0] in _PARTNERS and _PARTNER_BIRTH.match(" ".join(rest[1:])):
+        return USER, first_person(rest[1:])  # "my wife gave birth to our son"
     if rest[0] in OTHERS | PETS and _GONE.match(" ".join(rest[1:])):
         # "My hamster Peanut died", "my roommate moved out": the user no longer has them.
         return USER, f"no longer have a {rest[0]}"

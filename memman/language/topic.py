@@ -26,8 +26,9 @@ import re
 from dataclasses import dataclass
 
 from memman.language.attributes import ENDED, USER
-from memman.language.negation import correction, first_clause, strip_negation
-from memman.language.patterns import read_predicate, stated_favorite
+from memman.language.kinds import VEHICLES
+from memman.language.negation import correction, first_clause, now_clause, strip_negation
+from memman.language.patterns import read_predicate, stated_favorite, stated_whole
 from memman.language.speaker import first_person, subject_and_predicate, without_openers
 from memman.language.text import words
 from memman.language.values import trim_value
@@ -66,6 +67,9 @@ def about(text: str) -> Topic | None:
     favorite = stated_favorite(spoken)
     if favorite:  # "Coffee is my favorite drink", "Radiohead is the group I love most"
         return Topic(USER, *favorite)
+    whole = stated_whole(spoken)
+    if whole:  # "Please call me Bob", "Today is my 63rd birthday"
+        return Topic(USER, *whole)
     forget = _FORGET.match(spoken)
     if forget:
         value = trim_value(forget.group("v"))
@@ -80,8 +84,13 @@ def about(text: str) -> Topic | None:
     predicate = first_clause(predicate)
     predicate, negated, ended = strip_negation(predicate)
     topic = read_predicate(predicate)
+    later = now_clause(spoken) if topic is None and not ended and subject == USER else None
+    if later is not None:  # "I graduated and now I work as a paralegal": the paralegal
+        topic = read_predicate(first_person(later.split()))
     if topic is None and ended:  # "I sold my motorcycle": whatever held "motorcycle" ended
         value = trim_value(predicate)
+        if value is not None and value.split()[-1] in VEHICLES:  # "sold my car": the car,
+            return Topic(subject, "car", None, True)  # whatever make the memory names
         return Topic(subject, ENDED, value, True) if value else None
     topic = topic or verb_and_object(predicate, subject)
     if topic is None:

@@ -114,7 +114,9 @@ def route_by_topic(
         recount = _recounted_verb(candidate, topic, related) if same_topic else None
         return TopicRouting(recount, other, related, values)
     if is_single_valued(topic.attribute, single_valued):
-        decision = _single(candidate, topic, same_topic[0])
+        decision = _single(candidate, topic, same_topic[0]) or _restated_older(
+            candidate, topic, same_topic[1:]
+        )
     else:
         decision = _multi(candidate, topic, same_topic)
     return TopicRouting(decision, other, related, values)
@@ -223,6 +225,24 @@ def _single(candidate: Candidate, topic: Topic, current: Memory) -> Decision | N
         )
         return Decision(Op.NOOP, why, Tier.TOPIC, target=current, reinforce=False)
     return _replace(candidate, topic, current, stated)
+
+
+def _restated_older(
+    candidate: Candidate, topic: Topic, older: list[Memory]
+) -> Decision | None:
+    """NOOP onto an older memory of a single-valued attribute that states the candidate's
+    value in other words, when the newest one settled nothing: a value said again after
+    another memory of the attribute was written ("I have a girlfriend" after "My girlfriend's
+    name is Luis", both beside "I have a boyfriend") is not a fact of its own."""
+    if topic.retracted or topic.value is None:
+        return None
+    for memory in older:
+        stated = _stated(memory)
+        if stated is not None and not stated.retracted and same_value(stated.value, topic.value):
+            restated = _restated(candidate, topic, memory, stated)
+            if restated is not None:
+                return restated
+    return None
 
 
 def _alike(a: str | None, b: str | None) -> bool:
