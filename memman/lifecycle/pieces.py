@@ -38,23 +38,30 @@ _POINTING_BACK = frozenset(
     """it its itself them they their theirs there that this those these he him his she her
     one ones same both either neither then""".split()
 )
-# Near times: what is planned for them holds for hours, a day or two.
+# Near times: what is planned for them holds for hours, a day or two ("soon" and a bare
+# "now" do not say so: "I will retire soon", "I'm going to school now").
 _NEAR = (
-    r"(?:later(?: on| today)?|tonight|today|tomorrow|this (?:morning|afternoon|evening|weekend)"
-    r"|in a (?:bit|while|minute|moment|few minutes|few hours|couple of hours)|in an hour"
-    r"|soon|right now|now|after work|after lunch|after dinner)"
+    r"(?:later(?: on| today)?|tonight|today|tomorrow|this (?:morning|afternoon|evening)"
+    r"|in a (?:bit|minute|moment|few minutes|few hours|couple of hours)|in an hour"
+    r"|right now|after work|after lunch|after dinner)"
+)
+# Farther times: "I'm driving to California next month" is no situation of the moment.
+_FAR = re.compile(
+    r"\b(?:next|in (?:a|two|three|\d+|a few|several) (?:weeks?|months?|years?)|this (?:year|month"
+    r"|summer|winter|spring|fall)|someday|one day|soon|january|february|march|april|may|june"
+    r"|july|august|september|october|november|december)\b"
 )
 _LEAD = r"^(?:(?:i think|i guess|maybe|probably|ok|okay|so|well|anyway|oh|btw|and) )*"
-# "I'll go for a run later", "I'm going to cook tonight", "I have a dentist appointment
-# tomorrow": the user's plan for a near time.
+# "I'll go for a run later", "I'm going to cook tonight", "Gonna watch a movie tonight", "I
+# have a dentist appointment tomorrow": the user's plan for a near time.
 _PLAN = re.compile(
-    _LEAD + r"(?:i ?ll|i will|i (?:m|am) (?:going to|gonna|about to|planning to)|i plan to"
+    _LEAD + r"(?:i ?ll|i will|(?:i (?:m|am) )?(?:going to|gonna|about to|planning to)|i plan to"
     r"|i need to|i have to|i might|i want to|i have an? (?:\w+ )?(?:meeting|appointment"
     r"|interview|exam|test|date|flight|class|game|party|call))\b.* " + _NEAR + r"\b"
 )
 # "I'm heading to the airport", "I'm on my way home", "I'm at the gym right now".
 _LOCATION = re.compile(
-    _LEAD + r"i (?:m|am) (?:just |currently )?(?:(?:heading|driving|walking|flying"
+    _LEAD + r"i (?:m|am) (?:just |currently |still )?(?:(?:heading|driving|walking|flying"
     r"|on my way|off) (?:to|home|back|out)\b|(?:at|in) the \w+(?: \w+)? (?:right now|now)$)"
 )
 
@@ -67,25 +74,29 @@ def pieces(message: str) -> list[str]:
         return [message]
     if any(_POINTING_BACK & set(words(clause)) for clause in clauses[1:]):
         return [message]
-    for clause in clauses:
-        topic = about(clause)
-        if topic is None or is_verb_topic(topic.attribute):
-            return [message]
-    return clauses
+    return clauses if all(_lasting(clause) for clause in clauses) else [message]
 
 
 def transient(fact: str) -> str | None:
     """The category "plan" or "location" when the fact holds only for now (see the module's
-    docstring),
-    None when it is lasting."""
+    docstring), None when it is lasting."""
     # "I'm" -> "i m", "Im" -> "i m": one spelling for the patterns.
     spoken = " ".join(words(fact.replace("'", " ").replace("’", " ")))
     spoken = re.sub(r"\bi(m|ll)\b", r"i \1", spoken)
+    if _FAR.search(spoken) or _lasting(fact):
+        return None
     if _LOCATION.search(spoken):
         return "location"
     if _PLAN.search(spoken):
         return "plan"
     return None
+
+
+def _lasting(fact: str) -> bool:
+    """True if the fact states a known attribute: "I'm moving to Berlin tomorrow" changes
+    where the user lives, "I'll be 30 tomorrow" their age; those are long-term news."""
+    topic = about(fact)
+    return topic is not None and not is_verb_topic(topic.attribute)
 
 
 def _first_person(clause: str) -> bool:
