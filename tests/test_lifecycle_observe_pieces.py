@@ -96,3 +96,18 @@ def test_a_plan_for_now_is_short_term_and_a_lasting_plan_long_term(db, clock):
         }
         block = mm.context("when is my run", user_id="u")
         assert [f.content for f in block.short_term] == ["I think I'll go for a run later."]
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "I'm off to the gym later, I have a bad knee.",  # a clause that is no plan
+        "I'm going to the gym tonight and I'm allergic to peanuts.",  # a known attribute
+        "I'm driving to California next month.",  # not for now
+    ],
+)
+def test_a_fact_said_with_a_plan_does_not_expire_with_it(db, clock, message):
+    with MemoryManager(db, clock=clock) as mm:
+        chat(mm, message)
+        assert stored(mm) == [message]
+        assert mm.short_term(user_id="u") == []

@@ -51,6 +51,11 @@ _FAR = re.compile(
     r"|summer|winter|spring|fall)|someday|one day|soon|january|february|march|april|may|june"
     r"|july|august|september|october|november|december)\b"
 )
+# Where a new first-person clause starts: "..., I have ...", ". I'm ...", "and I ...".
+_CLAUSE_START = re.compile(
+    r"(?:[,;.!?]+\s+|,?\s+(?:and|but)\s+)(?=(?:i|i'm|i’m|im|i've|i’ve|ive|i'd|i’d)\b)",
+    re.IGNORECASE,
+)
 _LEAD = r"^(?:(?:i think|i guess|maybe|probably|ok|okay|so|well|anyway|oh|btw|and) )*"
 # "I'll go for a run later", "I'm going to cook tonight", "Gonna watch a movie tonight", "I
 # have a dentist appointment tomorrow": the user's plan for a near time.
@@ -79,17 +84,29 @@ def pieces(message: str) -> list[str]:
 
 def transient(fact: str) -> str | None:
     """The category "plan" or "location" when the fact holds only for now (see the module's
-    docstring), None when it is lasting."""
+    docstring), None when it is lasting.
+
+    Every first-person clause must be for now: "I'm off to the gym later, I have a peanut
+    allergy" must not expire with the plan. A question after the plan ("I'm planning to
+    watch a movie tonight. Any recommendations?") is no clause of the user's."""
+    clauses = _CLAUSE_START.split(fact)
+    kinds = [_for_now(clause) for clause in clauses]
+    if kinds[0] is None or any(_lasting(clause) for clause in clauses):
+        return None
+    if any(kind is None and _first_person(c) for c, kind in zip(clauses, kinds, strict=True)):
+        return None
+    return kinds[0]
+
+
+def _for_now(clause: str) -> str | None:
     # "I'm" -> "i m", "Im" -> "i m": one spelling for the patterns.
-    spoken = " ".join(words(fact.replace("'", " ").replace("’", " ")))
+    spoken = " ".join(words(clause.replace("'", " ").replace("’", " ")))
     spoken = re.sub(r"\bi(m|ll)\b", r"i \1", spoken)
-    if _FAR.search(spoken) or _lasting(fact):
+    if _FAR.search(spoken):
         return None
     if _LOCATION.search(spoken):
         return "location"
-    if _PLAN.search(spoken):
-        return "plan"
-    return None
+    return "plan" if _PLAN.search(spoken) else None
 
 
 def _lasting(fact: str) -> bool:
