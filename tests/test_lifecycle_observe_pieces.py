@@ -111,3 +111,11 @@ def test_a_fact_said_with_a_plan_does_not_expire_with_it(db, clock, message):
         chat(mm, message)
         assert stored(mm) == [message]
         assert mm.short_term(user_id="u") == []
+
+
+@pytest.mark.parametrize("tail", [" btw", " by the way.", ", just so you know."])
+def test_lead_words_said_last_do_not_hide_the_fact(db, clock, tail):
+    with MemoryManager(db, clock=clock) as mm:
+        chat(mm, f"I have a peanut allergy{tail}")
+        core = mm.context("hi", user_id="u").core  # an allergy is a safety fact
+        assert [m.content for m in core] == [f"I have a peanut allergy{tail}"]

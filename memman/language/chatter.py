@@ -23,6 +23,12 @@ CHATTER = frozenset(
     night alright right awesome perfect sounds welcome you your youre so much very really a
     lot too for now then that thats it its is and all to me got see there""".split()
 )
+# Lead words said last: "I have a peanut allergy btw", "I'm vegan, just so you know." In
+# small letters (or "BTW"): "I like the song By the Way." names a song.
+_TAIL = re.compile(
+    r"[\s,;:-]*\b(?:btw|BTW|Btw|by the way|fyi|FYI|lol|LOL|haha|just so you know"
+    r"|for the record)\W*$"
+)
 # A sentence ends at . ! ? or … followed by a space, or at a line break ("3.5" stays whole).
 SENTENCE_END = re.compile(r"(?<=[.!?…])\s+|\s*\n\s*")
 
@@ -38,8 +44,10 @@ def is_chatter(sentence: str) -> bool:
 
 
 def past_chatter(text: str) -> str:
-    """The message from its first sentence that is not chatter: "Hi! I'm Tom." -> "I'm
-    Tom."; a message of nothing but chatter is returned whole."""
+    """The message from its first sentence that is not chatter, without lead words said
+    last: "Hi! I'm Tom." -> "I'm Tom.", "I have a cat btw" -> "I have a cat"; a message of
+    nothing but chatter is returned whole."""
     said = sentences(text)
     start = next((i for i, sentence in enumerate(said) if not is_chatter(sentence)), 0)
-    return " ".join(said[start:]) if start else text
+    text = " ".join(said[start:]) if start else text
+    return _TAIL.sub("", text) or text
