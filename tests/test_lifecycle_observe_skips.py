@@ -62,7 +62,8 @@ def test_no_labelled_statement_is_lost(tmp_path, clock):
     with MemoryManager(str(tmp_path / "m.db"), clock=clock) as mm:
         mm.observe(chat, user_id="u", session_id="s")
         done = mm.flush("s", user_id="u")
-    stored = {r.content for r in done.results}
+        # a plan for now ("I have a meeting ... tomorrow") is in short-term memory
+        stored = {r.content for r in done.results} | {f.content for f in mm.short_term(user_id="u")}
     statements = {c["text"] for c in cases if c["label"] == "statement"}
     others = {c["text"] for c in cases if c["label"] != "statement"}
     assert statements <= stored

@@ -3,7 +3,8 @@
 text.py gives the words, stems, normal form and hash every tier agrees on (the hash is
 what storage's unique index holds, so storage needs it too); wording.py how a fact is
 worded (fillers, extensions, negation); topic.py what a fact is about (subject, attribute,
-value), read by its steps (speaker, negation, patterns, kinds, values, verbs), and
+value), read by its steps (chatter, speaker, names, negation, patterns, kinds, values,
+verbs), and
 attributes.py the attribute vocabulary the settings name; roles.py whether two texts with
 the same words say the same thing (word order, prepositions, passives).
 """

@@ -12,6 +12,7 @@ import re
 
 from memman.language.attributes import OTHERS, USER
 from memman.language.kinds import PETS
+from memman.language.names import self_named, without_apposition
 from memman.language.negation import NEGATION_WORDS
 from memman.language.text import NEGATIONS, STOPWORDS, verb_stem, words
 
@@ -25,9 +26,18 @@ _VERB_FORMS = {
 }  # fmt: skip
 # Words a chat message opens with before its subject.
 _OPENERS = frozenset(
-    "honestly well so actually btw anyway oh ok okay yeah yes also these days nowadays lately"
-    .split()
+    """honestly well so actually btw anyway oh ok okay yeah yes also these days nowadays lately
+    hi hello hey and plus fyi""".split()
 )
+# Phrases that lead into a statement without being part of it: "By the way, I'm vegan", "Oh
+# and I have a cat" ("oh" and "and" are openers of their own), "Just so you know, ...".
+_LEAD_PHRASES = tuple(
+    tuple(phrase.split())
+    for phrase in (
+        "by the way", "just so you know", "for the record", "for context", "fun fact",
+        "remember that", "note that", "keep in mind that", "dont forget that",
+    )
+)  # fmt: skip
 _STILL_TRUE_FILLERS = frozenset(
     "just recently finally also really currently now still actually officially".split()
 )
@@ -66,9 +76,16 @@ _NAME_FIRST = re.compile(r"^(?P<name>\w+) is (?:my|users) (?P<who>\w+)$")
 
 
 def without_openers(tokens: list[str]) -> list[str]:
-    while len(tokens) > 2 and tokens[0] in _OPENERS:  # "Honestly, I'm ...", "These days I ..."
-        tokens = tokens[1:]
-    turns = 1 if tokens[:1] == ["it"] else 0  # "(It) turns out I'm not allergic to cats"
+    """The words from the statement on: "Honestly, I'm ...", "By the way I'm ..." lose their
+    lead, and so does "(it) turns out" ("It turns out I'm not allergic to cats"); at least two
+    words are kept ("so so" stays)."""
+    while len(tokens) > 2:
+        lead = next((p for p in _LEAD_PHRASES if tuple(tokens[: len(p)]) == p), None)
+        drop = len(lead) if lead else 1 if tokens[0] in _OPENERS else 0
+        if not drop or len(tokens) - drop < 2:
+            break
+        tokens = tokens[drop:]
+    turns = 1 if tokens[:1] == ["it"] else 0
     if len(tokens) > turns + 3 and tokens[turns : turns + 2] == ["turns", "out"]:
         return without_openers(tokens[turns + 2 :])
     return tokens
@@ -85,11 +102,17 @@ def subject_and_predicate(text: str) -> tuple[str, str] | None:
     if breakup:  # "Lena and I broke up", "User and their boyfriend split up"
         return USER, first_person(breakup.group("p").split())
     first = tokens[0]
+    aligned = written if len(written) == len(tokens) else []
     written = written[0] if written else ""
     if first == "we":  # "We adopted a greyhound": the user's household
         return USER, first_person(tokens[1:])
     if first in _FIRST_PERSON:
-        return USER, first_person(list(_FIRST_PERSON[first]) + tokens[1:])
+        expanded = _FIRST_PERSON[first]  # "im" -> "am": the name is the 2nd or 3rd word
+        spoken = list(expanded) + tokens[1:]
+        name = self_named(spoken, aligned[2 - len(expanded) :])
+        if name is not None:  # "I'm Tom", "I am Tom and I ...": what "I am called Tom" says
+            return USER, f"am called {name}"
+        return USER, first_person(spoken)
     if first == "users":  # "User's sister ..."
         return _possessive(tokens[1:], text)
     if first == "user":
@@ -115,6 +138,7 @@ def subject_and_predicate(text: str) -> tuple[str, str] | None:
 def _possessive(rest: list[str], text: str) -> tuple[str, str] | None:
     """After "my" / "User's": another person's fact, or the user's own ("my name is Ana").
     `text`: the fact as written (its capitals tell names, see _named)."""
+    rest = without_apposition(rest, text)  # "my wife Ana works ..." is the wife's job
     if not rest:
         return None
     named = _named(" ".join(rest), text)

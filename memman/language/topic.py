@@ -26,6 +26,7 @@ import re
 from dataclasses import dataclass
 
 from memman.language.attributes import ENDED, USER
+from memman.language.chatter import past_chatter
 from memman.language.kinds import VEHICLES
 from memman.language.negation import correction, first_clause, now_clause, strip_negation
 from memman.language.patterns import read_predicate, stated_favorite, stated_whole
@@ -62,7 +63,11 @@ _FORGET = re.compile(
 
 @memoized
 def about(text: str) -> Topic | None:
-    """The topic of a fact, or None when the extractor does not recognise it."""
+    """The topic of a fact, or None when the extractor does not recognise it.
+
+    A chat message is read from its statement on: "Hi! I'm Tom." is read as "I'm Tom."
+    (chatter.past_chatter; the lead words, "By the way I'm ...", see without_openers)."""
+    text = past_chatter(text)
     spoken = first_person(without_openers(words(text)))
     favorite = stated_favorite(spoken)
     if favorite:  # "Coffee is my favorite drink", "Radiohead is the group I love most"

@@ -1,7 +1,9 @@
 """What happens to memories around the write path: observe, short-term, consolidate, recall.
 
-observe.py and utterance.py turn chat messages into candidate facts; shortterm.py and
-buffer.py hold them per session; consolidate.py, merge.py and merge_phase.py extract and
-merge them into long-term memory through the write path; decay.py ages memories;
+observe.py, utterance.py and pieces.py turn chat messages into candidate facts (pieces.py:
+a message's clauses that stand alone, and the plans for now that are short-term);
+shortterm.py and buffer.py hold them per session; consolidate.py, merge.py and
+merge_phase.py extract and merge them into long-term memory through the write path;
+decay.py ages memories;
 recall.py builds the prompt block; erase.py and manual.py are the user's own changes.
 """

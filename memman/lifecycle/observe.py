@@ -11,10 +11,11 @@ memman/lifecycle/extraction_failures.py; sessions nobody flushes, memman/lifecyc
 Offline, the candidates are the user's own messages, verbatim, except those that state nothing
 about the user (lifecycle/utterance.py): chatter ("ok thanks!", "hmm", "hi"), questions ("What's
 17 * 23?") and requests ("Tell me a joke") to the assistant are listed, with why, in
-`ObserveResult.skips` (their texts in `skipped`) instead. With an LLM, one structured
-call (`prompts/extract_facts.j2`) returns facts with a category, an importance and a
-durability: durable facts go through update_memory with their category and importance (into
-the memory's columns), transient ones to short-term memory.
+`ObserveResult.skips` (their texts in `skipped`) instead; a message of facts that stand alone
+is stored as its clauses, a plan for now goes to short-term memory (lifecycle/pieces.py).
+With an LLM, one structured call (`prompts/extract_facts.j2`) returns facts with a category,
+an importance and a durability: durable facts go through update_memory with their category
+and importance (into the memory's columns), transient ones to short-term memory.
 Assistant and system messages are context, never stored as the user's facts.
 """
 
@@ -43,6 +44,7 @@ from memman.lifecycle.extraction_failures import (
     past_failures,
     singled_out,
 )
+from memman.lifecycle.pieces import IMPORTANCE, pieces, transient
 from memman.lifecycle.shortterm import ShortTermFact
 from memman.lifecycle.utterance import Why, skip_reason
 from memman.llm.client import LLMClient
@@ -292,20 +294,26 @@ def _ask(client: LLMClient, rows: list[sa.Row], settings: Settings) -> Extracted
 
 
 def _offline_candidates(rows: list[sa.Row]) -> tuple[list[tuple[Found, str]], list[Skip]]:
-    """The user's messages that may state something about the user, verbatim (durable, as
-    of the message's time); the others."""
+    """The user's messages that may state something about the user, verbatim (as of the
+    message's time; a message of facts standing alone as its clauses, a plan for now or
+    where the user is now transient: lifecycle/pieces.py); the others."""
     facts: list[tuple[Found, str]] = []
     skips: list[Skip] = []
     for row in rows:
         if row.role != "user" or not normalize(row.content):
             continue
         why = skip_reason(row.content)
-        if why is None:
-            source = f"extraction:{row.id}"
-            found = Found(row.content, source, observed_at=_said_at(row), metadata=_metadata(row))
-            facts.append((found, "durable"))
-        else:
+        if why is not None:
             skips.append(Skip(text=row.content, why=why))
+            continue
+        source, said = f"extraction:{row.id}", _said_at(row)
+        for piece in pieces(row.content):
+            category = transient(piece)
+            if category is None:
+                found = Found(piece, source, observed_at=said, metadata=_metadata(row))
+                facts.append((found, "durable"))
+            else:  # "I'll go for a run later": short-term, as the LLM's transient facts
+                facts.append((Found(piece, source, category, IMPORTANCE, said), "transient"))
     return facts, skips
 
 

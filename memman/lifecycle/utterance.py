@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
+from memman.language.chatter import CHATTER, sentences
 from memman.language.text import written_words
 
 Why = Literal["chatter", "question to the assistant", "request to the assistant"]
@@ -34,16 +35,6 @@ CHATTER_WHY: Why = "chatter"
 QUESTION: Why = "question to the assistant"
 REQUEST: Why = "request to the assistant"
 
-# Every word of a chatter message is one of these: acknowledgements, greetings and the few
-# words that glue them ("thank you so much", "ok sounds good to me"). Words about the user
-# ("I", "my", "am") are not here, so "I am sure of myself" and "I don't see him" are kept:
-# storing a content-poor fact is better than dropping one.
-CHATTER = frozenset(
-    """ok okay k kk hmm hm mm uh um ah oh wow yes yeah yep yup no nope not sure fine cool great
-    nice good lol haha thanks thank thx ty please hi hello hey bye goodbye morning evening
-    night alright right awesome perfect sounds welcome you your youre so much very really a
-    lot too for now then that thats it its is and all to me got see there""".split()
-)
 # Talk about the conversation itself: it names no fact ("I have a question" is followed by
 # the question; "I need your help" by the request).
 META = frozenset(
@@ -113,8 +104,6 @@ WANT_YOU = (
     ("i", "wonder", "if", "you"), ("i", "was", "wondering", "whether", "you"),
 )  # fmt: skip
 
-# A sentence ends at . ! ? or … followed by a space, or at a line break ("3.5" stays whole).
-_SENTENCE_END = re.compile(r"(?<=[.!?…])\s+|\s*\n\s*")
 # The punctuation, symbols and emoji a sentence ends with: "Can you help? 🙏", "(why?)".
 _TRAILING = re.compile(r"[\W_]*$")
 
@@ -124,7 +113,7 @@ def skip_reason(message: str) -> Why | None:
 
     Chatter only if every sentence is chatter: "Hi! Can you write a poem?" is a request.
     """
-    whys = [_kind(sentence) for sentence in _SENTENCE_END.split(message.strip()) if sentence]
+    whys = [_kind(sentence) for sentence in sentences(message)]
     if None in whys:
         return None
     return next((why for why in whys if why != CHATTER_WHY), CHATTER_WHY)
