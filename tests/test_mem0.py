@@ -102,7 +102,7 @@ def test_the_quickstart_runs_unchanged_on_a_sqlite_file(tmp_path):
     listed = run["all_memories"]["results"]
     assert [i["memory"] for i in listed] == [text for _, text in events]
     assert all(set(item) == ITEM_KEYS for item in listed)
-    assert [i["metadata"] for i in listed] == [{"category": "movie_recommendations"}] * 2
+    assert [i["metadata"] for i in listed] == [{"category": "movie_recommendations"}]
     assert run["specific_memory"] == listed[0]
     # No word of "What do you know about me?" is in a memory: lexical recall finds nothing.
     assert run["related_memories"] == {"results": []}
