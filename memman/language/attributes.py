@@ -32,14 +32,6 @@ ATTRIBUTES = SINGLE_VALUED | MULTI_VALUED | {f"{FAVORITE}:*", f"{AMOUNT}:*", f"{
 # The attribute of a fact that ends something no pattern names: the memory holding its object
 # is taken back (supersede._taken_back).
 ENDED = "verb:quit"
-# People (and pets) the user talks about: "my sister lives in Rome" is the sister's residence.
-OTHERS = frozenset(
-    """sister brother mother mom mum father dad wife husband partner girlfriend boyfriend
-    fiance fiancee son daughter kid kids children child friend boss roommate grandmother
-    grandma grandfather grandpa aunt uncle cousin parents neighbor neighbour coworker
-    colleague dog cat""".split()
-)
-
 # One name for a person however the user calls them: "my mom" and "my mother" are one
 # subject, so "My mother moved to Paris" meets "My mom lives in Rome".
 KIN = {
@@ -49,6 +41,14 @@ KIN = {
     "kid": "child", "kids": "children", "neighbour": "neighbor", "coworker": "colleague",
     "hubby": "husband",
 }  # fmt: skip
+# People (and pets) the user talks about: "my sister lives in Rome" is the sister's residence.
+# Every name of KIN too ("my mommy").
+OTHERS = frozenset(
+    """sister brother mother father wife husband partner girlfriend boyfriend fiance fiancee
+    son daughter children child friend boss roommate grandmother grandfather aunt uncle
+    cousin parents neighbor colleague dog cat""".split()
+).union(KIN)
+
 # An LLM's ways to name the user as a fact's subject.
 _THE_USER = frozenset("user me i myself self the_user speaker".split())
 _OWNER = re.compile(r"^(?:the_|user_s_|users_|my_)+")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from memman.language.attributes import OTHERS, USER
+from memman.language.attributes import OTHERS, USER, person
 from memman.language.kinds import PETS
 from memman.language.names import self_named, without_apposition
 from memman.language.negation import NEGATION_WORDS
@@ -157,15 +157,15 @@ def _possessive(rest: list[str], text: str) -> tuple[str, str] | None:
         # "My hamster Peanut died", "my roommate moved out": the user no longer has them.
         return USER, f"no longer have a {rest[0]}"
     if rest[0][:-1] in OTHERS | PETS and rest[1:3] == ["name", "is"]:  # "my dog's name is"
-        return rest[0][:-1], first_person(rest[1:])
+        return person(rest[0][:-1]), first_person(rest[1:])
     if rest[0] in OTHERS and len(rest) > 1:
-        return rest[0], first_person(rest[1:])
+        return person(rest[0]), first_person(rest[1:])
     if (
         len(rest) > 2
         and rest[0] in ("best", "older", "younger", "little", "big")
         and (rest[1] in OTHERS)
     ):
-        return rest[1], first_person(rest[2:])
+        return person(rest[1]), first_person(rest[2:])
     return USER, "my " + first_person(rest)
 
 

@@ -12,7 +12,7 @@ import logging
 import sqlalchemy as sa
 
 from memman.storage.events import absorbed_hash
-from memman.storage.migrations.backfills import ABSORBED_PROGRESS, M025_BATCH
+from memman.storage.migrations.backfills import ABSORBED_PROGRESS, M025_BATCH, kin_subjects
 
 log = logging.getLogger("memman.storage.migrations.postgres")
 
@@ -38,3 +38,10 @@ def p006_events_absorbed_hash(conn: sa.Connection) -> None:
         "CREATE INDEX events_absorbed_hash ON events (user_id, agent_id, absorbed_hash)"
         " WHERE absorbed_hash IS NOT NULL"
     )
+
+
+def p008_kin_subjects(conn: sa.Connection) -> None:
+    """m027's filing of the stored subjects by person ("mom" is "mother")."""
+    for table in ("long_term", "pending"):
+        sql, params = kin_subjects(table, "%s")
+        conn.exec_driver_sql(sql, tuple(params))

@@ -5,9 +5,8 @@ dialect's own parts: identity columns for INTEGER PRIMARY KEY, double precision 
 float4 arrays (REAL[], p002) for the vectors, PL/pgSQL triggers for the vector change log,
 and for the full-text index a generated `tsvector` column with a GIN index instead of FTS5.
 
-p001 stored vectors as SQLite does, float32 bytes (bytea); p002 turns them into REAL[] in
-place, so the server can read them (check a vector's length, cast it to pgvector's `vector`
-type) while the in-process index reads them as before (memman/storage/vector_format.py).
+p001 stored vectors as SQLite does (float32 bytes); p002 turns them into REAL[] in place, which
+the server can read (pgvector's casts) and the in-process index reads as before (vector_format).
 
 Why the table shapes are written here again rather than derived, with SQLite's, from one
 description (SQLAlchemy Table metadata): SQLite's schema is the end of a chain of released
@@ -348,8 +347,8 @@ def _p005(conn: sa.Connection) -> None:
 
 
 # Oldest first; never edit one once released, add the next.
-# Writes of different scopes commit in any order, so the vector cache reads the change log's
-# last row of its own scope (memman/semantic/vectors.py): one index seek.
+# Writes of different scopes commit in any order: the vector cache reads the change log's
+# last row of its own scope by one index seek (memman/semantic/vectors.py).
 _P004 = ["CREATE INDEX vector_log_scope ON vector_log (user_id, agent_id, seq)"]
 _P007 = ["ALTER TABLE message_buffer ADD COLUMN metadata TEXT"]  # as SQLite's m026
 
@@ -361,6 +360,7 @@ MIGRATIONS: list[tuple[str, Callable[[sa.Connection], None]]] = [
     ("p005_pgvector", _p005),
     ("p006_events_absorbed_hash", postgres_backfills.p006_events_absorbed_hash),
     ("p007_message_metadata", _statements(_P007)),
+    ("p008_kin_subjects", postgres_backfills.p008_kin_subjects),
 ]
 KNOWN = [name for name, _ in MIGRATIONS]
 

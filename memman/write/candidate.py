@@ -13,7 +13,7 @@ from typing import Any
 
 from memman.config import DEFAULT_CONFIDENCE, Settings
 from memman.errors import InvalidInputError
-from memman.language.attributes import USER, check_label
+from memman.language.attributes import USER, check_label, person
 from memman.language.text import content_hash, normalize
 from memman.language.topic import Topic, about
 from memman.scope import Scope, check_encodable
@@ -152,9 +152,12 @@ def make_candidate(
 
 
 def _check_labels(subject: Any, attribute: Any) -> dict[str, str | None]:
+    """The caller's labels normalised, a person filed by one name ("mom" is "mother", as
+    the extractor files them), so the caller's and the extractor's subjects meet."""
     try:
+        who = check_label("subject", subject)
         return {
-            "subject": check_label("subject", subject),
+            "subject": None if who is None else person(who),
             "attribute": check_label("attribute", attribute),
         }
     except ValueError as error:

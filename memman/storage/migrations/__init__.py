@@ -35,6 +35,7 @@ CHAIN = (
     fts.m024_fts_automerge_2,
     backfills.m025_events_absorbed_hash,
     tables.m026_message_metadata,
+    backfills.m027_kin_subjects,
 )
 
 migrations = Migrations("memman")

@@ -2,7 +2,7 @@
 
 A memory's topic (m018, indexed for a seek by m022), an event's before_hash (m023) and its
 absorbed_hash (m025) are computed from text the file already stores, so each migration
-backfills them in place.
+backfills them in place; m027 files the subjects stored before a person had one name.
 """
 
 from __future__ import annotations
@@ -107,3 +107,26 @@ def m025_events_absorbed_hash(db: sqlite_utils.Database) -> None:
         "CREATE INDEX events_absorbed_hash ON events (user_id, agent_id, absorbed_hash)"
         " WHERE absorbed_hash IS NOT NULL"
     )
+
+
+def kin_subjects(table: str, mark: str) -> tuple[str, list[str]]:
+    """The statement (and its parameters, `mark` the driver's placeholder) that files a
+    table's subjects by person (language/attributes.KIN: "mom" is "mother"), on either
+    backend: m027 here, p008 on PostgreSQL."""
+    from memman.language.attributes import KIN
+
+    cases = " ".join(f"WHEN {mark} THEN {mark}" for _ in KIN)
+    sql = (
+        f"UPDATE {table} SET subject = CASE subject {cases} END"
+        f" WHERE subject IN ({', '.join([mark] * len(KIN))})"
+    )
+    return sql, [word for pair in KIN.items() for word in pair] + list(KIN)
+
+
+def m027_kin_subjects(db: sqlite_utils.Database) -> None:
+    # "My mom lives in Rome" was stored with the subject "mom", "My mother moved to Paris"
+    # with "mother": two people, so the newer residence stayed beside the old (issue 11).
+    # The extractor and the labels now file a person by one name; the rows stored before
+    # are filed the same way, parked facts too. One statement per table, on the topic index.
+    for table in ("long_term", "pending"):
+        db.execute(*kin_subjects(table, "?"))
