@@ -40,6 +40,8 @@ _LATER_CLAUSE = re.compile(
     r"^(?P<head>.+?) (?:but|and|though|although|except|because|since|when|while|if|unless"
     r"|that|who|which) (?P<rest>.+)$"
 )
+# A present perfect's auxiliary before a verb ("have painted", "have been running").
+_PERFECT = re.compile(r"^(?:have|has) (?:been )?(?=\w+(?:ed|ing)\b)")
 _CORRECTION = re.compile(r"^(?P<head>.+?) (?P<how>not|instead of|rather than) (?P<old>.+)$")
 _SMOKES = frozenset("smoke cigarettes cigars cigar tobacco vaping vape".split())
 GERUNDS = {
@@ -62,6 +64,8 @@ def strip_negation(predicate: str) -> tuple[str, bool, bool]:
     for tail in (" anymore", " any more", " any longer"):
         if predicate.endswith(tail):
             predicate, negated = predicate[: -len(tail)], True
+    if negated:  # "have not painted in years", "have not been running since": the verb itself
+        predicate = _PERFECT.sub("", predicate)
     ending = _ENDING.match(predicate) or _GIVEN_UP.match(predicate)
     if ending:
         return ending.group("rest"), True, True

@@ -32,6 +32,7 @@ _ORDINAL = r"(?:first|second|third|fourth|fifth|sixth|\d+(?:st|nd|rd|th))"
 _ANIMAL_FOOD = "meat|chicken|beef|pork|steak|bacon|poultry|turkey|fish|seafood|salmon|tuna"
 # What says the user eats it now, not as ever: "started eating fish", "eat meat again".
 _RESUMED = r"(?:started|began|have started|am back to|went back to|returned to) eating"
+_NOW_TAIL = r"(?: now| these days| nowadays)?"
 _CHANGED_DIET = r"(?:went|have gone|became|have become|turned|am now|switched to being)"
 
 # (attribute, pattern over the predicate in first-person form). The named group v is the
@@ -98,7 +99,7 @@ _PATTERNS: list[tuple[str, re.Pattern[str], str | None]] = [
             r" (?!(?:my |the )?(?:work|job)\b)(?P<v>.+)| .+)?$",
             "-",
         ),
-        ("employer", r"^(?:am unemployed|am retired|retired|am out of work)$", "-"),
+        ("employer", r"^(?:am unemployed|am retired|retired|am out of work)(?: .*)?$", "-"),
         ("employer", rf"^(?:left) (?!a |an |the |my ){_V}$", "-"),
         ("job", rf"^(?:work|am working)(?: \w+){{0,3}} as {_SERVICE}{_V}$", None),
         (
@@ -150,6 +151,13 @@ _PATTERNS: list[tuple[str, re.Pattern[str], str | None]] = [
         ),
         ("diet", rf"^(?:follow|am on|eat) {_SERVICE}(?P<v>\w+(?: \w+)?) diet(?: .*)?$", None),
         ("diet", r"^eat meat(?: .*)?$", "omnivore"),
+        ("diet", r"^eat (?:everything|anything|all kinds of food|whatever)(?: .*)?$", "omnivore"),
+        # "eats fish now" (a last "now" is dropped by the speaker): animal food as the object
+        (
+            "diet",
+            rf"^eat (?P<v>(?:{_ANIMAL_FOOD})(?: and (?:{_ANIMAL_FOOD}))*){_NOW_TAIL}$",
+            "eats?",
+        ),
         # "a medical student" studies medicine: a job only when the word says no field
         ("studies", r"^am (?:a |an )?(?P<v>\w+) student(?: .+)?$", "field?"),
         ("job", rf"^am {_SERVICE}{_V}$", "job?"),  # only when the head word is an occupation
@@ -180,6 +188,7 @@ _PATTERNS: list[tuple[str, re.Pattern[str], str | None]] = [
             "drink?",
         ),
         ("drinks", r"^drink(?: again| socially)?$", "alcohol"),
+        ("drinks", r"^am (?:sober|teetotal|a teetotaler|alcohol free)(?: .*)?$", "-alcohol"),
         ("drinks", rf"^(?P<v>{'|'.join(sorted(DRINKABLE))})$", None),
         ("allergy", rf"^am allergic to {_V}$", None),
         ("allergy", rf"^have {_SERVICE}(?P<v>\w+) allergy$", None),
@@ -223,6 +232,27 @@ _PATTERNS: list[tuple[str, re.Pattern[str], str | None]] = [
             r"^(?:traded in|swapped|replaced|exchanged) (?:my |the |our )?(?:old )?(?:\w+ ){1,2}?"
             rf"(?:for|with) {_V}$",
             "vehicle?",
+        ),
+        # devices: "use an iphone", "switched to a pixel", "upgraded to a ps5", "game on a ps4"
+        (
+            "device",
+            r"^(?:use|am using|have|own|got|bought|have bought|switched to|upgraded to|moved to"
+            r"|am on|play on|game on|replaced (?:my |the )?\w+(?: \w+)? with) (?:a |an |my |the )?"
+            r"(?:new |used |old )?(?P<v>.+)$",
+            "device?",
+        ),
+        (
+            "school",
+            rf"^(?:transferred|have transferred|switched (?:schools|colleges|universities|unis))"
+            r"(?: to| and am now at) (?!.*\b(?:office|branch|team|department|store|division)\b)"
+            rf"{_V}$",
+            None,
+        ),
+        (
+            "studies",
+            rf"^(?:changed|switched) (?:my )?(?:major|degree|course|field of study)"
+            rf"(?: from .+?)? to {_V}$",
+            None,
         ),
         ("school", rf"^(?:go to|attend|am a student at|study at|am studying at) {_V}$", "school?"),
         ("studies", rf"^(?:study|am studying|major in|am majoring in) {_V}$", None),
