@@ -1,7 +1,9 @@
 """Everyday updates read since the second held-out probe (issue 11: the misses of
-evals/everyday_heldout.jsonl, now a dev set): devices (phone, computer, console), diets said
-by what one eats, sobriety, school transfers and changed majors, a pastime not done "in
-years", and the two sides of work (an employer and a job: "retired" ends either)."""
+evals/everyday_dev.jsonl and evals/everyday_heldout.jsonl, now both dev sets): devices (phone,
+computer, console), diets said by what one eats, sobriety, school transfers, changed majors
+and the year of school, a pastime said by its verb alone or not done "in years", a start at
+an employer, working from home or the office, and the two sides of work (an employer and a
+job: "retired" ends either)."""
 
 from __future__ import annotations
 
@@ -24,8 +26,14 @@ SUPERSEDED = [
     # a school transfer, a changed major
     ("User attends Hollins University", "User transferred to Emory"),
     ("I'm studying history", "I switched my major to economics"),
-    # a pastime not done for a while: the negated present perfect
+    # a pastime not done for a while: the negated present perfect, a verb alone
     ("I go swimming every week", "I haven't been swimming since the pool closed"),
+    ("I go hiking on weekends", "I haven't hiked in years"),
+    ("I sew in my spare time", "I don't sew anymore"),
+    # a start date at a new employer; where one works; the year of school
+    ("I work at Costco", "I start at Walmart next week"),
+    ("I work remotely", "I'm back at the office three days a week"),
+    ("I'm a freshman at Ohio State", "I'm a sophomore now"),
 ]
 
 
@@ -63,6 +71,10 @@ def test_a_change_reaches_the_decider_with_the_memory_it_may_end(db, old, new):
         ("I'm studying law", "My sister transferred to Yale"),
         ("I go to Leeds University", "I transferred to the Denver office"),  # work, not school
         ("I have a MacBook", "I have a cat"),
+        ("I sew", "My mom sews"),
+        ("I work at Costco", "I start at 8am on Mondays"),  # a time, not an employer
+        ("I work from home", "My wife works in the office"),
+        ("I'm a senior at Yale", "My brother is a freshman"),
     ],
 )
 def test_look_alikes_of_the_new_rules_both_stay(db, old, new):

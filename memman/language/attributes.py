@@ -17,7 +17,8 @@ USER = "user"
 # attribute -> what it holds. Single-valued: one current value, a newer one replaces it.
 SINGLE_VALUED = frozenset(
     """residence hometown employer job relationship_status name last_name native_language age
-    birthday diet smoking children car school studies phone computer""".split()
+    birthday diet smoking children car school school_year studies phone computer
+    work_setting""".split()
 )
 # Multi-valued: several true at once ("likes jazz" and "likes hiking").
 # A phone or a computer is the one the user uses now: a new one replaces it ("switched to a

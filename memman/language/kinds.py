@@ -78,6 +78,12 @@ _DEVICES = {
     "computer": frozenset("laptop macbook chromebook thinkpad imac pc desktop computer".split()),
     "console": frozenset("playstation ps3 ps4 ps5 xbox nintendo wii gamecube gameboy".split()),
 }
+# Verbs said alone that are no pastime: "I work", "I agree", "I drink" (drinks' own patterns).
+_NOT_PASTIMES = frozenset(
+    """work live drink smoke eat sleep die agree disagree know think understand care see hope
+    guess mean remember forget try exist wait win lose stay rest vote pray worry cry lie matter
+    count manage suffer struggle commute retire graduate""".split()
+)
 _CONSOLE_LINES = {"ps": "playstation"}  # "ps5" is "playstation 5": one line, a new model
 _ORDINALS = {
     "first": "1", "second": "2", "third": "3", "fourth": "4", "fifth": "5", "sixth": "6",
@@ -122,6 +128,10 @@ def check_kind(
     if fixed == "eats?":  # "started eating fish again": no longer vegetarian
         fish = set((raw or "").split()) - {"and"} <= _FISH  # "salmon and chicken": omnivore
         return attribute, "pescatarian" if fish else "omnivore", False
+    if fixed == "pastime?":  # "i knit", "do not climb anymore": the pastime, knitting
+        if raw is None or raw in _NOT_PASTIMES or raw.endswith("ing"):
+            return None  # "knitting" alone is the gerund pattern's
+        return attribute, gerund(raw), False
     if fixed == "device?":
         return _device(value)
     if fixed.startswith("-") and len(fixed) > 1:  # "am sober": a named value taken back
@@ -141,6 +151,18 @@ def check_kind(
             return attribute, None, False
         return (attribute, pet, False) if pet in PETS else None
     return attribute, fixed, False
+
+
+def gerund(verb: str) -> str:
+    """A verb's -ing form: "knit" -> "knitting", "dance" -> "dancing", "climb" -> "climbing"
+    (one syllable ending consonant-vowel-consonant doubles its last letter)."""
+    if verb.endswith("ie"):
+        return verb[:-2] + "ying"
+    if verb.endswith("e") and not verb.endswith(("ee", "ye", "oe")):
+        return verb[:-1] + "ing"
+    if re.fullmatch(r"[^aeiou]*[aeiou][^aeiouwxy]", verb):
+        return verb + verb[-1] + "ing"
+    return verb + "ing"
 
 
 def _device(value: str | None) -> tuple[str, str, bool] | None:

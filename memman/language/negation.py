@@ -64,8 +64,8 @@ def strip_negation(predicate: str) -> tuple[str, bool, bool]:
     for tail in (" anymore", " any more", " any longer"):
         if predicate.endswith(tail):
             predicate, negated = predicate[: -len(tail)], True
-    if negated:  # "have not painted in years", "have not been running since": the verb itself
-        predicate = _PERFECT.sub("", predicate)
+    if negated:  # "have not painted in years", "have not been running since"
+        predicate = _pastime_not_done(predicate)
     ending = _ENDING.match(predicate) or _GIVEN_UP.match(predicate)
     if ending:
         return ending.group("rest"), True, True
@@ -84,6 +84,19 @@ def strip_negation(predicate: str) -> tuple[str, bool, bool]:
     if starting and starting.group("g") in GERUNDS.keys() - {"eating"}:
         predicate = GERUNDS[starting.group("g")] + starting.group("rest")
     return predicate.replace("have got ", "have ").strip(), negated, ended
+
+
+def _pastime_not_done(predicate: str) -> str:
+    """A negated present perfect of a pastime, as the pastime ("have painted in years" ->
+    "painting in years"); any other predicate unchanged ("have decided yet")."""
+    perfect = _PERFECT.match(predicate)
+    if perfect is None:
+        return predicate
+    done, _, rest = predicate[perfect.end() :].partition(" ")
+    done = done[:-2] + "ing" if done.endswith("ed") else done  # painted -> painting
+    pastime = f"{done} {rest}".strip()
+    read = read_predicate(pastime)
+    return pastime if read is not None and read[0] == "hobby" else predicate
 
 
 def correction(predicate: str) -> tuple[str, str, bool, str] | None:

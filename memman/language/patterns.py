@@ -89,8 +89,9 @@ _PATTERNS: list[tuple[str, re.Pattern[str], str | None]] = [
         ("employer", rf"^(?:am employed|am hired|got hired|was hired) (?:at|by) {_V}$", None),
         (
             "employer",
-            rf"^(?:joined|started at|started working at|started working for|got a job at"
-            rf"|took a job at|accepted a job at|accepted an offer from) (?!a |an |the |my ){_V}$",
+            rf"^(?:joined|started at|start at|am starting at|will start at|started working at"
+            rf"|started working for|got a job at|took a job at|accepted a job at"
+            rf"|accepted an offer from) (?!a |an |the |my |\d){_V}$",
             None,
         ),
         (
@@ -101,6 +102,18 @@ _PATTERNS: list[tuple[str, re.Pattern[str], str | None]] = [
         ),
         ("employer", r"^(?:am unemployed|am retired|retired|am out of work)(?: .*)?$", "-"),
         ("employer", rf"^(?:left) (?!a |an |the |my ){_V}$", "-"),
+        # where one works: "work from home", "am back in the office" (not "... as a nurse")
+        (
+            "work_setting",
+            r"^(?:work|am working) (?:from home|remotely|remote)(?: (?!as ).*)?$",
+            "remote",
+        ),
+        (
+            "work_setting",
+            r"^(?:am back|work|am working|went back|returned|go back) (?:in|at|to|into|from)"
+            r" (?:the )?office(?: (?!as ).*)?$",
+            "office",
+        ),
         ("job", rf"^(?:work|am working)(?: \w+){{0,3}} as {_SERVICE}{_V}$", None),
         (
             "children",
@@ -144,6 +157,13 @@ _PATTERNS: list[tuple[str, re.Pattern[str], str | None]] = [
             None,
         ),
         ("school", rf"^am in (?P<v>{_SCHOOL_LEVELS}|\w+ grade)(?: .*)?$", None),
+        (  # the year of school: "am a sophomore at nyu", "am in my final year of college"
+            "school_year",
+            r"^am (?:a |an |in (?:my |the )?)?(?P<v>freshman|sophomore|junior|senior"
+            r"|(?:first|second|third|fourth|final|last) year)(?: year)?"
+            r"(?: (?:at|in|of) .+| student.*| now)?$",
+            None,
+        ),
         (
             "school",
             rf"^(?:started|began|entered|am starting) (?P<v>{_SCHOOL_LEVELS})(?: .*)?$",
@@ -271,7 +291,8 @@ _PATTERNS: list[tuple[str, re.Pattern[str], str | None]] = [
         (
             "hobby",
             r"^(?!(?:some|no|any|every)?thing\b)(?P<v>\w{3,}ing)(?: (?:after|since|because|when"
-            r"|as|last|this|years?|months?|ago|due|completely|altogether)\b.*)?$",
+            r"|as|last|this|years?|months?|ago|due|completely|altogether)\b.*"
+            r"| (?:in|for) (?:years|months|ages|a while|a long time)(?: now)?)?$",
             None,
         ),
     ]
@@ -312,40 +333,18 @@ def stated_favorite(spoken: str) -> tuple[str, str | None] | None:
     return favorite_key(favorite.group("thing")), trim_value(favorite.group("v"))
 
 
-# Facts read whole, their subject inside the phrasing: "please call me bob", "everyone calls
-# me liz" state the user's name; "today am my 63rd birthday" their age.
-_WHOLE = [
-    (
-        "name",
-        re.compile(
-            r"^(?:please |you can |just |so |but )?(?:(?:everyone|everybody|people|most people"
-            r"|my friends|friends|all my friends|they) )?calls? me (?P<v>\w+)(?: .*)?$"
-        ),
-    ),
-    (
-        "age",
-        re.compile(
-            r"^(?:today|it|yesterday) (?:am|was) my (?P<v>\d+)(?:st|nd|rd|th) birthday(?: .*)?$"
-        ),
-    ),
-    (
-        "age",
-        re.compile(
-            r"^(?:i|user) (?:just )?(?:celebrated|had) (?:my|their|his|her) (?P<v>\d+)"
-            r"(?:st|nd|rd|th) birthday(?: .*)?$"
-        ),
-    ),
-]
+# A verb alone as what one does: a pastime ("i knit", "do not climb anymore").
+_VERB_ALONE = re.compile(
+    r"^(?P<v>[a-z]{3,})(?: (?:on weekends|on the weekends?|every day|every week|a lot|daily"
+    r"|weekly|regularly|often|sometimes|for fun|in my (?:spare|free) time))?$"
+)
 
 
-def stated_whole(spoken: str) -> tuple[str, str] | None:
-    """A fact whose phrasing holds its subject (the whole fact in the first person)."""
-    for attribute, pattern in _WHOLE:
-        found = pattern.match(spoken)
-        value = trim_value(found.group("v")) if found else None
-        if value:
-            return attribute, value
-    return None
+def pastime(predicate: str) -> tuple[str, str | None, bool] | None:
+    """A predicate of a verb alone read as the pastime it names ("knit" -> hobby knitting).
+    Only for a predicate that is a verb: not the object left by a take-back ("quit yoga")."""
+    found = _VERB_ALONE.match(predicate)
+    return check_kind("hobby", "pastime?", found.group("v"), None) if found else None
 
 
 def read_predicate(predicate: str) -> tuple[str, str | None, bool] | None:
