@@ -32,7 +32,7 @@ SUPERSEDED = [
     ("I sew in my spare time", "I don't sew anymore"),
     # a start date at a new employer; where one works; the year of school
     ("I work at Costco", "I start at Walmart next week"),
-    ("I work remotely", "I'm back at the office three days a week"),
+    ("I work remotely", "I'm working from the office again"),
     ("I'm a freshman at Ohio State", "I'm a sophomore now"),
 ]
 
@@ -74,6 +74,7 @@ def test_a_change_reaches_the_decider_with_the_memory_it_may_end(db, old, new):
         ("I sew", "My mom sews"),
         ("I work at Costco", "I start at 8am on Mondays"),  # a time, not an employer
         ("I work from home", "My wife works in the office"),
+        ("I work from home on Fridays", "I go to the office on Tuesdays"),  # a schedule
         ("I'm a senior at Yale", "My brother is a freshman"),
     ],
 )

@@ -82,8 +82,10 @@ _DEVICES = {
 _NOT_PASTIMES = frozenset(
     """work live drink smoke eat sleep die agree disagree know think understand care see hope
     guess mean remember forget try exist wait win lose stay rest vote pray worry cry lie matter
-    count manage suffer struggle commute retire graduate""".split()
+    count manage suffer struggle commute retire graduate drive""".split()
 )
+# A device said by its kind alone names none: "am on my computer so much", "use my phone".
+_ANY_DEVICE = frozenset("phone smartphone computer laptop pc desktop".split())
 _CONSOLE_LINES = {"ps": "playstation"}  # "ps5" is "playstation 5": one line, a new model
 _ORDINALS = {
     "first": "1", "second": "2", "third": "3", "fourth": "4", "fifth": "5", "sixth": "6",
@@ -129,8 +131,8 @@ def check_kind(
         fish = set((raw or "").split()) - {"and"} <= _FISH  # "salmon and chicken": omnivore
         return attribute, "pescatarian" if fish else "omnivore", False
     if fixed == "pastime?":  # "i knit", "do not climb anymore": the pastime, knitting
-        if raw is None or raw in _NOT_PASTIMES or raw.endswith("ing"):
-            return None  # "knitting" alone is the gerund pattern's
+        if raw is None or raw in _NOT_PASTIMES or raw.endswith(("ing", "ed")):
+            return None  # "knitting" alone is the gerund pattern's; "cooked" an event
         return attribute, gerund(raw), False
     if fixed == "device?":
         return _device(value)
@@ -169,6 +171,8 @@ def _device(value: str | None) -> tuple[str, str, bool] | None:
     """The device attribute a value names and the value, or None for no device. A console's
     model is spelled out so one line's models share a word ("ps4" -> "playstation 4")."""
     named = (value or "").split()
+    if len(named) == 1 and named[0] in _ANY_DEVICE:  # "on my phone all day": no device named
+        return None
     for attribute, kinds in _DEVICES.items():
         if any(word in kinds for word in named):
             if attribute == "console":

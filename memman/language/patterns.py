@@ -32,6 +32,9 @@ _ORDINAL = r"(?:first|second|third|fourth|fifth|sixth|\d+(?:st|nd|rd|th))"
 _ANIMAL_FOOD = "meat|chicken|beef|pork|steak|bacon|poultry|turkey|fish|seafood|salmon|tuna"
 # What says the user eats it now, not as ever: "started eating fish", "eat meat again".
 _RESUMED = r"(?:started|began|have started|am back to|went back to|returned to) eating"
+# What says a setting is the whole week, not one part of a schedule ("work from home on
+# Mondays" and "from the office on Thursdays" are both true).
+_WHOLLY = r"(?: full time| now| again| these days| for good| permanently| every day)?"
 _NOW_TAIL = r"(?: now| these days| nowadays)?"
 _CHANGED_DIET = r"(?:went|have gone|became|have become|turned|am now|switched to being)"
 
@@ -100,18 +103,22 @@ _PATTERNS: list[tuple[str, re.Pattern[str], str | None]] = [
             r" (?!(?:my |the )?(?:work|job)\b)(?P<v>.+)| .+)?$",
             "-",
         ),
-        ("employer", r"^(?:am unemployed|am retired|retired|am out of work)(?: .*)?$", "-"),
+        (  # "retired last year", not "am not retired yet" (still at work)
+            "employer",
+            r"^(?:am unemployed|am retired|retired|am out of work)(?: (?!yet\b).*)?$",
+            "-",
+        ),
         ("employer", rf"^(?:left) (?!a |an |the |my ){_V}$", "-"),
-        # where one works: "work from home", "am back in the office" (not "... as a nurse")
+        # where one works: "work from home", "am back in the office full time"
         (
             "work_setting",
-            r"^(?:work|am working) (?:from home|remotely|remote)(?: (?!as ).*)?$",
+            rf"^(?:work|am working) (?:from home|remotely|remote){_WHOLLY}$",
             "remote",
         ),
         (
             "work_setting",
             r"^(?:am back|work|am working|went back|returned|go back) (?:in|at|to|into|from)"
-            r" (?:the )?office(?: (?!as ).*)?$",
+            rf" (?:the )?office{_WHOLLY}$",
             "office",
         ),
         ("job", rf"^(?:work|am working)(?: \w+){{0,3}} as {_SERVICE}{_V}$", None),
@@ -257,7 +264,8 @@ _PATTERNS: list[tuple[str, re.Pattern[str], str | None]] = [
         (
             "device",
             r"^(?:use|am using|have|own|got|bought|have bought|switched to|upgraded to|moved to"
-            r"|am on|play on|game on|replaced (?:my |the )?\w+(?: \w+)? with) (?:a |an |my |the )?"
+            r"|play on|game on|replaced (?:my |the )?\w+(?: \w+)? with) (?!owned |had |used )"
+            r"(?:a |an |my |the )?"
             r"(?:new |used |old )?(?P<v>.+)$",
             "device?",
         ),
