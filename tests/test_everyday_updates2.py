@@ -71,6 +71,7 @@ def test_a_change_reaches_the_decider_with_the_memory_it_may_end(db, old, new):
         ("I'm studying law", "My sister transferred to Yale"),
         ("I go to Leeds University", "I transferred to the Denver office"),  # work, not school
         ("I have a MacBook", "I have a cat"),
+        ("I have a Dell laptop", "I bought two computer monitors"),  # no computer named
         ("I sew", "My mom sews"),
         ("I work at Costco", "I start at 8am on Mondays"),  # a time, not an employer
         ("I work from home", "My wife works in the office"),

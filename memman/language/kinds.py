@@ -78,11 +78,13 @@ _DEVICES = {
     "computer": frozenset("laptop macbook chromebook thinkpad imac pc desktop computer".split()),
     "console": frozenset("playstation ps3 ps4 ps5 xbox nintendo wii gamecube gameboy".split()),
 }
-# Verbs said alone that are no pastime: "I work", "I agree", "I drink" (drinks' own patterns).
-_NOT_PASTIMES = frozenset(
-    """work live drink smoke eat sleep die agree disagree know think understand care see hope
-    guess mean remember forget try exist wait win lose stay rest vote pray worry cry lie matter
-    count manage suffer struggle commute retire graduate drive""".split()
+# Verbs that name a pastime said alone ("I knit", "I don't climb anymore"): not "I teach"
+# (a job), "I move a lot", "my dog stinks".
+_PASTIMES = frozenset(
+    """knit crochet sew quilt embroider paint draw sketch sculpt write blog journal read cook
+    bake garden fish hunt hike camp climb swim run jog bike cycle ski snowboard surf skate
+    skateboard rollerblade dance sing rap act travel golf bowl box fence row sail kayak canoe
+    dive snorkel meditate volunteer walk exercise lift skydive larp cosplay game""".split()
 )
 # A device said by its kind alone names none: "am on my computer so much", "use my phone".
 _ANY_DEVICE = frozenset("phone smartphone computer laptop pc desktop".split())
@@ -131,9 +133,7 @@ def check_kind(
         fish = set((raw or "").split()) - {"and"} <= _FISH  # "salmon and chicken": omnivore
         return attribute, "pescatarian" if fish else "omnivore", False
     if fixed == "pastime?":  # "i knit", "do not climb anymore": the pastime, knitting
-        if raw is None or raw in _NOT_PASTIMES or raw.endswith(("ing", "ed")):
-            return None  # "knitting" alone is the gerund pattern's; "cooked" an event
-        return attribute, gerund(raw), False
+        return (attribute, gerund(raw), False) if raw in _PASTIMES else None
     if fixed == "device?":
         return _device(value)
     if fixed.startswith("-") and len(fixed) > 1:  # "am sober": a named value taken back
@@ -173,8 +173,11 @@ def _device(value: str | None) -> tuple[str, str, bool] | None:
     named = (value or "").split()
     if len(named) == 1 and named[0] in _ANY_DEVICE:  # "on my phone all day": no device named
         return None
+    # the device first ("iphone 12", "nintendo switch") or last ("windows laptop"): not
+    # "two computer monitors", "started a small computer business"
+    ends = {named[0], named[-1]} if named else set()
     for attribute, kinds in _DEVICES.items():
-        if any(word in kinds for word in named):
+        if ends & kinds:
             if attribute == "console":
                 named = [_console(word) for word in named]
             return attribute, " ".join(named), False
