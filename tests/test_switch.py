@@ -41,7 +41,7 @@ KEPT = [
     ("User uses a standing desk", "User uses a sitting desk"),
     ("User has a dog", "User has a cat"),
     # a switch to a thing of no named kind, or to the same kind
-    ("User uses an iPhone", "User switched to a Pixel phone"),
+    ("User uses a Kindle", "User switched to a Kobo e-reader"),
     ("User uses a desk", "User switched to a standing desk"),
     ("User uses a standing desk", "User switched to an electric standing desk"),
     # a visit, not a switch; another person's switch

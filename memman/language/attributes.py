@@ -17,10 +17,18 @@ USER = "user"
 # attribute -> what it holds. Single-valued: one current value, a newer one replaces it.
 SINGLE_VALUED = frozenset(
     """residence hometown employer job relationship_status name last_name native_language age
-    birthday diet smoking children car school studies""".split()
+    birthday diet smoking children car school school_year studies phone computer
+    work_setting""".split()
 )
 # Multi-valued: several true at once ("likes jazz" and "likes hiking").
-MULTI_VALUED = frozenset("likes drinks pets plays speaks allergy hobby".split())
+# A phone or a computer is the one the user uses now: a new one replaces it ("switched to a
+# Pixel"). Consoles are several ("also got a Switch"); one line's new model is told from
+# another line by the value's words (kinds.device_value: "playstation 4" / "playstation 5").
+MULTI_VALUED = frozenset("likes drinks pets plays speaks allergy hobby console".split())
+# Attributes that are two sides of one fact: where one works and as what ("a software engineer
+# at Stripe" is a job; "started a new job at Shopify" an employer; "retired" ends both).
+# A fact of one is shown to the decider with the memories of the other, never settled on them.
+KINDRED = {"employer": "job", "job": "employer"}
 # Favourites are single-valued per thing: "favorite:color", "favorite:band".
 FAVORITE = "favorite"
 # So is an amount the user states of one thing of theirs: "My rent is $1,200 a month" is

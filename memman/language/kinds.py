@@ -68,6 +68,27 @@ CAR_MAKES = frozenset(
     peugeot renault citroen skoda seat opel mini lincoln acura infiniti mitsubishi suzuki
     prius civic corolla camry accord""".split()
 )
+# Devices by what they are: a value naming one of these words is that device ("an iPhone 12",
+# "a Windows laptop", "a PS5"). "switch" only as "nintendo switch": a switch is also a verb.
+_DEVICES = {
+    "phone": frozenset(
+        """phone smartphone iphone android pixel samsung galaxy oneplus nokia motorola xiaomi
+        huawei blackberry""".split()
+    ),
+    "computer": frozenset("laptop macbook chromebook thinkpad imac pc desktop computer".split()),
+    "console": frozenset("playstation ps3 ps4 ps5 xbox nintendo wii gamecube gameboy".split()),
+}
+# Verbs that name a pastime said alone ("I knit", "I don't climb anymore"): not "I teach"
+# (a job), "I move a lot", "my dog stinks".
+_PASTIMES = frozenset(
+    """knit crochet sew quilt embroider paint draw sketch sculpt write blog journal read cook
+    bake garden fish hunt hike camp climb swim run jog bike cycle ski snowboard surf skate
+    skateboard rollerblade dance sing rap act travel golf bowl box fence row sail kayak canoe
+    dive snorkel meditate volunteer walk exercise lift skydive larp cosplay game""".split()
+)
+# A device said by its kind alone names none: "am on my computer so much", "use my phone".
+_ANY_DEVICE = frozenset("phone smartphone computer laptop pc desktop".split())
+_CONSOLE_LINES = {"ps": "playstation"}  # "ps5" is "playstation 5": one line, a new model
 _ORDINALS = {
     "first": "1", "second": "2", "third": "3", "fourth": "4", "fifth": "5", "sixth": "6",
 }  # fmt: skip
@@ -109,7 +130,14 @@ def check_kind(
     if fixed == "born":  # "had our third child" counts three; "had a baby": a new count
         return attribute, _ORDINALS.get(raw or "", (raw or "")[:-2] or None), False
     if fixed == "eats?":  # "started eating fish again": no longer vegetarian
-        return attribute, "pescatarian" if value in _FISH else "omnivore", False
+        fish = set((raw or "").split()) - {"and"} <= _FISH  # "salmon and chicken": omnivore
+        return attribute, "pescatarian" if fish else "omnivore", False
+    if fixed == "pastime?":  # "i knit", "do not climb anymore": the pastime, knitting
+        return (attribute, gerund(raw), False) if raw in _PASTIMES else None
+    if fixed == "device?":
+        return _device(value)
+    if fixed.startswith("-") and len(fixed) > 1:  # "am sober": a named value taken back
+        return attribute, fixed[1:], True
     if fixed == "vehicle?":
         return (attribute, value, False) if value and _is_vehicle(value) else None
     if fixed == "count":
@@ -125,6 +153,40 @@ def check_kind(
             return attribute, None, False
         return (attribute, pet, False) if pet in PETS else None
     return attribute, fixed, False
+
+
+def gerund(verb: str) -> str:
+    """A verb's -ing form: "knit" -> "knitting", "dance" -> "dancing", "climb" -> "climbing"
+    (one syllable ending consonant-vowel-consonant doubles its last letter)."""
+    if verb.endswith("ie"):
+        return verb[:-2] + "ying"
+    if verb.endswith("e") and not verb.endswith(("ee", "ye", "oe")):
+        return verb[:-1] + "ing"
+    if re.fullmatch(r"[^aeiou]*[aeiou][^aeiouwxy]", verb):
+        return verb + verb[-1] + "ing"
+    return verb + "ing"
+
+
+def _device(value: str | None) -> tuple[str, str, bool] | None:
+    """The device attribute a value names and the value, or None for no device. A console's
+    model is spelled out so one line's models share a word ("ps4" -> "playstation 4")."""
+    named = (value or "").split()
+    if len(named) == 1 and named[0] in _ANY_DEVICE:  # "on my phone all day": no device named
+        return None
+    # the device first ("iphone 12", "nintendo switch") or last ("windows laptop"): not
+    # "two computer monitors", "started a small computer business"
+    ends = {named[0], named[-1]} if named else set()
+    for attribute, kinds in _DEVICES.items():
+        if ends & kinds:
+            if attribute == "console":
+                named = [_console(word) for word in named]
+            return attribute, " ".join(named), False
+    return None
+
+
+def _console(word: str) -> str:
+    line = re.fullmatch(r"(ps)(\d)", word)
+    return f"{_CONSOLE_LINES[line.group(1)]} {line.group(2)}" if line else word
 
 
 def _is_vehicle(value: str) -> bool:

@@ -40,6 +40,8 @@ _LATER_CLAUSE = re.compile(
     r"^(?P<head>.+?) (?:but|and|though|although|except|because|since|when|while|if|unless"
     r"|that|who|which) (?P<rest>.+)$"
 )
+# A present perfect's auxiliary before a verb ("have painted", "have been running").
+_PERFECT = re.compile(r"^(?:have|has) (?:been )?(?=\w+(?:ed|ing)\b)")
 _CORRECTION = re.compile(r"^(?P<head>.+?) (?P<how>not|instead of|rather than) (?P<old>.+)$")
 _SMOKES = frozenset("smoke cigarettes cigars cigar tobacco vaping vape".split())
 GERUNDS = {
@@ -62,6 +64,8 @@ def strip_negation(predicate: str) -> tuple[str, bool, bool]:
     for tail in (" anymore", " any more", " any longer"):
         if predicate.endswith(tail):
             predicate, negated = predicate[: -len(tail)], True
+    if negated:  # "have not painted in years", "have not been running since"
+        predicate = _pastime_not_done(predicate)
     ending = _ENDING.match(predicate) or _GIVEN_UP.match(predicate)
     if ending:
         return ending.group("rest"), True, True
@@ -80,6 +84,19 @@ def strip_negation(predicate: str) -> tuple[str, bool, bool]:
     if starting and starting.group("g") in GERUNDS.keys() - {"eating"}:
         predicate = GERUNDS[starting.group("g")] + starting.group("rest")
     return predicate.replace("have got ", "have ").strip(), negated, ended
+
+
+def _pastime_not_done(predicate: str) -> str:
+    """A negated present perfect of a pastime, as the pastime ("have painted in years" ->
+    "painting in years"); any other predicate unchanged ("have decided yet")."""
+    perfect = _PERFECT.match(predicate)
+    if perfect is None:
+        return predicate
+    done, _, rest = predicate[perfect.end() :].partition(" ")
+    done = done[:-2] + "ing" if done.endswith("ed") else done  # painted -> painting
+    pastime = f"{done} {rest}".strip()
+    read = read_predicate(pastime)
+    return pastime if read is not None and read[0] == "hobby" else predicate
 
 
 def correction(predicate: str) -> tuple[str, str, bool, str] | None:

@@ -32,6 +32,10 @@ _ORDINAL = r"(?:first|second|third|fourth|fifth|sixth|\d+(?:st|nd|rd|th))"
 _ANIMAL_FOOD = "meat|chicken|beef|pork|steak|bacon|poultry|turkey|fish|seafood|salmon|tuna"
 # What says the user eats it now, not as ever: "started eating fish", "eat meat again".
 _RESUMED = r"(?:started|began|have started|am back to|went back to|returned to) eating"
+# What says a setting is the whole week, not one part of a schedule ("work from home on
+# Mondays" and "from the office on Thursdays" are both true).
+_WHOLLY = r"(?: full time| now| again| these days| for good| permanently| every day)?"
+_NOW_TAIL = r"(?: now| these days| nowadays)?"
 _CHANGED_DIET = r"(?:went|have gone|became|have become|turned|am now|switched to being)"
 
 # (attribute, pattern over the predicate in first-person form). The named group v is the
@@ -88,8 +92,9 @@ _PATTERNS: list[tuple[str, re.Pattern[str], str | None]] = [
         ("employer", rf"^(?:am employed|am hired|got hired|was hired) (?:at|by) {_V}$", None),
         (
             "employer",
-            rf"^(?:joined|started at|started working at|started working for|got a job at"
-            rf"|took a job at|accepted a job at|accepted an offer from) (?!a |an |the |my ){_V}$",
+            rf"^(?:joined|started at|start at|am starting at|will start at|started working at"
+            rf"|started working for|got a job at|took a job at|accepted a job at"
+            rf"|accepted an offer from) (?!a |an |the |my |\d){_V}$",
             None,
         ),
         (
@@ -98,8 +103,24 @@ _PATTERNS: list[tuple[str, re.Pattern[str], str | None]] = [
             r" (?!(?:my |the )?(?:work|job)\b)(?P<v>.+)| .+)?$",
             "-",
         ),
-        ("employer", r"^(?:am unemployed|am retired|retired|am out of work)$", "-"),
+        (  # "retired last year", not "am not retired yet" (still at work)
+            "employer",
+            r"^(?:am unemployed|am retired|retired|am out of work)(?: (?!yet\b).*)?$",
+            "-",
+        ),
         ("employer", rf"^(?:left) (?!a |an |the |my ){_V}$", "-"),
+        # where one works: "work from home", "am back in the office full time"
+        (
+            "work_setting",
+            rf"^(?:work|am working) (?:from home|remotely|remote){_WHOLLY}$",
+            "remote",
+        ),
+        (
+            "work_setting",
+            r"^(?:am back|work|am working|went back|returned|go back) (?:in|at|to|into|from)"
+            rf" (?:the )?office{_WHOLLY}$",
+            "office",
+        ),
         ("job", rf"^(?:work|am working)(?: \w+){{0,3}} as {_SERVICE}{_V}$", None),
         (
             "children",
@@ -143,6 +164,13 @@ _PATTERNS: list[tuple[str, re.Pattern[str], str | None]] = [
             None,
         ),
         ("school", rf"^am in (?P<v>{_SCHOOL_LEVELS}|\w+ grade)(?: .*)?$", None),
+        (  # the year of school: "am a sophomore at nyu", "am in my final year of college"
+            "school_year",
+            r"^am (?:a |an |in (?:my |the )?)?(?P<v>freshman|sophomore|junior|senior"
+            r"|(?:first|second|third|fourth|final|last) year)(?: year)?"
+            r"(?: (?:at|in|of) .+| student.*| now)?$",
+            None,
+        ),
         (
             "school",
             rf"^(?:started|began|entered|am starting) (?P<v>{_SCHOOL_LEVELS})(?: .*)?$",
@@ -150,6 +178,13 @@ _PATTERNS: list[tuple[str, re.Pattern[str], str | None]] = [
         ),
         ("diet", rf"^(?:follow|am on|eat) {_SERVICE}(?P<v>\w+(?: \w+)?) diet(?: .*)?$", None),
         ("diet", r"^eat meat(?: .*)?$", "omnivore"),
+        ("diet", r"^eat (?:everything|anything|all kinds of food|whatever)(?: .*)?$", "omnivore"),
+        # "eats fish now" (a last "now" is dropped by the speaker): animal food as the object
+        (
+            "diet",
+            rf"^eat (?P<v>(?:{_ANIMAL_FOOD})(?: and (?:{_ANIMAL_FOOD}))*){_NOW_TAIL}$",
+            "eats?",
+        ),
         # "a medical student" studies medicine: a job only when the word says no field
         ("studies", r"^am (?:a |an )?(?P<v>\w+) student(?: .+)?$", "field?"),
         ("job", rf"^am {_SERVICE}{_V}$", "job?"),  # only when the head word is an occupation
@@ -180,6 +215,7 @@ _PATTERNS: list[tuple[str, re.Pattern[str], str | None]] = [
             "drink?",
         ),
         ("drinks", r"^drink(?: again| socially)?$", "alcohol"),
+        ("drinks", r"^am (?:sober|teetotal|a teetotaler|alcohol free)(?: .*)?$", "-alcohol"),
         ("drinks", rf"^(?P<v>{'|'.join(sorted(DRINKABLE))})$", None),
         ("allergy", rf"^am allergic to {_V}$", None),
         ("allergy", rf"^have {_SERVICE}(?P<v>\w+) allergy$", None),
@@ -224,6 +260,28 @@ _PATTERNS: list[tuple[str, re.Pattern[str], str | None]] = [
             rf"(?:for|with) {_V}$",
             "vehicle?",
         ),
+        # devices: "use an iphone", "switched to a pixel", "upgraded to a ps5", "game on a ps4"
+        (
+            "device",
+            r"^(?:use|am using|have|own|got|bought|have bought|switched to|upgraded to|moved to"
+            r"|play on|game on|replaced (?:my |the )?\w+(?: \w+)? with) (?!owned |had |used )"
+            r"(?:a |an |my |the )?"
+            r"(?:new |used |old )?(?P<v>.+)$",
+            "device?",
+        ),
+        (
+            "school",
+            rf"^(?:transferred|have transferred|switched (?:schools|colleges|universities|unis))"
+            r"(?: to| and am now at) (?!.*\b(?:office|branch|team|department|store|division)\b)"
+            rf"{_V}$",
+            None,
+        ),
+        (
+            "studies",
+            rf"^(?:changed|switched) (?:my )?(?:major|degree|course|field of study)"
+            rf"(?: from .+?)? to {_V}$",
+            None,
+        ),
         ("school", rf"^(?:go to|attend|am a student at|study at|am studying at) {_V}$", "school?"),
         ("studies", rf"^(?:study|am studying|major in|am majoring in) {_V}$", None),
         ("speaks", rf"^speak {_V}$", None),
@@ -241,7 +299,8 @@ _PATTERNS: list[tuple[str, re.Pattern[str], str | None]] = [
         (
             "hobby",
             r"^(?!(?:some|no|any|every)?thing\b)(?P<v>\w{3,}ing)(?: (?:after|since|because|when"
-            r"|as|last|this|years?|months?|ago|due|completely|altogether)\b.*)?$",
+            r"|as|last|this|years?|months?|ago|due|completely|altogether)\b.*"
+            r"| (?:in|for) (?:years|months|ages|a while|a long time)(?: now)?)?$",
             None,
         ),
     ]
@@ -282,40 +341,18 @@ def stated_favorite(spoken: str) -> tuple[str, str | None] | None:
     return favorite_key(favorite.group("thing")), trim_value(favorite.group("v"))
 
 
-# Facts read whole, their subject inside the phrasing: "please call me bob", "everyone calls
-# me liz" state the user's name; "today am my 63rd birthday" their age.
-_WHOLE = [
-    (
-        "name",
-        re.compile(
-            r"^(?:please |you can |just |so |but )?(?:(?:everyone|everybody|people|most people"
-            r"|my friends|friends|all my friends|they) )?calls? me (?P<v>\w+)(?: .*)?$"
-        ),
-    ),
-    (
-        "age",
-        re.compile(
-            r"^(?:today|it|yesterday) (?:am|was) my (?P<v>\d+)(?:st|nd|rd|th) birthday(?: .*)?$"
-        ),
-    ),
-    (
-        "age",
-        re.compile(
-            r"^(?:i|user) (?:just )?(?:celebrated|had) (?:my|their|his|her) (?P<v>\d+)"
-            r"(?:st|nd|rd|th) birthday(?: .*)?$"
-        ),
-    ),
-]
+# A verb alone as what one does: a pastime ("i knit", "do not climb anymore").
+_VERB_ALONE = re.compile(
+    r"^(?P<v>[a-z]{3,})(?: (?:on weekends|on the weekends?|every day|every week|a lot|daily"
+    r"|weekly|regularly|often|sometimes|for fun|in my (?:spare|free) time))?$"
+)
 
 
-def stated_whole(spoken: str) -> tuple[str, str] | None:
-    """A fact whose phrasing holds its subject (the whole fact in the first person)."""
-    for attribute, pattern in _WHOLE:
-        found = pattern.match(spoken)
-        value = trim_value(found.group("v")) if found else None
-        if value:
-            return attribute, value
-    return None
+def pastime(predicate: str) -> tuple[str, str | None, bool] | None:
+    """A predicate of a verb alone read as the pastime it names ("knit" -> hobby knitting).
+    Only for a predicate that is a verb: not the object left by a take-back ("quit yoga")."""
+    found = _VERB_ALONE.match(predicate)
+    return check_kind("hobby", "pastime?", found.group("v"), None) if found else None
 
 
 def read_predicate(predicate: str) -> tuple[str, str | None, bool] | None:

@@ -15,8 +15,8 @@ returns None when it does not recognise the fact: such facts are routed by their
 before. Its coverage is listed in ATTRIBUTES and measured in benchmarks/bench_conflicts.py.
 
 The steps live in modules of their own: speaker.py (whose fact, the predicate in the first
-person), negation.py (what it takes back), patterns.py and kinds.py (the attribute and value
-the phrasing states), values.py (where a value ends), verbs.py (the fallback), and
+person), negation.py (what it takes back), patterns.py, whole.py and kinds.py (the attribute
+and value the phrasing states), values.py (where a value ends), verbs.py (the fallback), and
 attributes.py the vocabulary.
 """
 
@@ -29,11 +29,12 @@ from memman.language.attributes import ENDED, USER
 from memman.language.chatter import past_chatter
 from memman.language.kinds import VEHICLES
 from memman.language.negation import correction, first_clause, now_clause, strip_negation
-from memman.language.patterns import read_predicate, stated_favorite, stated_whole
+from memman.language.patterns import pastime, read_predicate, stated_favorite
 from memman.language.speaker import first_person, subject_and_predicate, without_openers
 from memman.language.text import words
 from memman.language.values import trim_value
 from memman.language.verbs import verb_and_object
+from memman.language.whole import stated_whole
 from memman.memo import memoized
 
 
@@ -97,7 +98,7 @@ def about(text: str) -> Topic | None:
         if value is not None and value.split()[-1] in VEHICLES:  # "sold my car": the car,
             return Topic(subject, "car", None, True)  # whatever make the memory names
         return Topic(subject, ENDED, value, True) if value else None
-    topic = topic or verb_and_object(predicate, subject)
+    topic = topic or pastime(predicate) or verb_and_object(predicate, subject)
     if topic is None:
         return None
     attribute, value, retracted = topic

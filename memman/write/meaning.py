@@ -20,7 +20,7 @@ from importlib import resources
 
 import numpy as np
 
-from memman.language.attributes import USER, is_verb_topic
+from memman.language.attributes import KINDRED, USER, is_verb_topic
 from memman.language.topic import Topic
 
 PROTOTYPES = "data/attribute_prototypes.npz"
@@ -57,6 +57,13 @@ def prototypes(model: str) -> Prototypes | None:
             margin=float(data["margin"]),
             floor=float(data["floor"]),
         )
+
+
+def kindred(topic: Topic | None) -> tuple[str, str] | None:
+    """(subject, attribute) of the other side of a fact with two ("retired" ends an employer
+    and a job, attributes.KINDRED): its memories are shown to the decider, as by meaning."""
+    other = KINDRED.get(topic.attribute) if topic is not None else None
+    return None if other is None else (topic.subject, other)
 
 
 def topic_by_meaning(

@@ -83,7 +83,9 @@ def route_by_topic(
     again = _said_again(candidate, replacing) if replacing is not None else None
     if again is not None:
         return TopicRouting(again, same_topic=same_topic)
-    if topic is None:
+    if topic is None or replacing is not None:
+        # replacing grew from the candidate's very text ("I hike" -> "I hike a few times a
+        # year"): the router's NOOP onto it, not a topic's onto another ("I hike daily")
         return TopicRouting()
     other = frozenset(
         m.id

@@ -8,7 +8,8 @@ the object's words, not by the topic's value.
 
 from __future__ import annotations
 
-from memman.language.attributes import ENDED
+from memman.language.attributes import ENDED, VERB
+from memman.language.kinds import gerund
 from memman.language.text import content_tokens, negations
 from memman.language.topic import Topic, about
 from memman.models import Memory, Op, Tier
@@ -48,7 +49,7 @@ def taken_back(candidate: Candidate, topic: Topic, seen: list[Memory]) -> Decisi
         for m in seen
         if m.subject == topic.subject
         and m.attribute is not None
-        and (verbs is None or m.attribute in verbs)
+        and (verbs is None or m.attribute in verbs or _pastime_of(m, topic.attribute))
         and wanted <= stems(m.content)
         and not _says_retracted(m)
     }
@@ -59,6 +60,15 @@ def taken_back(candidate: Candidate, topic: Topic, seen: list[Memory]) -> Decisi
     [memory] = holders.values()
     why = f"takes back {topic.value!r}, which this memory states; the newer statement replaces it"
     return Decision(Op.UPDATE, why, Tier.TOPIC, target=memory, content=candidate.content)
+
+
+def _pastime_of(memory: Memory, attribute: str) -> bool:
+    """The memory states the pastime the verb names: "I read a lot" is hobby reading, and
+    "I don't read a lot and am busy with work" (verb:read) takes it back."""
+    if memory.attribute != "hobby" or not attribute.startswith(VERB + ":"):
+        return False
+    stated = about(memory.content)
+    return stated is not None and stated.value == gerund(attribute.split(":", 1)[1])
 
 
 def _taken(value: str) -> str:

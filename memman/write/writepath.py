@@ -31,7 +31,7 @@ from memman.write.apply import StaleDecision, apply_decision, park
 from memman.write.candidate import Candidate
 from memman.write.chunkwalk import Also, ChunkWalk, Embedded
 from memman.write.decide import Decided, Decider, Decision, OfflineDecider, decide_all
-from memman.write.meaning import topic_by_meaning
+from memman.write.meaning import kindred, topic_by_meaning
 from memman.write.pertinent import pertinent
 from memman.write.replaced import with_replacing
 from memman.write.retrieval import Retrieved, hybrid_candidates, lexical_candidates
@@ -139,8 +139,8 @@ class WritePath(ChunkWalk):
         tokens = content_tokens(candidate.content)
         # The attribute the fact is nearest to by meaning when the extractor reads none
         # (memman/write/meaning.py): its memories are shown to the decider, never settled on.
-        near = None
-        if vector is not None and self.embedder is not None:
+        near = kindred(topic)
+        if near is None and vector is not None and self.embedder is not None:
             near = topic_by_meaning(topic, vector, self.embedder.name)
         known = {m.id for m in same}
         nearby = [m for m in self._about(conn, candidate.scope, near) if m.id not in known]
