@@ -75,6 +75,7 @@ def test_subjects_are_filed_by_person(label, subject):
         ("marital status", "relationship_status"), ("date_of_birth", "birthday"),
         ("favourite_band", "favorite:band"), ("favorite-food", "favorite:food"),
         ("commute", "commute"), ("location", "residence"), ("vehicle", "car"),
+        ("Smartphone", "phone"), ("laptop", "computer"), ("major", "studies"),
     ],
 )  # fmt: skip
 def test_labels_are_filed_under_the_vocabulary(label, filed):

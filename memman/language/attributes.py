@@ -107,7 +107,10 @@ ALIASES = {
     "number_of_children": "children", "vehicle": "car", "university": "school",
     "college": "school", "mother_tongue": "native_language", "first_language": "native_language",
     "language": "speaks", "languages": "speaks", "spoken_languages": "speaks",
-    "allergic_to": "allergy", "hobbies_and_interests": "hobby",
+    "allergic_to": "allergy", "hobbies_and_interests": "hobby", "smartphone": "phone",
+    "mobile_phone": "phone", "cell_phone": "phone", "laptop": "computer",
+    "game_console": "console", "gaming_console": "console", "major": "studies",
+    "field_of_study": "studies", "year_in_school": "school_year", "grade": "school_year",
 }  # fmt: skip
 # One favorite, whatever it is called: "the group I love most" is the favorite band.
 _FAVORITE_THINGS = {
