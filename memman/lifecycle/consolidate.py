@@ -43,6 +43,7 @@ from memman.config import Settings
 from memman.errors import LeaseLostError
 from memman.lifecycle import buffer, idle, shortterm
 from memman.lifecycle.consolidation_report import (
+    Action,
     AmbiguousCluster,
     Budget,
     Change,
@@ -183,14 +184,7 @@ def _expire(
             record_event(store, conn, scope, **event)
 
         store.write(expire, scope=scope)
-    return Change(
-        action="expire",
-        user_id=scope.user_id,
-        agent_id=scope.agent_id,
-        target=f"short_term:{fact.id}",
-        content=fact.content,
-        detail=detail,
-    )
+    return _short_term_change("expire", scope, fact, detail)
 
 
 def _promote(
@@ -215,8 +209,12 @@ def _promote(
             lambda conn: shortterm.set_status(store, conn, scope, fact.id, "promoted", now),
         )
         detail += f": update_memory {result.op} {result.memory_id or ''}".rstrip()
+    return _short_term_change("promote", scope, fact, detail)
+
+
+def _short_term_change(action: Action, scope: Scope, fact: ShortTermFact, detail: str) -> Change:
     return Change(
-        action="promote",
+        action=action,
         user_id=scope.user_id,
         agent_id=scope.agent_id,
         target=f"short_term:{fact.id}",
