@@ -18,7 +18,7 @@ SUPERSEDED = [
     ("I'm called Jonathan", "I prefer to be called Jon"),
     # children: a birth, an ordinal, becoming a parent
     ("I have two kids", "We just had our third child"),
-    ("I have one son", "We just had a baby girl"),
+    ("We have two children", "We just had a baby girl"),
     ("We have a daughter", "Our second child was born last week"),
     ("I have no children", "My wife gave birth to our first son"),
     ("I don't have kids", "I'm a dad now"),

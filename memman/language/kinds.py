@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from memman.language.attributes import OTHERS
+from memman.language.text import words
 from memman.language.values import NUMBER_WORDS, VALUE_CLASSES, trim_value
 
 OCCUPATIONS = frozenset(
@@ -222,3 +223,14 @@ def _head(value: str) -> str:
         if not word.isdigit() or not kept:
             kept.append(word)
     return kept[-1]
+
+
+# Words of a statement about one son or daughter, not about all of the user's children.
+_ONE_CHILD = frozenset("son sons daughter daughters".split())
+
+
+def about_one_child(text: str) -> bool:
+    """True for a statement about a son or daughter ("I have a son named Leo"): a birth with
+    no count ("We just had a baby girl!") is another child, and the statement stays true. A
+    birth still ends "I don't have kids" and a count of them all ("I have two kids")."""
+    return bool(_ONE_CHILD & set(words(text)))

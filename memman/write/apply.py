@@ -12,6 +12,7 @@ import numpy as np
 import sqlalchemy as sa
 
 from memman.errors import DecisionError, EmbeddingError, NotFoundError
+from memman.language.attributes import is_verb_topic
 from memman.language.text import content_hash
 from memman.language.topic import about
 from memman.models import Memory, Op, Status, Tier, UpdateResult
@@ -61,13 +62,27 @@ def _topic_columns(
     candidate: Candidate, text: str, told: tuple[str, str] | None = None
 ) -> dict[str, str | None]:
     """subject and attribute for stored text: the candidate's topic when the text is the
-    candidate's (or says nothing the extractor reads), else what the new text is about; the
-    LLM's (`told`) where neither is known."""
+    candidate's (or says nothing the extractor reads), else what the new text is about. Where
+    neither is known, or only as the verb fallback ("verb:call" for "User now calls Austin
+    home"), `told`: the LLM's labels, or for an UPDATE without them the labels of the memory
+    it updates (the decider judged the new text to be about the same thing)."""
     topic = candidate.topic if text == candidate.content else (about(text) or candidate.topic)
-    if topic is None:
-        subject, attribute = told or (None, None)
+    if told is not None and (topic is None or is_verb_topic(topic.attribute)):
+        subject, attribute = told
         return {"subject": subject, "attribute": attribute}
+    if topic is None:
+        return {"subject": None, "attribute": None}
     return {"subject": topic.subject, "attribute": topic.attribute}
+
+
+def _told(decision: Decision, target: Memory) -> tuple[str, str] | None:
+    """The labels an UPDATE's text is given where the reader has none: the LLM's, or those of
+    the memory an LLM decision updates. A topic tier's UPDATE keeps what its rule read."""
+    if decision.about is not None or decision.tier is not Tier.LLM:
+        return decision.about
+    if target.subject is None or target.attribute is None:
+        return None
+    return target.subject, target.attribute
 
 
 def _current(store: Store, conn: sa.Connection, decided_on: Memory) -> Memory:
@@ -180,7 +195,7 @@ def apply_decision(
                         now,
                         candidate.source,
                         observed_at=candidate.observed_at or now,
-                        **_topic_columns(candidate, decision.content, decision.about),
+                        **_topic_columns(candidate, decision.content, _told(decision, target)),
                     ),
                     *_salience(target, candidate),
                 )

@@ -29,6 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from memman.language.attributes import USER, is_single_valued, is_verb_topic
+from memman.language.kinds import about_one_child
 from memman.language.patterns import phrasing
 from memman.language.text import content_tokens, numbers, words
 from memman.language.topic import Topic, about
@@ -212,9 +213,9 @@ def _single(candidate: Candidate, topic: Topic, current: Memory) -> Decision | N
     ):
         # The same value again: a new count ("lived in Chicago for 3 years" -> "for 4
         # years"), the same said in other words, or for the router: a refinement.
-        return _newer_count(
-            candidate, topic, current, numbers(current.content)
-        ) or _restated(candidate, topic, current, stated)
+        return _newer_count(candidate, topic, current, numbers(current.content)) or _restated(
+            candidate, topic, current, stated
+        )
     if (
         topic.retracted
         and topic.value is not None
@@ -226,12 +227,12 @@ def _single(candidate: Candidate, topic: Topic, current: Memory) -> Decision | N
             f" ({stated.value!r}); kept in this memory's history"
         )
         return Decision(Op.NOOP, why, Tier.TOPIC, target=current, reinforce=False)
+    if _another_child(topic, current, stated):
+        return None
     return _replace(candidate, topic, current, stated)
 
 
-def _restated_older(
-    candidate: Candidate, topic: Topic, older: list[Memory]
-) -> Decision | None:
+def _restated_older(candidate: Candidate, topic: Topic, older: list[Memory]) -> Decision | None:
     """NOOP onto an older memory of a single-valued attribute that states the candidate's
     value in other words, when the newest one settled nothing: a value said again after
     another memory of the attribute was written ("I have a girlfriend" after "My girlfriend's
@@ -284,9 +285,7 @@ def _newer_count(
     return Decision(Op.UPDATE, why, Tier.TOPIC, target=memory, content=candidate.content)
 
 
-def _restated(
-    candidate: Candidate, topic: Topic, memory: Memory, stated: Topic
-) -> Decision | None:
+def _restated(candidate: Candidate, topic: Topic, memory: Memory, stated: Topic) -> Decision | None:
     """NOOP when the candidate states a single-valued memory's value in other words and adds
     nothing: every content word it has that the memory lacks is one the attribute is phrased
     with ("I'm based in Berlin" / "I live in Berlin", "User is employed at Google" / "works
@@ -372,9 +371,7 @@ def _recounted(candidate: Candidate, topic: Topic, same_topic: list[Memory]) -> 
     return None
 
 
-def _replace(
-    candidate: Candidate, topic: Topic, current: Memory, stated: Topic | None
-) -> Decision:
+def _replace(candidate: Candidate, topic: Topic, current: Memory, stated: Topic | None) -> Decision:
     """UPDATE to the candidate's text (apply keeps an older statement out: see apply.py)."""
     was = repr(stated.value) if stated is not None and stated.value else "its old text"
     if topic.retracted:
@@ -383,3 +380,9 @@ def _replace(
         now = repr(topic.value) if topic.value else "a new value"
         why = f"{topic.attribute} holds one value: {was} -> {now}, the newer statement wins"
     return Decision(Op.UPDATE, why, Tier.TOPIC, target=current, content=candidate.content)
+
+
+def _another_child(topic: Topic, current: Memory, stated: Topic) -> bool:
+    """A birth with no count beside a statement about a son or daughter (kinds.about_one_child)."""
+    none_counted = topic.attribute == "children" and topic.value is None
+    return none_counted and not stated.retracted and about_one_child(current.content)

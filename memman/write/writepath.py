@@ -33,6 +33,7 @@ from memman.write.chunkwalk import Also, ChunkWalk, Embedded
 from memman.write.decide import Decided, Decider, Decision, OfflineDecider, decide_all
 from memman.write.meaning import kindred, topic_by_meaning
 from memman.write.pertinent import pertinent
+from memman.write.profile import profile_to_show, with_profile
 from memman.write.replaced import with_replacing
 from memman.write.retrieval import Retrieved, hybrid_candidates, lexical_candidates
 from memman.write.route import Route, RouteKind, Thresholds, route, similarity_scores
@@ -164,11 +165,20 @@ class WritePath(ChunkWalk):
             # Below the word thresholds, but about the same thing: the decider must see it.
             reason = f"{len(same_ids)} memories with the same subject and attribute"
             shown_same = [r for r in compared if r.memory.id in same_ids]
-            return Route(RouteKind.AMBIGUOUS, reason, shown_same)
-        if routed.kind is RouteKind.NOVEL and len(related) < len(retrieved):
+            routed = Route(RouteKind.AMBIGUOUS, reason, shown_same)
+        elif routed.kind is RouteKind.NOVEL and len(related) < len(retrieved):
             reason = f"{routed.reason}; {len(retrieved) - len(related)} about other topics"
-            return Route(RouteKind.NOVEL, reason)
-        return routed
+            routed = Route(RouteKind.NOVEL, reason)
+        if self.offline:
+            return routed
+        profile = profile_to_show(
+            self.store,
+            conn,
+            candidate,
+            single_valued=frozenset(self.settings.single_valued_attributes),
+            limit=self.settings.top_k,
+        )
+        return routed if profile is None else with_profile(routed, compared, profile, tokens)
 
     def _about(
         self, conn: sa.Connection, scope: Scope, topic: tuple[str, str] | None

@@ -1,0 +1,40 @@
+"""Whether a fact announces a change: the one kind of fact that can end another by meaning alone.
+
+"User now calls Austin home" ends "User lives in Denver", "I kicked the smoking habit for
+good" ends "I smoke about ten cigarettes a day", and neither shares a word or a topic the
+offline reader can name with what it ends. A fact that says nothing changed ("I like
+hiking", "I have two dogs") ends nothing: whatever it is about, it can only be added. So
+the write path, with an LLM configured, shows the decider the user's single-valued profile
+for a fact it cannot file only when the fact says something changed (write/profile.py):
+the cue costs nothing, and a call is spent only where a supersession is possible.
+
+The cue is a vocabulary, wide on purpose: a fact it marks wrongly costs one batched
+decision that answers ADD; a change it misses stays as before (both versions kept).
+"""
+
+from __future__ import annotations
+
+import re
+
+# Words and phrases that say a state began, ended or differs from before. Verbs are listed
+# in the forms chat uses (past and present), matched as whole words; "_" is a space.
+_CUES = r"""
+now nowadays anymore longer lately recently finally since these_days any_more for_good
+after_all used_to no_more again back turns_out turned_out instead
+moved move moving relocated relocate packed_up
+quit quitting stopped stop gave_up give_up kicked cut_out cutting_out dropped_out
+started start starting began begun joined left leaving resigned retired retiring
+sold selling bought became become switched switching changed changing converted
+graduated transferred accepted took_a took_up landed hired fired laid_off let_me_go
+let_go promoted demoted divorced married engaged separated split_up broke_up
+seeing_someone dating healed recovered sober unemployed pregnant had_the_baby
+lost replaced upgraded traded got_rid gotten_rid in_ages in_years in_months
+"""
+_CUE = re.compile(
+    r"\b(?:" + "|".join(cue.replace("_", r"\s+") for cue in _CUES.split()) + r")\b", re.IGNORECASE
+)
+
+
+def says_change(text: str) -> bool:
+    """True when the fact's words announce that something began, ended or is different now."""
+    return _CUE.search(text.replace("’", "'")) is not None

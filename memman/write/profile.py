@@ -1,0 +1,80 @@
+"""The user's profile, shown to the LLM with a change the offline reader cannot file.
+
+Candidates by topic find what a fact supersedes only when the fact's topic is read:
+"User now calls Austin home", "Just accepted an offer from Netflix" and "I kicked the
+smoking habit for good" are read as no attribute, share no word with "User lives in
+Denver", "I'm a data analyst at Spotify" or "I smoke about ten cigarettes a day", and were
+ADDed as novel with no call, both versions then reaching the prompt (benchmarks/RESULTS.md,
+Session 11: profile for changes). An LLM reads them at once, if it is shown the memory.
+
+So with an LLM configured, a fact of the user's that the reader files under no named
+attribute and that announces a change (language/change.py) is shown to the decider with
+the user's single-valued profile (their newest memories of residence, employer, job,
+relationship status, diet ... at most top_k), beside whatever its words retrieved, even
+memories too unlike it in words for the router to ask about. The decider answers UPDATE or
+DELETE of the memory it ends, or ADD; a fact saying nothing changed costs no call, as
+before. Offline nothing changes: the offline decider cannot read what the reader could not,
+and would only ADD.
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+
+from memman.language.attributes import USER, is_verb_topic
+from memman.language.change import says_change
+from memman.language.text import content_tokens, jaccard
+from memman.models import Memory
+from memman.storage.store import Store
+from memman.write.candidate import Candidate
+from memman.write.retrieval import Retrieved
+from memman.write.route import Route, RouteKind
+
+
+def profile_to_show(
+    store: Store,
+    conn: sa.Connection,
+    candidate: Candidate,
+    *,
+    single_valued: frozenset[str],
+    limit: int,
+) -> list[Memory] | None:
+    """The user's single-valued memories, newest first, when the candidate is an unfiled
+    change of the user's; None when it is not (a filed fact finds its memories by topic)."""
+    topic = candidate.topic
+    if topic is not None and (topic.subject != USER or not is_verb_topic(topic.attribute)):
+        return None
+    if not says_change(candidate.content):
+        return None
+    return store.core_memories(
+        conn,
+        candidate.scope,
+        categories=[],
+        safety=frozenset(),
+        attributes=single_valued,
+        limit=limit,
+        pinned=False,
+    )
+
+
+def with_profile(
+    routed: Route, retrieved: list[Retrieved], profile: list[Memory], tokens: frozenset[str]
+) -> Route:
+    """The route of an unfiled change: AMBIGUOUS, showing the decider what its words
+    retrieved about its topic (`retrieved`: write/pertinent.py's, also those too unlike it in
+    words for the router to ask about) and the profile. A DUPLICATE stays one; nothing to
+    show leaves the route as it is."""
+    if routed.kind is RouteKind.DUPLICATE:
+        return routed
+    if routed.kind is RouteKind.AMBIGUOUS:
+        retrieved = routed.related
+    shown = {r.memory.id for r in retrieved}
+    added = [
+        Retrieved(m, bm25=None, jaccard=jaccard(tokens, content_tokens(m.content)))
+        for m in profile
+        if m.id not in shown
+    ]
+    if not retrieved and not added:
+        return routed
+    reason = f"announces a change: {len(retrieved)} memories by words, {len(added)} of the profile"
+    return Route(RouteKind.AMBIGUOUS, reason, [*retrieved, *added])
