@@ -65,8 +65,17 @@ def split_filters(filters: Any, **given: Any) -> tuple[dict[str, Any], dict[str,
 
 
 def matches(memory: Record, wanted: dict[str, Any]) -> bool:
+    return _matches(memory.metadata, wanted)
+
+
+def matches_item(item: dict[str, Any], wanted: dict[str, Any]) -> bool:
+    """matches() for an item already shaped (a short-term fact's)."""
+    return _matches(item["metadata"] or {}, wanted)
+
+
+def _matches(metadata: dict[str, Any], wanted: dict[str, Any]) -> bool:
     return all(
-        key in memory.metadata and (value == "*" or memory.metadata[key] == value)
+        key in metadata and (value == "*" or metadata[key] == value)
         for key, value in wanted.items()
     )
 
