@@ -14,6 +14,7 @@ import pytest
 
 from memman import InvalidInputError, MemoryManager
 from memman.mem0 import Memory
+from tests.postgres import db_on_each_backend, postgres_url  # noqa: F401
 from tests.test_mem0 import HISTORY_KEYS, ITEM_KEYS, MOVIE_CHAT
 
 PLAN = MOVIE_CHAT[0]["content"]  # "I'm planning to watch a movie tonight. ..."
@@ -163,3 +164,18 @@ def test_update_of_a_short_term_fact_replaces_it_for_the_same_time(memory, clock
         e.reason == f"replaced by update(): now {updated['id']}"
         for e in memory.manager.events(user_id="alice")
     )
+
+
+def test_the_short_term_reads_and_delete_on_each_backend(db, clock):
+    """The id look-up (short_term_by_id) and the delete's status and event, on SQLite and
+    PostgreSQL."""
+    with Memory(manager=MemoryManager(db, clock=clock)) as memory:
+        [plan] = memory.add(MOVIE_CHAT[0], user_id="alice")["results"]
+        assert memory.get(plan["id"])["memory"] == PLAN
+        assert [h["id"] for h in memory.search("movie", user_id="alice")["results"]] == [
+            plan["id"]
+        ]
+        memory.delete(plan["id"])
+        assert memory.get(plan["id"]) is None
+        assert [h["event"] for h in memory.history(plan["id"])] == ["ADD", "DELETE"]
+        assert memory.manager.short_term(user_id="alice") == []
