@@ -148,7 +148,7 @@ def test_reset_deletes_short_term_facts_too(memory):
     assert memory.get_all(user_id="bob", agent_id="coach") == {"results": []}
 
 
-def test_update_of_a_short_term_fact_replaces_it_for_the_same_time(memory, clock):
+def test_update_of_a_short_term_fact_replaces_it_and_the_old_id_follows(memory, clock):
     [plan] = memory.add(MOVIE_CHAT[0], user_id="alice")["results"]
     before = memory.get(plan["id"])
     clock.advance(hours=1)
@@ -157,13 +157,31 @@ def test_update_of_a_short_term_fact_replaces_it_for_the_same_time(memory, clock
     assert updated["id"].startswith("short_term:") and updated["id"] != plan["id"]
     now = memory.get(updated["id"])
     assert now["memory"] == "I'm going to the theatre tonight"
-    assert now["metadata"]["expires_at"] > before["metadata"]["expires_at"]
+    assert now["metadata"]["expires_at"] > before["metadata"]["expires_at"]  # a fresh TTL
     assert [i["memory"] for i in memory.get_all(user_id="alice")["results"]] == [now["memory"]]
-    assert [h["event"] for h in memory.history(plan["id"])] == ["ADD", "DELETE"]
-    assert any(
-        e.reason == f"replaced by update(): now {updated['id']}"
-        for e in memory.manager.events(user_id="alice")
-    )
+    # the id the caller holds keeps standing for the text, through a second update too
+    assert memory.get(plan["id"]) == now
+    again = memory.update(plan["id"], "I'm going to the opera tonight")
+    assert memory.get(plan["id"])["memory"] == memory.get(updated["id"])["memory"]
+    assert memory.get(plan["id"])["id"] == again["id"]
+    history = memory.history(plan["id"])
+    # its own life, then that of the fact holding its text now (as for memories)
+    assert [(h["event"], h["new_memory"] or h["old_memory"]) for h in history] == [
+        ("ADD", PLAN),
+        ("DELETE", PLAN),
+        ("ADD", "I'm going to the opera tonight"),
+    ]
+    assert history[1]["reason"] == f"replaced by update(): now {again['id']}"
+    memory.delete(plan["id"])  # deletes the fact holding the text
+    assert memory.get(again["id"]) is None and memory.get(plan["id"]) is None
+    with pytest.raises(InvalidInputError, match="a short-term fact has no metadata"):
+        memory.update(again["id"], "x", metadata={"k": 1})
+
+
+@pytest.mark.parametrize("bad", ["short_term:007", "short_term:" + "9" * 5000])
+def test_odd_spellings_of_a_short_term_id_name_nothing(memory, bad):
+    memory.add("I'm heading to the gym now", user_id="alice")
+    assert memory.get(bad) is None and memory.history(bad) == []
 
 
 def test_the_short_term_reads_and_delete_on_each_backend(db, clock):
@@ -172,9 +190,7 @@ def test_the_short_term_reads_and_delete_on_each_backend(db, clock):
     with Memory(manager=MemoryManager(db, clock=clock)) as memory:
         [plan] = memory.add(MOVIE_CHAT[0], user_id="alice")["results"]
         assert memory.get(plan["id"])["memory"] == PLAN
-        assert [h["id"] for h in memory.search("movie", user_id="alice")["results"]] == [
-            plan["id"]
-        ]
+        assert [h["id"] for h in memory.search("movie", user_id="alice")["results"]] == [plan["id"]]
         memory.delete(plan["id"])
         assert memory.get(plan["id"]) is None
         assert [h["event"] for h in memory.history(plan["id"])] == ["ADD", "DELETE"]

@@ -46,6 +46,7 @@ class ShortTermFact:
     recall_count: int = 0  # occasions context() put it into a prompt (see note_recalled)
     last_recalled_at: str | None = None  # when the last counted recall was
     updated_at: str | None = None  # the last refresh (seen again) or status change
+    source: str | None = None  # where it came from (remember_short_term's source)
 
     def live(self, now: dt.datetime) -> bool:
         """Active and not past its TTL (consolidate may not have expired it yet)."""
@@ -81,6 +82,7 @@ def _from_row(row: sa.Row) -> ShortTermFact:
         recall_count=m["recall_count"],
         last_recalled_at=m["last_recalled_at"],
         updated_at=m["updated_at"],
+        source=m["source"],
     )
 
 

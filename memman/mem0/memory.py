@@ -32,6 +32,7 @@ from memman.api.manager import MemoryManager
 from memman.errors import ConfigError, DecisionError, InvalidInputError, NotFoundError
 from memman.mem0.config import settings_from_config
 from memman.mem0.shapes import (
+    UPDATE_SOURCE,
     as_history_entry,
     as_item,
     as_messages,
@@ -50,9 +51,6 @@ from memman.models import Op, Status
 from memman.scope import Scope
 
 log = logging.getLogger(__name__)
-
-# Provenance of a text update() wrote: "mem0.update:<id of the memory it replaced>".
-UPDATE_SOURCE = "mem0.update:"
 
 
 class Memory:

@@ -18,6 +18,8 @@ from memman.models import Memory as Record
 # retry_pending) has no mem0 name and keeps its own.
 EVENTS = {Op.ADD: "ADD", Op.UPDATE: "UPDATE", Op.DELETE: "DELETE", Op.NOOP: "NONE"}
 SCOPE_KEYS = ("user_id", "agent_id", "run_id")
+# Provenance of a text update() wrote: "mem0.update:<id of what it replaced>".
+UPDATE_SOURCE = "mem0.update:"
 
 
 def mem0_id(value: Any, name: str) -> str | None:

@@ -19,6 +19,7 @@ from memman.errors import InvalidInputError, NotFoundError
 from memman.language.text import content_hash
 from memman.lifecycle import shortterm
 from memman.lifecycle.shortterm import ShortTermFact
+from memman.mem0.shapes import UPDATE_SOURCE
 from memman.scope import Scope
 
 PREFIX = "short_term:"
@@ -60,18 +61,35 @@ class ShortTermPart:
         """The fact an id names, any status and any user's (mem0's ids are global: the
         owner is looked up, as the facade does for memories); NotFoundError otherwise."""
         digits = memory_id[len(PREFIX) :]
-        if not (digits.isascii() and digits.isdigit()) or len(digits) > MAX_DIGITS:
+        named = digits.isascii() and digits.isdigit() and len(digits) <= MAX_DIGITS
+        if not named or str(int(digits)) != digits:  # one spelling: "short_term:007" is none
             raise NotFoundError(f"no short-term fact with id {memory_id!r}")
         with self.manager.store.read() as conn:
             return shortterm.by_id(self.manager.store, conn, int(digits), None)
 
+    def heir(self, fact: ShortTermFact) -> ShortTermFact | None:
+        """The live fact update() replaced a deleted one by, through any number of updates:
+        each replacement's source names the first fact of the line ("mem0.update:<id>"),
+        so this is the newest live fact naming that one, written after `fact`."""
+        if fact.status != "deleted":
+            return None
+        line = UPDATE_SOURCE + _first(fact)
+        scope = self.manager.short_term(
+            user_id=fact.user_id, agent_id=fact.agent_id, unexpired=True
+        )
+        heirs = [other for other in scope if other.id > fact.id and other.source == line]
+        return heirs[-1] if heirs else None
+
     def live(self, memory_id: str) -> ShortTermFact:
-        """The fact, if it still holds; InvalidInputError "not found" (mem0's words) else."""
+        """The live fact an id stands for: its own, or the one update() replaced it by;
+        InvalidInputError "not found" (mem0's words) else."""
         try:
-            fact = self.fact(memory_id)
+            fact: ShortTermFact | None = self.fact(memory_id)
         except NotFoundError:
             fact = None
-        if fact is None or not fact.live(self.manager.clock()):
+        if fact is not None and not fact.live(self.manager.clock()):
+            fact = self.heir(fact)
+        if fact is None:
             raise InvalidInputError(f"Memory with id {memory_id} not found")
         return fact
 
@@ -123,7 +141,8 @@ class ShortTermPart:
 
     def update(self, memory_id: str, text: str) -> dict[str, Any]:
         """The new text replaces the fact as a short-term fact of the same category (a
-        fresh TTL from now), the old one is deleted; the result's id names the new one."""
+        fresh TTL from now), the old one is deleted; the result's id names the new one, and
+        the old id keeps standing for it (get, update, delete and history follow it)."""
         fact = self.live(memory_id)
         new = self.manager.remember_short_term(
             text,
@@ -132,7 +151,7 @@ class ShortTermPart:
             session_id=fact.sessions[-1] if fact.sessions else "mem0-update",
             category=fact.category,
             importance=fact.importance,
-            source="mem0.update:" + item_id(fact),
+            source=UPDATE_SOURCE + _first(fact),
         )
         if new.id != fact.id:
             self.manager.delete_short_term(
@@ -144,19 +163,35 @@ class ShortTermPart:
         return {"id": item_id(new), "memory": new.content, "event": "UPDATE", "reason": None}
 
     def history(self, memory_id: str) -> list[dict[str, Any]]:
-        """The fact's life in mem0's history keys: its ADD, and how it ended (deleted,
-        expired or promoted to long-term memory) if it did; [] for an unknown id."""
+        """The fact's life in mem0's history keys: its ADD, how it ended (deleted, expired
+        or promoted to long-term memory) if it did, then the life of the fact holding its
+        text now if update() replaced it (as for memories); [] for an unknown id. Read off
+        the rows (a short-term fact's ADD has no event of its own)."""
         try:
-            fact = self.fact(memory_id)
+            fact: ShortTermFact | None = self.fact(memory_id)
         except NotFoundError:
             return []
-        entries = [_entry(fact, "ADD", fact.created_at, "short-term fact")]
-        if fact.status != "active":
-            ended = fact.updated_at or fact.expires_at
-            entries.append(_entry(fact, "DELETE", ended, f"short-term fact {fact.status}"))
-        elif not fact.live(self.manager.clock()):
-            entries.append(_entry(fact, "DELETE", fact.expires_at, "short-term fact expired"))
+        entries: list[dict[str, Any]] = []
+        while fact is not None:
+            heir = self.heir(fact)
+            entries.append(_entry(fact, "ADD", fact.created_at, "short-term fact"))
+            if heir is not None:
+                reason = f"replaced by update(): now {item_id(heir)}"
+                entries.append(_entry(fact, "DELETE", fact.updated_at or "", reason))
+            elif fact.status != "active":
+                ended = fact.updated_at or fact.expires_at
+                entries.append(_entry(fact, "DELETE", ended, f"short-term fact {fact.status}"))
+            elif not fact.live(self.manager.clock()):
+                entries.append(_entry(fact, "DELETE", fact.expires_at, "short-term fact expired"))
+            fact = heir
         return entries
+
+
+def _first(fact: ShortTermFact) -> str:
+    """The id of the first fact of the update() line this one is in (its own if none)."""
+    if fact.source and fact.source.startswith(UPDATE_SOURCE + PREFIX):
+        return fact.source[len(UPDATE_SOURCE) :]
+    return item_id(fact)
 
 
 def _entry(fact: ShortTermFact, event: str, when: str, reason: str) -> dict[str, Any]:
