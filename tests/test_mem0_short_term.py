@@ -15,6 +15,7 @@ import pytest
 from memman import InvalidInputError, MemoryManager
 from memman.mem0 import Memory
 from tests.postgres import db_on_each_backend, postgres_url  # noqa: F401
+from tests.test_lifecycle_observe import extraction, llm_manager
 from tests.test_mem0 import HISTORY_KEYS, ITEM_KEYS, MOVIE_CHAT
 
 PLAN = MOVIE_CHAT[0]["content"]  # "I'm planning to watch a movie tonight. ..."
@@ -195,3 +196,24 @@ def test_the_short_term_reads_and_delete_on_each_backend(db, clock):
         assert memory.get(plan["id"]) is None
         assert [h["event"] for h in memory.history(plan["id"])] == ["ADD", "DELETE"]
         assert memory.manager.short_term(user_id="alice") == []
+
+
+def test_an_llm_s_transient_fact_is_reported_and_found(tmp_path, clock, fake_openai):
+    fake_openai.script(
+        extraction(
+            ("User loves sci-fi movies", "preference", 6, "durable"),
+            ("User is watching a movie tonight", "plan", 3, "transient"),
+        )
+    )
+    with Memory(manager=llm_manager(str(tmp_path / "m.db"), fake_openai.base_url, clock)) as m:
+        added = m.add(MOVIE_CHAT, user_id="alice")["results"]
+        assert [(r["event"], r["memory"]) for r in added] == [
+            ("ADD", "User loves sci-fi movies"),
+            ("ADD", "User is watching a movie tonight"),
+        ]
+        listed = {i["id"]: i["memory"] for i in m.get_all(user_id="alice")["results"]}
+        assert listed == {r["id"]: r["memory"] for r in added}
+        clock.advance(hours=73)  # plans live 72 hours
+        assert [i["memory"] for i in m.get_all(user_id="alice")["results"]] == [
+            "User loves sci-fi movies"
+        ]
