@@ -95,19 +95,25 @@ def test_the_quickstart_runs_unchanged_on_a_sqlite_file(tmp_path):
 
     assert (tmp_path / "memman.db").exists()
     # Offline, the user's statements are the facts (the assistant's lines are context only);
-    # a plan for tonight is short-term (lifecycle/pieces.py), as an LLM's transient facts are.
+    # a plan for tonight is short-term (lifecycle/pieces.py), as an LLM's transient facts are,
+    # and listed after the long-term memories, marked (tests/test_mem0_short_term.py).
     events = [(r["event"], r["memory"]) for r in run["result"]["results"]]
-    assert events == [("ADD", "I'm not a big fan of thriller movies but I love sci-fi movies.")]
+    assert events == [
+        ("ADD", "I'm not a big fan of thriller movies but I love sci-fi movies."),
+        ("ADD", "I'm planning to watch a movie tonight. Any recommendations?"),
+    ]
     assert all(set(r) >= {"id", "memory", "event", "reason"} for r in run["result"]["results"])
     listed = run["all_memories"]["results"]
     assert [i["memory"] for i in listed] == [text for _, text in events]
     assert all(set(item) == ITEM_KEYS for item in listed)
-    assert [i["metadata"] for i in listed] == [{"category": "movie_recommendations"}]
+    assert listed[0]["metadata"] == {"category": "movie_recommendations"}
+    assert listed[1]["metadata"]["short_term"] is True
     assert run["specific_memory"] == listed[0]
     # No word of "What do you know about me?" is in a memory: lexical recall finds nothing.
     assert run["related_memories"] == {"results": []}
     hit, *_ = run["related_current"]["results"]
     assert set(hit) == ITEM_KEYS and "sci-fi" in hit["memory"] and 0 < hit["score"] <= 1
+    assert len(run["related_current"]["results"]) == 2  # the plan for a movie, too
 
     # update() went through the write path; the id still answers, with the new text.
     assert run["updated"]["message"] == "Memory updated successfully!"
@@ -120,17 +126,21 @@ def test_the_quickstart_runs_unchanged_on_a_sqlite_file(tmp_path):
         ("DELETE", None),  # the old row, replaced: memman's reason says by which
     ]
     assert history[-1]["reason"].startswith("replaced by update(): now ")
-    # delete() of that id deleted the memory holding its text.
-    assert run["after_delete"]["results"] == []
+    # delete() of that id deleted the memory holding its text; the plan is still on.
+    assert [i["id"] for i in run["after_delete"]["results"]] == [listed[1]["id"]]
     assert run["after_delete_all"] == {"results": []}
 
 
-def test_a_plan_for_tonight_is_in_short_term_memory_not_in_add_results(tmp_path):
+def test_a_plan_for_tonight_is_in_short_term_memory_and_in_add_results(tmp_path):
     with Memory(str(tmp_path / "m.db")) as memory:
         added = memory.add(MOVIE_CHAT, user_id="alice")
-        assert [r["memory"] for r in added["results"]] == [MOVIE_CHAT[2]["content"]]
+        assert [r["memory"] for r in added["results"]] == [
+            MOVIE_CHAT[2]["content"],
+            MOVIE_CHAT[0]["content"],
+        ]
         short = memory.manager.short_term(user_id="alice")
         assert [(f.content, f.category) for f in short] == [(MOVIE_CHAT[0]["content"], "plan")]
+        assert added["results"][1]["id"] == f"short_term:{short[0].id}"
 
 
 def chat_with_memories(memory, reply, message: str, user_id: str = "default_user") -> str:

@@ -4,6 +4,7 @@ consolidation (memman/lifecycle/observe.py, shortterm.py, consolidate.py).
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Callable
 from typing import Any
 
@@ -11,12 +12,12 @@ import sqlalchemy as sa
 
 from memman.api.arguments import all_or_scope, check_count, id_scope
 from memman.api.parts import Parts
-from memman.errors import InvalidInputError
+from memman.errors import InvalidInputError, NotFoundError
 from memman.lifecycle import buffer, consolidate, idle, observe, shortterm
 from memman.lifecycle.consolidation_report import ConsolidationReport
 from memman.lifecycle.idle import SessionExtraction
 from memman.lifecycle.observe import ObserveResult
-from memman.lifecycle.shortterm import ShortTermFact
+from memman.lifecycle.shortterm import ShortTermFact, ShortTermHit
 from memman.models import UpdateResult
 from memman.scope import Scope, check_id
 from memman.write.candidate import Candidate, check_metadata
@@ -216,12 +217,73 @@ class LifecycleCalls(Parts):
         return self.store.write(transaction, scope=candidate.scope)
 
     def short_term(
-        self, *, user_id: str | None = None, agent_id: str | None = None
+        self, *, user_id: str | None = None, agent_id: str | None = None, unexpired: bool = False
     ) -> list[ShortTermFact]:
-        """Active short-term facts (every user's if neither id is given)."""
+        """Active short-term facts, oldest first (every user's if neither id is given);
+        `unexpired`: only those not past their TTL now (consolidate expires the others)."""
         scope = all_or_scope(user_id, agent_id)
         with self.store.read() as conn:
-            return shortterm.active(self.store, conn, scope)
+            facts = shortterm.active(self.store, conn, scope)
+        now = self.clock()
+        return [fact for fact in facts if fact.live(now)] if unexpired else facts
+
+    def get_short_term(
+        self, fact_id: int, *, user_id: str | None = None, agent_id: str | None = None
+    ) -> ShortTermFact:
+        """The short-term fact with this id, whatever its status; NotFoundError for an
+        unknown id and one of another scope alike (without user_id: any user's)."""
+        scope = id_scope("get_short_term", user_id, agent_id)
+        with self.store.read() as conn:
+            return shortterm.by_id(self.store, conn, _fact_id(fact_id), scope)
+
+    def search_short_term(
+        self, query: str, *, user_id: str, agent_id: str | None = None, limit: int = 5
+    ) -> list[ShortTermHit]:
+        """The scope's unexpired short-term facts sharing a word with the query, best first,
+        scored on search()'s scale (memman/lifecycle/shortterm.py ranked). Each one returned
+        counts a recall towards promotion, as context() counts the ones it shows."""
+        if not isinstance(query, str):
+            raise InvalidInputError("query must be a string")
+        check_count("limit", limit, minimum=1)
+        scope, now = Scope(user_id, agent_id), self.clock()
+        with self.store.read() as conn:
+            hits = shortterm.ranked(
+                self.store, conn, scope, query, settings=self.settings, now=now
+            )[:limit]
+        if hits:
+            ids = [hit.fact.id for hit in hits]
+            spacing = dt.timedelta(hours=self.settings.promote_recall_spacing_hours)
+            self.store.try_write(
+                lambda conn: shortterm.note_recalled(
+                    self.store, conn, scope, ids, now=now, spacing=spacing
+                ),
+                "counting short-term recalls",
+                scope=scope,
+            )
+        return hits
+
+    def delete_short_term(
+        self,
+        fact_id: int,
+        *,
+        user_id: str,
+        agent_id: str | None = None,
+        reason: str = "deleted by the user",
+    ) -> ShortTermFact:
+        """Retire an active short-term fact now (status 'deleted'; the row stays), with an
+        audit event as expiry has; NotFoundError if the scope has no active fact with this
+        id. The fact as it was."""
+        scope = Scope(user_id, agent_id)
+        fact_id = _fact_id(fact_id)
+
+        def transaction(conn: sa.Connection) -> ShortTermFact:
+            fact = shortterm.by_id(self.store, conn, fact_id, scope)
+            if fact.status != "active":
+                raise NotFoundError(f"no active short-term fact with id {fact_id}")
+            shortterm.retire(self.store, conn, scope, fact, reason, now=self.clock())
+            return fact
+
+        return self.store.write(transaction, scope=scope)
 
     def consolidate(
         self,
@@ -257,3 +319,11 @@ class LifecycleCalls(Parts):
             embedder=self.embedder,
             progress=progress,
         )
+
+
+def _fact_id(value: object) -> int:
+    """A short-term fact's id, or NotFoundError: no row has an id that is no positive
+    64-bit integer (the database would refuse to compare one)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value < 2**63:
+        raise NotFoundError(f"no short-term fact with id {value!r}")
+    return value

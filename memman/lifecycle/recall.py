@@ -31,6 +31,7 @@ from memman.errors import EmbeddingError
 from memman.language.roles import meaning_difference
 from memman.language.text import content_tokens, jaccard
 from memman.lifecycle import shortterm
+from memman.lifecycle.blend import blend
 from memman.lifecycle.shortterm import ShortTermFact
 from memman.llm.prompts import render
 from memman.models import Memory, SearchHit
@@ -77,10 +78,6 @@ def _lexical(pool: list[Retrieved]) -> dict[str, float]:
     return {r.memory.id: 0.0 if r.bm25 is None else max(r.bm25 / best, 0.0) for r in pool}
 
 
-def _age_days(stamp: str, now: dt.datetime) -> float:
-    return max((now - dt.datetime.fromisoformat(stamp)).total_seconds() / 86400, 0.0)
-
-
 def rank(
     pool: list[Retrieved], *, settings: Settings, now: dt.datetime, semantic: bool = False
 ) -> list[tuple[Retrieved, float]]:
@@ -100,11 +97,8 @@ def rank(
     for r in pool:
         m = r.memory
         touched = max(m.updated_at, m.last_accessed_at or m.updated_at)
-        recency = 0.5 ** (_age_days(touched, now) / settings.recall_half_life_days)
-        score = (
-            settings.recall_weight_relevance * relevance[m.id]
-            + settings.recall_weight_recency * recency
-            + settings.recall_weight_importance * m.importance / 10
+        score = blend(
+            settings, relevance=relevance[m.id], touched=touched, importance=m.importance, now=now
         )
         scored.append((r, score))
     scored.sort(key=lambda pair: pair[1], reverse=True)

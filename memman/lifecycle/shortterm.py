@@ -17,10 +17,14 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 
 from memman.config import Settings
+from memman.errors import NotFoundError
 from memman.language.text import content_hash, content_tokens
+from memman.lifecycle.blend import blend
+from memman.models import Op, Tier
 from memman.scope import Scope
 from memman.storage.store import Store
 from memman.timestamps import stamp
+from memman.write.commit import record_event
 
 # At most this many short-term facts go into one context block: the prompt needs the user's
 # current situation, not a log of it.
@@ -41,7 +45,20 @@ class ShortTermFact:
     expires_at: str
     recall_count: int = 0  # occasions context() put it into a prompt (see note_recalled)
     last_recalled_at: str | None = None  # when the last counted recall was
+    updated_at: str | None = None  # the last refresh (seen again) or status change
+    source: str | None = None  # where it came from (remember_short_term's source)
 
+    def live(self, now: dt.datetime) -> bool:
+        """Active and not past its TTL (consolidate may not have expired it yet)."""
+        return self.status == "active" and self.expires_at > stamp(now)
+
+
+@dataclass(frozen=True)
+class ShortTermHit:
+    """A short-term fact a search found, with recall's blended score (lifecycle/blend.py)."""
+
+    fact: ShortTermFact
+    score: float
 
 
 def ttl(settings: Settings, category: str | None) -> dt.timedelta:
@@ -64,6 +81,8 @@ def _from_row(row: sa.Row) -> ShortTermFact:
         expires_at=m["expires_at"],
         recall_count=m["recall_count"],
         last_recalled_at=m["last_recalled_at"],
+        updated_at=m["updated_at"],
+        source=m["source"],
     )
 
 
@@ -115,6 +134,15 @@ def active(store: Store, conn: sa.Connection, scope: Scope | None) -> list[Short
     return [_from_row(row) for row in store.active_short_term(conn, scope)]
 
 
+def by_id(store: Store, conn: sa.Connection, fact_id: int, scope: Scope | None) -> ShortTermFact:
+    """The fact with this id, any status (of the scope, if given); NotFoundError for an
+    unknown id and one of another scope alike."""
+    row = store.short_term_by_id(conn, fact_id, scope)
+    if row is None:
+        raise NotFoundError(f"no short-term fact with id {fact_id}")
+    return _from_row(row)
+
+
 def set_status(
     store: Store, conn: sa.Connection, scope: Scope, fact_id: int, status: str, now: dt.datetime
 ) -> None:
@@ -135,6 +163,63 @@ def relevant(
     shared = [(len(wanted & content_tokens(row.content)), row) for row in rows]
     best = sorted((pair for pair in shared if pair[0]), key=lambda pair: -pair[0])
     return [_from_row(row) for _, row in best[:MAX_RELEVANT]]
+
+
+def retire(
+    store: Store,
+    conn: sa.Connection,
+    scope: Scope,
+    fact: ShortTermFact,
+    reason: str,
+    *,
+    now: dt.datetime,
+) -> None:
+    """A fact the user deleted: status 'deleted' and its audit event (tier manual; the
+    event names the fact as expiry's does, memory_id None)."""
+    set_status(store, conn, scope, fact.id, "deleted", now)
+    record_event(
+        store,
+        conn,
+        scope,
+        memory_id=None,
+        op=Op.DELETE.value,
+        candidate=fact.content,
+        content_before=fact.content,
+        content_after=None,
+        reason=reason,
+        tier=Tier.MANUAL.value,
+        scores={"short_term_id": fact.id},
+        created_at=stamp(now),
+    )
+
+
+def ranked(
+    store: Store,
+    conn: sa.Connection,
+    scope: Scope,
+    query: str,
+    *,
+    settings: Settings,
+    now: dt.datetime,
+) -> list[ShortTermHit]:
+    """Unexpired facts sharing a content word with the query, best first, scored as recall
+    scores memories: relevance is the share of the query's content words the fact holds
+    (1.0 when it holds them all, as the best BM25 hit of a pool scores), recency counts
+    from the last refresh or counted recall."""
+    wanted = content_tokens(query)
+    hits = []
+    for row in store.unexpired_short_term(conn, scope, stamp(now)):
+        shared = len(wanted & content_tokens(row.content))
+        if shared:
+            fact = _from_row(row)
+            said = fact.updated_at or fact.created_at
+            touched = max(said, fact.last_recalled_at or said)
+            relevance = shared / len(wanted)
+            score = blend(
+                settings, relevance=relevance, touched=touched, importance=fact.importance, now=now
+            )
+            hits.append(ShortTermHit(fact, score))
+    return sorted(hits, key=lambda hit: -hit.score)
 
 
 def note_recalled(

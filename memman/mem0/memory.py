@@ -28,11 +28,11 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from memman.aio import AsyncMemoryManager, off_loop
 from memman.api.manager import MemoryManager
 from memman.errors import ConfigError, DecisionError, InvalidInputError, NotFoundError
 from memman.mem0.config import settings_from_config
 from memman.mem0.shapes import (
+    UPDATE_SOURCE,
     as_history_entry,
     as_item,
     as_messages,
@@ -40,17 +40,17 @@ from memman.mem0.shapes import (
     check_threshold,
     check_top_k,
     matches,
+    matches_item,
     mem0_id,
     scope_of,
     split_filters,
 )
+from memman.mem0.short_term import ShortTermPart, as_short_item, is_short_term
 from memman.models import Memory as Record
 from memman.models import Op, Status
+from memman.scope import Scope
 
 log = logging.getLogger(__name__)
-
-# Provenance of a text update() wrote: "mem0.update:<id of the memory it replaced>".
-UPDATE_SOURCE = "mem0.update:"
 
 
 class Memory:
@@ -80,6 +80,7 @@ class Memory:
             self.manager = MemoryManager(None if config is None else str(config))
         else:
             raise ConfigError("Memory takes a database path, a mem0 config dict or manager=")
+        self.short_term = ShortTermPart(self.manager)
 
     @classmethod
     def from_config(cls, config_dict: dict[str, Any]) -> Memory:
@@ -136,7 +137,10 @@ class Memory:
                 f"extracting the messages failed ({flushed.error}); they stay buffered in "
                 f"session {session} for flush or consolidate"
             )
-        return {"results": [as_result(r) for r in [*observed.results, *flushed.results]]}
+        kept = self.short_term.added(
+            [*observed.short_term_ids, *flushed.short_term_ids], user, agent
+        )
+        return {"results": [*(as_result(r) for r in [*observed.results, *flushed.results]), *kept]}
 
     def update(
         self,
@@ -161,6 +165,13 @@ class Memory:
             raise InvalidInputError("update() needs the new text (text= or data=)")
         if metadata is not None and not isinstance(metadata, dict):
             raise InvalidInputError("metadata must be a dict")
+        if is_short_term(memory_id):
+            if metadata is not None:
+                raise InvalidInputError("a short-term fact has no metadata to replace")
+            return {
+                "message": "Memory updated successfully!",
+                **self.short_term.update(memory_id, text),
+            }
         memory = self._active(memory_id)
         result = self.manager.update_memory(
             text,
@@ -180,7 +191,11 @@ class Memory:
         return {"message": "Memory updated successfully!", **as_result(result, text)}
 
     def delete(self, memory_id: str) -> dict[str, Any]:
-        """Soft-delete one memory (MemoryManager.restore brings it back)."""
+        """Soft-delete one memory (MemoryManager.restore brings it back); a short-term fact
+        is retired for good."""
+        if is_short_term(memory_id):
+            self.short_term.delete(memory_id, "deleted through mem0 delete()")
+            return {"message": "Memory deleted successfully!"}
         memory = self._active(memory_id)
         self.manager.delete(
             memory.id,
@@ -215,6 +230,10 @@ class Memory:
                 user_id=memory.user_id,
                 agent_id=memory.agent_id,
             )
+        scope = Scope(user, agent if agent_id is not None else None)
+        self.short_term.delete_where(
+            scope, by_user=by_user, reason="deleted through mem0 delete_all()"
+        )
         return {"message": "Memories deleted successfully!"}
 
     def reset(self) -> None:
@@ -227,6 +246,7 @@ class Memory:
                 user_id=memory.user_id,
                 agent_id=memory.agent_id,
             )
+        self.short_term.delete_where(None, by_user=False, reason="deleted through mem0 reset()")
 
     # -- reads -------------------------------------------------------------------------------
 
@@ -267,6 +287,8 @@ class Memory:
     def get(self, memory_id: str) -> dict[str, Any] | None:
         """The memory as a mem0 item, None if there is no active memory with that id."""
         try:
+            if is_short_term(memory_id):
+                return as_short_item(self.short_term.live(memory_id))
             return as_item(self._active(memory_id))
         except InvalidInputError:
             return None
@@ -281,8 +303,8 @@ class Memory:
         limit: int | None = None,
         top_k: int | None = None,
     ) -> dict[str, Any]:
-        """The scope's active memories, oldest first: `{"results": [item, ...]}` (100 at most
-        unless limit/top_k says otherwise)."""
+        """The scope's active memories, oldest first, then its unexpired short-term facts:
+        `{"results": [item, ...]}` (100 at most unless limit/top_k says otherwise)."""
         ids, wanted = split_filters(filters, user_id=user_id, agent_id=agent_id, run_id=run_id)
         user, agent = scope_of(ids)
         count = check_top_k(top_k if top_k is not None else limit, default=100)
@@ -291,7 +313,11 @@ class Memory:
         else:
             found = (m for m in self.manager.iter_all(user_id=user, agent_id=agent))
             memories = [m for m in found if matches(m, wanted)][:count]
-        return {"results": [as_item(m) for m in memories]}
+        items = [as_item(m) for m in memories]
+        if len(items) < count:
+            short = self.short_term.listed(user, agent)
+            items += [i for i in short if matches_item(i, wanted)][: count - len(items)]
+        return {"results": items}
 
     def search(
         self,
@@ -305,9 +331,10 @@ class Memory:
         top_k: int | None = None,
         threshold: float | None = None,
     ) -> dict[str, Any]:
-        """The best memories for a query, best first, with memman's recall score (relevance,
-        recency and importance): `{"results": [item with score, ...]}`; 20 unless
-        limit/top_k says otherwise. Metadata filters keep equal values among 4x the hits."""
+        """The best memories and unexpired short-term facts for a query, best first, with
+        memman's recall score (relevance, recency and importance, one scale for both):
+        `{"results": [item with score, ...]}`; 20 unless limit/top_k says otherwise.
+        Metadata filters keep equal values among 4x the hits."""
         if not isinstance(query, str) or not query.strip():
             raise InvalidInputError("Invalid query: cannot be empty or whitespace-only.")
         check_threshold(threshold)
@@ -319,17 +346,20 @@ class Memory:
         hits = self.manager.search(
             query.strip(), user_id=user, agent_id=agent, limit=count * 4 if wanted else count
         )
-        kept = [
-            hit
-            for hit in hits
-            if matches(hit.memory, wanted) and (threshold is None or hit.score >= threshold)
-        ]
-        return {"results": [as_item(hit.memory, hit.score) for hit in kept[:count]]}
+        short = self.short_term.found(query.strip(), user, agent, count * 4 if wanted else count)
+        # Short-term facts first on a tie (a stable sort): they are about the moment.
+        found = [item for item in short if matches_item(item, wanted)]
+        found += [as_item(hit.memory, hit.score) for hit in hits if matches(hit.memory, wanted)]
+        found.sort(key=lambda item: -item["score"])
+        kept = [item for item in found if threshold is None or item["score"] >= threshold]
+        return {"results": kept[:count]}
 
     def history(self, memory_id: str) -> list[dict[str, Any]]:
         """Every change of a memory, oldest first, keyed as mem0's history (plus memman's
         reason and tier), with the history of the memory update() moved its text to;
         [] for an unknown id, as mem0 answers."""
+        if is_short_term(memory_id):
+            return self.short_term.history(memory_id)
         try:
             owner = self._owner(memory_id)
             events = {event.id: event for event in self.manager.history(memory_id, **owner)}
@@ -342,47 +372,3 @@ class Memory:
             moved = self.manager.history(current, **owner)
             events.update((event.id, event) for event in moved)
         return [as_history_entry(events[key]) for key in sorted(events)]
-
-
-class AsyncMemory:
-    """mem0's `AsyncMemory`: Memory's methods as coroutines, run off the event loop.
-
-    Built on AsyncMemoryManager (`self.manager`); each call runs the one synchronous
-    implementation of `Memory` in a worker thread, so the two never differ.
-    """
-
-    def __init__(
-        self,
-        config: str | Path | dict[str, Any] | None = None,
-        *,
-        manager: AsyncMemoryManager | MemoryManager | None = None,
-    ):
-        if isinstance(manager, AsyncMemoryManager):
-            manager = manager.manager
-        self._memory = Memory(config, manager=manager)
-        self.manager = AsyncMemoryManager(manager=self._memory.manager)
-        for name in (
-            "add",
-            "update",
-            "delete",
-            "delete_all",
-            "reset",
-            "get",
-            "get_all",
-            "search",
-            "history",
-        ):
-            setattr(self, name, off_loop(getattr(self._memory, name)))
-
-    @classmethod
-    def from_config(cls, config_dict: dict[str, Any]) -> AsyncMemory:
-        return cls(config_dict)
-
-    async def close(self) -> None:
-        await self.manager.close()
-
-    async def __aenter__(self) -> AsyncMemory:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.close()

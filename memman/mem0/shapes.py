@@ -18,6 +18,8 @@ from memman.models import Memory as Record
 # retry_pending) has no mem0 name and keeps its own.
 EVENTS = {Op.ADD: "ADD", Op.UPDATE: "UPDATE", Op.DELETE: "DELETE", Op.NOOP: "NONE"}
 SCOPE_KEYS = ("user_id", "agent_id", "run_id")
+# Provenance of a text update() wrote: "mem0.update:<id of what it replaced>".
+UPDATE_SOURCE = "mem0.update:"
 
 
 def mem0_id(value: Any, name: str) -> str | None:
@@ -65,8 +67,17 @@ def split_filters(filters: Any, **given: Any) -> tuple[dict[str, Any], dict[str,
 
 
 def matches(memory: Record, wanted: dict[str, Any]) -> bool:
+    return _matches(memory.metadata, wanted)
+
+
+def matches_item(item: dict[str, Any], wanted: dict[str, Any]) -> bool:
+    """matches() for an item already shaped (a short-term fact's)."""
+    return _matches(item["metadata"] or {}, wanted)
+
+
+def _matches(metadata: dict[str, Any], wanted: dict[str, Any]) -> bool:
     return all(
-        key in memory.metadata and (value == "*" or memory.metadata[key] == value)
+        key in metadata and (value == "*" or metadata[key] == value)
         for key, value in wanted.items()
     )
 

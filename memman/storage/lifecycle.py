@@ -66,6 +66,18 @@ class LifecycleRows:
         marks = ", ".join(f":{name}" for name in row)
         conn.execute(sa.text(f"INSERT INTO short_term ({columns}) VALUES ({marks})"), row)
 
+    def short_term_by_id(
+        self, conn: sa.Connection, fact_id: int, scope: Scope | None
+    ) -> sa.Row | None:
+        """The short-term row with this id, whatever its status (in the scope, if given),
+        or None."""
+        sql = "SELECT * FROM short_term WHERE id = :id"
+        params: dict[str, object] = {"id": fact_id}
+        if scope is not None:
+            sql += f" AND {_SCOPE}"
+            params.update(_in_scope(scope))
+        return conn.execute(sa.text(sql), params).first()
+
     def refresh_short_term(
         self,
         conn: sa.Connection,
@@ -107,7 +119,7 @@ class LifecycleRows:
     def set_short_term_status(
         self, conn: sa.Connection, scope: Scope, fact_id: int, status: str, now: str
     ) -> None:
-        """expired or promoted (the row stays for the audit trail). LeaseLostError (the
+        """expired, promoted or deleted (the row stays for the audit trail). LeaseLostError (the
         caller's transaction, which writes the promoted memory or the expiry's event, rolls
         back) if the row is gone: the user was erased (forget) since it was read."""
         changed = conn.execute(

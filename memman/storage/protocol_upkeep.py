@@ -94,6 +94,12 @@ class UpkeepStorage(Protocol):
         """A new active short-term fact."""
         ...
 
+    def short_term_by_id(
+        self, conn: sa.Connection, fact_id: int, scope: Scope | None
+    ) -> sa.Row | None:
+        """The short-term row with this id, any status (in the scope, if given), or None."""
+        ...
+
     def refresh_short_term(
         self,
         conn: sa.Connection,
@@ -118,7 +124,7 @@ class UpkeepStorage(Protocol):
     def set_short_term_status(
         self, conn: sa.Connection, scope: Scope, fact_id: int, status: str, now: str
     ) -> None:
-        """expired or promoted (locks the row); LeaseLostError if the row was erased."""
+        """expired, promoted or deleted (locks the row); LeaseLostError if the row was erased."""
         ...
 
     def note_short_term_recalled(

@@ -1,0 +1,213 @@
+"""Short-term facts through the mem0 facade: findable as long as they hold.
+
+Offline, a plan for tonight or where the user is right now goes to short-term memory with a
+TTL (memman/lifecycle/pieces.py; with an LLM, its "transient" facts), not to long-term
+memory. mem0 has no such tier, and its users expect what `add` reported to be findable, so
+the facade shows the scope's unexpired short-term facts as mem0 items: id
+"short_term:<n>" (the target name consolidate's report uses), metadata
+{"short_term": true, "expires_at": ...}. get, delete, update and history accept those ids;
+an id of no live fact is "not found", as a deleted memory's is. Past its TTL a fact is gone
+from every read, whether or not consolidate has marked it expired yet.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memman.api.manager import MemoryManager
+from memman.errors import InvalidInputError, NotFoundError
+from memman.language.text import content_hash
+from memman.lifecycle import shortterm
+from memman.lifecycle.shortterm import ShortTermFact
+from memman.mem0.shapes import UPDATE_SOURCE
+from memman.scope import Scope
+
+PREFIX = "short_term:"
+# Row ids are positive 64-bit integers; a longer string of digits names no fact.
+MAX_DIGITS = 18
+
+
+def is_short_term(memory_id: object) -> bool:
+    return isinstance(memory_id, str) and memory_id.startswith(PREFIX)
+
+
+def item_id(fact: ShortTermFact) -> str:
+    return f"{PREFIX}{fact.id}"
+
+
+def as_short_item(fact: ShortTermFact, score: float | None = None) -> dict[str, Any]:
+    """A short-term fact as a mem0 item (the keys of shapes.as_item)."""
+    return {
+        "id": item_id(fact),
+        "memory": fact.content,
+        "hash": content_hash(fact.content),
+        "metadata": {"short_term": True, "expires_at": fact.expires_at},
+        "score": score,
+        "created_at": fact.created_at,
+        "updated_at": fact.updated_at,
+        "user_id": fact.user_id,
+        "agent_id": fact.agent_id,
+        "run_id": None,
+    }
+
+
+class ShortTermPart:
+    """The facade's calls on short-term facts, over the manager's public short-term API."""
+
+    def __init__(self, manager: MemoryManager):
+        self.manager = manager
+
+    def fact(self, memory_id: str) -> ShortTermFact:
+        """The fact an id names, any status and any user's (mem0's ids are global: the
+        owner is looked up, as the facade does for memories); NotFoundError otherwise."""
+        digits = memory_id[len(PREFIX) :]
+        named = digits.isascii() and digits.isdigit() and len(digits) <= MAX_DIGITS
+        if not named or str(int(digits)) != digits:  # one spelling: "short_term:007" is none
+            raise NotFoundError(f"no short-term fact with id {memory_id!r}")
+        with self.manager.store.read() as conn:
+            return shortterm.by_id(self.manager.store, conn, int(digits), None)
+
+    def heir(self, fact: ShortTermFact) -> ShortTermFact | None:
+        """The live fact update() replaced a deleted one by, through any number of updates:
+        each replacement's source names the first fact of the line ("mem0.update:<id>"),
+        so this is the newest live fact naming that one, written after `fact`."""
+        if fact.status != "deleted":
+            return None
+        line = UPDATE_SOURCE + _first(fact)
+        scope = self.manager.short_term(
+            user_id=fact.user_id, agent_id=fact.agent_id, unexpired=True
+        )
+        heirs = [other for other in scope if other.id > fact.id and other.source == line]
+        return heirs[-1] if heirs else None
+
+    def live(self, memory_id: str) -> ShortTermFact:
+        """The live fact an id stands for: its own, or the one update() replaced it by;
+        InvalidInputError "not found" (mem0's words) else."""
+        try:
+            fact: ShortTermFact | None = self.fact(memory_id)
+        except NotFoundError:
+            fact = None
+        if fact is not None and not fact.live(self.manager.clock()):
+            fact = self.heir(fact)
+        if fact is None:
+            raise InvalidInputError(f"Memory with id {memory_id} not found")
+        return fact
+
+    def added(self, fact_ids: list[int], user: str, agent: str | None) -> list[dict[str, Any]]:
+        """`add` results for the short-term facts an extraction kept: ADD for a new one,
+        NONE for one it had already (seen again: its expiry renewed)."""
+        results = []
+        for fact_id in dict.fromkeys(fact_ids):
+            fact = self.manager.get_short_term(fact_id, user_id=user, agent_id=agent)
+            new = fact.updated_at == fact.created_at
+            results.append(
+                {
+                    "id": item_id(fact),
+                    "memory": fact.content,
+                    "event": "ADD" if new else "NONE",
+                    "reason": f"short-term ({fact.category or 'default'}) until "
+                    f"{fact.expires_at}" + ("" if new else ": said again, expiry renewed"),
+                }
+            )
+        return results
+
+    def listed(self, user: str, agent: str | None) -> list[dict[str, Any]]:
+        facts = self.manager.short_term(user_id=user, agent_id=agent, unexpired=True)
+        return [as_short_item(fact) for fact in facts]
+
+    def found(self, query: str, user: str, agent: str | None, limit: int) -> list[dict[str, Any]]:
+        hits = self.manager.search_short_term(query, user_id=user, agent_id=agent, limit=limit)
+        return [as_short_item(hit.fact, hit.score) for hit in hits]
+
+    def delete(self, memory_id: str, reason: str) -> ShortTermFact:
+        fact = self.live(memory_id)
+        return self.manager.delete_short_term(
+            fact.id, user_id=fact.user_id, agent_id=fact.agent_id, reason=reason
+        )
+
+    def delete_where(self, scope: Scope | None, *, by_user: bool, reason: str) -> None:
+        """Retire the live facts of every scope delete_all's ids match (all, for reset)."""
+        now = self.manager.clock()
+        for fact in self.manager.short_term():
+            if scope is not None and (
+                (by_user and fact.user_id != scope.user_id)
+                or (scope.agent_id is not None and fact.agent_id != scope.agent_id)
+            ):
+                continue
+            if fact.live(now):
+                self.manager.delete_short_term(
+                    fact.id, user_id=fact.user_id, agent_id=fact.agent_id, reason=reason
+                )
+
+    def update(self, memory_id: str, text: str) -> dict[str, Any]:
+        """The new text replaces the fact as a short-term fact of the same category (a
+        fresh TTL from now), the old one is deleted; the result's id names the new one, and
+        the old id keeps standing for it (get, update, delete and history follow it)."""
+        fact = self.live(memory_id)
+        new = self.manager.remember_short_term(
+            text,
+            user_id=fact.user_id,
+            agent_id=fact.agent_id,
+            session_id=fact.sessions[-1] if fact.sessions else "mem0-update",
+            category=fact.category,
+            importance=fact.importance,
+            source=UPDATE_SOURCE + _first(fact),
+        )
+        if new.id != fact.id:
+            self.manager.delete_short_term(
+                fact.id,
+                user_id=fact.user_id,
+                agent_id=fact.agent_id,
+                reason=f"replaced by update(): now {item_id(new)}",
+            )
+        return {"id": item_id(new), "memory": new.content, "event": "UPDATE", "reason": None}
+
+    def history(self, memory_id: str) -> list[dict[str, Any]]:
+        """The fact's life in mem0's history keys: its ADD, how it ended (deleted, expired
+        or promoted to long-term memory) if it did, then the life of the fact holding its
+        text now if update() replaced it (as for memories); [] for an unknown id. Read off
+        the rows (a short-term fact's ADD has no event of its own)."""
+        try:
+            fact: ShortTermFact | None = self.fact(memory_id)
+        except NotFoundError:
+            return []
+        entries: list[dict[str, Any]] = []
+        while fact is not None:
+            heir = self.heir(fact)
+            entries.append(_entry(fact, "ADD", fact.created_at, "short-term fact"))
+            if heir is not None:
+                reason = f"replaced by update(): now {item_id(heir)}"
+                entries.append(_entry(fact, "DELETE", fact.updated_at or "", reason))
+            elif fact.status != "active":
+                ended = fact.updated_at or fact.expires_at
+                entries.append(_entry(fact, "DELETE", ended, f"short-term fact {fact.status}"))
+            elif not fact.live(self.manager.clock()):
+                entries.append(_entry(fact, "DELETE", fact.expires_at, "short-term fact expired"))
+            fact = heir
+        return entries
+
+
+def _first(fact: ShortTermFact) -> str:
+    """The id of the first fact of the update() line this one is in (its own if none)."""
+    if fact.source and fact.source.startswith(UPDATE_SOURCE + PREFIX):
+        return fact.source[len(UPDATE_SOURCE) :]
+    return item_id(fact)
+
+
+def _entry(fact: ShortTermFact, event: str, when: str, reason: str) -> dict[str, Any]:
+    """One history entry (shapes.as_history_entry's keys) read off the fact's row."""
+    added = event == "ADD"
+    return {
+        "id": None,  # no event row of its own: the entry is read off the fact
+        "memory_id": item_id(fact),
+        "old_memory": None if added else fact.content,
+        "new_memory": fact.content if added else None,
+        "event": event,
+        "created_at": when,
+        "updated_at": None,
+        "is_deleted": not added,
+        "actor_id": None,
+        "role": None,
+        "reason": reason,
+        "tier": "short_term",
+    }
