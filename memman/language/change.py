@@ -29,6 +29,8 @@ graduated transferred accepted took_a took_up landed hired fired laid_off let_me
 let_go promoted demoted divorced married engaged separated split_up broke_up
 seeing_someone dating healed recovered sober unemployed pregnant had_the_baby
 lost replaced upgraded traded got_rid gotten_rid in_ages in_years in_months
+just new newly got gotten currently today yesterday ago last_week last_month last_year
+this_year this_month this_week been
 """
 _CUE = re.compile(
     r"\b(?:" + "|".join(cue.replace("_", r"\s+") for cue in _CUES.split()) + r")\b", re.IGNORECASE
