@@ -40,9 +40,9 @@ def test_offline_extracted_facts_carry_the_metadata_and_filters_find_them(tmp_pa
         m.add("I am vegetarian", user_id="alice", run_id="r", metadata=FOOD)
         m.add("I live in Porto", user_id="alice", run_id="r")
         movies = m.get_all(filters={"user_id": "alice", "topic": "movies"})
-        # The plan for tonight is short-term (lifecycle/pieces.py): no metadata, not listed.
-        assert texts(movies) == [MOVIE_CHAT[2]["content"]]
-        assert all(item["metadata"] == MOVIES for item in movies["results"])
+        # The plan for tonight is short-term (lifecycle/pieces.py), with the metadata too.
+        assert texts(movies) == sorted([MOVIE_CHAT[0]["content"], MOVIE_CHAT[2]["content"]])
+        assert all(MOVIES.items() <= item["metadata"].items() for item in movies["results"])
         food = m.search("vegetarian", filters={"user_id": "alice", "topic": "food"})
         assert texts(food) == ["I am vegetarian"]
         assert m.search("Porto", filters={"user_id": "alice", "topic": "*"}) == {"results": []}

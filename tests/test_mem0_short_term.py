@@ -53,7 +53,7 @@ def test_add_reports_the_plan_and_get_all_search_and_get_find_it(memory):
     hits = memory.search("movie tonight", user_id="alice")["results"]
     assert hits[0]["id"] == plan["id"] and 0 < hits[0]["score"] <= 1
     assert set(hits[0]) == ITEM_KEYS
-    # Filters: the marker selects short-term facts; add's own metadata is not kept on them.
+    # Filters: the marker selects short-term facts (add's metadata: test_short_term_metadata.py).
     only = memory.get_all(filters={"user_id": "alice", "short_term": True})["results"]
     assert [i["id"] for i in only] == [plan["id"]]
 
@@ -175,8 +175,6 @@ def test_update_of_a_short_term_fact_replaces_it_and_the_old_id_follows(memory, 
     assert history[1]["reason"] == f"replaced by update(): now {again['id']}"
     memory.delete(plan["id"])  # deletes the fact holding the text
     assert memory.get(again["id"]) is None and memory.get(plan["id"]) is None
-    with pytest.raises(InvalidInputError, match="a short-term fact has no metadata"):
-        memory.update(again["id"], "x", metadata={"k": 1})
 
 
 @pytest.mark.parametrize("bad", ["short_term:007", "short_term:" + "9" * 5000])

@@ -42,7 +42,8 @@ class LifecycleCalls(Parts):
         neither counted, extracted nor reported here. `metadata` (checked as update_memory's)
         is kept with the messages: every fact extracted from them carries it, whichever
         flush, flush_idle or consolidate extracts them (as update_memory's: an ADD stores it,
-        an UPDATE or NOOP keeps the memory's own).
+        an UPDATE or NOOP keeps the memory's own), short-term facts too (as
+        remember_short_term's).
         """
         scope = Scope(user_id, agent_id)
         buffer.buffer(
@@ -75,13 +76,14 @@ class LifecycleCalls(Parts):
         category: str | None,
         importance: float | None,
         also: Also = None,
+        metadata: dict[str, Any] | None = None,
     ) -> UpdateResult:
         """A fact extraction or promotion found: validated and decided like update_memory's.
 
         `also` runs in the transaction that applies or parks it (promotion marks its
-        short-term row there).
+        short-term row there); `metadata`, a promoted fact's own.
         """
-        candidate = self._candidate(fact, scope, source, None, category, importance)
+        candidate = self._candidate(fact, scope, source, metadata, category, importance)
         return self._writes.process(candidate, also=also)
 
     def _write_found_facts(
@@ -154,8 +156,15 @@ class LifecycleCalls(Parts):
             self.store,
             session_id,
             write_facts=self._write_found_facts,
-            remember=lambda fact, scope, source, category, importance, also: self._remember(
-                fact, scope, session_id, category, importance, source, also
+            remember=lambda found, scope, also: self._remember(
+                found.content,
+                scope,
+                session_id,
+                found.category,
+                found.importance,
+                found.source,
+                also,
+                metadata=found.metadata,
             ),
             client=self._llm_client,
             settings=self.settings,
@@ -174,14 +183,18 @@ class LifecycleCalls(Parts):
         category: str | None = None,
         importance: float = 5.0,
         source: str | None = None,
+        metadata: dict[str, Any] | None = None,
     ) -> ShortTermFact:
         """Keep a transient fact until its category's TTL; seen again, its expiry renews.
 
-        Validated like update_memory's facts (extracted ones too); category and importance
-        are handed on at promotion.
+        Validated like update_memory's facts (extracted ones too); category, importance and
+        metadata are handed on at promotion. Seen again, the fact keeps its first metadata
+        unless this call's is non-empty (then that replaces it).
         """
         scope = Scope(user_id, agent_id)
-        return self._remember(fact, scope, session_id, category, importance, source)
+        return self._remember(
+            fact, scope, session_id, category, importance, source, metadata=metadata
+        )
 
     def _remember(
         self,
@@ -192,10 +205,12 @@ class LifecycleCalls(Parts):
         importance: float,
         source: str | None,
         also: Also = None,
+        *,
+        metadata: dict[str, Any] | None = None,
     ) -> ShortTermFact:
         """remember_short_term's work; `also` runs first in the transaction that writes the
         fact (an extraction checks there that the user was not erased meanwhile)."""
-        candidate = self._candidate(fact, scope, source, None, category, importance)
+        candidate = self._candidate(fact, scope, source, metadata, category, importance)
         check_id("session_id", session_id)
 
         def transaction(conn: sa.Connection) -> ShortTermFact:
@@ -212,6 +227,7 @@ class LifecycleCalls(Parts):
                 source=candidate.source,
                 settings=self.settings,
                 now=self.clock(),
+                metadata=candidate.metadata,
             )
 
         return self.store.write(transaction, scope=candidate.scope)

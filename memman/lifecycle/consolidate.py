@@ -10,9 +10,9 @@ run, bounded by max_ops.
 1. Short-term facts past their expiry become 'expired' (the row stays; an audit event says so).
 2. Short-term facts seen in >= promote_min_sessions sessions, or put into context blocks on
    at least promote_min_recalls occasions (promote_recall_spacing_hours apart), are promoted
-   through update_memory (source "promotion", with their category and importance): promotion
-   never bypasses the decision path. Expiry wins: a fact past its TTL is no longer true, so
-   it is not promoted.
+   through update_memory (source "promotion", with their category, importance and metadata):
+   promotion never bypasses the decision path. Expiry wins: a fact past its TTL is no longer
+   true, so it is not promoted.
 3. Near-duplicate long-term memories (lifecycle/merge.py): memories with the same wording
    merge without an LLM; related ones, found by prefix-filtered blocking through the FTS5 index
    (never all pairs) and clustered with union-find, form ambiguous clusters if *mutually*
@@ -36,6 +36,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 from collections.abc import Callable
+from typing import Any
 
 import sqlalchemy as sa
 
@@ -67,9 +68,9 @@ from memman.write.writepath import Also
 
 log = logging.getLogger(__name__)
 
-# update_memory(fact, scope, source, category, importance) as MemoryManager provides it, with
-# `also` run in the transaction that applies or parks the fact.
-Promote = Callable[[str, Scope, str, str | None, float, Also], UpdateResult]
+# update_memory(fact, scope, source, category, importance, metadata) as MemoryManager provides
+# it, with `also` run in the transaction that applies or parks the fact.
+Promote = Callable[[str, Scope, str, str | None, float, Also, dict[str, Any]], UpdateResult]
 # flush(session_id) for that scope's messages only, as MemoryManager provides it.
 Extract = Callable[[str, Scope], ObserveResult]
 
@@ -207,6 +208,7 @@ def _promote(
             fact.category,
             fact.importance,
             lambda conn: shortterm.set_status(store, conn, scope, fact.id, "promoted", now),
+            fact.metadata,
         )
         detail += f": update_memory {result.op} {result.memory_id or ''}".rstrip()
     return _short_term_change("promote", scope, fact, detail)

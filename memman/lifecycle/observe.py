@@ -80,9 +80,9 @@ class Found(NamedTuple):
     metadata: dict[str, Any] | None = None  # given to observe() with its messages
 
 
-# remember_short_term(fact, scope, source, category, importance) for the session extracted,
-# with the Mark run in the transaction that writes it.
-RememberFact = Callable[[str, Scope, str, str | None, float, Mark], ShortTermFact]
+# remember_short_term for the session extracted (a transient Found's content, source,
+# category, importance and metadata), with the Mark run in the transaction that writes it.
+RememberFact = Callable[["Found", Scope, Mark], ShortTermFact]
 
 
 class ExtractedFact(TopicLabels):
@@ -222,14 +222,7 @@ def extract(
                 for position, (found, durability) in enumerate(facts):
                     if durability == "transient":
                         try:
-                            short = remember(
-                                found.content,
-                                scope,
-                                found.source,
-                                found.category,
-                                found.importance,
-                                guard,
-                            )
+                            short = remember(found, scope, guard)
                             short_ids.append(short.id)
                         except InvalidInputError as refused:
                             rejected.append(_refused(found, refused))
@@ -313,7 +306,8 @@ def _offline_candidates(rows: list[sa.Row]) -> tuple[list[tuple[Found, str]], li
                 found = Found(piece, source, observed_at=said, metadata=_metadata(row))
                 facts.append((found, "durable"))
             else:  # "I'll go for a run later": short-term, as the LLM's transient facts
-                facts.append((Found(piece, source, category, IMPORTANCE, said), "transient"))
+                found = Found(piece, source, category, IMPORTANCE, said, metadata=_metadata(row))
+                facts.append((found, "transient"))
     return facts, skips
 
 

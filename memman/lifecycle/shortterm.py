@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import sqlalchemy as sa
 
@@ -47,6 +48,9 @@ class ShortTermFact:
     last_recalled_at: str | None = None  # when the last counted recall was
     updated_at: str | None = None  # the last refresh (seen again) or status change
     source: str | None = None  # where it came from (remember_short_term's source)
+    # What the caller gave with it (observe()'s or remember_short_term's metadata), handed on
+    # at promotion; {} for none. Not hashed: a fact stays usable as a set member.
+    metadata: dict[str, Any] = field(default_factory=dict, hash=False)
 
     def live(self, now: dt.datetime) -> bool:
         """Active and not past its TTL (consolidate may not have expired it yet)."""
@@ -83,6 +87,7 @@ def _from_row(row: sa.Row) -> ShortTermFact:
         last_recalled_at=m["last_recalled_at"],
         updated_at=m["updated_at"],
         source=m["source"],
+        metadata=json.loads(m["metadata"]),
     )
 
 
@@ -98,8 +103,14 @@ def remember(
     source: str | None,
     settings: Settings,
     now: dt.datetime,
+    metadata: dict[str, Any] | None = None,
 ) -> ShortTermFact:
-    """Store a transient fact, or refresh the same active one (its sessions and expiry)."""
+    """Store a transient fact, or refresh the same active one (its sessions and expiry).
+
+    Seen again, the fact keeps the metadata it was first stored with unless this one is
+    non-empty: a repeat that comes with none (a plain observe) does not erase what the first
+    mention was tagged with, and one that comes with some says what it is now."""
+    encoded = json.dumps(metadata or {}, ensure_ascii=False)
     digest = content_hash(content)
     expires = stamp(now + ttl(settings, category))
     row = store.short_term_by_hash(conn, scope, digest)
@@ -113,6 +124,7 @@ def remember(
             importance=importance,
             sessions=json.dumps([session_id]),
             source=source,
+            metadata=encoded,
             created_at=stamp(now),
             updated_at=stamp(now),
             expires_at=expires,
@@ -122,7 +134,13 @@ def remember(
         if session_id not in sessions:
             sessions.append(session_id)
         store.refresh_short_term(
-            conn, scope, row.id, sessions=json.dumps(sessions), now=stamp(now), expires=expires
+            conn,
+            scope,
+            row.id,
+            sessions=json.dumps(sessions),
+            now=stamp(now),
+            expires=expires,
+            metadata=encoded if metadata else None,
         )
     fresh = store.short_term_by_hash(conn, scope, digest)
     assert fresh is not None  # written above, in this transaction

@@ -166,11 +166,9 @@ class Memory:
         if metadata is not None and not isinstance(metadata, dict):
             raise InvalidInputError("metadata must be a dict")
         if is_short_term(memory_id):
-            if metadata is not None:
-                raise InvalidInputError("a short-term fact has no metadata to replace")
             return {
                 "message": "Memory updated successfully!",
-                **self.short_term.update(memory_id, text),
+                **self.short_term.update(memory_id, text, metadata),
             }
         memory = self._active(memory_id)
         result = self.manager.update_memory(

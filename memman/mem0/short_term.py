@@ -4,10 +4,11 @@ Offline, a plan for tonight or where the user is right now goes to short-term me
 TTL (memman/lifecycle/pieces.py; with an LLM, its "transient" facts), not to long-term
 memory. mem0 has no such tier, and its users expect what `add` reported to be findable, so
 the facade shows the scope's unexpired short-term facts as mem0 items: id
-"short_term:<n>" (the target name consolidate's report uses), metadata
-{"short_term": true, "expires_at": ...}. get, delete, update and history accept those ids;
-an id of no live fact is "not found", as a deleted memory's is. Past its TTL a fact is gone
-from every read, whether or not consolidate has marked it expired yet.
+"short_term:<n>" (the target name consolidate's report uses), metadata the fact's own (add's)
+with {"short_term": true, "expires_at": ...} over it, so a metadata filter matches either.
+get, delete, update and history accept those ids; an id of no live fact is "not found", as a
+deleted memory's is. Past its TTL a fact is gone from every read, whether or not consolidate
+has marked it expired yet.
 """
 
 from __future__ import annotations
@@ -41,7 +42,8 @@ def as_short_item(fact: ShortTermFact, score: float | None = None) -> dict[str, 
         "id": item_id(fact),
         "memory": fact.content,
         "hash": content_hash(fact.content),
-        "metadata": {"short_term": True, "expires_at": fact.expires_at},
+        # The markers win over a caller's key of the same name: the item must say what it is.
+        "metadata": {**fact.metadata, "short_term": True, "expires_at": fact.expires_at},
         "score": score,
         "created_at": fact.created_at,
         "updated_at": fact.updated_at,
@@ -139,10 +141,11 @@ class ShortTermPart:
                     fact.id, user_id=fact.user_id, agent_id=fact.agent_id, reason=reason
                 )
 
-    def update(self, memory_id: str, text: str) -> dict[str, Any]:
+    def update(self, memory_id: str, text: str, metadata: dict[str, Any] | None) -> dict[str, Any]:
         """The new text replaces the fact as a short-term fact of the same category (a
-        fresh TTL from now), the old one is deleted; the result's id names the new one, and
-        the old id keeps standing for it (get, update, delete and history follow it)."""
+        fresh TTL from now) and metadata (`metadata` if given, as mem0's update replaces it),
+        the old one is deleted; the result's id names the new one, and the old id keeps
+        standing for it (get, update, delete and history follow it)."""
         fact = self.live(memory_id)
         new = self.manager.remember_short_term(
             text,
@@ -152,6 +155,7 @@ class ShortTermPart:
             category=fact.category,
             importance=fact.importance,
             source=UPDATE_SOURCE + _first(fact),
+            metadata=fact.metadata if metadata is None else metadata,
         )
         if new.id != fact.id:
             self.manager.delete_short_term(

@@ -60,7 +60,7 @@ class LifecycleRows:
 
     def insert_short_term(self, conn: sa.Connection, scope: Scope, **values: Any) -> None:
         """A new active short-term fact (content, content_hash, category, importance,
-        sessions JSON, source, created_at, updated_at, expires_at)."""
+        sessions JSON, source, metadata JSON, created_at, updated_at, expires_at)."""
         row = {"user_id": scope.user_id, "agent_id": scope.agent_key, **values}
         columns = ", ".join(row)  # column names from memman's callers, never from user input
         marks = ", ".join(f":{name}" for name in row)
@@ -87,14 +87,19 @@ class LifecycleRows:
         sessions: str,
         now: str,
         expires: str,
+        metadata: str | None = None,
     ) -> None:
-        """A short-term fact seen again: its sessions (JSON) and a new expiry."""
+        """A short-term fact seen again: its sessions (JSON), a new expiry and, unless None,
+        new metadata (JSON)."""
         conn.execute(
             sa.text(
-                "UPDATE short_term SET sessions = :s, updated_at = :now, expires_at = :exp"
-                f" WHERE id = :id AND {_SCOPE}"
+                "UPDATE short_term SET sessions = :s, updated_at = :now, expires_at = :exp,"
+                f" metadata = coalesce(:m, metadata) WHERE id = :id AND {_SCOPE}"
             ),
-            {**_in_scope(scope), "s": sessions, "now": now, "exp": expires, "id": fact_id},
+            {
+                **_in_scope(scope),
+                **{"s": sessions, "now": now, "exp": expires, "m": metadata, "id": fact_id},
+            },
         )
 
     def active_short_term(self, conn: sa.Connection, scope: Scope | None) -> list[sa.Row]:

@@ -3,6 +3,7 @@
 The twins of SQLite's memman/storage/migrations/backfills.py: the value is computed in Python
 (the same function the write path stores it with), read and written in batches inside the
 migration's transaction, so a crash midway leaves the previous schema (postgres_schema.py).
+A column whose default is what the rows stored before hold (p009) is filled by its ALTER.
 """
 
 from __future__ import annotations
@@ -45,3 +46,9 @@ def p008_kin_subjects(conn: sa.Connection) -> None:
     for table in ("long_term", "pending"):
         sql, params = kin_subjects(table, "%s")
         conn.exec_driver_sql(sql, tuple(params))
+
+
+def p009_short_term_metadata(conn: sa.Connection) -> None:
+    """m028's column: a short-term fact's metadata (JSON object), '{}' for those stored
+    before."""
+    conn.exec_driver_sql("ALTER TABLE short_term ADD COLUMN metadata TEXT NOT NULL DEFAULT '{}'")

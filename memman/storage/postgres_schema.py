@@ -265,7 +265,6 @@ _P002 = [
     "DROP FUNCTION pg_temp.memman_floats(bytea)",
 ]
 
-
 _P003 = [
     # p001's trigger pruned the log with `seq <= (SELECT max(seq) ...) - 100000` in every
     # call. PL/pgSQL plans that once, before vector_log has statistics, as a scan of the log:
@@ -361,6 +360,7 @@ MIGRATIONS: list[tuple[str, Callable[[sa.Connection], None]]] = [
     ("p006_events_absorbed_hash", postgres_backfills.p006_events_absorbed_hash),
     ("p007_message_metadata", _statements(_P007)),
     ("p008_kin_subjects", postgres_backfills.p008_kin_subjects),
+    ("p009_short_term_metadata", postgres_backfills.p009_short_term_metadata),
 ]
 KNOWN = [name for name, _ in MIGRATIONS]
 

@@ -109,8 +109,10 @@ class UpkeepStorage(Protocol):
         sessions: str,
         now: str,
         expires: str,
+        metadata: str | None = None,
     ) -> None:
-        """A short-term fact seen again: its sessions and expiry (locks its row)."""
+        """A short-term fact seen again: its sessions, expiry and (unless None) metadata
+        (locks its row)."""
         ...
 
     def active_short_term(self, conn: sa.Connection, scope: Scope | None) -> list[sa.Row]:

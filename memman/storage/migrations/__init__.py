@@ -36,6 +36,7 @@ CHAIN = (
     backfills.m025_events_absorbed_hash,
     tables.m026_message_metadata,
     backfills.m027_kin_subjects,
+    tables.m028_short_term_metadata,
 )
 
 migrations = Migrations("memman")

@@ -246,3 +246,10 @@ def m026_message_metadata(db: sqlite_utils.Database) -> None:
     # extracted from them carry it, also when extraction fails and a later flush or
     # consolidate retries it (mem0's add(messages, metadata=..., infer=True)).
     db.execute("ALTER TABLE message_buffer ADD COLUMN metadata TEXT")
+
+
+def m028_short_term_metadata(db: sqlite_utils.Database) -> None:
+    # The metadata a short-term fact came with (JSON object; observe()'s or
+    # remember_short_term's): shown with it and handed on when it is promoted. Facts stored
+    # before had none: '{}'.
+    db.execute("ALTER TABLE short_term ADD COLUMN metadata TEXT NOT NULL DEFAULT '{}'")
