@@ -18,7 +18,7 @@ USER = "user"
 SINGLE_VALUED = frozenset(
     """residence hometown employer job relationship_status name last_name native_language age
     birthday diet smoking children car school school_year studies phone computer
-    work_setting""".split()
+    work_setting household bedtime""".split()
 )
 # Multi-valued: several true at once ("likes jazz" and "likes hiking").
 # A phone or a computer is the one the user uses now: a new one replaces it ("switched to a
@@ -111,6 +111,8 @@ ALIASES = {
     "mobile_phone": "phone", "cell_phone": "phone", "laptop": "computer",
     "game_console": "console", "gaming_console": "console", "major": "studies",
     "field_of_study": "studies", "year_in_school": "school_year", "grade": "school_year",
+    "living_situation": "household", "living_arrangement": "household", "lives_with": "household",
+    "sleep_schedule": "bedtime",
 }  # fmt: skip
 # One favorite, whatever it is called: "the group I love most" is the favorite band.
 _FAVORITE_THINGS = {

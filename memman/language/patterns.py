@@ -12,13 +12,13 @@ import re
 
 from memman.language.attributes import AMOUNT, FAVORITE, favorite_key
 from memman.language.kinds import DIETS, DRINKABLE, check_kind, vehicle_pattern
+from memman.language.life import LIFE
 from memman.language.text import content_tokens
 from memman.language.values import trim_value
 
 _SERVICE = r"(?:a |an |the )?"
 _NAMED = r"(?: named .+| called .+)?"
 _DECADES = r"(?:teens|twenties|thirties|forties|fifties|sixties|seventies|eighties|\d0s)"
-_HOME = r"(?:a |an |my |our )?(?:\w+ )?(?:apartment|flat|house|home|condo|place|studio)"
 _SCHOOL_LEVELS = "high school|middle school|grad school|college|university|uni"
 # What one does as a pastime ("I do yoga twice a week"): "do" alone says nothing.
 _PRACTICES = (
@@ -45,6 +45,7 @@ _V = r"(?P<v>.+)"
 _PATTERNS: list[tuple[str, re.Pattern[str], str | None]] = [
     (attribute, re.compile(pattern), fixed)
     for attribute, pattern, fixed in [
+        *LIFE,  # the more specific phrasings of everyday changes first
         (
             "name",
             rf"^(?:my (?:first |full |preferred )?name am|name am|am called|go by) {_V}$",
@@ -66,11 +67,6 @@ _PATTERNS: list[tuple[str, re.Pattern[str], str | None]] = [
             rf"|spent (?:my|their) childhood in) {_V}$",
             None,
         ),
-        ("residence", rf"^(?:live|am living|reside|am based|am located|have lived) in {_V}$", None),
-        ("residence", rf"^(?:moved|relocated|have moved|have relocated) (?:back )?to {_V}$", None),
-        ("residence", rf"^(?:my home am|home am) in {_V}$", None),
-        ("residence", rf"^(?:rent|am renting|bought|have bought|got) {_HOME} in {_V}$", None),
-        ("residence", r"^moved out(?: of (?P<v>.+))?$", "-"),
         (
             "employer",
             r"^am (?:employed|working)(?: at the moment| right now| at present)?$",
