@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from memman.language.attributes import OTHERS
+from memman.language.text import words
 from memman.language.values import NUMBER_WORDS, VALUE_CLASSES, trim_value
 
 OCCUPATIONS = frozenset(
@@ -222,3 +223,10 @@ def _head(value: str) -> str:
         if not word.isdigit() or not kept:
             kept.append(word)
     return kept[-1]
+
+
+def names_employer(text: str) -> bool:
+    """The fact names whom one works at or for besides what one does: "I'm a data analyst at
+    Spotify" does, "I'm a barista" and "I work at home" do not."""
+    found = re.search(r" (?:at|for|with) (?P<v>.+)$", " ".join(words(text)))
+    return found is not None and _employer(found.group("v")) is not None

@@ -18,11 +18,24 @@ from memman.language.values import trim_value
 _NEGATORS = ("do not ", "did not ", "not ", "no longer ", "never ")
 NEGATION_WORDS = frozenset("no not longer never".split())
 # Verbs that take something back: "I quit smoking" is "I smoke", negated.
-_QUITTING = re.compile(r"^(?:quit|stopped|gave up|give up|have given up|have quit) (?P<rest>.+)$")
+_QUITTING = re.compile(
+    r"^(?:quit|stopped|gave up|give up|have given up|have quit|have stopped|kicked|have kicked"
+    r"|ditched|have ditched|cut out|have cut out) (?P<rest>.+)$"
+)
+# What a quit says of how or when, not of what: "cut out caffeine completely", "gave up the
+# violin years ago", "kicked the habit for good".
+_AGO = r"(?:(?:a few|some|many|several|\d+|two|three|four|five|ten) )?(?:years|months|weeks) ago"
+_QUIT_TAIL = re.compile(
+    r"(?: (?:completely|entirely|altogether|totally|for good|cold turkey|at last"
+    rf"|{_AGO}|(?:last|this) (?:year|month|week|spring|summer|autumn|fall|winter)|in \d{{4}}))+$"
+)
+# "stopped working to stay home", "quit work after the baby": work itself, not one job's.
+_WORK_ENDS = frozenset("to after because when since so last this and ago altogether".split())
 # Verbs that end what their object names: "sold my motorcycle", "cancelled the membership".
 _ENDING = re.compile(
-    r"^(?:(?:sold|gave away) (?=my |our |the )|(?:had to )?(?:cancell?ed|dropped|abandoned"
-    r"|outgrew|came off|got rid of|ended|broke off|rehomed|rehome|uninstalled|deleted) )"
+    r"^(?:(?:sold|gave away) (?=my |our |the |their |his |her )|(?:had to )?(?:cancell?ed"
+    r"|dropped|abandoned|outgrew|came off|got rid of|ended|broke off|rehomed|rehome|uninstalled"
+    r"|deleted) )"
     r"(?P<rest>.+)$"
 )
 # The same, the verb's object inside it: "gave our rabbit to a neighbour", "put my dog down".
@@ -42,8 +55,18 @@ _LATER_CLAUSE = re.compile(
 )
 # A present perfect's auxiliary before a verb ("have painted", "have been running").
 _PERFECT = re.compile(r"^(?:have|has) (?:been )?(?=\w+(?:ed|ing)\b)")
+# A state held for a while is a state held now: "have been seeing someone" is "am seeing",
+# "have been sober for six months" "am sober"; "have been to Paris" is a visit.
+_STATE_SINCE = re.compile(r"^(?:have been|been) (?!to |there |here )")
+
+
+def held_state(predicate: str) -> str | None:
+    """A present perfect of a state as the state ("have been sober for six months" -> "am
+    sober for six months"), or None when the predicate is none."""
+    return _STATE_SINCE.sub("am ", predicate, count=1) if _STATE_SINCE.match(predicate) else None
+
 _CORRECTION = re.compile(r"^(?P<head>.+?) (?P<how>not|instead of|rather than) (?P<old>.+)$")
-_SMOKES = frozenset("smoke cigarettes cigars cigar tobacco vaping vape".split())
+_SMOKES = frozenset("smoke smoking cigarettes cigars cigar tobacco vaping vape".split())
 GERUNDS = {
     "smoking": "smoke", "drinking": "drink", "working": "work", "eating": "eat",
     "playing": "play", "living": "live", "dating": "date", "using": "use", "studying": "study",
@@ -71,13 +94,15 @@ def strip_negation(predicate: str) -> tuple[str, bool, bool]:
         return ending.group("rest"), True, True
     quitting = _QUITTING.match(predicate)
     if quitting:
-        rest = quitting.group("rest").split()
+        rest = (_QUIT_TAIL.sub("", quitting.group("rest")) or quitting.group("rest")).split()
         ended = not rest[0].endswith("ing")
         rest[0] = GERUNDS.get(rest[0], rest[0])
         predicate, negated = " ".join(rest), True
-        if predicate in ("work", "job") or predicate.startswith("my job"):
-            predicate = "lost " + (predicate if predicate.startswith("my job") else "my job")
-        elif rest[-1] in _SMOKES:
+        if rest[0] in ("work", "job") and (len(rest) == 1 or rest[1] in _WORK_ENDS):
+            predicate = "lost my job"
+        elif predicate.startswith("my job"):
+            predicate = "lost " + predicate
+        elif _SMOKES & set(rest[:4]):  # "kicked the smoking habit": smoking
             predicate = "smoke"
     starting = _STARTING.match(predicate)
     # "started drinking again"; what one starts eating is the diet patterns' (patterns._RESUMED)

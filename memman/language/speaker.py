@@ -53,10 +53,17 @@ _SUBJECTLESS_VERBS = frozenset(
 _INDEFINITE = frozenset(
     "someone somebody anyone anybody everyone everybody noone nobody people".split()
 )
-# "Lena and I broke up": the user's relationship status.
+# "Lena and I broke up", "Sam and I got married", "my wife and I separated": the user's
+# relationship status.
 _BREAKUP = re.compile(
-    r"^(?:\w+ and (?:i|user)|(?:i|user) and (?:my|their|his|her) \w+) (?P<p>(?:just |recently"
-    r" |finally )?(?:broke up|split up|separated|got divorced|divorced)(?: .*)?)$"
+    r"^(?:(?:my |our )?\w+ and (?:i|user)|(?:i|user) and (?:(?:my|their|his|her) )?\w+)"
+    r" (?P<p>(?:just |recently |finally |have |are |are now )?(?:broke up|split up|separated"
+    r"|got divorced|divorced|got married|married|got engaged|engaged|tied the knot)(?: .*)?)$"
+)
+# "My wife and I live together in Leeds", "my boyfriend and I moved in together": a partner.
+_TOGETHER = re.compile(
+    r"^(?:my|our) (?P<who>girlfriend|boyfriend|partner|wife|husband|fiance|fiancee) and"
+    r" (?:i|user) (?:live together|moved in together|share a (?:flat|house|home|place))\b"
 )
 # "My hamster Peanut died", "my roommate moved out".
 _GONE = re.compile(r"^(?:\w+ )?(?:died|passed away|ran away|was rehomed|moved out)(?: .*)?$")
@@ -98,6 +105,9 @@ def subject_and_predicate(text: str) -> tuple[str, str] | None:
     tokens, written = kept, written[len(written) - len(kept) :] if kept else []
     if len(tokens) < 2:
         return None
+    together = _TOGETHER.match(" ".join(tokens))
+    if together:  # "My wife and I live together in Leeds": the user has a wife
+        return USER, f"have a {together.group('who')}"
     breakup = _BREAKUP.match(" ".join(tokens))
     if breakup:  # "Lena and I broke up", "User and their boyfriend split up"
         return USER, first_person(breakup.group("p").split())
@@ -121,6 +131,8 @@ def subject_and_predicate(text: str) -> tuple[str, str] | None:
         return _possessive(tokens[1:], text)
     verb = tokens[1] if first in _STILL_TRUE_FILLERS | NEGATION_WORDS else first
     if verb in _SUBJECTLESS_VERBS:  # "Lives in Berlin", "Never eats pork"
+        return USER, first_person(tokens)
+    if first in _STILL_TRUE_FILLERS and verb.endswith("ed"):  # "Just accepted an offer"
         return USER, first_person(tokens)
     ordinary = STOPWORDS | NEGATIONS | _STILL_TRUE_FILLERS | _INDEFINITE
     named = written[:1].isupper() and first not in ordinary

@@ -28,7 +28,13 @@ from dataclasses import dataclass
 from memman.language.attributes import ENDED, USER
 from memman.language.chatter import past_chatter
 from memman.language.kinds import VEHICLES
-from memman.language.negation import correction, first_clause, now_clause, strip_negation
+from memman.language.negation import (
+    correction,
+    first_clause,
+    held_state,
+    now_clause,
+    strip_negation,
+)
 from memman.language.patterns import pastime, read_predicate, stated_favorite
 from memman.language.speaker import first_person, subject_and_predicate, without_openers
 from memman.language.text import words
@@ -90,6 +96,9 @@ def about(text: str) -> Topic | None:
     predicate = first_clause(predicate)
     predicate, negated, ended = strip_negation(predicate)
     topic = read_predicate(predicate)
+    held = held_state(predicate) if topic is None else None
+    if held is not None:  # "have been sober for six months": is sober
+        topic = read_predicate(held)
     later = now_clause(spoken) if topic is None and not ended and subject == USER else None
     if later is not None:  # "I graduated and now I work as a paralegal": the paralegal
         topic = read_predicate(first_person(later.split()))
