@@ -18,7 +18,7 @@ USER = "user"
 SINGLE_VALUED = frozenset(
     """residence hometown employer job relationship_status name last_name native_language age
     birthday diet smoking children car school school_year studies phone computer
-    work_setting household bedtime""".split()
+    work_setting household bedtime wake_time""".split()
 )
 # Multi-valued: several true at once ("likes jazz" and "likes hiking").
 # A phone or a computer is the one the user uses now: a new one replaces it ("switched to a
@@ -27,8 +27,10 @@ SINGLE_VALUED = frozenset(
 MULTI_VALUED = frozenset("likes drinks pets plays speaks allergy hobby console".split())
 # Attributes that are two sides of one fact: where one works and as what ("a software engineer
 # at Stripe" is a job; "started a new job at Shopify" an employer; "retired" ends both).
-# A fact of one is shown to the decider with the memories of the other, never settled on them.
-KINDRED = {"employer": "job", "job": "employer"}
+# So are a school and what one studies there: "I graduated" ends both.
+# A fact of one is shown to the decider with the memories of the other; the few it settles on
+# them are write/holders.py's (work or school ended, a new employer for a job that names one).
+KINDRED = {"employer": "job", "job": "employer", "school": "studies", "studies": "school"}
 # Favourites are single-valued per thing: "favorite:color", "favorite:band".
 FAVORITE = "favorite"
 # So is an amount the user states of one thing of theirs: "My rent is $1,200 a month" is

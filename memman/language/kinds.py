@@ -40,6 +40,8 @@ STATUSES = {
 _SCHOOLS = frozenset(
     "school college university uni academy institute highschool elementary kindergarten".split()
 )
+# A school named by its level last: "Lincoln High", "Riverside Primary".
+_SCHOOL_ENDS = (" high", " primary", " secondary", " prep", " middle")
 # What "a <word> student" says when the word names no field of study: how, where, how well.
 _NOT_FIELDS = _SCHOOLS | frozenset(
     """good poor bad great average top straight fulltime parttime graduate grad undergraduate
@@ -121,7 +123,9 @@ def check_kind(
         status = STATUSES.get(value or "")
         return (attribute, status, False) if status else None
     if fixed == "school?":
-        school = value is not None and any(w in value.split() for w in _SCHOOLS)
+        school = value is not None and (
+            any(w in value.split() for w in _SCHOOLS) or value.endswith(_SCHOOL_ENDS)
+        )
         return (attribute, value, False) if school else None
     if fixed == "drink?":
         drinks = [w.rstrip("s") for w in (value or "").split() if w.rstrip("s") in DRINKABLE]

@@ -11,6 +11,10 @@ first-person predicate, fixed value or check), being the more specific.
 
 from __future__ import annotations
 
+import re
+
+from memman.language.kinds import check_kind
+
 # Where one lives, as a kind of home: "a flat in the city centre", "a house out in the suburbs".
 _HOME = (
     r"(?:a |an |my |our |the )?(?:[\w]+ ){0,2}?"
@@ -39,6 +43,11 @@ INDUSTRIES = (
 )
 # A past tense says what one did, not does: "sold cars for a living" was a job.
 _PAST = r"(?:\w+ed|sold|did|made|drove|taught|was|ran|wrote|built|sang|had|took|used to)"
+# A time of day: "midnight", "9pm", "10:30", "around eleven".
+_CLOCK = r"(?:around |about |by |at |before |after |until )*(?P<v>.+)"
+# What one studies for: "doing my master's in economics".
+_DEGREE = r"(?:masters|master s|phd|doctorate|degree|bachelors|mba|ba|bsc|msc|ma|diploma)"
+_WEIGHT = r"\d+(?:\.\d+)? ?(?:kg|kgs|kilos|kilograms|pounds|lbs|stone)\b"
 _V = r"(?P<v>.+)"
 _SERVICE = r"(?:a |an |the )?"
 
@@ -68,6 +77,31 @@ LIFE: list[tuple[str, str, str | None]] = [
     ("household", rf"^moved out of {_PARENTS}(?: .*)?$", "moved out"),
     ("household", rf"^moved in with {_V}$", None),
     ("residence", r"^moved out(?: of (?P<v>.+))?$", "-"),
+    # a child on the way: "had the baby" replaces it
+    ("children", r"^am (?:pregnant|expecting)(?: .*)?$", "expecting"),
+    # when one sleeps and wakes
+    ("bedtime", rf"^(?:go to bed|go to sleep|fall asleep|am asleep|am in bed|turn in|get to bed)"
+     rf" {_CLOCK}$", None),
+    ("wake_time", rf"^(?:wake up|get up|am up|wake) {_CLOCK}$", None),
+    ("amount:weight", rf"^(?:weigh|am down to|am up to|got down to|am at) (?P<v>(?:about |around"
+     rf" |nearly |almost |over |under |just )?{_WEIGHT}.*)$", None),
+    ("last_name", r"^(?:took|have taken|am taking|changed|have changed) (?:my |his |her |their )?"
+     r"(?:\w+ )?(?:surname|last name|family name|married name)(?: .*)?$", "new"),
+    # school and studies
+    ("school", rf"^(?:started|am starting|began|moved) (?:at|to) {_V}$", "school?"),
+    ("studies", r"^am (?:a |an )?(?:(?:first|second|third|fourth|final|last|\w+) year |part time "
+     r"|full time )(?P<v>\w+) student(?: .*)?$", "field?"),
+    ("studies", rf"^am (?:doing|studying for|working on|pursuing|taking) (?:my |a |an )?{_DEGREE}"
+     rf"(?: degree)? in {_V}$", None),
+    ("studies", r"^(?:dropped out|graduated|finished (?:my )?(?:degree|studies|masters|phd|school"
+     r"|college|university|uni))(?!.* (?:and|so|but) (?:now )?(?:i|we) )(?: .*)?$", "-"),
+    # pastimes by their gear: "have not picked up my knitting needles in ages"
+    ("hobby", r"^(?:have )?(?:picked up|touched) (?:my |the |a )?(?!smoking|vaping|drinking)"
+     r"(?P<v>\w+ing)(?: \w+)?(?: (?:in|for) (?:ages|years|months|weeks|a while|a long time)"
+     r"| again)?$", None),
+    ("hobby", r"^(?:joined|have joined|signed up at) (?:a |the )?gym(?: .*)?$", "exercising"),
+    ("hobby", r"^(?:work out|go to the gym|hit the gym|lift weights|am working out)(?: .*)?$",
+     "exercising"),
     # work taken
     ("job", rf"^(?:was |got |have been |been )?promoted to {_SERVICE}{_V}$", None),
     ("job", rf"^(?:freelance|work freelance|am freelancing) as {_SERVICE}{_V}$", None),
@@ -82,3 +116,20 @@ LIFE: list[tuple[str, str, str | None]] = [
     ("employer", r"^(?:resigned|retired early|took early retirement|am jobless"
      r"|am between jobs)(?: .*)?$", "-"),
 ]  # fmt: skip
+
+
+# A verb alone as what one does: a pastime ("i knit", "do not climb anymore", "run 5k every
+# morning": a distance or a time of day says how much or when, not what).
+_VERB_ALONE = re.compile(
+    r"^(?P<v>[a-z]{3,})(?: \d+ ?(?:k|km|miles?|laps|kilometers|kilometres))?(?: (?:on weekends"
+    r"|on the weekends?|every (?:day|week|morning|evening|night|weekend)|a lot|daily|weekly"
+    r"|regularly|often|sometimes|for fun|in my (?:spare|free) time|in the (?:evenings?|mornings?)"
+    r"|at night|at all|twice a week|\w+ times a week|most days))?$"
+)
+
+
+def pastime(predicate: str) -> tuple[str, str | None, bool] | None:
+    """A predicate of a verb alone read as the pastime it names ("knit" -> hobby knitting).
+    Only for a predicate that is a verb: not the object left by a take-back ("quit yoga")."""
+    found = _VERB_ALONE.match(predicate)
+    return check_kind("hobby", "pastime?", found.group("v"), None) if found else None

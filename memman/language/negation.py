@@ -34,8 +34,8 @@ _WORK_ENDS = frozenset("to after because when since so last this and ago altoget
 # Verbs that end what their object names: "sold my motorcycle", "cancelled the membership".
 _ENDING = re.compile(
     r"^(?:(?:sold|gave away) (?=my |our |the |their |his |her )|(?:had to )?(?:cancell?ed"
-    r"|dropped|abandoned|outgrew|came off|got rid of|ended|broke off|rehomed|rehome|uninstalled"
-    r"|deleted) )"
+    r"|dropped(?! out)|abandoned|outgrew|came off|got rid of|ended|broke off|rehomed|rehome"
+    r"|uninstalled|deleted) )"
     r"(?P<rest>.+)$"
 )
 # The same, the verb's object inside it: "gave our rabbit to a neighbour", "put my dog down".

@@ -337,20 +337,6 @@ def stated_favorite(spoken: str) -> tuple[str, str | None] | None:
     return favorite_key(favorite.group("thing")), trim_value(favorite.group("v"))
 
 
-# A verb alone as what one does: a pastime ("i knit", "do not climb anymore").
-_VERB_ALONE = re.compile(
-    r"^(?P<v>[a-z]{3,})(?: (?:on weekends|on the weekends?|every day|every week|a lot|daily"
-    r"|weekly|regularly|often|sometimes|for fun|in my (?:spare|free) time))?$"
-)
-
-
-def pastime(predicate: str) -> tuple[str, str | None, bool] | None:
-    """A predicate of a verb alone read as the pastime it names ("knit" -> hobby knitting).
-    Only for a predicate that is a verb: not the object left by a take-back ("quit yoga")."""
-    found = _VERB_ALONE.match(predicate)
-    return check_kind("hobby", "pastime?", found.group("v"), None) if found else None
-
-
 def read_predicate(predicate: str) -> tuple[str, str | None, bool] | None:
     """The attribute, value and whether the predicate retracts it, as the first pattern that
     matches reads them; None when none does."""

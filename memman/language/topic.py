@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from memman.language.attributes import ENDED, USER
 from memman.language.chatter import past_chatter
 from memman.language.kinds import VEHICLES
+from memman.language.life import pastime
 from memman.language.negation import (
     correction,
     first_clause,
@@ -35,7 +36,7 @@ from memman.language.negation import (
     now_clause,
     strip_negation,
 )
-from memman.language.patterns import pastime, read_predicate, stated_favorite
+from memman.language.patterns import read_predicate, stated_favorite
 from memman.language.speaker import first_person, subject_and_predicate, without_openers
 from memman.language.text import words
 from memman.language.values import trim_value
