@@ -18,13 +18,13 @@ USER = "user"
 SINGLE_VALUED = frozenset(
     """residence hometown employer job relationship_status name last_name native_language age
     birthday diet smoking children car school school_year studies phone computer
-    work_setting household bedtime wake_time""".split()
+    work_setting household bedtime wake_time hair""".split()
 )
 # Multi-valued: several true at once ("likes jazz" and "likes hiking").
 # A phone or a computer is the one the user uses now: a new one replaces it ("switched to a
 # Pixel"). Consoles are several ("also got a Switch"); one line's new model is told from
 # another line by the value's words (kinds.device_value: "playstation 4" / "playstation 5").
-MULTI_VALUED = frozenset("likes drinks pets plays speaks allergy hobby console".split())
+MULTI_VALUED = frozenset("likes drinks pets plays speaks allergy hobby console injury".split())
 # Attributes that are two sides of one fact: where one works and as what ("a software engineer
 # at Stripe" is a job; "started a new job at Shopify" an employer; "retired" ends both).
 # So are a school and what one studies there: "I graduated" ends both.

@@ -93,8 +93,9 @@ LIFE: list[tuple[str, str, str | None]] = [
      r"|full time )(?P<v>\w+) student(?: .*)?$", "field?"),
     ("studies", rf"^am (?:doing|studying for|working on|pursuing|taking) (?:my |a |an )?{_DEGREE}"
      rf"(?: degree)? in {_V}$", None),
-    ("studies", r"^(?:dropped out|graduated|finished (?:my )?(?:degree|studies|masters|phd|school"
-     r"|college|university|uni))(?!.* (?:and|so|but) (?:now )?(?:i|we) )(?: .*)?$", "-"),
+    ("studies", r"^(?:dropped out|graduated|finished (?:my |their |his |her )?(?:degree|studies"
+     r"|masters|phd|school|college|university|uni))(?!.* (?:and|so|but) (?:now )?(?:i|we) )"
+     r"(?: .*)?$", "-"),
     # pastimes by their gear: "have not picked up my knitting needles in ages"
     ("hobby", r"^(?:have )?(?:picked up|touched) (?:my |the |a )?(?!smoking|vaping|drinking)"
      r"(?P<v>\w+ing)(?: \w+)?(?: (?:in|for) (?:ages|years|months|weeks|a while|a long time)"
@@ -102,6 +103,16 @@ LIFE: list[tuple[str, str, str | None]] = [
     ("hobby", r"^(?:joined|have joined|signed up at) (?:a |the )?gym(?: .*)?$", "exercising"),
     ("hobby", r"^(?:work out|go to the gym|hit the gym|lift weights|am working out)(?: .*)?$",
      "exercising"),
+    # injuries and how one looks: "have a broken wrist" until "my wrist has healed"
+    ("injury", r"^have (?:a )?(?:broken|fractured|sprained|twisted|injured|torn|bad) (?P<v>\w+)"
+     r"(?: .*)?$", None),
+    ("injury", r"^my (?P<v>\w+) (?:have|am) (?:fully |completely |finally |all |now )?(?:healed"
+     r"|mended|better)(?: .*)?$", "-"),
+    ("hair", r"^have (?P<v>(?:\w+ ){1,2})hair$", None),
+    ("hair", r"^(?:cut|dyed|shaved|grew|chopped off|have cut|have dyed) (?:off )?(?:my |their"
+     r" |his |her )?hair(?: off)? (?P<v>.+)$", None),
+    ("diet", r"^(?:do|am doing) (?P<v>keto|paleo|atkins|whole30|intermittent fasting)(?: .*)?$",
+     None),
     # work taken
     ("job", rf"^(?:was |got |have been |been )?promoted to {_SERVICE}{_V}$", None),
     ("job", rf"^(?:freelance|work freelance|am freelancing) as {_SERVICE}{_V}$", None),

@@ -35,7 +35,8 @@ _WORK_ENDS = frozenset("to after because when since so last this and ago altoget
 _ENDING = re.compile(
     r"^(?:(?:sold|gave away) (?=my |our |the |their |his |her )|(?:had to )?(?:cancell?ed"
     r"|dropped(?! out)|abandoned|outgrew|came off|got rid of|ended|broke off|rehomed|rehome"
-    r"|uninstalled|deleted) )"
+    r"|uninstalled|deleted) |left (?=(?:my |our |the )(?:\w+ )*?(?:club|team|band|choir|group"
+    r"|league|orchestra|union|class|course|program|programme|gym)\b))"
     r"(?P<rest>.+)$"
 )
 # The same, the verb's object inside it: "gave our rabbit to a neighbour", "put my dog down".
@@ -70,6 +71,7 @@ _SMOKES = frozenset("smoke smoking cigarettes cigars cigar tobacco vaping vape".
 GERUNDS = {
     "smoking": "smoke", "drinking": "drink", "working": "work", "eating": "eat",
     "playing": "play", "living": "live", "dating": "date", "using": "use", "studying": "study",
+    "doing": "do",
 }  # fmt: skip
 # Where a value ends: "Berlin with my wife", "Munich last month", "jazz and blues".
 

@@ -27,7 +27,7 @@ _VERB_FORMS = {
 # Words a chat message opens with before its subject.
 _OPENERS = frozenset(
     """honestly well so actually btw anyway oh ok okay yeah yes also these days nowadays lately
-    hi hello hey and plus fyi""".split()
+    hi hello hey and plus fyi now""".split()
 )
 # Phrases that lead into a statement without being part of it: "By the way, I'm vegan", "Oh
 # and I have a cat" ("oh" and "and" are openers of their own), "Just so you know, ...".
@@ -64,6 +64,12 @@ _BREAKUP = re.compile(
 _TOGETHER = re.compile(
     r"^(?:my|our) (?P<who>girlfriend|boyfriend|partner|wife|husband|fiance|fiancee) and"
     r" (?:i|user) (?:live together|moved in together|share a (?:flat|house|home|place))\b"
+)
+# "Google let me go", "my boss fired me", "the company laid User off": the user's work ended.
+_LET_GO = re.compile(
+    r"^(?:(?:my|the|our) )?\w+ (?:just |finally )?(?:let (?P<a>me|user|them|him|her) go"
+    r"|laid (?P<b>me|user|them|him|her) off|fired (?P<c>me|user|them|him|her)"
+    r"|made (?P<d>me|user|them|him|her) redundant)\b"
 )
 # "My hamster Peanut died", "my roommate moved out".
 _GONE = re.compile(r"^(?:\w+ )?(?:died|passed away|ran away|was rehomed|moved out)(?: .*)?$")
@@ -105,6 +111,8 @@ def subject_and_predicate(text: str) -> tuple[str, str] | None:
     tokens, written = kept, written[len(written) - len(kept) :] if kept else []
     if len(tokens) < 2:
         return None
+    if _LET_GO.match(" ".join(tokens)):  # "Google let me go": the user's work ended
+        return USER, "lost my job"
     together = _TOGETHER.match(" ".join(tokens))
     if together:  # "My wife and I live together in Leeds": the user has a wife
         return USER, f"have a {together.group('who')}"
