@@ -48,6 +48,11 @@ _CLOCK = r"(?:around |about |by |at |before |after |until )*(?P<v>.+)"
 # What one studies for: "doing my master's in economics".
 _DEGREE = r"(?:masters|master s|phd|doctorate|degree|bachelors|mba|ba|bsc|msc|ma|diploma)"
 _WEIGHT = r"\d+(?:\.\d+)? ?(?:kg|kgs|kilos|kilograms|pounds|lbs|stone)\b"
+# Where one gets hurt: "a broken wrist" is an injury, "a broken phone" is not.
+_BODY = (
+    r"(?:arm|wrist|leg|ankle|knee|hip|back|foot|toe|finger|hand|elbow|shoulder|ribs?|nose"
+    r"|collarbone|neck|jaw|thumb|acl|hamstring)"
+)
 _V = r"(?P<v>.+)"
 _SERVICE = r"(?:a |an |the )?"
 
@@ -104,10 +109,10 @@ LIFE: list[tuple[str, str, str | None]] = [
     ("hobby", r"^(?:work out|go to the gym|hit the gym|lift weights|am working out)(?: .*)?$",
      "exercising"),
     # injuries and how one looks: "have a broken wrist" until "my wrist has healed"
-    ("injury", r"^have (?:a )?(?:broken|fractured|sprained|twisted|injured|torn|bad) (?P<v>\w+)"
-     r"(?: .*)?$", None),
-    ("injury", r"^my (?P<v>\w+) (?:have|am) (?:fully |completely |finally |all |now )?(?:healed"
-     r"|mended|better)(?: .*)?$", "-"),
+    ("injury", r"^have (?:a )?(?:broken|fractured|sprained|twisted|injured|torn|bad)"
+     rf" (?P<v>{_BODY})(?: .*)?$", None),
+    ("injury", rf"^my (?P<v>{_BODY}) (?:have|am) (?:fully |completely |finally |all |now )?"
+     r"(?:healed|mended|better)(?: .*)?$", "-"),
     ("hair", r"^have (?P<v>(?:\w+ ){1,2})hair$", None),
     ("hair", r"^(?:cut|dyed|shaved|grew|chopped off|have cut|have dyed) (?:off )?(?:my |their"
      r" |his |her )?hair(?: off)? (?P<v>.+)$", None),

@@ -67,7 +67,7 @@ def held_state(predicate: str) -> str | None:
     return _STATE_SINCE.sub("am ", predicate, count=1) if _STATE_SINCE.match(predicate) else None
 
 _CORRECTION = re.compile(r"^(?P<head>.+?) (?P<how>not|instead of|rather than) (?P<old>.+)$")
-_SMOKES = frozenset("smoke smoking cigarettes cigars cigar tobacco vaping vape".split())
+_SMOKES = frozenset("smoke smoking cigarette cigarettes cigars cigar tobacco vaping vape".split())
 GERUNDS = {
     "smoking": "smoke", "drinking": "drink", "working": "work", "eating": "eat",
     "playing": "play", "living": "live", "dating": "date", "using": "use", "studying": "study",

@@ -65,11 +65,12 @@ _TOGETHER = re.compile(
     r"^(?:my|our) (?P<who>girlfriend|boyfriend|partner|wife|husband|fiance|fiancee) and"
     r" (?:i|user) (?:live together|moved in together|share a (?:flat|house|home|place))\b"
 )
-# "Google let me go", "my boss fired me", "the company laid User off": the user's work ended.
+# "Google let me go", "my boss fired me", "the company laid User off": the user's work ended
+# (not "my mom let me go to the party").
 _LET_GO = re.compile(
-    r"^(?:(?:my|the|our) )?\w+ (?:just |finally )?(?:let (?P<a>me|user|them|him|her) go"
-    r"|laid (?P<b>me|user|them|him|her) off|fired (?P<c>me|user|them|him|her)"
-    r"|made (?P<d>me|user|them|him|her) redundant)\b"
+    r"^(?:(?:my|the|our) )?\w+ (?:just |finally )?(?:let (?:me|user) go(?! (?:to|on|with|out|home"
+    r"|early|first|ahead|\w+ing)\b)|laid (?:me|user) off|fired (?:me|user)(?! up)"
+    r"|made (?:me|user) redundant)\b"
 )
 # "My hamster Peanut died", "my roommate moved out".
 _GONE = re.compile(r"^(?:\w+ )?(?:died|passed away|ran away|was rehomed|moved out)(?: .*)?$")
