@@ -63,6 +63,19 @@ SUPERSEDED = [
     ("User plays on a PlayStation", "User sold their PlayStation and got a Switch"),
     ("User plays basketball on Tuesdays", "User quit the Tuesday basketball team"),
     ("I'm in a choir", "I left the choir"),
+    # more ways of the same families
+    ("I live in Madrid", "We've settled in Lisbon"),
+    ("User lives in Manila", "User emigrated to Canada"),
+    ("I work at a bank", "I'm a stay-at-home dad now"),
+    ("I work at Tesco", "I started my own business"),
+    ("I work for Acme", "I switched companies"),
+    ("I'm a law student", "I've graduated"),
+    ("I'm married", "My husband and I split"),
+    ("I drink coffee every morning", "I switched from coffee to herbal tea"),
+    ("I wear a Fitbit", "I replaced my Fitbit with an Apple Watch"),
+    ("User goes to the gym every day", "User stopped going to the gym"),
+    ("I take the bus to work", "I cycle to work these days"),
+    ("My name is Samantha", "I changed my name to Sam"),
 ]
 
 

@@ -22,8 +22,9 @@ _HOME = (
 )
 # The way a move is told: "moved down to", "packed up and moved back to", "relocated over to".
 _MOVED = (
-    r"(?:moved|relocated|have moved|have relocated|packed up and moved|upped sticks and moved)"
-    r"(?: (?:back|down|up|out|over|away|across|home|abroad|all the way))*"
+    r"(?:moved|relocated|have moved|have relocated|packed up and moved|upped sticks and moved"
+    r"|emigrated|immigrated|have emigrated)(?: (?:back|down|up|out|over|away|across|home|abroad"
+    r"|all the way|the country|the state|the world|the pond|the border|west|east|north|south))*"
 )
 _ALONE = r"(?P<v>alone|on my own|by myself|solo)"
 # Whom one shares a home with: "share a flat with three roommates".
@@ -63,6 +64,7 @@ LIFE: list[tuple[str, str, str | None]] = [
     ("residence", rf"^(?:live|am living|reside|am based|am located|have lived) in {_V}$", None),
     ("residence", rf"^{_MOVED} to {_V}$", None),
     ("residence", rf"^(?:my home am|home am) in {_V}$", None),
+    ("residence", rf"^(?:settled|have settled|settled down|have settled down) in {_V}$", None),
     ("residence", rf"^(?:now )?call {_V} home(?: now)?$", None),
     ("residence", rf"^(?:rent|am renting|bought|have bought|got|own) {_HOME}"
      rf"(?: out| over| up| down)? in {_V}$", None),
@@ -98,9 +100,15 @@ LIFE: list[tuple[str, str, str | None]] = [
      r"|full time )(?P<v>\w+) student(?: .*)?$", "field?"),
     ("studies", rf"^am (?:doing|studying for|working on|pursuing|taking) (?:my |a |an )?{_DEGREE}"
      rf"(?: degree)? in {_V}$", None),
-    ("studies", r"^(?:dropped out|graduated|finished (?:my |their |his |her )?(?:degree|studies"
-     r"|masters|phd|school|college|university|uni))(?!.* (?:and|so|but) (?:now )?(?:i|we) )"
+    ("studies", r"^(?:have )?(?:dropped out|graduated|finished (?:my |their |his |her )?(?:degree"
+     r"|studies|masters|phd|school|college|university|uni))(?!.* (?:and|so|but) (?:now )?(?:i|we) )"
      r"(?: .*)?$", "-"),
+    ("hobby", r"^(?:took up|have taken up|am taking up) (?!smoking|vaping|drinking|a |an |the |my"
+     r" |his |her |their )(?P<v>\w+(?: \w+)?)$", None),
+    # how one gets to work: "take the train to work" until "bike to work now"
+    ("commute", r"^(?P<v>drive|bike|cycle|walk|run|ride (?:my |a )?(?:bike|motorbike|scooter)"
+     r"|take the (?:train|bus|subway|tube|tram|metro|ferry)|get the (?:train|bus|tube)"
+     r"|commute by \w+) (?:to|into) (?:work|the office|school|campus|class)(?: .*)?$", None),
     # pastimes by their gear: "have not picked up my knitting needles in ages"
     ("hobby", r"^(?:have )?(?:picked up|touched) (?:my |the |a )?(?!smoking|vaping|drinking)"
      r"(?P<v>\w+ing)(?: \w+)?(?: (?:in|for) (?:ages|years|months|weeks|a while|a long time)"
@@ -118,6 +126,7 @@ LIFE: list[tuple[str, str, str | None]] = [
      r" |his |her )?hair(?: off)? (?P<v>.+)$", None),
     ("diet", r"^(?:do|am doing) (?P<v>keto|paleo|atkins|whole30|intermittent fasting)(?: .*)?$",
      None),
+    ("name", rf"^(?:changed|have changed) my (?:first )?name to {_V}$", None),
     # work taken
     ("job", rf"^(?:was |got |have been |been )?promoted to {_SERVICE}{_V}$", None),
     ("job", rf"^(?:freelance|work freelance|am freelancing) as {_SERVICE}{_V}$", None),
@@ -129,8 +138,12 @@ LIFE: list[tuple[str, str, str | None]] = [
     # work left: no employer any more, whichever it was
     ("employer", r"^(?:handed in|gave|put in|turned in|submitted|handed) (?:in )?my"
      r" (?:notice|resignation|two weeks notice)(?: .*)?$", "-"),
-    ("employer", r"^(?:resigned|retired early|took early retirement|am jobless"
-     r"|am between jobs)(?: .*)?$", "-"),
+    ("employer", r"^(?:resigned|retired early|took early retirement|am jobless|am between jobs"
+     r"|am (?:a )?stay at home (?:mom|mum|dad|parent|mother|father))(?: .*)?$", "-"),
+    ("employer", r"^(?:am (?:now )?self employed|am my own boss|started (?:my|our) own (?:business"
+     r"|company|firm|practice))(?: .*)?$", "self employed"),
+    ("employer", r"^(?:got|found|have) a new job$|^(?:switched|changed) (?:companies|employers)"
+     r"(?: .*)?$", "new"),
 ]  # fmt: skip
 
 

@@ -71,7 +71,7 @@ _SMOKES = frozenset("smoke smoking cigarette cigarettes cigars cigar tobacco vap
 GERUNDS = {
     "smoking": "smoke", "drinking": "drink", "working": "work", "eating": "eat",
     "playing": "play", "living": "live", "dating": "date", "using": "use", "studying": "study",
-    "doing": "do",
+    "doing": "do", "going": "go",
 }  # fmt: skip
 # Where a value ends: "Berlin with my wife", "Munich last month", "jazz and blues".
 
@@ -159,6 +159,22 @@ def now_clause(spoken: str) -> str | None:
     not yet in the first person), or None."""
     found = _NOW_CLAUSE.match(spoken)
     return found.group("rest") if found else None
+
+
+# One thing given up for another: "switched from coffee to tea", "replaced my Fitbit with an
+# Apple Watch". What the new thing is, no pattern may read; what it ends, the object names.
+_SWAPPED = re.compile(
+    r"^(?:switched|changed|went|converted|have switched) from (?P<old>.+?) to .+$"
+    r"|^(?:replaced|have replaced) (?P<mine>(?:my|our|the) .+?) with .+$"
+)
+
+
+def swapped(predicate: str) -> str | None:
+    """What a switch from one thing to another gives up ("from coffee to tea": coffee), or
+    None."""
+    found = _SWAPPED.match(predicate)
+    gone = found and (found.group("old") or found.group("mine"))
+    return trim_value(gone) if gone else None
 
 
 def first_clause(predicate: str) -> str:

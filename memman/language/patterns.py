@@ -199,7 +199,7 @@ _PATTERNS: list[tuple[str, re.Pattern[str], str | None]] = [
             rf"^have {_SERVICE}(?:girlfriend|boyfriend|partner){_NAMED}$",
             "in a relationship",
         ),
-        ("relationship_status", r"^(?:broke up|just broke up|split up)", "single"),
+        ("relationship_status", r"^(?:broke up|just broke up|split up|split$)", "single"),
         ("relationship_status", r"^(?:got )?(?P<v>divorced|separated)(?: .*)?$", "status?"),
         ("smoking", r"^(?:smoke|am a smoker|smoke cigarettes)$", "smokes"),
         ("smoking", r"^(?:smoke|am a smoker)", "smokes"),

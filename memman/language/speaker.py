@@ -58,7 +58,7 @@ _INDEFINITE = frozenset(
 _BREAKUP = re.compile(
     r"^(?:(?:my |our )?\w+ and (?:i|user)|(?:i|user) and (?:(?:my|their|his|her) )?\w+)"
     r" (?P<p>(?:just |recently |finally |have |are |are now )?(?:broke up|split up|separated"
-    r"|got divorced|divorced|got married|married|got engaged|engaged|tied the knot)(?: .*)?)$"
+    r"|split|got divorced|divorced|got married|married|got engaged|engaged|tied the knot)(?: .*)?)$"
 )
 # "My wife and I live together in Leeds", "my boyfriend and I moved in together": a partner.
 _TOGETHER = re.compile(
@@ -123,8 +123,8 @@ def subject_and_predicate(text: str) -> tuple[str, str] | None:
     first = tokens[0]
     aligned = written if len(written) == len(tokens) else []
     written = written[0] if written else ""
-    if first == "we":  # "We adopted a greyhound": the user's household
-        return USER, first_person(tokens[1:])
+    if first in ("we", "weve"):  # "We adopted a greyhound": the user's household
+        return USER, first_person(["have"] * (first == "weve") + tokens[1:])
     if first in _FIRST_PERSON:
         expanded = _FIRST_PERSON[first]  # "im" -> "am": the name is the 2nd or 3rd word
         spoken = list(expanded) + tokens[1:]

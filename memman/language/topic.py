@@ -35,6 +35,7 @@ from memman.language.negation import (
     held_state,
     now_clause,
     strip_negation,
+    swapped,
 )
 from memman.language.patterns import read_predicate, stated_favorite
 from memman.language.speaker import first_person, subject_and_predicate, without_openers
@@ -103,6 +104,9 @@ def about(text: str) -> Topic | None:
     later = now_clause(spoken) if topic is None and not ended and subject == USER else None
     if later is not None:  # "I graduated and now I work as a paralegal": the paralegal
         topic = read_predicate(first_person(later.split()))
+    gone = swapped(predicate) if topic is None and not ended else None
+    if gone is not None:  # "switched from coffee to tea": whatever held coffee ended
+        predicate, ended = gone, True
     if topic is None and ended:  # "I sold my motorcycle": whatever held "motorcycle" ended
         value = trim_value(predicate)
         if value is not None and value.split()[-1] in VEHICLES:  # "sold my car": the car,
