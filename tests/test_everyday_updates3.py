@@ -76,6 +76,10 @@ SUPERSEDED = [
     ("User goes to the gym every day", "User stopped going to the gym"),
     ("I take the bus to work", "I cycle to work these days"),
     ("My name is Samantha", "I changed my name to Sam"),
+    ("I live in Queens", "Our new place is in Brooklyn"),
+    ("I live alone", "I got a roommate"),
+    ("I'm dating Tom", "Tom and I are no longer together"),
+    ("I work at Google", "I left my job"),
 ]
 
 

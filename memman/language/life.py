@@ -65,6 +65,8 @@ LIFE: list[tuple[str, str, str | None]] = [
     ("residence", rf"^{_MOVED} to {_V}$", None),
     ("residence", rf"^(?:my home am|home am) in {_V}$", None),
     ("residence", rf"^(?:settled|have settled|settled down|have settled down) in {_V}$", None),
+    ("residence", r"^(?:my|our) (?:new |current )?(?:place|home|apartment|flat|house|address) am"
+     rf" (?:now )?in {_V}$", None),
     ("residence", rf"^(?:now )?call {_V} home(?: now)?$", None),
     ("residence", rf"^(?:rent|am renting|bought|have bought|got|own) {_HOME}"
      rf"(?: out| over| up| down)? in {_V}$", None),
@@ -75,8 +77,8 @@ LIFE: list[tuple[str, str, str | None]] = [
      rf" (?:house|place) )?with {_V}$", None),
     ("household", r"^(?:live|am living) at home(?: .*)?$", "with parents"),
     ("household", rf"^share {_SHARED} with {_V}$", None),
-    ("household", r"^(?:have|live with) (?P<v>(?:\w+ )?(?:roommates?|flatmates?|housemates?))$",
-     None),
+    ("household", r"^(?:have|live with|got|have got|found)"
+     r" (?P<v>(?:\w+ )?(?:roommates?|flatmates?|housemates?))$", None),
     ("household", r"^am staying (?:at|in) (?P<v>(?:my |our |a |the )?(?:\w+ )?(?:\w+ s )?"
      r"(?:place|house|home|flat|apartment|couch|spare room))(?: .*)?$", None),
     ("household", r"^(?:got|have|found|moved into) (?:the keys to )?(?:my|our) (?P<v>own"
@@ -138,6 +140,8 @@ LIFE: list[tuple[str, str, str | None]] = [
     # work left: no employer any more, whichever it was
     ("employer", r"^(?:handed in|gave|put in|turned in|submitted|handed) (?:in )?my"
      r" (?:notice|resignation|two weeks notice)(?: .*)?$", "-"),
+    ("employer", r"^(?:left|have left|walked out of) my (?:job|position|role|post)(?: (?:at|with)"
+     r" (?P<v>.+)|(?: .+)?)$", "-"),
     ("employer", r"^(?:resigned|retired early|took early retirement|am jobless|am between jobs"
      r"|am (?:a )?stay at home (?:mom|mum|dad|parent|mother|father))(?: .*)?$", "-"),
     ("employer", r"^(?:am (?:now )?self employed|am my own boss|started (?:my|our) own (?:business"

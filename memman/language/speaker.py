@@ -58,7 +58,9 @@ _INDEFINITE = frozenset(
 _BREAKUP = re.compile(
     r"^(?:(?:my |our )?\w+ and (?:i|user)|(?:i|user) and (?:(?:my|their|his|her) )?\w+)"
     r" (?P<p>(?:just |recently |finally |have |are |are now )?(?:broke up|split up|separated"
-    r"|split|got divorced|divorced|got married|married|got engaged|engaged|tied the knot)(?: .*)?)$"
+    r"|split|got divorced|divorced|got married|married|got engaged|engaged|tied the knot"
+    r"|(?P<apart>(?:are|have) (?:no longer together|not together anymore|parted ways|gone our"
+    r" separate ways)|parted ways|went our separate ways))(?: .*)?)$"
 )
 # "My wife and I live together in Leeds", "my boyfriend and I moved in together": a partner.
 _TOGETHER = re.compile(
@@ -118,6 +120,8 @@ def subject_and_predicate(text: str) -> tuple[str, str] | None:
     if together:  # "My wife and I live together in Leeds": the user has a wife
         return USER, f"have a {together.group('who')}"
     breakup = _BREAKUP.match(" ".join(tokens))
+    if breakup and breakup.group("apart"):  # "Tom and I are no longer together"
+        return USER, "broke up"
     if breakup:  # "Lena and I broke up", "User and their boyfriend split up"
         return USER, first_person(breakup.group("p").split())
     first = tokens[0]
