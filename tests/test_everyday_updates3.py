@@ -58,7 +58,8 @@ SUPERSEDED = [
     ("My last name is Brown", "I took my wife's last name"),
     ("I'm pregnant", "We had a baby girl last week"),
     ("I have a sprained ankle", "My ankle has healed"),
-    ("User has short hair", "User dyed their hair blue"),
+    ("User has short hair", "User grew their hair long"),
+    ("I have brown hair", "I dyed my hair blue"),
     # things sold, memberships left
     ("User plays on a PlayStation", "User sold their PlayStation and got a Switch"),
     ("User plays basketball on Tuesdays", "User quit the Tuesday basketball team"),
@@ -100,6 +101,10 @@ def test_an_everyday_update_replaces_the_old_fact_with_no_llm_call(db, fake_open
         ("I drive a taxi for a living", "I sold cars for a living"),  # a past job
         ("User works in retail", "User works in London"),  # a place, not a field
         ("User picked up vaping", "I picked up knitting"),
+        ("I have long hair", "I dyed my hair pink"),  # a colour leaves the length
+        ("I wake up early", "I wake up for work"),  # no time of day said
+        ("I'm studying nursing", "I never finished school"),  # no end stated
+        ("I'm married to Ann", "I have been married before"),  # a past, not a state
     ],
 )
 def test_look_alikes_of_the_new_rules_both_stay(db, old, new):

@@ -95,6 +95,11 @@ _CONSOLE_LINES = {"ps": "playstation"}  # "ps5" is "playstation 5": one line, a 
 _ORDINALS = {
     "first": "1", "second": "2", "third": "3", "fourth": "4", "fifth": "5", "sixth": "6",
 }  # fmt: skip
+_HAIR_LENGTHS = frozenset("long short bald shaved buzzed cropped shoulder".split())
+_HAIR_COLORS = frozenset(
+    """blonde blond brown black red grey gray white pink blue purple green auburn ginger
+    brunette silver""".split()
+)
 # Animal food a vegetarian does not eat; fish alone a pescatarian does.
 _FISH = frozenset("fish seafood salmon tuna".split())
 
@@ -141,6 +146,8 @@ def check_kind(
         return (attribute, gerund(raw), False) if raw in _PASTIMES else None
     if fixed == "device?":
         return _device(value)
+    if fixed == "hair?":
+        return _hair(value)
     if fixed.startswith("-") and len(fixed) > 1:  # "am sober": a named value taken back
         return attribute, fixed[1:], True
     if fixed == "vehicle?":
@@ -158,6 +165,17 @@ def check_kind(
             return attribute, None, False
         return (attribute, pet, False) if pet in PETS else None
     return attribute, fixed, False
+
+
+def _hair(value: str | None) -> tuple[str, str, bool] | None:
+    """Hair by its length or, failing that, its colour: two aspects, each one value ("long
+    brown" is long; dyeing it blue leaves the length alone)."""
+    said = (value or "").split()
+    for attribute, kinds in (("hair", _HAIR_LENGTHS), ("hair_color", _HAIR_COLORS)):
+        named = [w for w in said if w in kinds]
+        if named:
+            return attribute, named[0], False
+    return None
 
 
 def gerund(verb: str) -> str:

@@ -37,15 +37,19 @@ _PARENTS = (
 # Fields of work named alone: "I work in retail" is a job in retail, "in London" is not one.
 INDUSTRIES = (
     "retail|sales|marketing|finance|banking|insurance|healthcare|health care|hospitality"
-    "|tech|it|software|education|construction|manufacturing|logistics|advertising"
+    "|tech|software|education|construction|manufacturing|logistics|advertising"
     "|publishing|accounting|law|real estate|human resources|hr|consulting|journalism"
     "|pharma|engineering|fashion|media|politics|research|academia|government|nursing"
     "|customer service|social work|catering|the restaurant business|the film industry"
 )
 # A past tense says what one did, not does: "sold cars for a living" was a job.
 _PAST = r"(?:\w+ed|sold|did|made|drove|taught|was|ran|wrote|built|sang|had|took|used to)"
-# A time of day: "midnight", "9pm", "10:30", "around eleven".
-_CLOCK = r"(?:around |about |by |at |before |after |until )*(?P<v>.+)"
+# A time of day: "midnight", "9pm", "10:30", "around eleven", "early" (not "for work").
+_CLOCK = (
+    r"(?:around |about |by |at |before |after |until |usually |always )*(?P<v>\d{1,2}(?: \d\d)?"
+    r"(?: ?[ap] ?m)?|midnight|noon|early|late|dawn|sunrise|(?:one|two|three|four|five|six|seven"
+    r"|eight|nine|ten|eleven|twelve)(?: o clock| thirty| am| pm)?)(?: .*)?"
+)
 # What one studies for: "doing my master's in economics".
 _DEGREE = r"(?:masters|master s|phd|doctorate|degree|bachelors|mba|ba|bsc|msc|ma|diploma)"
 _WEIGHT = r"\d+(?:\.\d+)? ?(?:kg|kgs|kilos|kilograms|pounds|lbs|stone)\b"
@@ -120,12 +124,12 @@ LIFE: list[tuple[str, str, str | None]] = [
      "exercising"),
     # injuries and how one looks: "have a broken wrist" until "my wrist has healed"
     ("injury", r"^have (?:a )?(?:broken|fractured|sprained|twisted|injured|torn|bad)"
-     rf" (?P<v>{_BODY})(?: .*)?$", None),
+     rf" (?P<v>{_BODY})(?: (?:from|since|after|because|so|and)\b.*)?$", None),
     ("injury", rf"^my (?P<v>{_BODY}) (?:have|am) (?:fully |completely |finally |all |now )?"
      r"(?:healed|mended|better)(?: .*)?$", "-"),
-    ("hair", r"^have (?P<v>(?:\w+ ){1,2})hair$", None),
+    ("hair", r"^have (?P<v>(?:\w+ ){1,2})hair$", "hair?"),
     ("hair", r"^(?:cut|dyed|shaved|grew|chopped off|have cut|have dyed) (?:off )?(?:my |their"
-     r" |his |her )?hair(?: off)? (?P<v>.+)$", None),
+     r" |his |her )?hair(?: off)? (?P<v>.+)$", "hair?"),
     ("diet", r"^(?:do|am doing) (?P<v>keto|paleo|atkins|whole30|intermittent fasting)(?: .*)?$",
      None),
     ("name", rf"^(?:changed|have changed) my (?:first )?name to {_V}$", None),

@@ -57,8 +57,11 @@ _LATER_CLAUSE = re.compile(
 # A present perfect's auxiliary before a verb ("have painted", "have been running").
 _PERFECT = re.compile(r"^(?:have|has) (?:been )?(?=\w+(?:ed|ing)\b)")
 # A state held for a while is a state held now: "have been seeing someone" is "am seeing",
-# "have been sober for six months" "am sober"; "have been to Paris" is a visit.
-_STATE_SINCE = re.compile(r"^(?:have been|been) (?!to |there |here )")
+# "have been sober for six months" "am sober"; "have been to Paris" is a visit, "have been
+# married before" a past.
+_STATE_SINCE = re.compile(
+    r"^(?:have been|been) (?!to |there |here )(?!.*\b(?:before|once|twice|times|previously)\b)"
+)
 
 
 def held_state(predicate: str) -> str | None:

@@ -30,6 +30,7 @@ from memman.language.chatter import past_chatter
 from memman.language.kinds import VEHICLES
 from memman.language.life import pastime
 from memman.language.negation import (
+    NEGATION_WORDS,
     correction,
     first_clause,
     held_state,
@@ -96,6 +97,7 @@ def about(text: str) -> Topic | None:
     if corrected is not None:
         return Topic(subject, *corrected)
     predicate = first_clause(predicate)
+    said_not = bool(NEGATION_WORDS - {"no"} & set(predicate.split()))  # "no" may be the value
     predicate, negated, ended = strip_negation(predicate)
     topic = read_predicate(predicate)
     held = held_state(predicate) if topic is None else None
@@ -116,4 +118,6 @@ def about(text: str) -> Topic | None:
     if topic is None:
         return None
     attribute, value, retracted = topic
+    if retracted and said_not:  # "I never finished school": no end is stated
+        return None
     return Topic(subject, attribute, value, retracted or negated)
