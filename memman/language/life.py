@@ -58,6 +58,7 @@ _BODY = (
     r"(?:arm|wrist|leg|ankle|knee|hip|back|foot|toe|finger|hand|elbow|shoulder|ribs?|nose"
     r"|collarbone|neck|jaw|thumb|acl|hamstring)"
 )
+_WISH = r"(?:want|would|hope|plan|wish|dream|like|love|hate|have|am|can|could|will|used)"
 _V = r"(?P<v>.+)"
 _SERVICE = r"(?:a |an |the )?"
 
@@ -138,7 +139,9 @@ LIFE: list[tuple[str, str, str | None]] = [
     ("job", rf"^(?:freelance|work freelance|am freelancing) as {_SERVICE}{_V}$", None),
     ("job", r"^(?:took|got|accepted|landed|started|found|have|am starting) (?:a |an )?"
      rf"(?:[\w]+ ){{0,4}}?(?:job|position|role|gig|post) as {_SERVICE}{_V}$", None),
-    ("job", rf"^(?!{_PAST}\b)(?P<v>.+) for a living$", None),  # "sold cars for a living": once
+    # what one does "for a living", said as a present fact: not "sold cars for a living" (once),
+    # "want to play music for a living" (a wish)
+    ("job", rf"^(?!{_PAST}\b|{_WISH}\b)(?P<v>\w+(?: \w+){{0,3}}) for a living$", None),
     ("job", rf"^(?:work|am working) in (?P<v>{INDUSTRIES})(?: .*)?$", None),
     ("employer", rf"^(?:drive|deliver|ride) for {_V}$", "employer?"),
     # work left: no employer any more, whichever it was
