@@ -100,6 +100,7 @@ def test_an_everyday_update_replaces_the_old_fact_with_no_llm_call(db, fake_open
         ("I weigh 70 kg", "My dog weighs 30 kg"),
         ("I drive a taxi for a living", "I sold cars for a living"),  # a past job
         ("User works in retail", "User works in London"),  # a place, not a field
+        ("I work in sales at Nike", "I work in marketing"),  # Nike is its employer
         ("User picked up vaping", "I picked up knitting"),
         ("I have long hair", "I dyed my hair pink"),  # a colour leaves the length
         ("I wake up early", "I wake up for work"),  # no time of day said

@@ -142,7 +142,8 @@ LIFE: list[tuple[str, str, str | None]] = [
     # what one does "for a living", said as a present fact: not "sold cars for a living" (once),
     # "want to play music for a living" (a wish)
     ("job", rf"^(?!{_PAST}\b|{_WISH}\b)(?P<v>\w+(?: \w+){{0,3}}) for a living$", None),
-    ("job", rf"^(?:work|am working) in (?P<v>{INDUSTRIES})(?: .*)?$", None),
+    # a field of work, unless an employer is named too ("in accounting at Nike": Nike)
+    ("job", rf"^(?:work|am working) in (?P<v>{INDUSTRIES})(?!.* (?:at|for) )(?: .*)?$", None),
     ("employer", rf"^(?:drive|deliver|ride) for {_V}$", "employer?"),
     # work left: no employer any more, whichever it was
     ("employer", r"^(?:handed in|gave|put in|turned in|submitted|handed) (?:in )?my"
