@@ -81,6 +81,17 @@ SUPERSEDED = [
     ("I live alone", "I got a roommate"),
     ("I'm dating Tom", "Tom and I are no longer together"),
     ("I work at Google", "I left my job"),
+    # said in another tense, or with a tail of when
+    ("I work at Amazon", "I've started at Microsoft"),
+    ("I'm single", "I have a girlfriend now"),
+    ("I go to bed at 10", "I've been going to bed around 1am lately"),
+    ("I drink a lot", "I'm sober now"),
+    ("I'm a teacher", "I'm now a principal"),
+    ("I have a Toyota", "I bought a Tesla"),
+    ("I'm a stay-at-home mom", "I went back to work"),
+    ("I'm unemployed", "I found a job at a bakery"),
+    ("I'm between jobs", "I just started working at a hospital"),
+    ("I have long hair", "I shaved my head"),
 ]
 
 
@@ -106,6 +117,8 @@ def test_an_everyday_update_replaces_the_old_fact_with_no_llm_call(db, fake_open
         ("I wake up early", "I wake up for work"),  # no time of day said
         ("I'm studying nursing", "I never finished school"),  # no end stated
         ("I'm married to Ann", "I have been married before"),  # a past, not a state
+        ("I'm married", "I have divorced parents"),  # the parents' status
+        ("I drive a Honda", "I have a mini fridge"),  # a make that names other things
     ],
 )
 def test_look_alikes_of_the_new_rules_both_stay(db, old, new):

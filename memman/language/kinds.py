@@ -27,7 +27,9 @@ OCCUPATIONS = frozenset(
     nutritionist dietitian economist mathematician physicist chemist biologist marketer
     recruiter practitioner assistant administrator sysadmin housekeeper caregiver mailman
     postman trucker contractor investor programer counselor counsellor midwife optician
-    astronaut comedian youtuber streamer blogger influencer""".split()
+    astronaut comedian youtuber streamer blogger influencer principal supervisor coordinator
+    specialist inspector detective dispatcher courier cleaner carer server paralegal
+    bookkeeper auditor surveyor foreman""".split()
 )
 DIETS = frozenset(
     "vegetarian vegan pescatarian pescetarian keto carnivore flexitarian omnivore paleo".split()
@@ -102,6 +104,12 @@ _HAIR_COLORS = frozenset(
 )
 # Animal food a vegetarian does not eat; fish alone a pescatarian does.
 _FISH = frozenset("fish seafood salmon tuna".split())
+
+
+def make_pattern() -> str:
+    """The car makes as a regex alternation, less the words that name other things too ("a
+    mini fridge", "a ram", "a seat"): "have a Toyota", "own a Honda Civic"."""
+    return "|".join(sorted(CAR_MAKES - {"mini", "ram", "seat", "lincoln", "jeep"}))
 
 
 def vehicle_pattern() -> str:

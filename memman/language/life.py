@@ -128,6 +128,7 @@ LIFE: list[tuple[str, str, str | None]] = [
      rf" (?P<v>{_BODY})(?: (?:from|since|after|because|so|and)\b.*)?$", None),
     ("injury", rf"^my (?P<v>{_BODY}) (?:have|am) (?:fully |completely |finally |all |now )?"
      r"(?:healed|mended|better)(?: .*)?$", "-"),
+    ("hair", r"^(?:shaved|have shaved) (?:my|their|his|her) head(?: .*)?$", "shaved"),
     ("hair", r"^have (?P<v>(?:\w+ ){1,2})hair$", "hair?"),
     ("hair", r"^(?:cut|dyed|shaved|grew|chopped off|have cut|have dyed) (?:off )?(?:my |their"
      r" |his |her )?hair(?: off)? (?P<v>.+)$", "hair?"),
@@ -145,6 +146,11 @@ LIFE: list[tuple[str, str, str | None]] = [
     # a field of work, unless an employer is named too ("in accounting at Nike": Nike)
     ("job", rf"^(?:work|am working) in (?P<v>{INDUSTRIES})(?!.* (?:at|for) )(?: .*)?$", None),
     ("employer", rf"^(?:drive|deliver|ride) for {_V}$", "employer?"),
+    ("employer", r"^(?:started working|began working|started work|found a job|landed a job"
+     r"|got a job|took a job|found work|got work|have a job|have a new job|found a new job"
+     rf"|got a new job|landed a new job) (?:at|with|for) {_V}$", "employer?"),
+    ("employer", r"^(?:went back to|returned to|am back at|am back to|got back to|am back in)"
+     r" work(?: .*)?$", "employed"),
     # work left: no employer any more, whichever it was
     ("employer", r"^(?:handed in|gave|put in|turned in|submitted|handed) (?:in )?my"
      r" (?:notice|resignation|two weeks notice)(?: .*)?$", "-"),

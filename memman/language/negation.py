@@ -62,12 +62,33 @@ _PERFECT = re.compile(r"^(?:have|has) (?:been )?(?=\w+(?:ed|ing)\b)")
 _STATE_SINCE = re.compile(
     r"^(?:have been|been) (?!to |there |here )(?!.*\b(?:before|once|twice|times|previously)\b)"
 )
+# An event just done is the event: "have started at Microsoft" is "started at Microsoft" (not
+# "have divorced parents": a participle before its noun describes it).
+_JUST_DONE = re.compile(
+    r"^have (?=(?:\w+ed|got|found|left|taken|become|gone) (?:at|to|from|in|into|with|for|as|out"
+    r"|up|off|back|my|our|a|an|the)\b)"
+)
+# A tail that says when, not what: "have a girlfriend now", "go to bed around 1am lately".
+_WHEN_TAIL = re.compile(r" (?:now|again|these days|nowadays|lately|at the moment)$")
 
 
-def held_state(predicate: str) -> str | None:
-    """A present perfect of a state as the state ("have been sober for six months" -> "am
-    sober for six months"), or None when the predicate is none."""
-    return _STATE_SINCE.sub("am ", predicate, count=1) if _STATE_SINCE.match(predicate) else None
+def rephrased(predicate: str) -> list[str]:
+    """The predicate in the tenses the patterns read, when it is said in another: "have been
+    sober for six months" -> "am sober for six months", "have been going to bed around 1am
+    lately" -> "go to bed around 1am", "have started at microsoft" -> "started at microsoft",
+    "have a girlfriend now" -> "have a girlfriend". Tried in order after the predicate itself."""
+    found: list[str] = []
+    said = _STATE_SINCE.sub("am ", predicate, count=1) if _STATE_SINCE.match(predicate) else None
+    if said is not None:
+        found.append(said)
+        verb, _, rest = said[3:].partition(" ")
+        if verb in GERUNDS:  # "am going to bed": "go to bed"
+            found.append(f"{GERUNDS[verb]} {rest}".strip())
+    if _JUST_DONE.match(predicate):
+        found.append(predicate[5:])
+    found += [_WHEN_TAIL.sub("", p) for p in [predicate, *found] if _WHEN_TAIL.search(p)]
+    return found
+
 
 _CORRECTION = re.compile(r"^(?P<head>.+?) (?P<how>not|instead of|rather than) (?P<old>.+)$")
 _SMOKES = frozenset("smoke smoking cigarette cigarettes cigars cigar tobacco vaping vape".split())

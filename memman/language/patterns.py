@@ -11,7 +11,7 @@ import functools
 import re
 
 from memman.language.attributes import AMOUNT, FAVORITE, favorite_key
-from memman.language.kinds import DIETS, DRINKABLE, check_kind, vehicle_pattern
+from memman.language.kinds import DIETS, DRINKABLE, check_kind, make_pattern, vehicle_pattern
 from memman.language.life import LIFE
 from memman.language.text import content_tokens
 from memman.language.values import trim_value
@@ -210,7 +210,8 @@ _PATTERNS: list[tuple[str, re.Pattern[str], str | None]] = [
             rf"|glass(?:es)?|mugs?|pints?|bottles?|shots?|cans?) of {_V}$",
             "drink?",
         ),
-        ("drinks", r"^drink(?: again| socially)?$", "alcohol"),
+        ("drinks", r"^drink(?: again| socially| a lot| heavily| too much| every day| daily)?$",
+         "alcohol"),
         ("drinks", r"^am (?:sober|teetotal|a teetotaler|alcohol free)(?: .*)?$", "-alcohol"),
         ("drinks", rf"^(?P<v>{'|'.join(sorted(DRINKABLE))})$", None),
         ("allergy", rf"^am allergic to {_V}$", None),
@@ -241,7 +242,8 @@ _PATTERNS: list[tuple[str, re.Pattern[str], str | None]] = [
         ),
         (
             "car",
-            rf"^(?:have|own) (?:a |an )?(?:new |used |old )?(?P<v>{vehicle_pattern()})$",
+            rf"^(?:have|own) (?:a |an )?(?:new |used |old )?(?P<v>{vehicle_pattern()}"
+            rf"|(?:{make_pattern()})(?: \w+)?)$",
             None,
         ),
         (

@@ -33,8 +33,8 @@ from memman.language.negation import (
     NEGATION_WORDS,
     correction,
     first_clause,
-    held_state,
     now_clause,
+    rephrased,
     strip_negation,
     swapped,
 )
@@ -100,9 +100,10 @@ def about(text: str) -> Topic | None:
     said_not = bool(NEGATION_WORDS - {"no"} & set(predicate.split()))  # "no" may be the value
     predicate, negated, ended = strip_negation(predicate)
     topic = read_predicate(predicate)
-    held = held_state(predicate) if topic is None else None
-    if held is not None:  # "have been sober for six months": is sober
-        topic = read_predicate(held)
+    for other in rephrased(predicate) if topic is None else []:
+        topic = read_predicate(other)  # "have been sober for six months": is sober
+        if topic is not None:
+            break
     later = now_clause(spoken) if topic is None and not ended and subject == USER else None
     if later is not None:  # "I graduated and now I work as a paralegal": the paralegal
         topic = read_predicate(first_person(later.split()))
