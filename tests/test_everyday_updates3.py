@@ -92,6 +92,11 @@ SUPERSEDED = [
     ("I'm unemployed", "I found a job at a bakery"),
     ("I'm between jobs", "I just started working at a hospital"),
     ("I have long hair", "I shaved my head"),
+    ("User lives with their parents", "User now lives on their own"),  # "their": the user's
+    ("User is employed", "User lost their job"),
+    ("I have been vegetarian for years", "I eat meat again"),
+    ("I have a beard", "I shaved off my beard"),
+    ("I work at the bank", "Good news, I got a job at the hospital!"),
 ]
 
 

@@ -33,10 +33,10 @@ _QUIT_TAIL = re.compile(
 _WORK_ENDS = frozenset("to after because when since so last this and ago altogether".split())
 # Verbs that end what their object names: "sold my motorcycle", "cancelled the membership".
 _ENDING = re.compile(
-    r"^(?:(?:sold|gave away) (?=my |our |the |their |his |her )|(?:had to )?(?:cancell?ed"
-    r"|dropped(?! out)|abandoned|outgrew|came off|got rid of|ended|broke off|rehomed|rehome"
-    r"|uninstalled|deleted) |left (?=(?:my |our |the )(?:\w+ )*?(?:club|team|band|choir|group"
-    r"|league|orchestra|union|class|course|program|programme|gym)\b))"
+    r"^(?:(?:sold|gave away|shaved off) (?=my |our |the |their |his |her )|(?:had to )?"
+    r"(?:cancell?ed|dropped(?! out)|abandoned|outgrew|came off|got rid of|ended|broke off"
+    r"|rehomed|rehome|uninstalled|deleted) |left (?=(?:my |our |the )(?:\w+ )*?(?:club|team|band"
+    r"|choir|group|league|orchestra|union|class|course|program|programme|gym)\b))"
     r"(?P<rest>.+)$"
 )
 # The same, the verb's object inside it: "gave our rabbit to a neighbour", "put my dog down".

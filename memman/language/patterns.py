@@ -132,7 +132,7 @@ _PATTERNS: list[tuple[str, re.Pattern[str], str | None]] = [
             "born",
         ),
         ("job", rf"^(?:my job am|job am|became|got promoted to) {_SERVICE}{_V}$", None),
-        ("diet", rf"^am {_SERVICE}(?P<v>{'|'.join(sorted(DIETS))})$", None),
+        ("diet", rf"^am {_SERVICE}(?P<v>{'|'.join(sorted(DIETS))})(?: (?:for|since) .+)?$", None),
         (
             "diet",
             rf"^{_CHANGED_DIET} (?:fully |completely |totally |strictly |full |back to being )?"

@@ -35,12 +35,17 @@ _LEAD_PHRASES = tuple(
     tuple(phrase.split())
     for phrase in (
         "by the way", "just so you know", "for the record", "for context", "fun fact",
-        "remember that", "note that", "keep in mind that", "dont forget that",
+        "remember that", "note that", "keep in mind that", "dont forget that", "good news",
+        "big news", "guess what", "quick update",
     )
 )  # fmt: skip
 _STILL_TRUE_FILLERS = frozenset(
-    "just recently finally also really currently now still actually officially".split()
+    """just recently finally also really currently now still actually officially usually
+    mostly generally normally typically""".split()
 )
+# The user's own, as a fact written of "User" says it: "User lost their job".
+_OWN = {"their": "my", "his": "my", "her": "my", "themselves": "myself", "himself": "myself",
+        "herself": "myself"}  # fmt: skip
 # A fact written without its subject ("Lives in Berlin", "Also enjoys video games") is the
 # user's when it starts with one of these verbs.
 _SUBJECTLESS_VERBS = frozenset(
@@ -138,8 +143,8 @@ def subject_and_predicate(text: str) -> tuple[str, str] | None:
         return USER, first_person(spoken)
     if first == "users":  # "User's sister ..."
         return _possessive(tokens[1:], text)
-    if first == "user":
-        return USER, first_person(tokens[1:])
+    if first == "user":  # "User lost their job": the user's own job
+        return USER, first_person([_OWN.get(t, t) for t in tokens[1:]])
     if first in ("my", "our"):
         return _possessive(tokens[1:], text)
     verb = tokens[1] if first in _STILL_TRUE_FILLERS | NEGATION_WORDS else first
