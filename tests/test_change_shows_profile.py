@@ -1,8 +1,8 @@
 """A change the offline reader cannot file reaches the LLM with the user's profile (issue 11).
 
-"User now calls Austin home" shares no word with "User lives in Denver" and the reader files
-it under no named attribute: it was ADDed as novel with no call, and both reached the
-prompt. With an LLM configured it is now decided with the user's single-valued memories
+"User just signed a lease in Austin" shares no word with "User lives in Denver" and the
+reader files it under no named attribute: it was ADDed as novel with no call, and both
+reached the prompt. With an LLM configured it is now decided with the user's single-valued memories
 shown (memman/write/profile.py); a fact that announces no change still costs no call.
 """
 
@@ -23,15 +23,15 @@ def test_an_unfiled_change_is_decided_with_the_profile_shown(db, fake_openai):
     home = mm.update_memory("User lives in Denver", user_id="ana")
     mm.update_memory("User plays tennis", user_id="ana")
     assert chat_calls(fake_openai) == []  # both novel
-    fake_openai.script(answer("UPDATE", id=1, content="User now calls Austin home"))
+    fake_openai.script(answer("UPDATE", id=1, content="User just signed a lease in Austin"))
 
-    r = mm.update_memory("User now calls Austin home", user_id="ana")
+    r = mm.update_memory("User just signed a lease in Austin", user_id="ana")
 
     [call] = chat_calls(fake_openai)
     assert "User lives in Denver" in shown(call)
     assert "User plays tennis" not in shown(call)  # multi-valued: not the profile
     assert (r.op, r.tier, r.memory_id) == (Op.UPDATE, Tier.LLM, home.memory_id)
-    assert active(mm) == ["User now calls Austin home", "User plays tennis"]
+    assert active(mm) == ["User just signed a lease in Austin", "User plays tennis"]
     # The model gave no labels: the memory stays filed under what it updated, so the next
     # move ("User moved to Boston") finds it by topic.
     updated = mm.get(home.memory_id, user_id="ana")
@@ -51,7 +51,7 @@ def test_a_fact_announcing_no_change_costs_no_call(db, fake_openai):
 def test_another_users_profile_is_never_shown(db, fake_openai):
     mm = llm_manager(db, fake_openai.base_url)
     mm.update_memory("User lives in Denver", user_id="bob")
-    r = mm.update_memory("User now calls Austin home", user_id="ana")
+    r = mm.update_memory("User just signed a lease in Austin", user_id="ana")
     assert (r.op, r.tier) == (Op.ADD, Tier.NOVEL)
     assert chat_calls(fake_openai) == []
 

@@ -20,7 +20,7 @@ from tests.decisions import active, llm_manager, replaced_by_topic
         ("I gave up energy drinks", Topic("user", ENDED, "energy drinks", True)),
         ("Forget what I said about learning Rust", Topic("user", ENDED, "learning rust", True)),
         ("User's hamster Peanut died", Topic("user", "pets", "hamster", True)),
-        ("My roommate moved out", Topic("user", "verb:have", "a roommate", True)),
+        ("My roommate moved out", Topic("user", "household", "roommate", True)),
         ("Lena and I broke up", Topic("user", "relationship_status", "single")),
         ("I'm a non-smoker", Topic("user", "smoking", None, True)),
         ("User is in their early twenties", Topic("user", "age", "early twenties")),

@@ -18,17 +18,19 @@ USER = "user"
 SINGLE_VALUED = frozenset(
     """residence hometown employer job relationship_status name last_name native_language age
     birthday diet smoking children car school school_year studies phone computer
-    work_setting""".split()
+    work_setting household bedtime wake_time hair hair_color commute""".split()
 )
 # Multi-valued: several true at once ("likes jazz" and "likes hiking").
 # A phone or a computer is the one the user uses now: a new one replaces it ("switched to a
 # Pixel"). Consoles are several ("also got a Switch"); one line's new model is told from
 # another line by the value's words (kinds.device_value: "playstation 4" / "playstation 5").
-MULTI_VALUED = frozenset("likes drinks pets plays speaks allergy hobby console".split())
+MULTI_VALUED = frozenset("likes drinks pets plays speaks allergy hobby console injury".split())
 # Attributes that are two sides of one fact: where one works and as what ("a software engineer
 # at Stripe" is a job; "started a new job at Shopify" an employer; "retired" ends both).
-# A fact of one is shown to the decider with the memories of the other, never settled on them.
-KINDRED = {"employer": "job", "job": "employer"}
+# So are a school and what one studies there: "I graduated" ends both.
+# A fact of one is shown to the decider with the memories of the other; the few it settles on
+# them are write/holders.py's (work or school ended, a new employer for a job that names one).
+KINDRED = {"employer": "job", "job": "employer", "school": "studies", "studies": "school"}
 # Favourites are single-valued per thing: "favorite:color", "favorite:band".
 FAVORITE = "favorite"
 # So is an amount the user states of one thing of theirs: "My rent is $1,200 a month" is
@@ -111,6 +113,8 @@ ALIASES = {
     "mobile_phone": "phone", "cell_phone": "phone", "laptop": "computer",
     "game_console": "console", "gaming_console": "console", "major": "studies",
     "field_of_study": "studies", "year_in_school": "school_year", "grade": "school_year",
+    "living_situation": "household", "living_arrangement": "household", "lives_with": "household",
+    "sleep_schedule": "bedtime",
 }  # fmt: skip
 # One favorite, whatever it is called: "the group I love most" is the favorite band.
 _FAVORITE_THINGS = {

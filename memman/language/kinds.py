@@ -27,7 +27,9 @@ OCCUPATIONS = frozenset(
     nutritionist dietitian economist mathematician physicist chemist biologist marketer
     recruiter practitioner assistant administrator sysadmin housekeeper caregiver mailman
     postman trucker contractor investor programer counselor counsellor midwife optician
-    astronaut comedian youtuber streamer blogger influencer""".split()
+    astronaut comedian youtuber streamer blogger influencer principal supervisor coordinator
+    specialist inspector detective dispatcher courier cleaner carer server paralegal
+    bookkeeper auditor surveyor foreman""".split()
 )
 DIETS = frozenset(
     "vegetarian vegan pescatarian pescetarian keto carnivore flexitarian omnivore paleo".split()
@@ -40,6 +42,8 @@ STATUSES = {
 _SCHOOLS = frozenset(
     "school college university uni academy institute highschool elementary kindergarten".split()
 )
+# A school named by its level last: "Lincoln High", "Riverside Primary".
+_SCHOOL_ENDS = (" high", " primary", " secondary", " prep", " middle")
 # What "a <word> student" says when the word names no field of study: how, where, how well.
 _NOT_FIELDS = _SCHOOLS | frozenset(
     """good poor bad great average top straight fulltime parttime graduate grad undergraduate
@@ -93,8 +97,19 @@ _CONSOLE_LINES = {"ps": "playstation"}  # "ps5" is "playstation 5": one line, a 
 _ORDINALS = {
     "first": "1", "second": "2", "third": "3", "fourth": "4", "fifth": "5", "sixth": "6",
 }  # fmt: skip
+_HAIR_LENGTHS = frozenset("long short bald shaved buzzed cropped shoulder".split())
+_HAIR_COLORS = frozenset(
+    """blonde blond brown black red grey gray white pink blue purple green auburn ginger
+    brunette silver""".split()
+)
 # Animal food a vegetarian does not eat; fish alone a pescatarian does.
 _FISH = frozenset("fish seafood salmon tuna".split())
+
+
+def make_pattern() -> str:
+    """The car makes as a regex alternation, less the words that name other things too ("a
+    mini fridge", "a ram", "a seat"): "have a Toyota", "own a Honda Civic"."""
+    return "|".join(sorted(CAR_MAKES - {"mini", "ram", "seat", "lincoln", "jeep"}))
 
 
 def vehicle_pattern() -> str:
@@ -121,7 +136,9 @@ def check_kind(
         status = STATUSES.get(value or "")
         return (attribute, status, False) if status else None
     if fixed == "school?":
-        school = value is not None and any(w in value.split() for w in _SCHOOLS)
+        school = value is not None and (
+            any(w in value.split() for w in _SCHOOLS) or value.endswith(_SCHOOL_ENDS)
+        )
         return (attribute, value, False) if school else None
     if fixed == "drink?":
         drinks = [w.rstrip("s") for w in (value or "").split() if w.rstrip("s") in DRINKABLE]
@@ -137,6 +154,8 @@ def check_kind(
         return (attribute, gerund(raw), False) if raw in _PASTIMES else None
     if fixed == "device?":
         return _device(value)
+    if fixed == "hair?":
+        return _hair(value)
     if fixed.startswith("-") and len(fixed) > 1:  # "am sober": a named value taken back
         return attribute, fixed[1:], True
     if fixed == "vehicle?":
@@ -154,6 +173,17 @@ def check_kind(
             return attribute, None, False
         return (attribute, pet, False) if pet in PETS else None
     return attribute, fixed, False
+
+
+def _hair(value: str | None) -> tuple[str, str, bool] | None:
+    """Hair by its length or, failing that, its colour: two aspects, each one value ("long
+    brown" is long; dyeing it blue leaves the length alone)."""
+    said = (value or "").split()
+    for attribute, kinds in (("hair", _HAIR_LENGTHS), ("hair_color", _HAIR_COLORS)):
+        named = [w for w in said if w in kinds]
+        if named:
+            return attribute, named[0], False
+    return None
 
 
 def gerund(verb: str) -> str:
@@ -234,3 +264,10 @@ def about_one_child(text: str) -> bool:
     no count ("We just had a baby girl!") is another child, and the statement stays true. A
     birth still ends "I don't have kids" and a count of them all ("I have two kids")."""
     return bool(_ONE_CHILD & set(words(text)))
+
+
+def names_employer(text: str) -> bool:
+    """The fact names whom one works at or for besides what one does: "I'm a data analyst at
+    Spotify" does, "I'm a barista" and "I work at home" do not."""
+    found = re.search(r" (?:at|for|with) (?P<v>.+)$", " ".join(words(text)))
+    return found is not None and _employer(found.group("v")) is not None

@@ -18,11 +18,25 @@ from memman.language.values import trim_value
 _NEGATORS = ("do not ", "did not ", "not ", "no longer ", "never ")
 NEGATION_WORDS = frozenset("no not longer never".split())
 # Verbs that take something back: "I quit smoking" is "I smoke", negated.
-_QUITTING = re.compile(r"^(?:quit|stopped|gave up|give up|have given up|have quit) (?P<rest>.+)$")
+_QUITTING = re.compile(
+    r"^(?:quit|stopped|gave up|give up|have given up|have quit|have stopped|kicked|have kicked"
+    r"|ditched|have ditched|cut out|have cut out) (?P<rest>.+)$"
+)
+# What a quit says of how or when, not of what: "cut out caffeine completely", "gave up the
+# violin years ago", "kicked the habit for good".
+_AGO = r"(?:(?:a few|some|many|several|\d+|two|three|four|five|ten) )?(?:years|months|weeks) ago"
+_QUIT_TAIL = re.compile(
+    r"(?: (?:completely|entirely|altogether|totally|for good|cold turkey|at last"
+    rf"|{_AGO}|(?:last|this) (?:year|month|week|spring|summer|autumn|fall|winter)|in \d{{4}}))+$"
+)
+# "stopped working to stay home", "quit work after the baby": work itself, not one job's.
+_WORK_ENDS = frozenset("to after because when since so last this and ago altogether".split())
 # Verbs that end what their object names: "sold my motorcycle", "cancelled the membership".
 _ENDING = re.compile(
-    r"^(?:(?:sold|gave away) (?=my |our |the )|(?:had to )?(?:cancell?ed|dropped|abandoned"
-    r"|outgrew|came off|got rid of|ended|broke off|rehomed|rehome|uninstalled|deleted) )"
+    r"^(?:(?:sold|gave away|shaved off) (?=my |our |the |their |his |her )|(?:had to )?"
+    r"(?:cancell?ed|dropped(?! out)|abandoned|outgrew|came off|got rid of|ended|broke off"
+    r"|rehomed|rehome|uninstalled|deleted) |left (?=(?:my |our |the )(?:\w+ )*?(?:club|team|band"
+    r"|choir|group|league|orchestra|union|class|course|program|programme|gym)\b))"
     r"(?P<rest>.+)$"
 )
 # The same, the verb's object inside it: "gave our rabbit to a neighbour", "put my dog down".
@@ -42,11 +56,46 @@ _LATER_CLAUSE = re.compile(
 )
 # A present perfect's auxiliary before a verb ("have painted", "have been running").
 _PERFECT = re.compile(r"^(?:have|has) (?:been )?(?=\w+(?:ed|ing)\b)")
+# A state held for a while is a state held now: "have been seeing someone" is "am seeing",
+# "have been sober for six months" "am sober"; "have been to Paris" is a visit, "have been
+# married before" a past.
+_STATE_SINCE = re.compile(
+    r"^(?:have been|been) (?!to |there |here )(?!.*\b(?:before|once|twice|times|previously)\b)"
+)
+# An event just done is the event: "have started at Microsoft" is "started at Microsoft" (not
+# "have divorced parents": a participle before its noun describes it).
+_JUST_DONE = re.compile(
+    r"^have (?=(?:\w+ed|got|found|left|taken|become|gone) (?:at|to|from|in|into|with|for|as|out"
+    r"|up|off|back|my|our|a|an|the)\b)"
+)
+# A tail that says when, not what: "have a girlfriend now", "go to bed around 1am lately".
+_WHEN_TAIL = re.compile(r" (?:now|again|these days|nowadays|lately|at the moment)$")
+
+
+def rephrased(predicate: str) -> list[str]:
+    """The predicate in the tenses the patterns read, when it is said in another: "have been
+    sober for six months" -> "am sober for six months", "have been going to bed around 1am
+    lately" -> "go to bed around 1am", "have started at microsoft" -> "started at microsoft",
+    "have a girlfriend now" -> "have a girlfriend". Tried in order after the predicate itself."""
+    found: list[str] = []
+    said = _STATE_SINCE.sub("am ", predicate, count=1) if _STATE_SINCE.match(predicate) else None
+    if said is not None:
+        found.append(said)
+        verb, _, rest = said[3:].partition(" ")
+        if verb in GERUNDS:  # "am going to bed": "go to bed"
+            found.append(f"{GERUNDS[verb]} {rest}".strip())
+    if _JUST_DONE.match(predicate):
+        found.append(predicate[5:])
+    found += [_WHEN_TAIL.sub("", p) for p in [predicate, *found] if _WHEN_TAIL.search(p)]
+    return found
+
+
 _CORRECTION = re.compile(r"^(?P<head>.+?) (?P<how>not|instead of|rather than) (?P<old>.+)$")
-_SMOKES = frozenset("smoke cigarettes cigars cigar tobacco vaping vape".split())
+_SMOKES = frozenset("smoke smoking cigarette cigarettes cigars cigar tobacco vaping vape".split())
 GERUNDS = {
     "smoking": "smoke", "drinking": "drink", "working": "work", "eating": "eat",
     "playing": "play", "living": "live", "dating": "date", "using": "use", "studying": "study",
+    "doing": "do", "going": "go",
 }  # fmt: skip
 # Where a value ends: "Berlin with my wife", "Munich last month", "jazz and blues".
 
@@ -71,13 +120,15 @@ def strip_negation(predicate: str) -> tuple[str, bool, bool]:
         return ending.group("rest"), True, True
     quitting = _QUITTING.match(predicate)
     if quitting:
-        rest = quitting.group("rest").split()
+        rest = (_QUIT_TAIL.sub("", quitting.group("rest")) or quitting.group("rest")).split()
         ended = not rest[0].endswith("ing")
         rest[0] = GERUNDS.get(rest[0], rest[0])
         predicate, negated = " ".join(rest), True
-        if predicate in ("work", "job") or predicate.startswith("my job"):
-            predicate = "lost " + (predicate if predicate.startswith("my job") else "my job")
-        elif rest[-1] in _SMOKES:
+        if rest[0] in ("work", "job") and (len(rest) == 1 or rest[1] in _WORK_ENDS):
+            predicate = "lost my job"
+        elif predicate.startswith("my job"):
+            predicate = "lost " + predicate
+        elif _SMOKES & set(rest[:4]):  # "kicked the smoking habit": smoking
             predicate = "smoke"
     starting = _STARTING.match(predicate)
     # "started drinking again"; what one starts eating is the diet patterns' (patterns._RESUMED)
@@ -132,6 +183,22 @@ def now_clause(spoken: str) -> str | None:
     not yet in the first person), or None."""
     found = _NOW_CLAUSE.match(spoken)
     return found.group("rest") if found else None
+
+
+# One thing given up for another: "switched from coffee to tea", "replaced my Fitbit with an
+# Apple Watch". What the new thing is, no pattern may read; what it ends, the object names.
+_SWAPPED = re.compile(
+    r"^(?:switched|changed|went|converted|have switched) from (?P<old>.+?) to .+$"
+    r"|^(?:replaced|have replaced) (?P<mine>(?:my|our|the) .+?) with .+$"
+)
+
+
+def swapped(predicate: str) -> str | None:
+    """What a switch from one thing to another gives up ("from coffee to tea": coffee), or
+    None."""
+    found = _SWAPPED.match(predicate)
+    gone = found and (found.group("old") or found.group("mine"))
+    return trim_value(gone) if gone else None
 
 
 def first_clause(predicate: str) -> str:

@@ -11,14 +11,14 @@ import functools
 import re
 
 from memman.language.attributes import AMOUNT, FAVORITE, favorite_key
-from memman.language.kinds import DIETS, DRINKABLE, check_kind, vehicle_pattern
+from memman.language.kinds import DIETS, DRINKABLE, check_kind, make_pattern, vehicle_pattern
+from memman.language.life import LIFE
 from memman.language.text import content_tokens
 from memman.language.values import trim_value
 
 _SERVICE = r"(?:a |an |the )?"
 _NAMED = r"(?: named .+| called .+)?"
 _DECADES = r"(?:teens|twenties|thirties|forties|fifties|sixties|seventies|eighties|\d0s)"
-_HOME = r"(?:a |an |my |our )?(?:\w+ )?(?:apartment|flat|house|home|condo|place|studio)"
 _SCHOOL_LEVELS = "high school|middle school|grad school|college|university|uni"
 # What one does as a pastime ("I do yoga twice a week"): "do" alone says nothing.
 _PRACTICES = (
@@ -45,6 +45,7 @@ _V = r"(?P<v>.+)"
 _PATTERNS: list[tuple[str, re.Pattern[str], str | None]] = [
     (attribute, re.compile(pattern), fixed)
     for attribute, pattern, fixed in [
+        *LIFE,  # the more specific phrasings of everyday changes first
         (
             "name",
             rf"^(?:my (?:first |full |preferred )?name am|name am|am called|go by) {_V}$",
@@ -66,11 +67,6 @@ _PATTERNS: list[tuple[str, re.Pattern[str], str | None]] = [
             rf"|spent (?:my|their) childhood in) {_V}$",
             None,
         ),
-        ("residence", rf"^(?:live|am living|reside|am based|am located|have lived) in {_V}$", None),
-        ("residence", rf"^(?:moved|relocated|have moved|have relocated) (?:back )?to {_V}$", None),
-        ("residence", rf"^(?:my home am|home am) in {_V}$", None),
-        ("residence", rf"^(?:rent|am renting|bought|have bought|got) {_HOME} in {_V}$", None),
-        ("residence", r"^moved out(?: of (?P<v>.+))?$", "-"),
         (
             "employer",
             r"^am (?:employed|working)(?: at the moment| right now| at present)?$",
@@ -136,7 +132,7 @@ _PATTERNS: list[tuple[str, re.Pattern[str], str | None]] = [
             "born",
         ),
         ("job", rf"^(?:my job am|job am|became|got promoted to) {_SERVICE}{_V}$", None),
-        ("diet", rf"^am {_SERVICE}(?P<v>{'|'.join(sorted(DIETS))})$", None),
+        ("diet", rf"^am {_SERVICE}(?P<v>{'|'.join(sorted(DIETS))})(?: (?:for|since) .+)?$", None),
         (
             "diet",
             rf"^{_CHANGED_DIET} (?:fully |completely |totally |strictly |full |back to being )?"
@@ -203,7 +199,7 @@ _PATTERNS: list[tuple[str, re.Pattern[str], str | None]] = [
             rf"^have {_SERVICE}(?:girlfriend|boyfriend|partner){_NAMED}$",
             "in a relationship",
         ),
-        ("relationship_status", r"^(?:broke up|just broke up|split up)", "single"),
+        ("relationship_status", r"^(?:broke up|just broke up|split up|split$)", "single"),
         ("relationship_status", r"^(?:got )?(?P<v>divorced|separated)(?: .*)?$", "status?"),
         ("smoking", r"^(?:smoke|am a smoker|smoke cigarettes)$", "smokes"),
         ("smoking", r"^(?:smoke|am a smoker)", "smokes"),
@@ -214,7 +210,8 @@ _PATTERNS: list[tuple[str, re.Pattern[str], str | None]] = [
             rf"|glass(?:es)?|mugs?|pints?|bottles?|shots?|cans?) of {_V}$",
             "drink?",
         ),
-        ("drinks", r"^drink(?: again| socially)?$", "alcohol"),
+        ("drinks", r"^drink(?: again| socially| a lot| heavily| too much| every day| daily)?$",
+         "alcohol"),
         ("drinks", r"^am (?:sober|teetotal|a teetotaler|alcohol free)(?: .*)?$", "-alcohol"),
         ("drinks", rf"^(?P<v>{'|'.join(sorted(DRINKABLE))})$", None),
         ("allergy", rf"^am allergic to {_V}$", None),
@@ -245,7 +242,8 @@ _PATTERNS: list[tuple[str, re.Pattern[str], str | None]] = [
         ),
         (
             "car",
-            rf"^(?:have|own) (?:a |an )?(?:new |used |old )?(?P<v>{vehicle_pattern()})$",
+            rf"^(?:have|own) (?:a |an )?(?:new |used |old )?(?P<v>{vehicle_pattern()}"
+            rf"|(?:{make_pattern()})(?: \w+)?)$",
             None,
         ),
         (
@@ -339,20 +337,6 @@ def stated_favorite(spoken: str) -> tuple[str, str | None] | None:
     if favorite is None:
         return None
     return favorite_key(favorite.group("thing")), trim_value(favorite.group("v"))
-
-
-# A verb alone as what one does: a pastime ("i knit", "do not climb anymore").
-_VERB_ALONE = re.compile(
-    r"^(?P<v>[a-z]{3,})(?: (?:on weekends|on the weekends?|every day|every week|a lot|daily"
-    r"|weekly|regularly|often|sometimes|for fun|in my (?:spare|free) time))?$"
-)
-
-
-def pastime(predicate: str) -> tuple[str, str | None, bool] | None:
-    """A predicate of a verb alone read as the pastime it names ("knit" -> hobby knitting).
-    Only for a predicate that is a verb: not the object left by a take-back ("quit yoga")."""
-    found = _VERB_ALONE.match(predicate)
-    return check_kind("hobby", "pastime?", found.group("v"), None) if found else None
 
 
 def read_predicate(predicate: str) -> tuple[str, str | None, bool] | None:

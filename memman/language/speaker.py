@@ -27,7 +27,7 @@ _VERB_FORMS = {
 # Words a chat message opens with before its subject.
 _OPENERS = frozenset(
     """honestly well so actually btw anyway oh ok okay yeah yes also these days nowadays lately
-    hi hello hey and plus fyi""".split()
+    hi hello hey and plus fyi now""".split()
 )
 # Phrases that lead into a statement without being part of it: "By the way, I'm vegan", "Oh
 # and I have a cat" ("oh" and "and" are openers of their own), "Just so you know, ...".
@@ -35,12 +35,17 @@ _LEAD_PHRASES = tuple(
     tuple(phrase.split())
     for phrase in (
         "by the way", "just so you know", "for the record", "for context", "fun fact",
-        "remember that", "note that", "keep in mind that", "dont forget that",
+        "remember that", "note that", "keep in mind that", "dont forget that", "good news",
+        "big news", "guess what", "quick update",
     )
 )  # fmt: skip
 _STILL_TRUE_FILLERS = frozenset(
-    "just recently finally also really currently now still actually officially".split()
+    """just recently finally also really currently now still actually officially usually
+    mostly generally normally typically""".split()
 )
+# The user's own, as a fact written of "User" says it: "User lost their job".
+_OWN = {"their": "my", "his": "my", "her": "my", "themselves": "myself", "himself": "myself",
+        "herself": "myself"}  # fmt: skip
 # A fact written without its subject ("Lives in Berlin", "Also enjoys video games") is the
 # user's when it starts with one of these verbs.
 _SUBJECTLESS_VERBS = frozenset(
@@ -53,10 +58,26 @@ _SUBJECTLESS_VERBS = frozenset(
 _INDEFINITE = frozenset(
     "someone somebody anyone anybody everyone everybody noone nobody people".split()
 )
-# "Lena and I broke up": the user's relationship status.
+# "Lena and I broke up", "Sam and I got married", "my wife and I separated": the user's
+# relationship status.
 _BREAKUP = re.compile(
-    r"^(?:\w+ and (?:i|user)|(?:i|user) and (?:my|their|his|her) \w+) (?P<p>(?:just |recently"
-    r" |finally )?(?:broke up|split up|separated|got divorced|divorced)(?: .*)?)$"
+    r"^(?:(?:my |our )?\w+ and (?:i|user)|(?:i|user) and (?:(?:my|their|his|her) )?\w+)"
+    r" (?P<p>(?:just |recently |finally |have |are |are now )?(?:broke up|split up|separated"
+    r"|split|got divorced|divorced|got married|married|got engaged|engaged|tied the knot"
+    r"|(?P<apart>(?:are|have) (?:no longer together|not together anymore|parted ways|gone our"
+    r" separate ways)|parted ways|went our separate ways))(?: .*)?)$"
+)
+# "My wife and I live together in Leeds", "my boyfriend and I moved in together": a partner.
+_TOGETHER = re.compile(
+    r"^(?:my|our) (?P<who>girlfriend|boyfriend|partner|wife|husband|fiance|fiancee) and"
+    r" (?:i|user) (?:live together|moved in together|share a (?:flat|house|home|place))\b"
+)
+# "Google let me go", "my boss fired me", "the company laid User off": the user's work ended
+# (not "my mom let me go to the party").
+_LET_GO = re.compile(
+    r"^(?:(?:my|the|our) )?\w+ (?:just |finally )?(?:let (?:me|user) go(?! (?:to|on|with|out|home"
+    r"|early|first|ahead|\w+ing)\b)|laid (?:me|user) off|fired (?:me|user)(?! up)"
+    r"|made (?:me|user) redundant)\b"
 )
 # "My hamster Peanut died", "my roommate moved out".
 _GONE = re.compile(r"^(?:\w+ )?(?:died|passed away|ran away|was rehomed|moved out)(?: .*)?$")
@@ -98,14 +119,21 @@ def subject_and_predicate(text: str) -> tuple[str, str] | None:
     tokens, written = kept, written[len(written) - len(kept) :] if kept else []
     if len(tokens) < 2:
         return None
+    if _LET_GO.match(" ".join(tokens)):  # "Google let me go": the user's work ended
+        return USER, "lost my job"
+    together = _TOGETHER.match(" ".join(tokens))
+    if together:  # "My wife and I live together in Leeds": the user has a wife
+        return USER, f"have a {together.group('who')}"
     breakup = _BREAKUP.match(" ".join(tokens))
+    if breakup and breakup.group("apart"):  # "Tom and I are no longer together"
+        return USER, "broke up"
     if breakup:  # "Lena and I broke up", "User and their boyfriend split up"
         return USER, first_person(breakup.group("p").split())
     first = tokens[0]
     aligned = written if len(written) == len(tokens) else []
     written = written[0] if written else ""
-    if first == "we":  # "We adopted a greyhound": the user's household
-        return USER, first_person(tokens[1:])
+    if first in ("we", "weve"):  # "We adopted a greyhound": the user's household
+        return USER, first_person(["have"] * (first == "weve") + tokens[1:])
     if first in _FIRST_PERSON:
         expanded = _FIRST_PERSON[first]  # "im" -> "am": the name is the 2nd or 3rd word
         spoken = list(expanded) + tokens[1:]
@@ -115,12 +143,14 @@ def subject_and_predicate(text: str) -> tuple[str, str] | None:
         return USER, first_person(spoken)
     if first == "users":  # "User's sister ..."
         return _possessive(tokens[1:], text)
-    if first == "user":
-        return USER, first_person(tokens[1:])
+    if first == "user":  # "User lost their job": the user's own job
+        return USER, first_person([_OWN.get(t, t) for t in tokens[1:]])
     if first in ("my", "our"):
         return _possessive(tokens[1:], text)
     verb = tokens[1] if first in _STILL_TRUE_FILLERS | NEGATION_WORDS else first
     if verb in _SUBJECTLESS_VERBS:  # "Lives in Berlin", "Never eats pork"
+        return USER, first_person(tokens)
+    if first in _STILL_TRUE_FILLERS and verb.endswith("ed"):  # "Just accepted an offer"
         return USER, first_person(tokens)
     ordinary = STOPWORDS | NEGATIONS | _STILL_TRUE_FILLERS | _INDEFINITE
     named = written[:1].isupper() and first not in ordinary

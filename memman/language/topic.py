@@ -28,8 +28,17 @@ from dataclasses import dataclass
 from memman.language.attributes import ENDED, USER
 from memman.language.chatter import past_chatter
 from memman.language.kinds import VEHICLES
-from memman.language.negation import correction, first_clause, now_clause, strip_negation
-from memman.language.patterns import pastime, read_predicate, stated_favorite
+from memman.language.life import pastime
+from memman.language.negation import (
+    NEGATION_WORDS,
+    correction,
+    first_clause,
+    now_clause,
+    rephrased,
+    strip_negation,
+    swapped,
+)
+from memman.language.patterns import read_predicate, stated_favorite
 from memman.language.speaker import first_person, subject_and_predicate, without_openers
 from memman.language.text import words
 from memman.language.values import trim_value
@@ -88,11 +97,19 @@ def about(text: str) -> Topic | None:
     if corrected is not None:
         return Topic(subject, *corrected)
     predicate = first_clause(predicate)
+    said_not = bool(NEGATION_WORDS - {"no"} & set(predicate.split()))  # "no" may be the value
     predicate, negated, ended = strip_negation(predicate)
     topic = read_predicate(predicate)
+    for other in rephrased(predicate) if topic is None else []:
+        topic = read_predicate(other)  # "have been sober for six months": is sober
+        if topic is not None:
+            break
     later = now_clause(spoken) if topic is None and not ended and subject == USER else None
     if later is not None:  # "I graduated and now I work as a paralegal": the paralegal
         topic = read_predicate(first_person(later.split()))
+    gone = swapped(predicate) if topic is None and not ended else None
+    if gone is not None:  # "switched from coffee to tea": whatever held coffee ended
+        predicate, ended = gone, True
     if topic is None and ended:  # "I sold my motorcycle": whatever held "motorcycle" ended
         value = trim_value(predicate)
         if value is not None and value.split()[-1] in VEHICLES:  # "sold my car": the car,
@@ -102,4 +119,6 @@ def about(text: str) -> Topic | None:
     if topic is None:
         return None
     attribute, value, retracted = topic
+    if retracted and said_not:  # "I never finished school": no end is stated
+        return None
     return Topic(subject, attribute, value, retracted or negated)

@@ -1,8 +1,8 @@
 """The user's profile, shown to the LLM with a change the offline reader cannot file.
 
 Candidates by topic find what a fact supersedes only when the fact's topic is read:
-"User now calls Austin home", "Just accepted an offer from Netflix" and "I kicked the
-smoking habit for good" are read as no attribute, share no word with "User lives in
+"User just signed a lease in Austin", "I'm a Netflix employee now" and "I haven't lit up since
+spring" are read as no attribute, share no word with "User lives in
 Denver", "I'm a data analyst at Spotify" or "I smoke about ten cigarettes a day", and were
 ADDed as novel with no call, both versions then reaching the prompt (benchmarks/RESULTS.md,
 Session 11: profile for changes). An LLM reads them at once, if it is shown the memory.

@@ -39,6 +39,7 @@ from memman.language.wording import extends
 from memman.models import Memory, Op, Tier
 from memman.write.candidate import Candidate
 from memman.write.decide import Decision
+from memman.write.holders import retracted_holder
 from memman.write.switch import switched
 from memman.write.takeback import stems, taken_back
 
@@ -117,7 +118,8 @@ def route_by_topic(
         recount = _recounted_verb(candidate, topic, related) if same_topic else None
         return TopicRouting(recount, other, related, values)
     if is_single_valued(topic.attribute, single_valued):
-        decision = _single(candidate, topic, same_topic[0]) or _restated_older(
+        current = retracted_holder(topic, same_topic)
+        decision = _single(candidate, topic, current) or _restated_older(
             candidate, topic, same_topic[1:]
         )
     else:

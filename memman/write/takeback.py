@@ -23,6 +23,9 @@ _CLAUSE_END = frozenset(
     """since because after before when while now anymore again ago so but and that which who
     though as he she they it i we""".split()
 )
+# What one belongs to for a pastime: leaving "the Saturday soccer team" or "the gym
+# membership" ends "plays soccer on Saturdays", "goes to the gym every day".
+_MEMBERSHIPS = frozenset("team club league membership group class band choir".split())
 # What "no longer have X" can take back: "no longer has Bruno" ends "has a dog named Bruno".
 _HAVING = frozenset("verb:have verb:own pets children relationship_status allergy car".split())
 
@@ -80,6 +83,8 @@ def _taken(value: str) -> str:
         if kept and word in _CLAUSE_END:
             break
         kept.append(word)
+    if len(kept) > 1 and kept[-1] in _MEMBERSHIPS:  # "the saturday soccer team": soccer
+        kept.pop()
     return " ".join(kept)
 
 

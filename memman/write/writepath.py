@@ -31,6 +31,7 @@ from memman.write.apply import StaleDecision, apply_decision, park
 from memman.write.candidate import Candidate
 from memman.write.chunkwalk import Also, ChunkWalk, Embedded
 from memman.write.decide import Decided, Decider, Decision, OfflineDecider, decide_all
+from memman.write.holders import with_other_side
 from memman.write.meaning import kindred, topic_by_meaning
 from memman.write.pertinent import pertinent
 from memman.write.profile import profile_to_show, with_profile
@@ -124,6 +125,9 @@ class WritePath(ChunkWalk):
         retrieved, replacing = with_replacing(self.store, conn, candidate, retrieved)
         topic = candidate.topic
         same = self._about(conn, candidate.scope, topic and (topic.subject, topic.attribute))
+        near = kindred(topic)  # "retired" settles a job memory too (holders.py)
+        other_side = self._about(conn, candidate.scope, near)
+        same = with_other_side(topic, same, other_side)
         topical = route_by_topic(
             candidate,
             same,
@@ -140,11 +144,11 @@ class WritePath(ChunkWalk):
         tokens = content_tokens(candidate.content)
         # The attribute the fact is nearest to by meaning when the extractor reads none
         # (memman/write/meaning.py): its memories are shown to the decider, never settled on.
-        near = kindred(topic)
         if near is None and vector is not None and self.embedder is not None:
             near = topic_by_meaning(topic, vector, self.embedder.name)
+            other_side = self._about(conn, candidate.scope, near)
         known = {m.id for m in same}
-        nearby = [m for m in self._about(conn, candidate.scope, near) if m.id not in known]
+        nearby = [m for m in other_side if m.id not in known]
         apart = topical.other_values  # the cosine's to judge, if retrieval found them
         same_topic = [m for m in topical.same_topic if m.id not in apart] + nearby
         about_it = [
