@@ -2,6 +2,7 @@
 
     python benchmarks/bench_conflicts.py [--modes offline,local,llm] [--json out.json]
         [--cases evals/conflicts.jsonl] [--personas .../msc_personas_all.json] [--seed 1]
+        [--distractors-last]
 
 Each case of `evals/conflicts.jsonl` gets its own user id. The user first holds 20-40
 distractor facts: MSC personas have 4-20 facts each, so a distractor user is the facts of
@@ -9,7 +10,12 @@ consecutive train speakers from a seeded starting point, deduplicated (written w
 `update_many`). Then the case's `existing` memories (`update_memory` each, in order; the
 memory each lands in is what the case's `target` names), then the candidate
 (`update_memory`). The distractors are realistic, not filtered: one may be on the same topic
-as the case, as a real user's memory would be; the choice is the same on every run.
+as the case, as a real user's memory would be; the choice is the same on every run. With
+`--distractors-last` they are written after the case's memories instead, so the memory a
+candidate supersedes is not the user's newest: what is found only by recency (the profile of
+single-valued memories, newest first) shows here. A distractor may then change a case's
+memory before the candidate arrives (an MSC "I live in Ohio" replaces the case's "I live in
+Leeds" by topic), so the figures move for that reason too.
 
 Modes, one SQLite file each under a temporary directory (`--pg URL`: a fresh database each
 on that PostgreSQL server instead):
@@ -217,11 +223,15 @@ def run_case(
     facts: list[str],
     prompts: Prompts | None = None,
     oracle: Oracle | None = None,
+    distractors_last: bool = False,
 ) -> Outcome:
-    """Seed the user with `facts` and the case's memories, write the candidate, judge it."""
-    if facts:
+    """Seed the user with `facts` and the case's memories (or the memories, then `facts`:
+    `distractors_last`), write the candidate, judge it."""
+    if facts and not distractors_last:
         mm.update_many(facts, user_id=user_id)
     landed = [mm.update_memory(text, user_id=user_id).memory_id for text in case.existing]
+    if facts and distractors_last:
+        mm.update_many(facts, user_id=user_id)
     assert case.target is not None  # load_cases guarantees it
     target_id = landed[case.target]
     if target_id is None:
@@ -354,6 +364,7 @@ def run_mode(
     seed: int,
     folder: Path,
     pg: str | None = None,
+    distractors_last: bool = False,
 ) -> dict | None:
     """Every case in one store for `mode` (a SQLite file, or a fresh database on the
     PostgreSQL server at pg); None (with a message) if the mode is unavailable."""
@@ -368,7 +379,13 @@ def run_mode(
         with MemoryManager(path, settings=load_settings(db=path, **settings)) as mm:
             outcomes = [
                 run_case(
-                    mm, case, f"case{i}", distractors(speakers, case.name, seed), prompts, oracle
+                    mm,
+                    case,
+                    f"case{i}",
+                    distractors(speakers, case.name, seed),
+                    prompts,
+                    oracle,
+                    distractors_last,
                 )
                 for i, case in enumerate(cases)
             ]
@@ -440,6 +457,11 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", type=Path, help="write every mode's numbers and outcomes here")
     parser.add_argument("--pg", help="a PostgreSQL server's URL: each mode's store is there")
+    parser.add_argument(
+        "--distractors-last",
+        action="store_true",
+        help="write the distractors after the case's memories (the target is then not the newest)",
+    )
     args = parser.parse_args()
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
     unknown = set(modes) - set(MODES)
@@ -451,7 +473,9 @@ def main() -> None:
     reports = {}
     with tempfile.TemporaryDirectory() as tmp:
         for mode in modes:
-            report = run_mode(mode, cases, speakers, args.seed, Path(tmp), args.pg)
+            report = run_mode(
+                mode, cases, speakers, args.seed, Path(tmp), args.pg, args.distractors_last
+            )
             if report is not None:
                 reports[mode] = report
                 print(table(mode, report), flush=True)
