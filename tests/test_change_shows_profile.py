@@ -8,6 +8,8 @@ shown (memman/write/profile.py); a fact that announces no change still costs no 
 
 from __future__ import annotations
 
+import pytest
+
 from memman import MemoryManager, Op, Tier
 from tests.decisions import active, answer, chat_calls, llm_manager
 
@@ -56,8 +58,18 @@ def test_another_users_profile_is_never_shown(db, fake_openai):
     assert chat_calls(fake_openai) == []
 
 
-def test_offline_a_birth_keeps_a_statement_about_one_child(db):
+@pytest.mark.parametrize(
+    "news", ["We just had a baby boy!", "I am a mother of three", "Our second child was born"]
+)
+def test_offline_a_statement_about_a_daughter_stays_beside_the_children(db, news):
     mm = MemoryManager(db)
     mm.update_memory("I have a daughter named Ava", user_id="ana")
-    mm.update_memory("We just had a baby boy!", user_id="ana")
-    assert active(mm) == ["I have a daughter named Ava", "We just had a baby boy!"]
+    mm.update_memory(news, user_id="ana")
+    assert active(mm) == sorted(["I have a daughter named Ava", news])
+
+
+def test_offline_a_new_count_of_daughters_replaces_the_old(db):
+    mm = MemoryManager(db)
+    mm.update_memory("I have one daughter", user_id="ana")
+    mm.update_memory("I have two daughters now", user_id="ana")
+    assert active(mm) == ["I have two daughters now"]

@@ -19,7 +19,6 @@ SUPERSEDED = [
     # children: a birth, an ordinal, becoming a parent
     ("I have two kids", "We just had our third child"),
     ("We have two children", "We just had a baby girl"),
-    ("We have a daughter", "Our second child was born last week"),
     ("I have no children", "My wife gave birth to our first son"),
     ("I don't have kids", "I'm a dad now"),
     # diet: starting to eat what the diet excludes, or going over to another diet

@@ -255,15 +255,15 @@ def _head(value: str) -> str:
     return kept[-1]
 
 
-# Words of a statement about one son or daughter, not about all of the user's children.
-_ONE_CHILD = frozenset("son sons daughter daughters".split())
+# Words of a statement about the user's sons or daughters, not about all of their children.
+_SONS_OR_DAUGHTERS = frozenset("son sons daughter daughters".split())
 
 
-def about_one_child(text: str) -> bool:
-    """True for a statement about a son or daughter ("I have a son named Leo"): a birth with
-    no count ("We just had a baby girl!") is another child, and the statement stays true. A
-    birth still ends "I don't have kids" and a count of them all ("I have two kids")."""
-    return bool(_ONE_CHILD & set(words(text)))
+def about_sons_or_daughters(text: str) -> bool:
+    """True for a statement about a son or daughter ("I have a son named Leo", "I have two
+    daughters"): a count of all the user's children ("I am a mother of three", "We just had
+    a baby girl!") is another statement, and this one stays true."""
+    return bool(_SONS_OR_DAUGHTERS & set(words(text)))
 
 
 def names_employer(text: str) -> bool:

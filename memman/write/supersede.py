@@ -29,7 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from memman.language.attributes import USER, is_single_valued, is_verb_topic
-from memman.language.kinds import about_one_child
+from memman.language.kinds import about_sons_or_daughters
 from memman.language.patterns import phrasing
 from memman.language.text import content_tokens, numbers, words
 from memman.language.topic import Topic, about
@@ -229,7 +229,7 @@ def _single(candidate: Candidate, topic: Topic, current: Memory) -> Decision | N
             f" ({stated.value!r}); kept in this memory's history"
         )
         return Decision(Op.NOOP, why, Tier.TOPIC, target=current, reinforce=False)
-    if _another_child(topic, current, stated):
+    if _another_child(candidate, topic, current, stated):
         return None
     return _replace(candidate, topic, current, stated)
 
@@ -384,7 +384,12 @@ def _replace(candidate: Candidate, topic: Topic, current: Memory, stated: Topic 
     return Decision(Op.UPDATE, why, Tier.TOPIC, target=current, content=candidate.content)
 
 
-def _another_child(topic: Topic, current: Memory, stated: Topic) -> bool:
-    """A birth with no count beside a statement about a son or daughter (kinds.about_one_child)."""
-    none_counted = topic.attribute == "children" and topic.value is None
-    return none_counted and not stated.retracted and about_one_child(current.content)
+def _another_child(candidate: Candidate, topic: Topic, current: Memory, stated: Topic) -> bool:
+    """A statement about a son or daughter ("I have a son named Leo") beside a fact about the
+    children that names none ("I am a mother of three", "We just had a baby girl!"): both
+    stay true, so no topic rule replaces it. "Two sons" -> "three sons now" still does, and
+    a birth still ends "I don't have kids" and a count of all of them ("I have two kids")."""
+    if topic.attribute != "children" or stated.retracted:
+        return False
+    named = about_sons_or_daughters
+    return named(current.content) and not named(candidate.content)
