@@ -35,7 +35,7 @@ from pydantic import BaseModel, ValidationError
 from memman.config import Settings
 from memman.errors import InvalidInputError, validation_problems
 from memman.language.text import content_hash
-from memman.scope import Scope
+from memman.scope import Scope, check_id
 from memman.storage.store import Store
 from memman.storage.transfer_checks import storable, unknown_keys
 from memman.storage.upkeep import COPIED_TABLES
@@ -159,6 +159,8 @@ def checked_row(table: str, data: dict[str, Any]) -> dict[str, Any]:
         raise InvalidInputError(f"not a {table} row: {validation_problems(error)}") from None
     storable(row)
     Scope(row.user_id, row.agent_id or None)
+    if isinstance(row, MessageRow):
+        check_id("session_id", row.session_id)
     values = row.model_dump()
     if not values["content"].strip() or "\x00" in values["content"]:
         raise InvalidInputError("content is empty or holds a NUL byte")
