@@ -114,9 +114,10 @@ def test_an_event_naming_another_users_memory_is_a_bad_line(tmp_path, lines):
         assert report.copied == 2
 
 
-def test_a_copied_row_whose_id_the_store_holds_is_a_bad_line(tmp_path):
+def test_a_copied_row_whose_id_the_store_holds_takes_a_new_one(tmp_path):
     """A whole-store copy read with raw into a store with parked facts of its own: the row
-    whose id is taken is reported, not an untyped IntegrityError that loses the batch."""
+    whose id is taken is parked under a new id, neither an untyped IntegrityError that loses
+    the batch nor a bad line that drops the fact."""
     from memman.storage import store_copy
     from tests.test_erase import FlakyEmbedder
 
@@ -130,5 +131,5 @@ def test_a_copied_row_whose_id_the_store_holds_is_a_bad_line(tmp_path):
         mm.update_memory("User likes coffee", user_id="v")  # parked as pending #1
         report = mm.import_jsonl(lines, raw=True)
         parked = sorted(p.content for p in mm.pending())
-    assert len(report.bad) == 1 and "holds that pending id already" in report.bad[0]
-    assert parked == ["User likes coffee", "User plays chess"]
+    assert (report.bad, report.rows_renumbered) == ([], 1)
+    assert parked == ["User likes coffee", "User likes green tea", "User plays chess"]

@@ -61,9 +61,11 @@ class UpkeepCalls(Parts):
         events: bool = False,
         memories: bool = True,
     ) -> Iterator[str]:
-        """The lossless export: every column of every memory (then the audit events if asked;
-        only them with memories=False, as `memman export --events`) as JSON lines without
-        newlines, which `import_jsonl` reads back (memman/storage/transfer.py)."""
+        """The lossless export: every column of every memory, then the scope's parked facts,
+        active short-term facts and messages not yet extracted (with include_inactive every
+        one of them), then the audit events if asked (only them with memories=False, as
+        `memman export --events`) as JSON lines without newlines, which `import_jsonl` reads
+        back (memman/storage/transfer.py, transfer_rows.py)."""
         return transfer.export_lines(
             self,
             user_id=user_id,
@@ -81,7 +83,10 @@ class UpkeepCalls(Parts):
         Into an empty store (or scope), or with raw=True, records are copied as they are (ids,
         statuses, counters, stamps, events). Into a scope that holds memories, what it has is
         skipped, inactive memories are copied with their status and active ones go through
-        update_memory's decisions in chunks (see ingest). A bad line is reported (`report.bad`)
+        update_memory's decisions in chunks (see ingest). Parked facts, short-term facts and
+        buffered messages are copied into their line's scope unless the scope holds them
+        already (the same parked text, active short-term fact or message), under a new id
+        when the store holds theirs. A bad line is reported (`report.bad`)
         and the rest are imported. Events with no memory before them (an audit trail exported
         alone) raise InvalidInputError before anything is written, unless raw.
         """

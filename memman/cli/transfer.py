@@ -24,7 +24,12 @@ def export(
     user: Annotated[str | None, typer.Option("--user", "-u", help="Only this user.")] = None,
     agent: AgentOption = None,
     include_inactive: Annotated[
-        bool, typer.Option("--all", help="Deleted, superseded and archived memories too.")
+        bool,
+        typer.Option(
+            "--all",
+            help="Deleted, superseded and archived memories (expired short-term facts,"
+            " extracted messages) too.",
+        ),
     ] = False,
     events: Annotated[
         bool, typer.Option("--events", help="Export the audit trail instead of the memories.")
@@ -35,7 +40,8 @@ def export(
     ] = False,
     db: DbOption = None,
 ) -> None:
-    """Write memories (every column) as JSON lines; `memman import` reads them back."""
+    """Write memories (every column), parked and short-term facts and buffered messages as
+    JSON lines; `memman import` reads them back."""
     if agent is not None and user is None:
         raise InvalidInputError("--agent needs --user")
     if events and with_events:
@@ -86,11 +92,22 @@ def import_file(
         f" {report.events_copied} events copied, {report.events_skipped} not copied,"
         f" {report.events_written} written for memories that came without one;"
         f" {len(report.bad)} bad lines skipped"
-        + (f"; {sum(report.rows_copied.values())} other rows copied" if report.rows_copied else "")
-        + (f", {report.rows_skipped} not copied" if report.rows_skipped else "")
+        + (f"; {_rows(report.rows_copied)} copied" if report.rows_copied else "")
+        + (f" ({report.rows_renumbered} under a new id)" if report.rows_renumbered else "")
+        + (
+            f"; {report.rows_held} parked, short-term or buffered already held"
+            if report.rows_held
+            else ""
+        )
+        + (f"; {report.rows_skipped} vectors not copied" if report.rows_skipped else "")
     )
     if report.bad:
         raise typer.Exit(2)
+
+
+def _rows(copied: dict[str, int]) -> str:
+    """Rows copied by table, as `2 pending, 1 short_term`."""
+    return ", ".join(f"{n} {table}" for table, n in sorted(copied.items()))
 
 
 def migrate_db(

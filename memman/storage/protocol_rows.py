@@ -199,9 +199,13 @@ class MemoryStorage(Protocol):
 
     # -- the rest of a whole-store copy (memman migrate-db) -----------------------------------
 
-    def table_rows(self, conn: sa.Connection, table: str) -> Iterator[dict[str, Any]]:
+    def table_rows(
+        self, conn: sa.Connection, table: str, scope: Scope | None = None, *, live: bool = False
+    ) -> Iterator[dict[str, Any]]:
         """Every row (every column, by id) of pending, short_term or message_buffer, every
-        scope, streamed; InvalidInputError for another table."""
+        scope's or only the scope's, streamed; `live`: only every parked fact, the active
+        short-term facts, the messages not yet extracted (a scope's export without inactive
+        rows); InvalidInputError for another table."""
         ...
 
     def vector_rows(self, conn: sa.Connection) -> Iterator[tuple[str, str, int, bytes]]:

@@ -1,10 +1,10 @@
 """A whole-store copy (`memman migrate-db`, SQLite <-> PostgreSQL): an export of everything.
 
-It carries what an export of memories leaves out as well: `{"kind": "vector", ...}` lines (a
+It carries what an export of every scope leaves out: `{"kind": "vector", ...}` lines (a
 memory's id, model, dim and its float32 bytes in base64: the row it hangs on is numbered
-differently in another store) and one line per row of the parked facts, short-term facts and
-buffered messages (`"kind"` their table). transfer.import_lines reads them back, into an empty
-store only (or with `raw`), ids included; rows per table are then compared.
+differently in another store), which transfer.import_lines reads back into an empty store only
+(or with `raw`). Parked facts, short-term facts and buffered messages are an export's own lines
+(transfer_rows.py). Rows per table are then compared.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from memman.errors import InvalidInputError
-from memman.storage.transfer import VECTOR, ImportReport, Manager, export_lines, import_lines
-from memman.storage.upkeep import COPIED_TABLES
+from memman.storage.transfer import ImportReport, Manager, export_lines, import_lines
+from memman.storage.transfer_rows import VECTOR
 
 # Tables a copy does not compare: the target's triggers write its own change log.
 DERIVED_TABLES = frozenset({"vector_log"})
@@ -40,9 +40,10 @@ class MigrateReport:
 
 
 def store_lines(mm: Manager) -> Iterator[str]:
-    """The whole store as JSON lines: every memory (any status), every event, then every
-    vector and the rows of COPIED_TABLES (see the module docstring). Each part is one read
-    snapshot: copy a store nobody writes to, or the parts may disagree."""
+    """The whole store as JSON lines: every memory (any status), every parked, short-term
+    fact and buffered message and every event (export_lines of no scope, include_inactive),
+    then every vector. Each part is one read snapshot: copy a store nobody writes to, or the
+    parts may disagree."""
     yield from export_lines(mm, include_inactive=True, events=True)
     store = mm.store
     with store.read() as conn:
@@ -52,9 +53,6 @@ def store_lines(mm: Manager) -> Iterator[str]:
                 {"kind": VECTOR, "memory_id": memory_id, "model": model, "dim": dim}
                 | {"vector": vector}
             )
-        for table in COPIED_TABLES:
-            for row in store.table_rows(conn, table):
-                yield json.dumps({"kind": table, **row}, ensure_ascii=False)
 
 
 def migrate(source: Manager, target: Manager) -> MigrateReport:

@@ -1,4 +1,5 @@
-"""Lossless export and import: memories with every column, and their audit events, as JSON lines.
+"""Lossless export and import: a scope's memories with every column, its parked and short-term
+facts and buffered messages, and its audit events, as JSON lines.
 
 A line is one record: `{"kind": "memory", ...}` with every field of `Memory` (id, scope,
 content, category, importance, confidence, status, sources, counters, stamps, metadata,
@@ -21,14 +22,14 @@ here are the ones that apply. A copied memory left without any event (an export 
 its events) gets an ADD event saying so. A bad line is reported with its number and the rest
 are imported.
 
-A whole-store copy (store_copy.py) adds vector lines and rows of COPIED_TABLES, read back here
-into an empty store only (or with `raw`), ids included, and skipped otherwise.
+After a scope's memories come its parked facts, short-term facts and buffered messages, a line
+each of "kind" their table (transfer_rows.py: which are written, and how they are read back
+without duplicating a row the scope holds). A whole-store copy (store_copy.py) adds vector
+lines, read back into an empty store only (or with `raw`) and skipped otherwise.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -54,11 +55,11 @@ from memman.storage.transfer_checks import (
     too_large,
     unknown_keys,
 )
+from memman.storage.transfer_rows import VECTOR, Row, ScopeRows, line_row, row_too_large, scope_row
 from memman.storage.upkeep import COPIED_TABLES
 
 MEMORY = "memory"
 EVENT = "event"
-VECTOR = "vector"
 # The discriminator's tag for VECTOR and COPIED_TABLES lines (their "kind" varies).
 ROW = "row"
 # Copied records per write transaction: few enough that other writers wait only briefly.
@@ -94,17 +95,10 @@ class ImportReport:
     events_written: int = 0  # an ADD event for each copied memory the file had none for
     events_skipped: int = 0  # a merge import records its own decisions instead
     rows_copied: dict[str, int] = field(default_factory=dict)  # vectors and rows, by kind
-    rows_skipped: int = 0  # vectors and rows of a whole-store copy, into a store that has some
+    rows_skipped: int = 0  # vectors of a whole-store copy, into a store that has memories
+    rows_held: int = 0  # parked, short-term facts and messages the scope held already
+    rows_renumbered: int = 0  # of those copied, the ones whose id the store held: a new id
     bad: list[str] = field(default_factory=list)  # "line N: why", the line left out
-
-
-@dataclass(frozen=True)
-class Row:
-    """A line of a whole-store copy that is not a memory or an event: a vector (VECTOR, its
-    bytes decoded) or a row of one of COPIED_TABLES (kind: the table)."""
-
-    kind: str
-    values: dict[str, Any]
 
 
 def export_lines(
@@ -116,11 +110,18 @@ def export_lines(
     events: bool = False,
     memories: bool = True,
 ) -> Iterator[str]:
-    """The memories of a scope (then its events, if asked; only them, if not `memories`) as
-    JSON lines, without newlines."""
-    found = mm.export(user_id=user_id, agent_id=agent_id, include_inactive=include_inactive)
-    for memory in found if memories else ():
-        yield _line(MEMORY, memory)
+    """The memories of a scope, then its parked facts, short-term facts and buffered messages
+    (transfer_rows.py; with include_inactive every row of them, else the live ones), then its
+    events if asked (only them, if not `memories`) as JSON lines, without newlines."""
+    if memories:
+        found = mm.export(user_id=user_id, agent_id=agent_id, include_inactive=include_inactive)
+        for memory in found:
+            yield _line(MEMORY, memory)
+        scope = None if user_id is None else Scope(user_id, agent_id)
+        with mm.store.read() as conn:
+            for table in COPIED_TABLES:
+                for row in mm.store.table_rows(conn, table, scope, live=not include_inactive):
+                    yield json.dumps({"kind": table, **row}, ensure_ascii=False)
     if events:
         for event in mm.export_events(user_id=user_id, agent_id=agent_id):
             yield _line(EVENT, event)
@@ -142,7 +143,7 @@ def _copied_row(data: Any) -> Row:
     if isinstance(data, Row):
         return data
     values = dict(data)
-    return _row(values.pop("kind"), values)  # InvalidInputError is a ValueError
+    return line_row(values.pop("kind"), values)  # InvalidInputError is a ValueError
 
 
 _RECORDS: dict[str, type[Memory] | type[Event]] = {MEMORY: Memory, EVENT: Event}
@@ -164,7 +165,7 @@ class ExportLine(
 ):
     """One line of an export: a memory (also a line without "kind", as older exports wrote)
     or an event, of a scope that passes the same rules as every write; in a whole-store copy
-    also a vector or a row of one of COPIED_TABLES (checked by _row)."""
+    also a vector or a row of one of COPIED_TABLES (checked by transfer_rows.line_row)."""
 
     @model_validator(mode="before")
     @classmethod
@@ -177,29 +178,11 @@ class ExportLine(
     @model_validator(mode="after")
     def _valid_record(self) -> ExportLine:
         record = self.root
-        if isinstance(record, Row):  # _row checked the rows that carry a scope
+        if isinstance(record, Row):  # line_row checked the rows that carry a scope
             return self
         Scope(record.user_id, record.agent_id)
         self.root = checked_memory(record) if isinstance(record, Memory) else checked_event(record)
         return self
-
-
-def _row(kind: str, data: dict[str, Any]) -> Row:
-    """A vector or a table's row of a whole-store copy, checked as far as its line tells."""
-    if kind == VECTOR:
-        try:
-            blob = base64.b64decode(data["vector"], validate=True)
-            fits = len(blob) == 4 * int(data["dim"])
-        except (KeyError, TypeError, ValueError, binascii.Error) as error:
-            raise InvalidInputError(f"not a vector: {error!r}") from error
-        if not (fits and isinstance(data.get("memory_id"), str) and data.get("model")):
-            raise InvalidInputError("not a vector: memory_id, model and dim float32s expected")
-        return Row(kind, {**data, "vector": blob})
-    missing = sorted({"id", "user_id", "agent_id"} - data.keys())
-    if missing:
-        raise InvalidInputError(f"not a {kind} row: no {', '.join(missing)}")
-    Scope(data["user_id"], data["agent_id"] or None)
-    return Row(kind, data)
 
 
 def import_lines(mm: Manager, lines: Iterable[str], *, raw: bool = False) -> ImportReport:
@@ -229,10 +212,15 @@ def import_lines(mm: Manager, lines: Iterable[str], *, raw: bool = False) -> Imp
             report.bad.append(str(line))
             continue
         record = line.root
-        if not isinstance(record, Row) and (why := too_large(record, mm.settings)):
+        if isinstance(record, Row):
+            why = row_too_large(record.values, mm.settings) if scope_row(record) else None
+        else:
+            why = too_large(record, mm.settings)
+        if why:
             report.bad.append(f"line {number}: {why}")
             continue
-        seen_memory = seen_memory or isinstance(record, Memory)
+        # A scope's rows count as its data: a user whose only fact is parked has no memory.
+        seen_memory = seen_memory or isinstance(record, Memory) or scope_row(record)
         if isinstance(record, Event) and not (seen_memory or raw):
             raise InvalidInputError(
                 f"line {number}: an audit event before any memory: the file holds events without"
@@ -243,7 +231,7 @@ def import_lines(mm: Manager, lines: Iterable[str], *, raw: bool = False) -> Imp
         copying = copy or (not isinstance(record, Row) and not held_before(record))
         if isinstance(record, Event) and not copying:
             report.events_skipped += 1
-        elif isinstance(record, Row) and not copy:
+        elif isinstance(record, Row) and not (copy or scope_row(record)):
             report.rows_skipped += 1
         elif copying or isinstance(record, Event | Row) or record.status is not Status.ACTIVE:
             if deciding:
@@ -307,16 +295,19 @@ def _copy(
     store = mm.store
     memories = [record.id for _, record in batch if isinstance(record, Memory)]
     held = store.existing_memory_ids(conn, memories) if memories else set()
-    rows: dict[str, list[dict[str, Any]]] = {}
+    rows: dict[tuple[str, bool], list[dict[str, Any]]] = {}
+    scope_rows = ScopeRows(conn, store)
     for number, record in batch:
         if isinstance(record, Row):
-            if record.kind != VECTOR and store.row_held(conn, record.kind, record.values["id"]):
-                report.bad.append(f"line {number}: the store holds that {record.kind} id already")
-                continue
-            report.rows_copied[record.kind] = report.rows_copied.get(record.kind, 0) + 1
             if record.kind != VECTOR:
-                rows.setdefault(record.kind, []).append(record.values)
+                new, values = scope_rows.place(record.kind, record.values)
+                report.rows_held += not new
+                report.rows_renumbered += new and "id" not in values
+                if new:
+                    rows.setdefault((record.kind, "id" in values), []).append(values)
+                    report.rows_copied[record.kind] = report.rows_copied.get(record.kind, 0) + 1
                 continue
+            report.rows_copied[VECTOR] = report.rows_copied.get(VECTOR, 0) + 1
             vector = np.frombuffer(record.values["vector"], dtype=np.float32)
             # Through the store: on PostgreSQL with pgvector, a new dimension gets its index.
             new = NewVector(record.values["memory_id"], record.values["model"], vector)
@@ -339,7 +330,8 @@ def _copy(
         copied.append(record)
         held.add(record.id)
         report.copied += 1
-    for table, values in rows.items():
+    # Rows keeping their ids first: on PostgreSQL the id sequence then moves past them.
+    for (table, _), values in sorted(rows.items(), key=lambda item: not item[0][1]):
         store.copy_rows(conn, table, values)
 
 

@@ -42,7 +42,7 @@ def unknown_keys(data: Any, record: type[BaseModel]) -> None:
 
 def checked_memory(memory: Memory) -> Memory:
     """The memory with its stamps in the stored form, or InvalidInputError."""
-    _storable(memory)
+    storable(memory)
     check_id("id", memory.id)
     if not memory.content.strip() or "\x00" in memory.content:
         raise InvalidInputError("content is empty or holds a NUL byte")
@@ -54,7 +54,7 @@ def checked_memory(memory: Memory) -> Memory:
 
 def checked_event(event: Event) -> Event:
     """The event with its stamps in the stored form, or InvalidInputError."""
-    _storable(event)
+    storable(event)
     if event.memory_id is not None:
         check_id("memory_id", event.memory_id)
     if event.repeat_count < 1:
@@ -62,7 +62,7 @@ def checked_event(event: Event) -> Event:
     return event.model_copy(update=_stamps(event, ("created_at", "last_at")))
 
 
-def _storable(record: BaseModel) -> None:
+def storable(record: BaseModel) -> None:
     """Every value is strict JSON (no NaN or infinity, which SQLite's JSON functions and
     NOT NULL REAL columns refuse) and every text is valid Unicode."""
     try:

@@ -17,6 +17,7 @@ import sqlalchemy as sa
 
 from memman.errors import InvalidInputError, StoreCorruptError
 from memman.language.text import content_hash
+from memman.scope import Scope
 from memman.storage.sql import run_sql
 from memman.storage.vector_format import decoded
 
@@ -50,6 +51,14 @@ _SCOPE_PENDING = "SELECT id, content FROM pending WHERE user_id = ? AND agent_id
 # leaves out besides the vectors. fts_scopes, vector_log and the FTS index are derived; the
 # target's own triggers fill them as the copy writes.
 COPIED_TABLES = ("pending", "short_term", "message_buffer")
+# Their rows a scope's export writes without include_inactive (transfer_rows.py): every parked
+# fact (each still owed a decision), the short-term facts not expired, promoted or deleted, the
+# messages not yet extracted.
+_LIVE = {
+    "pending": "1 = 1",
+    "short_term": "status = 'active'",
+    "message_buffer": "extracted_at IS NULL",
+}
 # Every vector with its memory's id (the pk it hangs on differs between two stores).
 _VECTORS = """
     SELECT l.id AS memory_id, v.model, v.dim, v.vector
@@ -192,12 +201,20 @@ class UpkeepRows:
 
     # -- whole-store copy ----------------------------------------------------------------------
 
-    def table_rows(self, conn: sa.Connection, table: str) -> Iterator[dict[str, Any]]:
-        """Every row of one of COPIED_TABLES, every column, by id, streamed."""
+    def table_rows(
+        self, conn: sa.Connection, table: str, scope: Scope | None = None, *, live: bool = False
+    ) -> Iterator[dict[str, Any]]:
+        """Every row of one of COPIED_TABLES (only the scope's, if given; only its live ones,
+        _LIVE, if `live`), every column, by id, streamed."""
         if table not in COPIED_TABLES:
             raise InvalidInputError(f"{table!r} is not a copied table: {', '.join(COPIED_TABLES)}")
+        where, params = _LIVE[table] if live else "1 = 1", {}
+        if scope is not None:
+            where += " AND user_id = :user_id AND agent_id = :agent_id"
+            params = {"user_id": scope.user_id, "agent_id": scope.agent_key}
         rows = conn.execute(
-            sa.text(f"SELECT * FROM {table} ORDER BY id"),
+            sa.text(f"SELECT * FROM {table} WHERE {where} ORDER BY id"),
+            params,
             execution_options={"yield_per": _STREAM_ROWS},
         )
         for row in rows:
