@@ -138,3 +138,18 @@ def direct(db: str) -> Iterator[sa.Connection]:
             yield connection
     finally:
         engine.dispose()
+
+
+def undo_migration(db: str, sqlite_name: str, postgres_name: str, *statements: str) -> None:
+    """Make the store at db look as it did before one migration: run `statements` (the
+    migration's change undone), then forget the migration's record, so the next open applies
+    it again to what the statements left."""
+    records, name = (
+        ("memman_migrations", postgres_name)
+        if is_postgres_url(db)
+        else ("_sqlite_migrations", sqlite_name)
+    )
+    with direct(db) as conn:
+        for statement in statements:
+            conn.exec_driver_sql(statement)
+        conn.exec_driver_sql(f"DELETE FROM {records} WHERE name = '{name}'")

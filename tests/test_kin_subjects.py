@@ -8,8 +8,7 @@ from __future__ import annotations
 import pytest
 
 from memman import MemoryManager, Op, Tier
-from memman.storage.backends import is_postgres_url
-from tests.postgres import db_on_each_backend, direct, postgres_url  # noqa: F401
+from tests.postgres import db_on_each_backend, postgres_url, undo_migration  # noqa: F401
 
 
 @pytest.mark.parametrize(
@@ -42,14 +41,9 @@ def test_subjects_stored_before_are_filed_by_the_migration(db):
     a new one): opened, its rows are filed under "mother" and the newer fact meets them."""
     with MemoryManager(db) as mm:
         first = mm.update_memory("My mom lives in Rome", user_id="u")
-    records, name = (
-        ("memman_migrations", "p008_kin_subjects")
-        if is_postgres_url(db)
-        else ("_sqlite_migrations", "m027_kin_subjects")
+    undo_migration(
+        db, "m027_kin_subjects", "p008_kin_subjects", "UPDATE long_term SET subject = 'mom'"
     )
-    with direct(db) as conn:
-        conn.exec_driver_sql("UPDATE long_term SET subject = 'mom'")
-        conn.exec_driver_sql(f"DELETE FROM {records} WHERE name = '{name}'")
     with MemoryManager(db) as mm:
         assert mm.get(first.memory_id, user_id="u").subject == "mother"
         r = mm.update_memory("My mother moved to Paris", user_id="u")

@@ -15,8 +15,7 @@ import pytest
 
 from memman import InvalidInputError, MemoryManager
 from memman.mem0 import Memory
-from memman.storage.backends import is_postgres_url
-from tests.postgres import db_on_each_backend, direct, postgres_url  # noqa: F401
+from tests.postgres import db_on_each_backend, postgres_url, undo_migration  # noqa: F401
 from tests.test_lifecycle_observe import extraction, llm_manager
 from tests.test_mem0 import MOVIE_CHAT
 
@@ -135,14 +134,12 @@ def test_a_store_made_before_the_column_migrates_its_facts_with_no_metadata(db, 
     short-term facts have {} and new ones keep theirs."""
     with MemoryManager(db, clock=clock) as mm:
         old = mm.remember_short_term("User is at the airport", user_id="u", session_id="s")
-    records, name = (
-        ("memman_migrations", "p009_short_term_metadata")
-        if is_postgres_url(db)
-        else ("_sqlite_migrations", "m028_short_term_metadata")
+    undo_migration(
+        db,
+        "m028_short_term_metadata",
+        "p009_short_term_metadata",
+        "ALTER TABLE short_term DROP COLUMN metadata",
     )
-    with direct(db) as conn:
-        conn.exec_driver_sql("ALTER TABLE short_term DROP COLUMN metadata")
-        conn.exec_driver_sql(f"DELETE FROM {records} WHERE name = '{name}'")
     with MemoryManager(db, clock=clock) as mm:
         assert mm.get_short_term(old.id, user_id="u").metadata == {}
         new = mm.remember_short_term(
