@@ -8,7 +8,7 @@ the decider with the other side's memories (attributes.KINDRED), never settled o
 
 And when several memories hold the value a retraction takes back ("I am married with three
 kids", "I have been married for six years", both from one chat), the one it replaces is the
-one the user said last, a repeat ("I am married") included, not merely the newest written.
+one last stated, said again ("I am married") or recalled, not merely the newest written.
 """
 
 from __future__ import annotations
@@ -36,7 +36,8 @@ def with_other_side(topic: Topic | None, same: list[Memory], other: list[Memory]
 
 def retracted_holder(topic: Topic, same_topic: list[Memory]) -> Memory:
     """The memory a retraction replaces: among those stating the newest memory's value, the
-    one the user stated or said again last (a repeat reinforces a memory, stamping it)."""
+    one stated, said again or recalled last (last_accessed_at: a repeat stamps it, and so
+    does a recall; no column tells the two apart)."""
     newest = same_topic[0]
     if not topic.retracted or topic.value is None or len(same_topic) < 2:
         return newest
