@@ -18,7 +18,8 @@ USER = "user"
 SINGLE_VALUED = frozenset(
     """residence hometown employer job relationship_status name last_name native_language age
     birthday diet smoking children car school school_year studies phone computer
-    work_setting household bedtime wake_time hair hair_color commute""".split()
+    work_setting household bedtime wake_time hair hair_color commute religion
+    work_hours""".split()
 )
 # Multi-valued: several true at once ("likes jazz" and "likes hiking").
 # A phone or a computer is the one the user uses now: a new one replaces it ("switched to a
@@ -49,7 +50,7 @@ KIN = {
     "daddy": "father", "grandma": "grandmother", "granny": "grandmother", "nana": "grandmother",
     "grandpa": "grandfather", "grandad": "grandfather", "granddad": "grandfather",
     "kid": "child", "kids": "children", "neighbour": "neighbor", "coworker": "colleague",
-    "hubby": "husband",
+    "hubby": "husband", "boy": "son", "girl": "daughter",
 }  # fmt: skip
 # People (and pets) the user talks about: "my sister lives in Rome" is the sister's residence.
 # Every name of KIN too ("my mommy").

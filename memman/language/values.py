@@ -12,7 +12,8 @@ import re
 _VALUE_END = frozenset(
     """in at for with since because and but so now currently last this every each when while
     who which that especially from to as on after before during until anymore any more again
-    these days nowadays right too though ago he she they it i we""".split()
+    these days nowadays right too though ago yesterday today tonight he she they it i we im
+    ive""".split()
 )
 # "I like to go fishing" likes "fishing".
 _LEADING_VERB = re.compile(r"^(?:to go |to |going |go )")
@@ -21,7 +22,10 @@ _ARTICLES = frozenset("a an the my our some any".split())
 # "I drink coffee every morning".
 VALUE_CLASSES = {
     "caffeine": frozenset("coffee espresso latte lattes cappuccino tea caffeine".split()),
-    "alcohol": frozenset("alcohol beer wine whiskey whisky vodka gin rum booze".split()),
+    "alcohol": frozenset(
+        """alcohol beer wine whiskey whisky vodka gin rum booze cider cocktail cocktails lager ale
+        prosecco champagne tequila""".split()
+    ),
     "pets": frozenset("dog cat rabbit hamster bird fish parrot snake turtle pet".split()),
 }
 NUMBER_WORDS = {
