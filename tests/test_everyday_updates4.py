@@ -4,7 +4,8 @@ past tense without its "I", a statement followed by a comment, a new home settle
 town alone, with whom one lives, a new job or a team, marriage and divorce in other words,
 smoking given up, amounts of weight, sleep and rent, early birds and night owls, haircuts,
 devices, a car traded in, faith, crutches, quits said as "done with", diets as ways of eating,
-schools by name and children by "my boy", shifts, drinking taken up, a housemate gone. One
+schools by name and children by "my boy", shifts, a surname taken, a pet given away by its
+kind, drinking taken up, a housemate gone. One
 test per family, each with several phrasings that are not the eval's sentences, and
 look-alikes that must stay apart."""
 
@@ -104,6 +105,12 @@ FAMILIES = {
         ("I work the early shift", "I moved to a normal 9 to 5"),
         ("I work a nine to five", "I work the graveyard shift now"),
     ],
+    "a surname taken, a pet given away by its kind": [
+        ("User's name is Maria Lopez", "User went back to her maiden name"),
+        ("My name is Tom Hill", "I changed my last name after the wedding"),
+        ("I have a labrador", "We rehomed the dog last month"),
+        ("User has a budgie", "User gave the bird to a neighbour"),
+    ],
     "drinking taken up, a housemate gone": [
         ("I don't drink alcohol", "I've started having a beer after work"),
         ("User doesn't drink", "User started having a cider with lunch"),
@@ -185,6 +192,10 @@ LOOK_ALIKES = [
     ("I work nights", "I moved to Nine Elms"),  # a move
     ("My commute is 30 minutes", "It takes my son 10 minutes to walk to school"),
     ("I don't drink alcohol", "I started having headaches"),
+    ("My name is Jessica", "I took my husband's surname"),  # a first name alone
+    ("I have a dog", "I got a puppy"),  # a second dog
+    ("I have a parrot", "I got another bird"),
+    ("I have a hamster", "My daughter gave her hamster away"),
     ("My son goes to Hill Primary", "My girl friend started at Park Academy"),
 ]
 

@@ -64,6 +64,7 @@ _DOG_BREEDS = frozenset(
 )
 PETS = VALUE_CLASSES["pets"] | {
     "puppy", "kitten", "horse", "lizard", "guinea", "ferret", "goldfish", "tortoise", "gecko",
+    "budgie", "canary", "cockatiel", "parakeet",
 }  # fmt: skip
 # What a car attribute holds: a vehicle named by kind, or by make ("a used Honda Accord").
 VEHICLES = frozenset("car truck van minivan suv pickup jeep motorhome campervan".split())

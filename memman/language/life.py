@@ -149,7 +149,7 @@ LIFE: list[tuple[str, str, str | None]] = [
      r"|increased|hiked|bumped up|is raising|am raising|put) (?:my |the |our )?rent(?: up)?"
      r" (?:to|by) (?P<v>\d.*)$", None),
     # a drink had: "have a beer after work", "started having a cider with lunch"
-    ("drinks", r"^(?:have|enjoy|am having) (?:a |an |the odd |the occasional |a cold )?"
+    ("drinks", r"^(?:have|am having) (?:a |an |the odd |the occasional |a cold )?"
      r"(?P<v>beer|wine|cocktail|whisky|whiskey|cider|lager)s?(?: .*)?$", "drink?"),
     # what one pays: "pay $1,500 a month in rent"
     ("amount:rent", r"^(?:pay|am paying) (?P<v>\d[\d ]*(?: a month| per month| monthly)?)"
@@ -159,7 +159,8 @@ LIFE: list[tuple[str, str, str | None]] = [
     ("bedtime", rf"^{_BECAME} (?:a |an )?(?:real |total |bit of a |bit of an )?(?:early bird"
      r"|morning person|early riser|early sleeper)(?: .*)?$", "early"),
     ("last_name", r"^(?:took|have taken|am taking|changed|have changed) (?:my |his |her |their )?"
-     r"(?:\w+ )?(?:surname|last name|family name|married name)(?: .*)?$", "new"),
+     r"(?:\w+ )?(?:surname|last name|family name|married name)(?: .*)?$"
+     r"|^(?:went back to|have gone back to|reverted to|am using) my maiden name(?: .*)?$", "new"),
     # school and studies
     ("school", rf"^(?:started|am starting|began|moved) (?:at|to) {_V}$", "school?"),
     ("studies", r"^am (?:a |an )?(?:(?:first|second|third|fourth|final|last|\w+) year |part time "
@@ -187,10 +188,10 @@ LIFE: list[tuple[str, str, str | None]] = [
      rf" (?P<v>{_BODY})(?: (?:from|since|after|because|so|and)\b.*)?$", None),
     ("injury", rf"^my (?P<v>{_BODY}) (?:(?:have|am|s) )?(?:fully |completely |finally |all |now )?"
      r"(?:healed|mended|better)(?: .*)?$", "-"),
-    # what one gets about with while hurt: "am on crutches", "no longer need a cast"
+    # what one gets about with while hurt: "am on crutches", "no longer need a cast" (not a
+    # wheelchair or a cane: often for life, no injury)
     ("injury", r"^(?:am on|need|use|am using|walk with|am in|wear|am wearing) (?:a |my |an |the )?"
-     r"(?P<v>crutches|wheelchair|cast|cane|walking stick|walker|sling|knee brace|neck brace"
-     r"|moon boot|brace)(?: .*)?$", None),
+     r"(?P<v>crutches|cast|sling|knee brace|neck brace|moon boot|brace)(?: .*)?$", None),
     ("hair", r"^(?:shaved|have shaved) (?:my|their|his|her) head(?: .*)?$", "shaved"),
     ("hair", r"^have (?P<v>(?:\w+ ){1,2})hair$", "hair?"),
     ("hair", rf"^{_CUT_VERB} (?:a |an |my )?(?:new |little |super short )?"

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from memman.language.attributes import ENDED, USER, is_verb_topic
 from memman.language.chatter import past_chatter
-from memman.language.kinds import VEHICLES
+from memman.language.kinds import PETS, VEHICLES
 from memman.language.life import pastime
 from memman.language.negation import (
     NEGATION_WORDS,
@@ -41,7 +41,7 @@ from memman.language.negation import (
 from memman.language.patterns import read_predicate, stated_favorite
 from memman.language.speaker import first_person, subject_and_predicate, without_openers
 from memman.language.text import words
-from memman.language.values import trim_value
+from memman.language.values import PET_KINDS, trim_value
 from memman.language.verbs import verb_and_object
 from memman.language.whole import stated_place, stated_whole
 from memman.memo import memoized
@@ -138,6 +138,8 @@ def _read(text: str) -> Topic | None:
         value = trim_value(predicate)
         if value is not None and value.split()[-1] in VEHICLES:  # "sold my car": the car,
             return Topic(subject, "car", None, True)  # whatever make the memory names
+        if value is not None and value.split()[-1] in PETS | PET_KINDS.keys():
+            return Topic(subject, "pets", value.split()[-1], True)  # "gave the bird away"
         return Topic(subject, ENDED, value, True) if value else None
     topic = topic or pastime(predicate) or verb_and_object(predicate, subject)
     if topic is None:

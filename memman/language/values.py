@@ -28,6 +28,14 @@ VALUE_CLASSES = {
     ),
     "pets": frozenset("dog cat rabbit hamster bird fish parrot snake turtle pet".split()),
 }
+# A pet by its kind, for a take-back only ("gave the bird away" ends "has a parrot"): as values
+# of a fact, "a parrot" and "another bird" may be two pets, so same_value keeps them apart.
+PET_KINDS = {
+    "bird": frozenset("parrot budgie budgerigar canary cockatiel parakeet lovebird".split()),
+    "dog": frozenset("puppy pup".split()),
+    "cat": frozenset(["kitten"]),
+    "fish": frozenset("goldfish betta".split()),
+}
 NUMBER_WORDS = {
     "a": "1", "an": "1", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5",
     "six": "6", "seven": "7", "eight": "8", "nine": "9", "ten": "10", "no": "0",
@@ -87,3 +95,8 @@ def same_value(a: str | None, b: str | None) -> bool:
         (a == name and b in members) or (b == name and a in members)
         for name, members in VALUE_CLASSES.items()
     )
+
+
+def of_kind(value: str | None, kind: str | None) -> bool:
+    """A pet's value of the kind a take-back names ("parrot" of "bird"), or the same value."""
+    return same_value(value, kind) or value in PET_KINDS.get(kind or "", ())
