@@ -5,7 +5,7 @@ town alone, with whom one lives, a new job or a team, marriage and divorce in ot
 smoking given up, amounts of weight, sleep and rent, early birds and night owls, haircuts,
 devices, a car traded in, faith, crutches, quits said as "done with", diets as ways of eating,
 schools by name and children by "my boy", shifts, a surname taken, a pet given away by its
-kind, drinking taken up, a housemate gone. One
+kind, gluten eaten again, drinking taken up, a housemate gone. One
 test per family, each with several phrasings that are not the eval's sentences, and
 look-alikes that must stay apart."""
 
@@ -111,6 +111,12 @@ FAMILIES = {
         ("I have a labrador", "We rehomed the dog last month"),
         ("User has a budgie", "User gave the bird to a neighbour"),
     ],
+    "gluten avoided, then eaten again": [
+        ("I have celiac disease", "Turns out I'm not celiac, I can eat bread again"),
+        ("I don't eat gluten", "I can eat gluten again"),
+        ("User is on a gluten free diet", "User eats pasta again"),
+        ("I'm gluten intolerant", "I started eating bread again"),
+    ],
     "drinking taken up, a housemate gone": [
         ("I don't drink alcohol", "I've started having a beer after work"),
         ("User doesn't drink", "User started having a cider with lunch"),
@@ -193,6 +199,7 @@ LOOK_ALIKES = [
     ("My commute is 30 minutes", "It takes my son 10 minutes to walk to school"),
     ("I don't drink alcohol", "I started having headaches"),
     ("My name is Jessica", "I took my husband's surname"),  # a first name alone
+    ("I'm gluten free", "I eat pasta every day"),  # gluten-free pasta, maybe
     ("I have a dog", "I got a puppy"),  # a second dog
     ("I have a parrot", "I got another bird"),
     ("I have a hamster", "My daughter gave her hamster away"),

@@ -200,6 +200,17 @@ LIFE: list[tuple[str, str, str | None]] = [
      r"(?: .*)?$", "growing out"),
     ("hair", r"^(?:cut|dyed|shaved|grew|chopped off|have cut|have dyed) (?:off )?(?:my |their"
      r" |his |her )?hair(?: off)? (?P<v>.+)$", "hair?"),
+    # gluten, avoided or eaten, beside any diet ("vegetarian" and "gluten free" both hold):
+    # "am celiac", "do not eat gluten" until "not celiac after all", "eat bread again"
+    ("gluten", r"^(?:am|have been) (?:actually |really |strictly |fully )?(?:gluten free"
+     r"|celiac|coeliac|gluten intolerant)(?: .*)?$", "free"),
+    ("gluten", r"^(?:have|was diagnosed with|got diagnosed with) (?:celiac|coeliac)(?: disease)?"
+     r"(?: .*)?$|^(?:avoid|cut out|stay away from|am off) gluten(?: .*)?$"
+     r"|^(?:am on|follow|eat) (?:a |an )?(?:strict |strictly )?gluten free(?: diet)?(?: .*)?$",
+     "free"),
+    ("gluten", r"^(?:eat|can eat|am eating|started eating|am back to eating|went back to eating"
+     r"|can have) (?:gluten|bread|pasta|wheat)(?: and \w+)? (?:again|now|these days)(?: .*)?$"
+     r"|^(?:eat|can eat|tolerate|can tolerate|can have) gluten(?: .*)?$", "eats"),
     # a diet named as a way of eating: "switched to a mostly plant based way of eating" (not
     # "gluten free", "halal": a vegetarian may be either as well)
     ("diet", r"^(?:switched to|have switched to|went|have gone|am|eat|follow|am on|am eating"
