@@ -198,6 +198,7 @@ LOOK_ALIKES = [
     ("I work nights", "I moved to Nine Elms"),  # a move
     ("My commute is 30 minutes", "It takes my son 10 minutes to walk to school"),
     ("I don't drink alcohol", "I started having headaches"),
+    ("I don't drink alcohol", "I have a wine collection"),  # a collection, not a drink
     ("My name is Jessica", "I took my husband's surname"),  # a first name alone
     ("I'm gluten free", "I eat pasta every day"),  # gluten-free pasta, maybe
     ("I have a dog", "I got a puppy"),  # a second dog

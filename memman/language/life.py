@@ -148,9 +148,11 @@ LIFE: list[tuple[str, str, str | None]] = [
     ("amount:rent", r"^(?:my landlord|the landlord|they|landlord) (?:just )?(?:raised|put up"
      r"|increased|hiked|bumped up|is raising|am raising|put) (?:my |the |our )?rent(?: up)?"
      r" (?:to|by) (?P<v>\d.*)$", None),
-    # a drink had: "have a beer after work", "started having a cider with lunch"
+    # a drink had: "have a beer after work", "started having a cider with lunch" (not "a wine
+    # collection": a drink's word before a noun names another thing)
     ("drinks", r"^(?:have|am having) (?:a |an |the odd |the occasional |a cold )?"
-     r"(?P<v>beer|wine|cocktail|whisky|whiskey|cider|lager)s?(?: .*)?$", "drink?"),
+     r"(?P<v>beer|wine|cocktail|whisky|whiskey|cider|lager)s?(?: (?:with|after|before|at|on|every"
+     r"|in|now|again|most|each|tonight|sometimes|occasionally)\b.*)?$", "drink?"),
     # what one pays: "pay $1,500 a month in rent"
     ("amount:rent", r"^(?:pay|am paying) (?P<v>\d[\d ]*(?: a month| per month| monthly)?)"
      r" (?:in|for) rent(?: .*)?$", None),
