@@ -194,6 +194,7 @@ LOOK_ALIKES = [
     ("I'm on crutches", "My son is on crutches"),
     ("I play football", "I'm done with my homework"),
     ("I'm vegetarian", "I'm gluten free"),  # both hold
+    ("I'm gluten free", "I'm vegetarian"),
     ("I work nights", "I work late on Fridays"),  # no shift named
     ("I work nights", "I moved to Nine Elms"),  # a move
     ("My commute is 30 minutes", "It takes my son 10 minutes to walk to school"),

@@ -31,10 +31,11 @@ MULTI_VALUED = frozenset("likes drinks pets plays speaks allergy hobby console i
 # So are a school and what one studies there: "I graduated" ends both.
 # A fact of one is shown to the decider with the memories of the other; the few it settles on
 # them are write/holders.py's (work or school ended, a new employer for a job that names one).
-# So are a full name and a surname: "took my husband's surname" changes "My name is Jo Brown".
+# So are a full name and a surname: "took my husband's surname" changes "My name is Jo Brown";
+# and gluten and a diet: "eats bread and pasta again" may end keto (shown, never settled).
 KINDRED = {
     "employer": "job", "job": "employer", "school": "studies", "studies": "school",
-    "last_name": "name", "name": "last_name",
+    "last_name": "name", "name": "last_name", "gluten": "diet", "diet": "gluten",
 }  # fmt: skip
 # Favourites are single-valued per thing: "favorite:color", "favorite:band".
 FAVORITE = "favorite"
