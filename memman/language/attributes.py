@@ -18,7 +18,8 @@ USER = "user"
 SINGLE_VALUED = frozenset(
     """residence hometown employer job relationship_status name last_name native_language age
     birthday diet smoking children car school school_year studies phone computer
-    work_setting household bedtime wake_time hair hair_color commute""".split()
+    work_setting household bedtime wake_time hair hair_color commute religion
+    work_hours gluten""".split()
 )
 # Multi-valued: several true at once ("likes jazz" and "likes hiking").
 # A phone or a computer is the one the user uses now: a new one replaces it ("switched to a
@@ -30,7 +31,12 @@ MULTI_VALUED = frozenset("likes drinks pets plays speaks allergy hobby console i
 # So are a school and what one studies there: "I graduated" ends both.
 # A fact of one is shown to the decider with the memories of the other; the few it settles on
 # them are write/holders.py's (work or school ended, a new employer for a job that names one).
-KINDRED = {"employer": "job", "job": "employer", "school": "studies", "studies": "school"}
+# So are a full name and a surname: "took my husband's surname" changes "My name is Jo Brown";
+# and gluten and a diet: "eats bread and pasta again" may end keto (shown, never settled).
+KINDRED = {
+    "employer": "job", "job": "employer", "school": "studies", "studies": "school",
+    "last_name": "name", "name": "last_name", "gluten": "diet", "diet": "gluten",
+}  # fmt: skip
 # Favourites are single-valued per thing: "favorite:color", "favorite:band".
 FAVORITE = "favorite"
 # So is an amount the user states of one thing of theirs: "My rent is $1,200 a month" is
@@ -49,7 +55,7 @@ KIN = {
     "daddy": "father", "grandma": "grandmother", "granny": "grandmother", "nana": "grandmother",
     "grandpa": "grandfather", "grandad": "grandfather", "granddad": "grandfather",
     "kid": "child", "kids": "children", "neighbour": "neighbor", "coworker": "colleague",
-    "hubby": "husband",
+    "hubby": "husband", "boy": "son", "girl": "daughter",
 }  # fmt: skip
 # People (and pets) the user talks about: "my sister lives in Rome" is the sister's residence.
 # Every name of KIN too ("my mommy").

@@ -42,8 +42,8 @@ STATUSES = {
 _SCHOOLS = frozenset(
     "school college university uni academy institute highschool elementary kindergarten".split()
 )
-# A school named by its level last: "Lincoln High", "Riverside Primary".
-_SCHOOL_ENDS = (" high", " primary", " secondary", " prep", " middle")
+# A school named by its level last: "Lincoln High", "Riverside Primary", "Ohio State".
+_SCHOOL_ENDS = (" high", " primary", " secondary", " prep", " middle", " state", " tech")
 # What "a <word> student" says when the word names no field of study: how, where, how well.
 _NOT_FIELDS = _SCHOOLS | frozenset(
     """good poor bad great average top straight fulltime parttime graduate grad undergraduate
@@ -64,6 +64,7 @@ _DOG_BREEDS = frozenset(
 )
 PETS = VALUE_CLASSES["pets"] | {
     "puppy", "kitten", "horse", "lizard", "guinea", "ferret", "goldfish", "tortoise", "gecko",
+    "budgie", "canary", "cockatiel", "parakeet",
 }  # fmt: skip
 # What a car attribute holds: a vehicle named by kind, or by make ("a used Honda Accord").
 VEHICLES = frozenset("car truck van minivan suv pickup jeep motorhome campervan".split())
@@ -97,7 +98,11 @@ _CONSOLE_LINES = {"ps": "playstation"}  # "ps5" is "playstation 5": one line, a 
 _ORDINALS = {
     "first": "1", "second": "2", "third": "3", "fourth": "4", "fifth": "5", "sixth": "6",
 }  # fmt: skip
-_HAIR_LENGTHS = frozenset("long short bald shaved buzzed cropped shoulder".split())
+# A cut by its name is a length of its own: "a pixie cut" replaces "long hair".
+_HAIR_LENGTHS = frozenset(
+    """long short bald shaved buzzed cropped shoulder pixie bob buzz buzzcut mohawk mullet
+    undercut fade crew pompadour ponytail dreadlocks""".split()
+)
 _HAIR_COLORS = frozenset(
     """blonde blond brown black red grey gray white pink blue purple green auburn ginger
     brunette silver""".split()

@@ -3,10 +3,12 @@
 Everyday updates rarely repeat the words of the fact they replace: "We packed up and moved
 down to Bristol" replaces "I'm based in Glasgow", "I live alone these days" replaces "I share
 a flat with three roommates", "I took a full-time job as an art director" replaces "I
-freelance as a graphic designer". These patterns read such phrasings as the attribute they
-state, so that supersede.py finds the memory of the same attribute whatever its words. They
-are tried before the general patterns of patterns.py (same form: attribute, pattern over the
-first-person predicate, fixed value or check), being the more specific.
+freelance as a graphic designer"; "tied the knot", "kicked the habit", "went for a pixie
+cut", "stepped on the scale: 78 kg" say a marriage, smoking given up, a haircut, a weight.
+These patterns read such phrasings as the attribute they state, so that supersede.py finds
+the memory of the same attribute whatever its words. They are tried before the general
+patterns of patterns.py (same form: attribute, pattern over the first-person predicate, fixed
+value or check), being the more specific.
 """
 
 from __future__ import annotations
@@ -61,8 +63,41 @@ _BODY = (
 _WISH = r"(?:want|would|hope|plan|wish|dream|like|love|hate|have|am|can|could|will|used)"
 _V = r"(?P<v>.+)"
 _SERVICE = r"(?:a |an |the )?"
+# Settling into a new home: "finished unpacking in our new place in", "got the keys to my new
+# flat in", "am loving our new house in" (not "looking for a new place in": a wish).
+_SETTLING = (
+    r"(?:(?:have |just )?(?:finished |am |done )?unpack(?:ing|ed)|am (?:all )?(?:settled|settling)"
+    r"|settled|(?:got|picked up) the keys to|moved into|am moving into|love|am loving|am all moved"
+    r" into)"
+)
+# What one has become: "am a night owl", "turned into an early bird".
+_BECAME = r"(?:am|have become|became|turned into|have turned into|am now)"
+# A partner one moves in with: "moved into my boyfriend's flat" is living with him.
+_PARTNER = r"(?:boyfriend|girlfriend|partner|fiance|fiancee|husband|wife)"
+# A cut of hair by its name: "got a pixie cut", "have a buzz cut", "went for a bob".
+_CUT_VERB = r"(?:have|got|went for|am rocking|am sporting|went with|decided on|ended up with|tried)"
+_CUTS = r"pixie|bob|buzzcut|mohawk|mullet|undercut|fade|crew cut|pompadour|ponytail|dreadlocks"
+# Faiths, as their followers are called and as they are named: "catholic", "buddhism".
+_FAITHS = (
+    r"catholic(?:ism)?|christian(?:ity)?|protestant|muslim|islam|jewish|judaism|jew|hindu(?:ism)?"
+    r"|buddhis[mt]|sikh(?:ism)?|mormon|atheist|agnostic|pagan|quaker|lutheran|baptist|methodist"
+    r"|anglican|orthodox|evangelical|presbyterian|spiritual"
+)
+# Married anew, or married at last, in the words people use: "tied the knot", "remarried".
+_WED = (
+    r"(?:remarried|have remarried|got remarried|tied the knot|got hitched|walked down the aisle"
+    r"|said i do|said our vows|exchanged vows|eloped)"
+)
+# A smoke: "have not touched a cigarette in six months" (negated by the caller).
+_SMOKE = r"(?:a |one )?(?:cigarettes?|cigs?|ciggies?|smokes?|cigars?|vapes?|tobacco)"
 
 LIFE: list[tuple[str, str, str | None]] = [
+    # when one works: "work night shifts", "am on days now"; before the moves: "moved to a
+    # regular nine to five" is no move
+    ("work_hours", r"^(?:work|am working|moved to|switched to|changed to|went to|am on|am back on"
+     r"|have|got|pull|do) (?:the |a |regular |normal |permanent |standard )*(?P<v>(?:night|day"
+     r"|early|late|evening|morning|graveyard|swing|rotating|split) shifts?|nights|days"
+     r"|nine to five|9 to 5)(?: (?:schedule|job|hours|now|these days|again)\b.*)?$", None),
     # where one lives
     ("residence", rf"^(?:grew up|was born|was raised) in {_V} and (?:still |now )?live there"
      r"(?: .*)?$", None),
@@ -75,12 +110,17 @@ LIFE: list[tuple[str, str, str | None]] = [
     ("residence", rf"^(?:now )?call {_V} home(?: now)?$", None),
     ("residence", rf"^(?:rent|am renting|bought|have bought|got|own) {_HOME}"
      rf"(?: out| over| up| down)? in {_V}$", None),
+    ("residence", rf"^{_SETTLING} (?:in |into |at )?(?:my|our) new {_HOME} in {_V}$", None),
+    ("household", rf"^(?:moved|have moved|am moving) in(?:to)? (?:with )?(?:my |our )?"
+     rf"(?P<v>{_PARTNER})(?:s? (?:place|flat|apartment|house|home))?(?: .*)?$", None),
     ("residence", rf"^(?:moved|have moved|am moving) into (?P<v>{_HOME}(?: .+)?)$", None),
     # with whom one lives: a household of one value ("alone", "three roommates", "parents")
     ("household", rf"^(?:live|am living|am staying) {_ALONE}(?: .*)?$", None),
     ("household", r"^(?:live|am living|am staying) (?:at home |at my parents |at my parents s"
      rf" (?:house|place) )?with {_V}$", None),
     ("household", r"^(?:live|am living) at home(?: .*)?$", "with parents"),
+    ("household", r"^(?:got|have|have got|finally have) (?:a|the|my) (?:place|flat|apartment"
+     r"|house|home) (?:all )?to myself(?: .*)?$", "alone"),
     ("household", rf"^share {_SHARED} with {_V}$", None),
     ("household", r"^(?:have|live with|got|have got|found)"
      r" (?P<v>(?:\w+ )?(?:roommates?|flatmates?|housemates?))$", None),
@@ -97,10 +137,32 @@ LIFE: list[tuple[str, str, str | None]] = [
     ("bedtime", rf"^(?:go to bed|go to sleep|fall asleep|am asleep|am in bed|turn in|get to bed)"
      rf" {_CLOCK}$", None),
     ("wake_time", rf"^(?:wake up|get up|am up|wake) {_CLOCK}$", None),
-    ("amount:weight", rf"^(?:weigh|am down to|am up to|got down to|am at) (?P<v>(?:about |around"
+    ("amount:weight", rf"^(?:weigh|am down to|am up to|got down to|am at|am|weighed in at"
+     r"|(?:stepped|got|hopped) on the scales?(?: \w+){0,3}?) (?P<v>(?:about |around"
      rf" |nearly |almost |over |under |just )?{_WEIGHT}.*)$", None),
+    # how long one sleeps: "sleep about six hours a night", "am getting eight hours of sleep"
+    ("amount:sleep", r"^(?:sleep|get|am getting|only get|only sleep|am sleeping) (?P<v>(?:about"
+     r" |around |only |barely |maybe |at least )?(?:\d+|\w+) (?:hours?|hrs?)(?: of sleep)?)"
+     r"(?: .*)?$", None),
+    # the rent raised: "my landlord raised the rent to 1750", "they put my rent up to 900"
+    ("amount:rent", r"^(?:my landlord|the landlord|they|landlord) (?:just )?(?:raised|put up"
+     r"|increased|hiked|bumped up|is raising|am raising|put) (?:my |the |our )?rent(?: up)?"
+     r" (?:to|by) (?P<v>\d.*)$", None),
+    # a drink had: "have a beer after work", "started having a cider with lunch" (not "a wine
+    # collection": a drink's word before a noun names another thing)
+    ("drinks", r"^(?:have|am having) (?:a |an |the odd |the occasional |a cold )?"
+     r"(?P<v>beer|wine|cocktail|whisky|whiskey|cider|lager)s?(?: (?:with|after|before|at|on|every"
+     r"|in|now|again|most|each|tonight|sometimes|occasionally)\b.*)?$", "drink?"),
+    # what one pays: "pay $1,500 a month in rent"
+    ("amount:rent", r"^(?:pay|am paying) (?P<v>\d[\d ]*(?: a month| per month| monthly)?)"
+     r" (?:in|for) rent(?: .*)?$", None),
+    # sleeping late or early as a kind of person: "am a night owl", "turned into an early bird"
+    ("bedtime", rf"^{_BECAME} (?:a |an )?(?:real |total |bit of a )?night owl(?: .*)?$", "late"),
+    ("bedtime", rf"^{_BECAME} (?:a |an )?(?:real |total |bit of a |bit of an )?(?:early bird"
+     r"|morning person|early riser|early sleeper)(?: .*)?$", "early"),
     ("last_name", r"^(?:took|have taken|am taking|changed|have changed) (?:my |his |her |their )?"
-     r"(?:\w+ )?(?:surname|last name|family name|married name)(?: .*)?$", "new"),
+     r"(?:\w+ )?(?:surname|last name|family name|married name)(?: .*)?$"
+     r"|^(?:went back to|have gone back to|reverted to|am using) my maiden name(?: .*)?$", "new"),
     # school and studies
     ("school", rf"^(?:started|am starting|began|moved) (?:at|to) {_V}$", "school?"),
     ("studies", r"^am (?:a |an )?(?:(?:first|second|third|fourth|final|last|\w+) year |part time "
@@ -126,18 +188,71 @@ LIFE: list[tuple[str, str, str | None]] = [
     # injuries and how one looks: "have a broken wrist" until "my wrist has healed"
     ("injury", r"^have (?:a )?(?:broken|fractured|sprained|twisted|injured|torn|bad)"
      rf" (?P<v>{_BODY})(?: (?:from|since|after|because|so|and)\b.*)?$", None),
-    ("injury", rf"^my (?P<v>{_BODY}) (?:have|am) (?:fully |completely |finally |all |now )?"
+    ("injury", rf"^my (?P<v>{_BODY}) (?:(?:have|am|s) )?(?:fully |completely |finally |all |now )?"
      r"(?:healed|mended|better)(?: .*)?$", "-"),
+    # what one gets about with while hurt: "am on crutches", "no longer need a cast" (not a
+    # wheelchair or a cane: often for life, no injury)
+    ("injury", r"^(?:am on|need|use|am using|walk with|am in|wear|am wearing) (?:a |my |an |the )?"
+     r"(?P<v>crutches|cast|sling|knee brace|neck brace|moon boot|brace)(?: .*)?$", None),
     ("hair", r"^(?:shaved|have shaved) (?:my|their|his|her) head(?: .*)?$", "shaved"),
     ("hair", r"^have (?P<v>(?:\w+ ){1,2})hair$", "hair?"),
+    ("hair", rf"^{_CUT_VERB} (?:a |an |my )?(?:new |little |super short )?"
+     rf"(?P<v>{_CUTS}|\w+(?= (?:hair)?cut))(?: (?:hair)?cut)?(?: .*)?$", "hair?"),
+    ("hair", r"^am (?:growing|letting) (?:my |their |his |her )?hair (?:grow )?(?:out|long)"
+     r"(?: .*)?$", "growing out"),
     ("hair", r"^(?:cut|dyed|shaved|grew|chopped off|have cut|have dyed) (?:off )?(?:my |their"
      r" |his |her )?hair(?: off)? (?P<v>.+)$", "hair?"),
+    # gluten, avoided or eaten, beside any diet ("vegetarian" and "gluten free" both hold):
+    # "am celiac", "do not eat gluten" until "not celiac after all", "eat bread again"
+    ("gluten", r"^(?:am|have been) (?:actually |really |strictly |fully )?(?:gluten free"
+     r"|celiac|coeliac|gluten intolerant)(?: .*)?$", "free"),
+    ("gluten", r"^(?:have|was diagnosed with|got diagnosed with) (?:celiac|coeliac)(?: disease)?"
+     r"(?: .*)?$|^(?:avoid|cut out|stay away from|am off) gluten(?: .*)?$"
+     r"|^(?:am on|follow|eat) (?:a |an )?(?:strict |strictly )?gluten free(?: diet)?(?: .*)?$",
+     "free"),
+    ("gluten", r"^(?:eat|can eat|am eating|started eating|am back to eating|went back to eating"
+     r"|can have) (?:gluten|bread|pasta|wheat)(?: and \w+)? (?:again|now|these days)(?: .*)?$"
+     r"|^(?:eat|can eat|tolerate|can tolerate|can have) gluten(?: .*)?$", "eats"),
+    # a diet named as a way of eating: "switched to a mostly plant based way of eating" (not
+    # "gluten free", "halal": a vegetarian may be either as well)
+    ("diet", r"^(?:switched to|have switched to|went|have gone|am|eat|follow|am on|am eating"
+     r"|moved to|changed to) (?:a |an )?(?:mostly |fully |entirely |strictly |largely |100 )?"
+     r"(?P<v>plant based|whole food plant based|low carb|mediterranean|raw food)"
+     r"(?: (?:diet|way of eating|lifestyle))?(?: .*)?$", None),
     ("diet", r"^(?:do|am doing) (?P<v>keto|paleo|atkins|whole30|intermittent fasting)(?: .*)?$",
      None),
     ("name", rf"^(?:changed|have changed) my (?:first )?name to {_V}$", None),
+    ("relationship_status", rf"^{_WED}(?: .*)?$", "married"),
+    ("relationship_status", r"^my divorce (?:was|am|have been|got) (?:finally |officially )?"
+     r"(?:finali[sz]ed|final|through|official|settled)(?: .*)?$|^(?:finali[sz]ed) my divorce"
+     r"(?: .*)?$|^my divorce went through(?: .*)?$", "divorced"),
+    # smoking given up in other words: "kicked the habit", "have not touched a cigarette"
+    ("smoking", r"^(?:the )?(?:smoking |nicotine |cigarette )?habit(?! of)(?: .*)?$",
+     "smokes"),
+    ("smoking", r"^(?:stubbed out|smoked) my (?:very )?last (?:cigarette|cig|smoke|cigar)(?: .*)?$",
+     "-"),
+    ("smoking", rf"^(?:have )?(?:touched|had|smoked|lit) {_SMOKE}(?: (?:in|for|since) .+)?$",
+     "smokes"),
+    # the device one uses, by what it is: "my new phone is an iphone 15", "am on a macbook now"
+    ("device", r"^my (?:new |current |old |work )?(?:phone|cell|mobile|smartphone|laptop|computer"
+     r"|tablet|pc|console) am (?:now )?(?:a |an )?(?P<v>.+)$", "device?"),
+    ("device", r"^am (?:on|using) (?:a |an )(?:new )?(?P<v>.+)$", "device?"),
+    # a car traded in: "traded the old car in for a tesla", "swapped my civic for a rav4"
+    ("car", r"^(?:traded|swapped|part exchanged|exchanged) (?:in )?(?:my |the |our )?(?:old )?"
+     rf"(?:\w+ ){{0,2}}?(?:in )?(?:for|with) {_V}$", "vehicle?"),
+    # faith: "am catholic", "converted to buddhism", "am no longer religious"
+    ("religion", rf"^(?:am|became|have become|converted to)"
+     rf" (?:a |an )?(?:devout |practicing |practising |lapsed |born again )?(?P<v>{_FAITHS})"
+     r"(?: .*)?$", None),
+    ("religion", r"^am religious(?: .*)?$", "religious"),  # "no longer": the caller negates
+    ("religion", r"^(?:lost my faith|left the church|stopped going to (?:church|mass|temple"
+     r"|the mosque|synagogue))(?: .*)?$", "-"),
     # work taken
     ("job", rf"^(?:was |got |have been |been )?promoted to {_SERVICE}{_V}$", None),
     ("job", rf"^(?:freelance|work freelance|am freelancing) as {_SERVICE}{_V}$", None),
+    ("employer", r"^(?:started|am starting|start|began|took|accepted|landed|got|have)"
+     r" (?:my |a |an )?(?:new |first |dream )?(?:job|position|role|gig) (?:at|with) (?P<v>.+)$",
+     "employer?"),
     ("job", r"^(?:took|got|accepted|landed|started|found|have|am starting) (?:a |an )?"
      rf"(?:[\w]+ ){{0,4}}?(?:job|position|role|gig|post) as {_SERVICE}{_V}$", None),
     # what one does "for a living", said as a present fact: not "sold cars for a living" (once),
@@ -149,6 +264,9 @@ LIFE: list[tuple[str, str, str | None]] = [
     ("employer", r"^(?:started working|began working|started work|found a job|landed a job"
      r"|got a job|took a job|found work|got work|have a job|have a new job|found a new job"
      rf"|got a new job|landed a new job) (?:at|with|for) {_V}$", "employer?"),
+    # a team named with the employer: "am at amazon on the logistics team"
+    ("employer", r"^am (?:now |currently )?(?:at|with) (?P<v>.+?) (?:on|in) (?:the |a )?"
+     r"(?:\w+ ){0,2}(?:team|department|division|squad|unit)(?: .*)?$", "employer?"),
     ("employer", r"^(?:went back to|returned to|am back at|am back to|got back to|am back in)"
      r" work(?: .*)?$", "employed"),
     # work left: no employer any more, whichever it was

@@ -19,8 +19,9 @@ _NEGATORS = ("do not ", "did not ", "not ", "no longer ", "never ")
 NEGATION_WORDS = frozenset("no not longer never".split())
 # Verbs that take something back: "I quit smoking" is "I smoke", negated.
 _QUITTING = re.compile(
-    r"^(?:quit|stopped|gave up|give up|have given up|have quit|have stopped|kicked|have kicked"
-    r"|ditched|have ditched|cut out|have cut out) (?P<rest>.+)$"
+    r"^(?:gave up on|have given up on|quit|stopped|gave up|give up|have given up|have quit"
+    r"|have stopped|kicked|have kicked|ditched|have ditched|cut out|have cut out|am done with"
+    r"|am through with|am finished with) (?P<rest>.+)$"
 )
 # What a quit says of how or when, not of what: "cut out caffeine completely", "gave up the
 # violin years ago", "kicked the habit for good".
@@ -95,7 +96,7 @@ _SMOKES = frozenset("smoke smoking cigarette cigarettes cigars cigar tobacco vap
 GERUNDS = {
     "smoking": "smoke", "drinking": "drink", "working": "work", "eating": "eat",
     "playing": "play", "living": "live", "dating": "date", "using": "use", "studying": "study",
-    "doing": "do", "going": "go",
+    "doing": "do", "going": "go", "having": "have",
 }  # fmt: skip
 # Where a value ends: "Berlin with my wife", "Munich last month", "jazz and blues".
 

@@ -212,7 +212,12 @@ _PATTERNS: list[tuple[str, re.Pattern[str], str | None]] = [
         ),
         ("drinks", r"^drink(?: again| socially| a lot| heavily| too much| every day| daily)?$",
          "alcohol"),
-        ("drinks", r"^am (?:sober|teetotal|a teetotaler|alcohol free)(?: .*)?$", "-alcohol"),
+        (
+            "drinks",
+            r"^am (?:completely |totally |fully )?(?:sober|teetotal|a teetotaler|alcohol free)"
+            r"(?: .*)?$",
+            "-alcohol",
+        ),
         ("drinks", rf"^(?P<v>{'|'.join(sorted(DRINKABLE))})$", None),
         ("allergy", rf"^am allergic to {_V}$", None),
         ("allergy", rf"^have {_SERVICE}(?P<v>\w+) allergy$", None),

@@ -53,6 +53,21 @@ _SUBJECTLESS_VERBS = frozenset(
     hates dislikes eats reads watches studies moved joined quit got goes takes uses wants
     visited visits collects cooks runs teaches volunteers attends""".split()
 )
+# A chat message in the past tense without its "I" ("Sold my car", "Handed in my notice",
+# "Went for a pixie cut"): the user's, when the verb is followed by what a verb takes (an
+# object's determiner, a particle), so "Ted moved to Rome" (a name, then a verb) is Ted's.
+_PAST_IRREGULAR = frozenset(
+    """sold went took got bought found gave had began lost left made quit kept met ran split
+    cut put broke drove grew threw wrote became""".split()
+)
+# Verbs that are the user's whatever follows them: "Cancelled Spotify", "Joined Google".
+_TOLD_ALONE = frozenset(
+    "cancelled canceled quit ditched joined started finished moved sold retired".split()
+)
+_AFTER_VERB = frozenset(
+    """my our the a an in on up out off to for into back over down away it his her their
+    some all this last another""".split()
+)
 # Capitalised at the start of a sentence, yet nobody's name: "Someone is cutting a tomato" is
 # no fact about a person called Someone (two such facts would read as two people's).
 _INDEFINITE = frozenset(
@@ -64,6 +79,7 @@ _BREAKUP = re.compile(
     r"^(?:(?:my |our )?\w+ and (?:i|user)|(?:i|user) and (?:(?:my|their|his|her) )?\w+)"
     r" (?P<p>(?:just |recently |finally |have |are |are now )?(?:broke up|split up|separated"
     r"|split|got divorced|divorced|got married|married|got engaged|engaged|tied the knot"
+    r"|got hitched|eloped|got remarried|remarried"
     r"|(?P<apart>(?:are|have) (?:no longer together|not together anymore|parted ways|gone our"
     r" separate ways)|parted ways|went our separate ways))(?: .*)?)$"
 )
@@ -152,6 +168,8 @@ def subject_and_predicate(text: str) -> tuple[str, str] | None:
         return USER, first_person(tokens)
     if first in _STILL_TRUE_FILLERS and verb.endswith("ed"):  # "Just accepted an offer"
         return USER, first_person(tokens)
+    if _told_past(tokens):  # "Sold my car", "Handed in my notice"
+        return USER, first_person(tokens)
     ordinary = STOPWORDS | NEGATIONS | _STILL_TRUE_FILLERS | _INDEFINITE
     named = written[:1].isupper() and first not in ordinary
     partner = _NAME_FIRST.match(" ".join(tokens)) if named else None
@@ -165,10 +183,19 @@ def subject_and_predicate(text: str) -> tuple[str, str] | None:
     return None
 
 
+def _told_past(tokens: list[str]) -> bool:
+    """Whether a message opens with a verb of the past, its "I" left out (_PAST_IRREGULAR)."""
+    first, after = tokens[0], tokens[1]
+    past = first in _PAST_IRREGULAR or (len(first) > 4 and first.endswith("ed"))
+    return first in _TOLD_ALONE or (past and after in _AFTER_VERB)
+
+
 def _possessive(rest: list[str], text: str) -> tuple[str, str] | None:
     """After "my" / "User's": another person's fact, or the user's own ("my name is Ana").
     `text`: the fact as written (its capitals tell names, see _named)."""
     rest = without_apposition(rest, text)  # "my wife Ana works ..." is the wife's job
+    if rest[1:2] == ["friend"] and rest[0] in ("boy", "girl"):  # "my girl friend"
+        rest = [rest[0] + "friend", *rest[2:]]
     if not rest:
         return None
     named = _named(" ".join(rest), text)
@@ -192,7 +219,7 @@ def _possessive(rest: list[str], text: str) -> tuple[str, str] | None:
         return person(rest[0]), first_person(rest[1:])
     if (
         len(rest) > 2
-        and rest[0] in ("best", "older", "younger", "little", "big")
+        and rest[0] in ("best", "older", "younger", "little", "big", "eldest", "oldest", "youngest")
         and (rest[1] in OTHERS)
     ):
         return person(rest[1]), first_person(rest[2:])

@@ -25,9 +25,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from memman.language.attributes import ENDED, USER
+from memman.language.attributes import ENDED, USER, is_verb_topic
 from memman.language.chatter import past_chatter
-from memman.language.kinds import VEHICLES
+from memman.language.kinds import PETS, VEHICLES
 from memman.language.life import pastime
 from memman.language.negation import (
     NEGATION_WORDS,
@@ -41,9 +41,9 @@ from memman.language.negation import (
 from memman.language.patterns import read_predicate, stated_favorite
 from memman.language.speaker import first_person, subject_and_predicate, without_openers
 from memman.language.text import words
-from memman.language.values import trim_value
+from memman.language.values import PET_KINDS, trim_value
 from memman.language.verbs import verb_and_object
-from memman.language.whole import stated_whole
+from memman.language.whole import stated_place, stated_whole
 from memman.memo import memoized
 
 
@@ -71,17 +71,41 @@ _FORGET = re.compile(
 )
 
 
+# Where a chat message's statement ends and a comment on it starts: "Sold my car, I'm
+# car-free now", "I cancelled Netflix, nothing good on anymore" (punctuation before a space).
+_COMMENT = re.compile(r"\s*[,;:!?\u2013\u2014]\s+|\s+-\s+")
+
+
 @memoized
 def about(text: str) -> Topic | None:
     """The topic of a fact, or None when the extractor does not recognise it.
 
     A chat message is read from its statement on: "Hi! I'm Tom." is read as "I'm Tom."
-    (chatter.past_chatter; the lead words, "By the way I'm ...", see without_openers)."""
+    (chatter.past_chatter; the lead words, "By the way I'm ...", see without_openers). When
+    the whole reads as no attribute, its first clause may: the words after the comma of "I'm
+    a night owl, usually in bed around 2am" comment on it, and "I cancelled Netflix, nothing
+    good on anymore" takes back Netflix, not "netflix nothing good"."""
     text = past_chatter(text)
+    whole = _read(text)
+    if whole is not None and not is_verb_topic(whole.attribute):
+        return whole
+    head = _COMMENT.split(text.strip(), maxsplit=1)[0]
+    if head == text.strip() or len(head.split()) < 2:
+        return whole
+    first = _read(head)
+    if first is None or (is_verb_topic(first.attribute) and first.attribute != ENDED):
+        return whole
+    return first
+
+
+def _read(text: str) -> Topic | None:
     spoken = first_person(without_openers(words(text)))
     favorite = stated_favorite(spoken)
     if favorite:  # "Coffee is my favorite drink", "Radiohead is the group I love most"
         return Topic(USER, *favorite)
+    place = stated_place(text)
+    if place:  # "I'm in Melbourne"
+        return Topic(USER, "residence", place)
     whole = stated_whole(spoken)
     if whole:  # "Please call me Bob", "Today is my 63rd birthday"
         return Topic(USER, *whole)
@@ -114,6 +138,8 @@ def about(text: str) -> Topic | None:
         value = trim_value(predicate)
         if value is not None and value.split()[-1] in VEHICLES:  # "sold my car": the car,
             return Topic(subject, "car", None, True)  # whatever make the memory names
+        if value is not None and value.split()[-1] in PETS | PET_KINDS.keys():
+            return Topic(subject, "pets", value.split()[-1], True)  # "gave the bird away"
         return Topic(subject, ENDED, value, True) if value else None
     topic = topic or pastime(predicate) or verb_and_object(predicate, subject)
     if topic is None:

@@ -12,7 +12,8 @@ import re
 _VALUE_END = frozenset(
     """in at for with since because and but so now currently last this every each when while
     who which that especially from to as on after before during until anymore any more again
-    these days nowadays right too though ago he she they it i we""".split()
+    these days nowadays right too though ago yesterday today tonight he she they it i we im
+    ive""".split()
 )
 # "I like to go fishing" likes "fishing".
 _LEADING_VERB = re.compile(r"^(?:to go |to |going |go )")
@@ -21,8 +22,19 @@ _ARTICLES = frozenset("a an the my our some any".split())
 # "I drink coffee every morning".
 VALUE_CLASSES = {
     "caffeine": frozenset("coffee espresso latte lattes cappuccino tea caffeine".split()),
-    "alcohol": frozenset("alcohol beer wine whiskey whisky vodka gin rum booze".split()),
+    "alcohol": frozenset(
+        """alcohol beer wine whiskey whisky vodka gin rum booze cider cocktail cocktails lager ale
+        prosecco champagne tequila""".split()
+    ),
     "pets": frozenset("dog cat rabbit hamster bird fish parrot snake turtle pet".split()),
+}
+# A pet by its kind, for a take-back only ("gave the bird away" ends "has a parrot"): as values
+# of a fact, "a parrot" and "another bird" may be two pets, so same_value keeps them apart.
+PET_KINDS = {
+    "bird": frozenset("parrot budgie budgerigar canary cockatiel parakeet lovebird".split()),
+    "dog": frozenset("puppy pup".split()),
+    "cat": frozenset(["kitten"]),
+    "fish": frozenset("goldfish betta".split()),
 }
 NUMBER_WORDS = {
     "a": "1", "an": "1", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5",
@@ -83,3 +95,8 @@ def same_value(a: str | None, b: str | None) -> bool:
         (a == name and b in members) or (b == name and a in members)
         for name, members in VALUE_CLASSES.items()
     )
+
+
+def of_kind(value: str | None, kind: str | None) -> bool:
+    """A pet's value of the kind a take-back names ("parrot" of "bird"), or the same value."""
+    return same_value(value, kind) or value in PET_KINDS.get(kind or "", ())

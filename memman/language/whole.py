@@ -16,6 +16,15 @@ _WHOLE = [
             r"|my friends|friends|all my friends|they) )?calls? me (?P<v>\w+)(?: .*)?$"
         ),
     ),
+    (  # "since the move it only takes me 15 minutes to get to work"
+        "amount:commute",
+        re.compile(
+            r"^(?:.* )?it (?:now |only |just |usually )*(?:takes?|am) (?:me )?(?:only |just |about"
+            r" |around |nearly |almost )?(?P<v>\w+ (?:minutes?|mins?|hours?|hrs?))(?: each way)?"
+            r" (?:to (?:get|commute|drive|walk|cycle|bike) (?:to|into) (?:work|the office)"
+            r"|of commuting)(?: .*)?$"
+        ),
+    ),
     (
         "age",
         re.compile(
@@ -30,6 +39,27 @@ _WHOLE = [
         ),
     ),
 ]
+
+
+# "I'm in Melbourne": a place only by its capital, and only alone ("I'm in Tokyo for work",
+# "this week" is a trip; "I'm in love", "I'm in Year 10" no place).
+_PLACE = re.compile(
+    r"^(?:I'm|I\u2019m|I am|Im|User is|We're|We are)(?: now| still)? (?:based |living )?in"
+    r" (?!(?:Grade|Year|Form|Class|Love|AA)\b)(?P<v>[A-Z][a-z]+(?: [A-Z][a-z]+)?)"
+    r"(?: now| these days| nowadays)?[.!]?$"
+)
+
+# Where one is in without living there: "I'm in Medical School", "I'm in High School".
+_INSTITUTIONS = frozenset(
+    "school college university uni hospital prison jail army navy rehab therapy band".split()
+)
+
+
+def stated_place(text: str) -> str | None:
+    """The town of "I'm in Melbourne" (the fact as written: the capital tells a place)."""
+    found = _PLACE.match(text.strip())
+    place = found.group("v").lower() if found else ""
+    return None if set(place.split()) & _INSTITUTIONS else trim_value(place)
 
 
 def stated_whole(spoken: str) -> tuple[str, str] | None:

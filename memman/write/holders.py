@@ -3,7 +3,8 @@
 Work is told two ways: what one does (job) and whom for (employer). "I'm retired now" ends
 both, so the newest memory of either is the one it replaces; "Just accepted an offer from
 Netflix" replaces "I'm a data analyst at Spotify", a job memory that names an employer, but
-not "I'm a barista" (a barista may change cafés). Any other fact of one side is only shown to
+not "I'm a barista" (a barista may change cafés). A surname taken replaces a full name
+("My name is Jo Brown"), not a first name alone. Any other fact of one side is only shown to
 the decider with the other side's memories (attributes.KINDRED), never settled on them.
 
 And when several memories hold the value a retraction takes back ("I am married with three
@@ -29,6 +30,8 @@ def with_other_side(topic: Topic | None, same: list[Memory], other: list[Memory]
         settled = other
     elif topic.attribute == "employer" and not topic.retracted and topic.value:
         settled = [m for m in other if names_employer(m.content)]
+    elif topic.attribute == "last_name" and not topic.retracted:  # a full name, not "Jo"
+        settled = [m for m in other if len((_value(m) or "").split()) > 1]
     else:
         return same
     return sorted([*same, *settled], key=lambda m: m.observed_at or m.created_at, reverse=True)

@@ -33,7 +33,7 @@ from memman.language.kinds import about_sons_or_daughters
 from memman.language.patterns import phrasing
 from memman.language.text import content_tokens, numbers, words
 from memman.language.topic import Topic, about
-from memman.language.values import counted, same_value
+from memman.language.values import counted, of_kind, same_value
 from memman.language.verbs import object_words
 from memman.language.wording import extends
 from memman.models import Memory, Op, Tier
@@ -264,7 +264,7 @@ def _multi(candidate: Candidate, topic: Topic, same_topic: list[Memory]) -> Deci
         stated = _stated(memory)
         if stated is None or stated.retracted:
             continue
-        if topic.value is None or same_value(stated.value, topic.value):
+        if topic.value is None or of_kind(stated.value, topic.value):
             return _replace(candidate, topic, memory, stated)
     return None
 

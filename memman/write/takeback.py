@@ -23,11 +23,16 @@ _CLAUSE_END = frozenset(
     """since because after before when while now anymore again ago so but and that which who
     though as he she they it i we""".split()
 )
-# What one belongs to for a pastime: leaving "the Saturday soccer team" or "the gym
-# membership" ends "plays soccer on Saturdays", "goes to the gym every day".
-_MEMBERSHIPS = frozenset("team club league membership group class band choir".split())
-# What "no longer have X" can take back: "no longer has Bruno" ends "has a dog named Bruno".
-_HAVING = frozenset("verb:have verb:own pets children relationship_status allergy car".split())
+# What one belongs to for a pastime: leaving "the Saturday soccer team", "violin lessons" or
+# "the gym membership" ends "plays soccer on Saturdays", "goes to the gym every day".
+_MEMBERSHIPS = frozenset(
+    "team club league membership group class classes lessons band choir".split()
+)
+# What "no longer have X" can take back: "no longer has Bruno" ends "has a dog named Bruno",
+# "Dan moved out" ends "lives with a roommate named Dan".
+_HAVING = frozenset(
+    "verb:have verb:own pets children relationship_status allergy car household".split()
+)
 
 
 def taken_back(candidate: Candidate, topic: Topic, seen: list[Memory]) -> Decision | None:
