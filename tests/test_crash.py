@@ -232,5 +232,7 @@ def test_killed_during_llm_extraction_loses_no_buffered_message(tmp_path, fake_o
             writer.kill()
             writer.join()
         assert integrity_problems(str(path)) == []
-        assert ack_path.exists() and lost_messages(str(path), str(ack_path)) == []
+        # A kill that lands before the writer opened its ack file (a slow fork under load)
+        # acknowledged nothing, so nothing can be lost: no ack file is no failure.
+        assert not ack_path.exists() or lost_messages(str(path), str(ack_path)) == []
     assert extracted_messages(str(path)) > 0  # some extractions finished between the kills
