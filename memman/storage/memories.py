@@ -192,7 +192,6 @@ class MemoryRows:
         safety: frozenset[str],
         attributes: frozenset[str],
         limit: int,
-        pinned: bool = True,
     ) -> list[Memory]:
         """The scope's active memories every context block starts with, at most `limit`.
 
@@ -201,13 +200,13 @@ class MemoryRows:
         {"pinned": true}), then the user's own facts of `attributes` (subject "user": the
         profile); newest observed first within each. One statement on the scope index
         (user_id, agent_id, status), which reads the scope's active rows, not the table: a
-        few ms for 10k of them, about 40 ms for 100k. `pinned=False` leaves pinned ones out
-        (the write path's profile for the decider, write/profile.py).
+        few ms for 10k of them, about 40 ms for 100k.
         """
         lt = self.long_term
         protected = sa.or_(lt.c.category.in_(categories), lt.c.attribute.in_(safety))
+        pinned = self._pinned()
         profile = sa.and_(lt.c.subject == "user", lt.c.attribute.in_(attributes))
-        tiers = [(protected, 0), (self._pinned() if pinned else sa.false(), 1), (profile, 2)]
+        tiers = [(protected, 0), (pinned, 1), (profile, 2)]
         newest = sa.func.coalesce(lt.c.observed_at, lt.c.updated_at)
         query = (
             sa.select(lt)

@@ -93,10 +93,9 @@ class MemoryStorage(Protocol):
         safety: frozenset[str],
         attributes: frozenset[str],
         limit: int,
-        pinned: bool = True,
     ) -> list[Memory]:
-        """The scope's protected (categories, or safety attributes of anyone), pinned (unless
-        `pinned` is False) and profile memories, in that order, at most limit."""
+        """The scope's protected (categories, or safety attributes of anyone), pinned and
+        profile memories, in that order, at most limit."""
         ...
 
     def count_by_status(self, conn: sa.Connection, scope: Scope | None) -> dict[str, int]:
