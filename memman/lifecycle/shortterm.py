@@ -176,11 +176,22 @@ def relevant(
     shown, even if no consolidate has run since. The scope holds a handful of active facts,
     so they are compared in Python (the same stemmed, stopword-free tokens as Jaccard).
     """
-    rows = store.unexpired_short_term(conn, scope, stamp(now))
+    best = sorted(_sharing(store, conn, scope, query, now), key=lambda pair: -pair[0])
+    return [fact for _, fact in best[:MAX_RELEVANT]]
+
+
+def _sharing(
+    store: Store, conn: sa.Connection, scope: Scope, query: str, now: dt.datetime
+) -> list[tuple[float, ShortTermFact]]:
+    """(share of the query's content words, fact) for each unexpired active fact holding at
+    least one of them (the same stemmed, stopword-free tokens as Jaccard)."""
     wanted = content_tokens(query)
-    shared = [(len(wanted & content_tokens(row.content)), row) for row in rows]
-    best = sorted((pair for pair in shared if pair[0]), key=lambda pair: -pair[0])
-    return [_from_row(row) for _, row in best[:MAX_RELEVANT]]
+    found = []
+    for row in store.unexpired_short_term(conn, scope, stamp(now)):
+        shared = len(wanted & content_tokens(row.content))
+        if shared:
+            found.append((shared / len(wanted), _from_row(row)))
+    return found
 
 
 def retire(
@@ -224,19 +235,14 @@ def ranked(
     scores memories: relevance is the share of the query's content words the fact holds
     (1.0 when it holds them all, as the best BM25 hit of a pool scores), recency counts
     from the last refresh or counted recall."""
-    wanted = content_tokens(query)
     hits = []
-    for row in store.unexpired_short_term(conn, scope, stamp(now)):
-        shared = len(wanted & content_tokens(row.content))
-        if shared:
-            fact = _from_row(row)
-            said = fact.updated_at or fact.created_at
-            touched = max(said, fact.last_recalled_at or said)
-            relevance = shared / len(wanted)
-            score = blend(
-                settings, relevance=relevance, touched=touched, importance=fact.importance, now=now
-            )
-            hits.append(ShortTermHit(fact, score))
+    for relevance, fact in _sharing(store, conn, scope, query, now):
+        said = fact.updated_at or fact.created_at
+        touched = max(said, fact.last_recalled_at or said)
+        score = blend(
+            settings, relevance=relevance, touched=touched, importance=fact.importance, now=now
+        )
+        hits.append(ShortTermHit(fact, score))
     return sorted(hits, key=lambda hit: -hit.score)
 
 
