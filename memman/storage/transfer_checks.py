@@ -91,12 +91,21 @@ def too_large(record: Memory | Event, settings: Settings) -> str | None:
         else [record.candidate, record.content_before, record.content_after]
     )
     longest = max((len(text) for text in texts if text is not None), default=0)
+    metadata = (
+        len(json.dumps(record.metadata, ensure_ascii=False).encode())
+        if isinstance(record, Memory)
+        else 0
+    )
+    return over_limits(longest, metadata, settings)
+
+
+def over_limits(longest: int, metadata_bytes: int, settings: Settings) -> str | None:
+    """Why a line's longest text (characters) or its metadata (bytes) is more than this store
+    takes in a write, or None: too_large's test, and transfer_rows' for the other tables."""
     if longest > settings.max_fact_chars:
         return f"a text is {longest} characters; the limit is {settings.max_fact_chars}"
-    if isinstance(record, Memory):
-        size = len(json.dumps(record.metadata, ensure_ascii=False).encode())
-        if size > settings.max_metadata_bytes:
-            return f"metadata is {size} bytes; the limit is {settings.max_metadata_bytes}"
+    if metadata_bytes > settings.max_metadata_bytes:
+        return f"metadata is {metadata_bytes} bytes; the limit is {settings.max_metadata_bytes}"
     return None
 
 

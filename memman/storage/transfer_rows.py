@@ -37,7 +37,7 @@ from memman.errors import InvalidInputError, validation_problems
 from memman.language.text import content_hash
 from memman.scope import Scope, check_id
 from memman.storage.store import Store
-from memman.storage.transfer_checks import storable, unknown_keys
+from memman.storage.transfer_checks import over_limits, storable, unknown_keys
 from memman.storage.upkeep import COPIED_TABLES
 from memman.timestamps import check_moment
 
@@ -191,14 +191,8 @@ def _json_of(text: str, name: str) -> bool:
 
 def row_too_large(values: dict[str, Any], settings: Settings) -> str | None:
     """Why a row holds more than this store takes in a write (as transfer_checks.too_large)."""
-    if len(values["content"]) > settings.max_fact_chars:
-        return (
-            f"a text is {len(values['content'])} characters; the limit is {settings.max_fact_chars}"
-        )
-    size = len((values.get("metadata") or "").encode())
-    if size > settings.max_metadata_bytes:
-        return f"metadata is {size} bytes; the limit is {settings.max_metadata_bytes}"
-    return None
+    metadata = len((values.get("metadata") or "").encode())
+    return over_limits(len(values["content"]), metadata, settings)
 
 
 def _key(table: str, values: dict[str, Any]) -> tuple[Any, ...]:
