@@ -21,14 +21,16 @@ Modes, one SQLite file each under a temporary directory (`--pg URL`: a fresh dat
 on that PostgreSQL server instead):
 - `offline`: no LLM, no embedder (the deterministic tiers and the offline decider).
 - `local`: embedder "local" (all-MiniLM-L6-v2), no LLM; skipped with a message if it cannot load.
-- `llm`: the LLM decider against tests/fake_openai.py. This judges routing, not decisions:
-  how many calls a candidate costs and which memories the decider was shown (read from the
-  prompt of each call). The fake is an oracle for the case's candidate: when its prompt
+- `llm`: the LLM decider against tests/fake_openai.py, no embedder. This judges routing, not
+  decisions: how many calls a candidate costs and which memories the decider was shown (read
+  from the prompt of each call). The fake is an oracle for the case's candidate: when its prompt
   shows the target it answers as the case expects (supersede: UPDATE the target to the
   candidate; noop: NOOP on it; keep_both: ADD), otherwise ADD, and every other call (the
   distractors, the existing memories) ADD. So "still active" counts the cases routing lost
   (the target never shown, or a tier settled them wrongly before any call), as offline; a
   fake answering ADD to everything counted its own answers (session 6: 0.22 against 0.08).
+- `local+llm`: `llm` with the `local` embedder, as a user with an API key and the `local`
+  extra runs memman; skipped like `local`.
 
 Metrics, overall, per kind and per style:
 - recall: supersede and noop cases whose target was considered: a key of the candidate's audit
@@ -84,7 +86,7 @@ KINDS = (
 )
 EXPECTS = ("supersede", "keep_both", "noop")
 STYLES = ("first", "third")
-MODES = ("offline", "local", "llm")
+MODES = ("offline", "local", "llm", "local+llm")
 DISTRACTORS = (20, 40)  # facts per distractor user, inclusive
 
 
@@ -311,7 +313,7 @@ def _metrics(outcomes: list[Outcome]) -> dict[str, float | int | None]:
 
 
 @contextmanager
-def _fake_llm() -> Iterator[tuple[dict, Prompts, Oracle]]:
+def _fake_llm(embedder: str) -> Iterator[tuple[dict, Prompts, Oracle]]:
     """The fake OpenAI server answering as `Oracle` does (tools mode), one decision per
     candidate of a batch call too (the distractors' update_many is batched: answered with one
     decision, they were parked, not stored, before session 6)."""
@@ -336,7 +338,7 @@ def _fake_llm() -> Iterator[tuple[dict, Prompts, Oracle]]:
         "llm_api_key": "x",
         "llm_mode": "tools",
         "decider": "llm",
-        "embedder": "none",
+        "embedder": embedder,
     }
     try:
         yield settings, prompts, oracle
@@ -368,8 +370,8 @@ def run_mode(
 ) -> dict | None:
     """Every case in one store for `mode` (a SQLite file, or a fresh database on the
     PostgreSQL server at pg); None (with a message) if the mode is unavailable."""
-    if mode == "local" and (why := _local_loads()):
-        print(f"local: skipped, the model does not load ({why})")
+    if mode.startswith("local") and (why := _local_loads()):
+        print(f"{mode}: skipped, the model does not load ({why})")
         return None
     with (
         _mode_settings(mode) as (settings, prompts, oracle),
@@ -412,8 +414,8 @@ def _store(file: Path, pg: str | None) -> Iterator[str]:
 
 @contextmanager
 def _mode_settings(mode: str) -> Iterator[tuple[dict, Prompts | None, Oracle | None]]:
-    if mode == "llm":
-        with _fake_llm() as found:
+    if mode.endswith("llm"):
+        with _fake_llm("local" if mode.startswith("local") else "none") as found:
             yield found
     else:
         embedder = "none" if mode == "offline" else mode
