@@ -73,3 +73,47 @@ def test_offline_a_new_count_of_daughters_replaces_the_old(db):
     mm.update_memory("I have one daughter", user_id="ana")
     mm.update_memory("I have two daughters now", user_id="ana")
     assert active(mm) == ["I have two daughters now"]
+
+
+def test_a_change_filed_where_no_memory_is_decided_with_the_profile_shown(db, fake_openai):
+    """The reader files the news as a household, which no memory holds: the residence it
+    ends is in the profile, so the decider sees it (before: ADDed as novel, no call)."""
+    mm = llm_manager(db, fake_openai.base_url)
+    home = mm.update_memory("User lives in York", user_id="ana")
+    news = "User now shares a flat with two friends in Leeds"
+    fake_openai.script(answer("UPDATE", id=1, content=news))
+
+    r = mm.update_memory(news, user_id="ana")
+
+    [call] = chat_calls(fake_openai)
+    assert "User lives in York" in shown(call)
+    assert (r.op, r.tier, r.memory_id) == (Op.UPDATE, Tier.LLM, home.memory_id)
+    assert active(mm) == [news]
+
+
+def test_a_filed_fact_whose_topic_holds_a_memory_costs_no_call(db, fake_openai):
+    mm = llm_manager(db, fake_openai.base_url)
+    mm.update_memory("User lives in York", user_id="ana")
+    mm.update_memory("User lives with her parents", user_id="ana")
+    r = mm.update_memory("User now shares a flat with two friends", user_id="ana")
+    assert (r.op, r.tier) == (Op.UPDATE, Tier.TOPIC)
+    assert chat_calls(fake_openai) == []
+
+
+def test_a_change_sent_to_the_llm_shows_what_its_words_retrieved(db, fake_openai):
+    """"go" is all the news shares with the church memory, a word of how one relates to a
+    thing (language/bearing.py), too little for the router to ask about it; the call is made
+    for the change anyway, so the decider is shown it (before: the profile alone, and the
+    news was ADDed beside the church)."""
+    mm = llm_manager(db, fake_openai.base_url)
+    mm.update_memory("I live in York", user_id="ana")
+    church = mm.update_memory("I go to St Mark's church", user_id="ana")
+    news = "I started going to a mosque now"
+    fake_openai.script(answer("UPDATE", id=2, content=news))  # York is 1
+
+    r = mm.update_memory(news, user_id="ana")
+
+    [call] = chat_calls(fake_openai)
+    assert "I go to St Mark's church" in shown(call)
+    assert (r.op, r.tier, r.memory_id) == (Op.UPDATE, Tier.LLM, church.memory_id)
+    assert active(mm) == ["I live in York", news]

@@ -1,4 +1,5 @@
-"""The user's profile, shown to the LLM with a change the offline reader cannot file.
+"""What the LLM is shown beyond the router's related memories: the user's profile with a
+change the reader cannot place, and retrieval's best whenever a call is made anyway.
 
 Candidates by topic find what a fact supersedes only when the fact's topic is read:
 "User just signed a lease in Austin", "I'm a Netflix employee now" and "I haven't lit up since
@@ -7,14 +8,23 @@ Denver", "I'm a data analyst at Spotify" or "I smoke about ten cigarettes a day"
 ADDed as novel with no call, both versions then reaching the prompt (benchmarks/RESULTS.md,
 Session 11: profile for changes). An LLM reads them at once, if it is shown the memory.
 
-So with an LLM configured, a fact of the user's that the reader files under no named
-attribute and that announces a change (language/change.py) is shown to the decider with
-the user's single-valued profile (their newest memory of each of residence, employer,
-job, relationship status, diet ... at most top_k), beside whatever its words retrieved, even
-memories too unlike it in words for the router to ask about. The decider answers UPDATE or
-DELETE of the memory it ends, or ADD; a fact saying nothing changed costs no call, as
-before. Offline nothing changes: the offline decider cannot read what the reader could not,
-and would only ADD.
+So with an LLM configured, a fact of the user's that announces a change (language/change.py)
+and that the reader files under no named attribute, or under a single-valued one none of the
+user's memories holds ("User replaced her computer with a MacBook Air" when the old laptop
+was read as no attribute; "User now shares a flat with two friends in Leeds" beside "User
+lives in York"), is shown to the decider with the user's single-valued profile (their
+newest memory of each of residence, employer, job, relationship status, diet ... at most
+top_k), beside whatever its words retrieved. The decider answers UPDATE or DELETE of the
+memory it ends, or ADD; a fact saying nothing changed costs no call, as before.
+
+And once a call is paid for, the decider is also shown what retrieval ranked best (BM25 and,
+with an embedder, the cosine: up to top_k memories in all), not only those the router found
+similar enough to ask about: "Home for me is Brooklyn" is the nearest memory by meaning to
+"we're in Philly now, signed the lease" while far below the router's bar. It costs prompt
+tokens, never a call (benchmarks/RESULTS.md, Session 12: what a paid call shows).
+
+Offline nothing changes: the offline decider cannot read what the reader could not, and
+would only ADD.
 """
 
 from __future__ import annotations
@@ -38,15 +48,20 @@ def profile_to_show(
     *,
     single_valued: frozenset[str],
     limit: int,
+    topic_held: bool,
 ) -> list[Memory] | None:
     """The user's newest memory of each single-valued attribute, newest first, at most
-    `limit`, when the candidate is an unfiled change of the user's; None when it is not (a
-    filed fact finds its memories by topic). One seek of the topic index per attribute
+    `limit`, when the candidate is a change of the user's the reader files under no named
+    attribute, or under a single-valued one no memory holds (`topic_held` False); None when
+    it is not (a filed fact finds its memories by topic). One seek of the topic index per attribute
     (0.2 ms CPU for 29 attributes in a 100k scope, where one query over the scope's active
     rows took 23 ms: RESULTS.md, Session 11: the profile by topic seeks); it runs inside the
     write transaction."""
     topic = candidate.topic
-    if topic is not None and (topic.subject != USER or not is_verb_topic(topic.attribute)):
+    if topic is not None and topic.subject != USER:
+        return None
+    filed = topic is not None and not is_verb_topic(topic.attribute)
+    if filed and (topic_held or topic.attribute not in single_valued):
         return None
     if not says_change(candidate.content):
         return None
@@ -80,3 +95,19 @@ def with_profile(
         return routed
     reason = f"announces a change: {len(retrieved)} memories by words, {len(added)} of the profile"
     return Route(RouteKind.AMBIGUOUS, reason, [*retrieved, *added])
+
+
+def with_best_retrieved(
+    routed: Route, candidate: Candidate, retrieved: list[Retrieved], limit: int
+) -> Route:
+    """The AMBIGUOUS route of a change, which costs a call, showing also the best of
+    `retrieved` (in retrieval's order) up to `limit` memories in all; any other route as it
+    is."""
+    if routed.kind is not RouteKind.AMBIGUOUS or not says_change(candidate.content):
+        return routed
+    shown = {r.memory.id for r in routed.related}
+    more = [r for r in retrieved if r.memory.id not in shown][: max(0, limit - len(shown))]
+    if not more:
+        return routed
+    reason = f"{routed.reason}; {len(more)} more retrieved"
+    return Route(routed.kind, reason, [*routed.related, *more], routed.measure)

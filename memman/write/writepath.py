@@ -34,7 +34,7 @@ from memman.write.decide import Decided, Decider, Decision, OfflineDecider, deci
 from memman.write.holders import with_other_side
 from memman.write.meaning import kindred, topic_by_meaning
 from memman.write.pertinent import pertinent
-from memman.write.profile import profile_to_show, with_profile
+from memman.write.profile import profile_to_show, with_best_retrieved, with_profile
 from memman.write.replaced import with_replacing
 from memman.write.retrieval import Retrieved, hybrid_candidates, lexical_candidates
 from memman.write.route import Route, RouteKind, Thresholds, route, similarity_scores
@@ -181,8 +181,11 @@ class WritePath(ChunkWalk):
             candidate,
             single_valued=frozenset(self.settings.single_valued_attributes),
             limit=self.settings.top_k,
+            topic_held=bool(same_topic),
         )
-        return routed if profile is None else with_profile(routed, compared, profile, tokens)
+        if profile is not None:
+            routed = with_profile(routed, compared, profile, tokens)
+        return with_best_retrieved(routed, candidate, related, self.settings.top_k)
 
     def _about(
         self, conn: sa.Connection, scope: Scope, topic: tuple[str, str] | None
