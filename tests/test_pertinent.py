@@ -38,6 +38,25 @@ def test_a_fact_sharing_a_topic_word_still_reaches_the_decider(db, fake_openai):
     assert (result.op, result.tier, len(asked)) == (Op.ADD, Tier.LLM, 1)
     prompt = prompt_of(asked[0])
     assert "I watch basketball on TV." in prompt
+    # It shares only "love", yet is shown: "used to" announces a change, and a call made for
+    # a change shows retrieval's best too (write/profile.with_best_retrieved). It costs no
+    # call: basketball's memory made this one.
+    assert "I love animals." in prompt
+
+
+def test_a_memory_sharing_only_a_relation_word_is_not_shown_with_a_fact_of_no_change(
+    db, fake_openai
+):
+    fake_openai.default_reply = add_everything
+    mm = llm_manager(db, fake_openai.base_url, llm_mode="tools")
+    for fact in ["I love animals.", "I watch basketball on TV."]:
+        mm.update_memory(fact, user_id="u")
+    calls = len(chat_calls(fake_openai))
+    mm.update_memory("I love playing basketball.", user_id="u")
+    asked = chat_calls(fake_openai)[calls:]
+    assert len(asked) == 1
+    prompt = prompt_of(asked[0])
+    assert "I watch basketball on TV." in prompt
     assert "I love animals." not in prompt  # it shares only "love"
 
 
