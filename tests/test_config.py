@@ -147,3 +147,42 @@ def test_memman_config_naming_a_folder_says_so(tmp_path, monkeypatch):
     monkeypatch.setenv("MEMMAN_CONFIG", str(tmp_path))  # it said "no such file"
     with pytest.raises(ConfigError, match="not a file"):
         load_settings()
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [
+        ("MEMMAN_SHORT_TERM_TTL_HOURS", '{"default": -5}'),  # stored already expired
+        ("MEMMAN_SHORT_TERM_TTL_HOURS", '{"plan": NaN}'),
+        ("MEMMAN_SHORT_TERM_TTL_HOURS", '{"default": 1e12}'),
+        ("MEMMAN_EXTRACT_COOLDOWN_S", "inf"),
+        ("MEMMAN_EXTRACT_COOLDOWN_S", "1e300"),
+        ("MEMMAN_LEASE_S", "1e300"),
+        ("MEMMAN_MESSAGE_RETENTION_DAYS", "inf"),
+        ("MEMMAN_BUSY_TIMEOUT_S", "inf"),
+        ("MEMMAN_VECTOR_CACHE_MB", "inf"),
+        ("MEMMAN_JOURNAL_SIZE_LIMIT_MB", "inf"),
+    ],
+)
+def test_a_time_span_or_size_no_clock_can_hold_is_refused_when_loaded(
+    tmp_path, monkeypatch, variable, value
+):
+    # Each was accepted, then every observe, flush or remember_short_term raised an untyped
+    # OverflowError or ValueError (timedelta of infinity, a date past year 9999), or a
+    # negative TTL stored every transient fact already expired.
+    monkeypatch.setenv(variable, value)
+    name = variable.removeprefix("MEMMAN_").lower()
+    with pytest.raises(ConfigError, match=rf"^invalid configuration: {name}"):
+        MemoryManager(str(tmp_path / "m.db"))
+
+
+def test_a_century_is_still_a_time_span(tmp_path, monkeypatch):
+    monkeypatch.setenv("MEMMAN_SHORT_TERM_TTL_HOURS", '{"default": 876000, "plan": 0.5}')
+    monkeypatch.setenv("MEMMAN_MESSAGE_RETENTION_DAYS", "36500")
+    with MemoryManager(str(tmp_path / "m.db")) as mm:
+        fact = mm.remember_short_term("User is at the airport", user_id="u", session_id="s")
+        assert fact.expires_at.startswith("2126-")
+        mm.observe([{"role": "user", "content": "I have a dog"}], user_id="u", session_id="s")
+        assert [m.content for m in mm.list(user_id="u")] == []
+        mm.flush("s", user_id="u")
+        assert [m.content for m in mm.list(user_id="u")] == ["I have a dog"]
