@@ -8,8 +8,9 @@ import json
 
 import pytest
 
-from memman import MemoryManager
+from memman import MemoryManager, Op
 from tests.clock import Clock
+from tests.test_erase import PARK, SeededEmbedder
 
 USER = "alice"
 
@@ -34,6 +35,12 @@ MEMORY_EDITS = {
     "created_at not a time": {"created_at": "yesterday"},
     "blank content": {"content": "  "},
     "negative count": {"repetition_count": -5},
+    # update_memory refuses importance outside 1-10; copied, 99 outranked every other memory
+    # in recall, and a confidence of 5 made a memory protected from decay for good.
+    "importance above 10": {"importance": 99},
+    "importance below 1": {"importance": 0},
+    "confidence above 1": {"confidence": 5},
+    "negative confidence": {"confidence": -0.5},
     "unknown field": {"embedding_v2": [0.1, 0.2]},
 }
 
@@ -133,3 +140,17 @@ def test_a_copied_row_whose_id_the_store_holds_takes_a_new_one(tmp_path):
         parked = sorted(p.content for p in mm.pending())
     assert (report.bad, report.rows_renumbered) == ([], 1)
     assert parked == ["User likes coffee", "User likes green tea", "User plays chess"]
+
+
+@pytest.mark.parametrize("kind", ["pending", "short_term"])
+def test_a_parked_or_short_term_importance_off_the_scale_is_a_bad_line(tmp_path, kind):
+    source = str(tmp_path / "source.db")
+    with MemoryManager(source, embedder=SeededEmbedder(), clock=Clock()) as mm:
+        mm.remember_short_term("User is at the airport", user_id=USER, session_id="s")
+        assert mm.update_memory(f"User said {PARK}", user_id=USER).op is Op.PENDING
+        exported = list(mm.export_jsonl())
+    line = next(line for line in exported if json.loads(line)["kind"] == kind)
+    with MemoryManager(str(tmp_path / "target.db"), clock=Clock()) as mm:
+        report = mm.import_jsonl([_edited(line, importance=50)])
+        assert len(report.bad) == 1 and "importance" in report.bad[0]
+        assert mm.short_term(user_id=USER) == [] and mm.pending(user_id=USER) == []

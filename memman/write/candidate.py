@@ -16,14 +16,13 @@ from memman.errors import InvalidInputError
 from memman.language.attributes import USER, check_label, person
 from memman.language.text import content_hash, normalize
 from memman.language.topic import Topic, about
+from memman.models import MAX_IMPORTANCE, MIN_IMPORTANCE
 from memman.scope import Scope, check_encodable
 from memman.timestamps import check_moment
 
 MAX_SOURCE_CHARS = 1000
 MAX_CATEGORY_CHARS = 64
-# Importance is the extraction prompt's 1 (trivia) to 10 (must never be forgotten) scale;
-# a memory stored without one gets the middle of it.
-MIN_IMPORTANCE, MAX_IMPORTANCE = 1, 10
+# A memory stored without an importance gets the middle of the scale.
 DEFAULT_IMPORTANCE = 5.0
 
 
