@@ -154,3 +154,25 @@ def test_a_parked_or_short_term_importance_off_the_scale_is_a_bad_line(tmp_path,
         report = mm.import_jsonl([_edited(line, importance=50)])
         assert len(report.bad) == 1 and "importance" in report.bad[0]
         assert mm.short_term(user_id=USER) == [] and mm.pending(user_id=USER) == []
+
+
+def test_a_file_opened_in_binary_mode_imports_as_its_path_does(tmp_path, lines):
+    # open(path, "rb") is how many readers hand a file on; each line was bytes, and the
+    # import died on its first one with an untyped AttributeError.
+    dump = tmp_path / "dump.jsonl"
+    dump.write_bytes(("\n".join(lines) + "\n").encode() + b"\xff not utf-8\n")
+    with open(dump, "rb") as file, MemoryManager(str(tmp_path / "target.db")) as mm:
+        report = mm.import_jsonl(file)
+        assert report.copied == 2 and report.events_copied == 2
+        assert report.bad == [f"line {len(lines) + 1}: not UTF-8 text (byte 0xff at character 1)"]
+        assert sorted(m.content for m in mm.list(user_id=USER)) == [
+            "User lives in Porto",
+            "User plays chess",
+        ]
+
+
+def test_a_line_that_is_not_text_is_a_bad_line(tmp_path, lines):
+    with MemoryManager(str(tmp_path / "target.db")) as mm:
+        report = mm.import_jsonl([lines[0], 5, None, *lines[1:]])
+        assert [line.split(":")[0] for line in report.bad] == ["line 2", "line 3"]
+        assert report.copied == 2

@@ -76,9 +76,10 @@ class UpkeepCalls(Parts):
         )
 
     def import_jsonl(
-        self, source: str | Path | Iterable[str], *, raw: bool = False
+        self, source: str | Path | Iterable[str | bytes], *, raw: bool = False
     ) -> ImportReport:
-        """Read a lossless export (a file path, or its lines) into this store.
+        """Read a lossless export (a file path, or its lines: text, or bytes as a file opened
+        in binary mode gives them) into this store.
 
         Into an empty store (or scope), or with raw=True, records are copied as they are (ids,
         statuses, counters, stamps, events). Into a scope that holds memories, what it has is
