@@ -1,9 +1,11 @@
 """Where settings come from: defaults < TOML file < environment < arguments, and one clear
 ConfigError line for anything that cannot be used."""
 
+import asyncio
+
 import pytest
 
-from memman import MemoryManager, load_settings
+from memman import AsyncMemoryManager, MemoryManager, load_settings
 from memman.errors import ConfigError
 from tests.test_cli import memman  # noqa: F401 (fixture)
 
@@ -186,3 +188,20 @@ def test_a_century_is_still_a_time_span(tmp_path, monkeypatch):
         assert [m.content for m in mm.list(user_id="u")] == []
         mm.flush("s", user_id="u")
         assert [m.content for m in mm.list(user_id="u")] == ["I have a dog"]
+
+
+def test_the_store_path_may_be_a_pathlib_path(tmp_path):
+    # pytest's tmp_path / "m.db", Path.home() / ...: refused with "db: Input should be a
+    # valid string", though sqlite3, open() and memman.mem0.Memory all take one.
+    path = tmp_path / "m.db"
+    with MemoryManager(path) as mm:
+        mm.update_memory("User likes tea", user_id="alice")
+        assert mm.path == str(path) and mm.settings.db == str(path)
+    with MemoryManager(str(path)) as mm:
+        assert [m.content for m in mm.list(user_id="alice")] == ["User likes tea"]
+
+    async def read() -> list[str]:
+        async with AsyncMemoryManager(path) as amm:
+            return [m.content for m in await amm.list(user_id="alice")]
+
+    assert asyncio.run(read()) == ["User likes tea"]
