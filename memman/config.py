@@ -181,6 +181,8 @@ class Settings(BaseSettings):
         there (`--db "$UNSET"`) was reported stored, then lost."""
         if not db.strip():
             raise ValueError("is empty: give a file path, ':memory:' or a PostgreSQL URL")
+        if "\x00" in db:  # no file can be named so; opening it raised os's untyped ValueError
+            raise ValueError("holds a NUL byte")
         return db
 
     @field_validator("llm_base_url")

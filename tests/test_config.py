@@ -130,6 +130,11 @@ def test_an_empty_db_path_is_refused_not_a_throwaway_store(path):
         MemoryManager(path)
 
 
+def test_a_db_path_holding_a_nul_byte_is_a_config_error(tmp_path):
+    with pytest.raises(ConfigError, match=r"db: .*NUL"):  # was os's untyped ValueError
+        MemoryManager(str(tmp_path / "a\x00b.db"))
+
+
 def test_the_cli_refuses_an_empty_db_in_one_line(memman):  # noqa: F811
     run = memman("add", "User likes tea", "--user", "alice", "--db", "")
     assert run.code == 1 and run.out == "" and "db: " in run.err
