@@ -437,3 +437,16 @@ def test_an_id_keeps_standing_for_its_memory_through_updates(tmp_path):
         assert m.get(tea["id"]) is None and m.get_all(user_id="ann") == {"results": []}
         with pytest.raises(ValueError, match="not found"):
             m.delete(jazz["id"])
+
+
+def test_history_of_an_id_shows_every_text_it_stood_for(tmp_path):
+    # The id an app holds moved twice (two update() calls stored under new ids): its history
+    # showed its own events and the last memory's, and the middle text was nowhere.
+    with Memory(str(tmp_path / "m.db")) as m:
+        [jazz] = m.add("User likes jazz", user_id="ann", infer=False)["results"]
+        m.update(jazz["id"], text="User collects vinyl records")
+        m.update(jazz["id"], text="User plays the cello")
+        history = m.history(jazz["id"])
+        added = [entry["new_memory"] for entry in history if entry["event"] == "ADD"]
+        assert added == ["User likes jazz", "User collects vinyl records", "User plays the cello"]
+        assert [entry["id"] for entry in history] == sorted(entry["id"] for entry in history)

@@ -257,20 +257,20 @@ class Memory:
             memory = self.manager.store.get(conn, memory_id)
         return {"user_id": memory.user_id, "agent_id": memory.agent_id}
 
-    def _active(self, memory_id: str) -> Record:
-        """The active memory an id stands for: itself, or where update() moved its text.
+    def _chain(self, memory_id: str) -> list[Record]:
+        """The memories an id has stood for, oldest first: itself, then each memory update()
+        moved its text to (the last is active unless that text was deleted since).
 
         update() may store the new text under another id (see update); the memory that
         received it carries the source "mem0.update:<old id>", so an id a caller holds keeps
-        answering get, update, delete and search results as mem0's ids do.
+        answering get, update, delete, history and search results as mem0's ids do.
         """
         try:
             memory = self.manager.get(memory_id, **self._owner(memory_id))
         except NotFoundError:
             raise InvalidInputError(f"Memory with id {memory_id} not found") from None
-        seen: set[str] = set()
-        while memory.status is not Status.ACTIVE and memory.id not in seen:
-            seen.add(memory.id)
+        chain = [memory]
+        while memory.status is not Status.ACTIVE:
             mark = UPDATE_SOURCE + memory.id
             scope = self.manager.list(
                 user_id=memory.user_id, agent_id=memory.agent_id, include_inactive=True
@@ -278,6 +278,14 @@ class Memory:
             heirs = [m for m in scope if m.id != memory.id and mark in m.sources]
             active = [m for m in heirs if m.status is Status.ACTIVE]
             memory = (active or heirs or [memory])[-1]
+            if memory.id in {m.id for m in chain}:
+                break
+            chain.append(memory)
+        return chain
+
+    def _active(self, memory_id: str) -> Record:
+        """The active memory an id stands for: itself, or where update() moved its text."""
+        memory = self._chain(memory_id)[-1]
         if memory.status is not Status.ACTIVE:
             raise InvalidInputError(f"Memory with id {memory_id} not found")
         return memory
@@ -354,19 +362,18 @@ class Memory:
 
     def history(self, memory_id: str) -> list[dict[str, Any]]:
         """Every change of a memory, oldest first, keyed as mem0's history (plus memman's
-        reason and tier), with the history of the memory update() moved its text to;
+        reason and tier), with the history of each memory update() moved its text to;
         [] for an unknown id, as mem0 answers."""
         if is_short_term(memory_id):
             return self.short_term.history(memory_id)
         try:
             owner = self._owner(memory_id)
-            events = {event.id: event for event in self.manager.history(memory_id, **owner)}
-            current = self._active(memory_id).id
-        except NotFoundError:
+            chain = self._chain(memory_id)
+        except (NotFoundError, InvalidInputError):
             return []
-        except InvalidInputError:  # deleted: its own history only
-            current = memory_id
-        if current != memory_id:  # update() moved the text: where it went, too
-            moved = self.manager.history(current, **owner)
-            events.update((event.id, event) for event in moved)
+        events = {
+            event.id: event
+            for memory in chain
+            for event in self.manager.history(memory.id, **owner)
+        }
         return [as_history_entry(events[key]) for key in sorted(events)]
