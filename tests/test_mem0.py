@@ -450,3 +450,20 @@ def test_history_of_an_id_shows_every_text_it_stood_for(tmp_path):
         added = [entry["new_memory"] for entry in history if entry["event"] == "ADD"]
         assert added == ["User likes jazz", "User collects vinyl records", "User plays the cello"]
         assert [entry["id"] for entry in history] == sorted(entry["id"] for entry in history)
+
+
+def test_infer_false_takes_an_agent_transcript_as_it_is(tmp_path):
+    # An agent loop's messages: a tool-call turn has content None and a user turn may be a
+    # list of content parts. mem0 skips the first; memman refused the whole add
+    # ("every message content must be a string"), though observe (infer=True) takes both.
+    transcript = [
+        {"role": "system", "content": "You are a helpful assistant."},
+        {"role": "user", "content": [{"type": "text", "text": "I moved to Lisbon"}]},
+        {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function"}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "Lisbon: 21 degrees"},
+    ]
+    with Memory(str(tmp_path / "m.db")) as m:
+        results = m.add(transcript, user_id="ann", infer=False)["results"]
+        assert [r["memory"] for r in results] == ["I moved to Lisbon", "Lisbon: 21 degrees"]
+        with pytest.raises(ValueError, match="content"):
+            m.add([{"role": "user", "content": 5}], user_id="ann", infer=False)

@@ -30,6 +30,7 @@ from typing import Any
 
 from memman.api.manager import MemoryManager
 from memman.errors import ConfigError, DecisionError, InvalidInputError, NotFoundError
+from memman.lifecycle.buffer import text_of
 from memman.mem0.config import settings_from_config
 from memman.mem0.shapes import (
     UPDATE_SOURCE,
@@ -120,9 +121,14 @@ class Memory:
         if metadata is not None and not isinstance(metadata, dict):
             raise InvalidInputError("metadata must be a dict")
         if not infer:
-            texts = [m.get("content") for m in chat if m.get("role") != "system"]
-            if not all(isinstance(text, str) for text in texts):
-                raise InvalidInputError("with infer=False every message content must be a string")
+            # As observe reads a transcript: text parts joined, a tool-call turn (None) skipped.
+            contents = [text_of(m.get("content")) for m in chat if m.get("role") != "system"]
+            if any(text is None for text in contents):
+                raise InvalidInputError(
+                    "with infer=False every message content must be a string, a list of "
+                    "content parts or None"
+                )
+            texts = [text for text in contents if text]
             results = self.manager.update_many(
                 texts, user_id=user, agent_id=agent, metadata=metadata, source="mem0.add"
             )
