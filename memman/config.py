@@ -12,7 +12,7 @@ import os
 import tomllib
 from pathlib import Path
 from typing import Annotated, Any
-from urllib.parse import urlparse
+from urllib.parse import urlparse, urlsplit, urlunsplit
 
 from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import (
@@ -199,10 +199,13 @@ class Settings(BaseSettings):
         return bool(self.llm_model)
 
     def redacted(self) -> dict[str, Any]:
-        """The settings as a dict, safe to print: the API key is masked."""
+        """The settings as a dict, safe to print: the API key is masked, and so is the
+        password of the db URL and of the base URL (as the store's messages mask it)."""
         values = self.model_dump()
         if values["llm_api_key"]:
             values["llm_api_key"] = values["llm_api_key"][:3] + "…"
+        for name in ("db", "llm_base_url"):
+            values[name] = _without_password(values[name])
         return values
 
     @classmethod
@@ -211,6 +214,15 @@ class Settings(BaseSettings):
         other = {f: os.environ[v] for v, f in OTHER_VARIABLES.items() if os.environ.get(v)}
         other_variables = InitSettingsSource(settings_cls, other)
         return init_settings, env_settings, other_variables, _ConfigFile(cls)
+
+
+def _without_password(url: str | None) -> str | None:
+    """The URL with its password shown as ***; anything else (a file path) as it is."""
+    parts = urlsplit(url) if url else None
+    if parts is None or parts.password is None:
+        return url
+    userinfo, _, host = parts.netloc.rpartition("@")
+    return urlunsplit(parts._replace(netloc=f"{userinfo.partition(':')[0]}:***@{host}"))
 
 
 # Variables older than the MEMMAN_<setting> names, and the setting each one fills.
