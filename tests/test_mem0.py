@@ -467,3 +467,16 @@ def test_infer_false_takes_an_agent_transcript_as_it_is(tmp_path):
         assert [r["memory"] for r in results] == ["I moved to Lisbon", "Lisbon: 21 degrees"]
         with pytest.raises(ValueError, match="content"):
             m.add([{"role": "user", "content": 5}], user_id="ann", infer=False)
+
+
+def test_an_id_that_is_not_valid_unicode_is_an_unknown_id(tmp_path):
+    # get, history, delete and update raised UnicodeEncodeError from the database driver.
+    with Memory(str(tmp_path / "m.db")) as m:
+        m.add("User likes jazz", user_id="ann", infer=False)
+        bad = "ab\ud800cd"
+        assert m.get(bad) is None and m.history(bad) == []
+        with pytest.raises(ValueError, match="not found"):
+            m.delete(bad)
+        with pytest.raises(ValueError, match="not found"):
+            m.update(bad, data="User likes blues")
+        assert [i["memory"] for i in m.get_all(user_id="ann")["results"]] == ["User likes jazz"]

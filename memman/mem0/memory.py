@@ -49,7 +49,7 @@ from memman.mem0.shapes import (
 from memman.mem0.short_term import ShortTermPart, as_short_item, is_short_term
 from memman.models import Memory as Record
 from memman.models import Op, Status
-from memman.scope import Scope
+from memman.scope import Scope, check_id
 
 log = logging.getLogger(__name__)
 
@@ -257,8 +257,10 @@ class Memory:
     def _owner(self, memory_id: str) -> dict[str, str | None]:
         """The scope of a memory named by id alone, as mem0's calls name one: mem0's ids are
         global, so the facade looks the owner up (NotFoundError for an unknown id)."""
-        if not isinstance(memory_id, str):
-            raise NotFoundError(f"no memory with id {memory_id!r}")
+        try:  # an id no memory can have (not a string, not UTF-8): as unknown as any other
+            check_id("memory_id", memory_id)
+        except InvalidInputError:
+            raise NotFoundError(f"no memory with id {memory_id!r}") from None
         with self.manager.store.read() as conn:
             memory = self.manager.store.get(conn, memory_id)
         return {"user_id": memory.user_id, "agent_id": memory.agent_id}
