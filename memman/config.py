@@ -24,7 +24,7 @@ from pydantic_settings import (
 )
 
 from memman.errors import ConfigError, validation_problems
-from memman.language.attributes import SINGLE_VALUED
+from memman.language.attributes import SINGLE_VALUED, check_label
 
 DEFAULT_DB = "memman.db"
 # Confidence of a memory written by update_memory. Below protected_confidence on purpose: at
@@ -184,6 +184,23 @@ class Settings(BaseSettings):
         if "\x00" in db:  # no file can be named so; opening it raised os's untyped ValueError
             raise ValueError("holds a NUL byte")
         return db
+
+    @field_validator("protected_categories")
+    @classmethod
+    def _as_categories_are_stored(cls, categories: list[str]) -> list[str]:
+        """Lowercased and stripped, as update_memory stores a category: "Medical" as written
+        matched no stored "medical", and the facts it was to protect were decayed."""
+        stored = [category.strip().casefold() for category in categories]
+        if not all(stored):
+            raise ValueError("a category is empty")
+        return stored
+
+    @field_validator("safety_attributes", "single_valued_attributes")
+    @classmethod
+    def _as_attributes_are_stored(cls, attributes: list[str]) -> list[str]:
+        """Labels, as attributes are stored ("Relationship Status" -> "relationship_status"):
+        written otherwise, an attribute matched no memory and the setting did nothing."""
+        return [check_label("an attribute", attribute) or "" for attribute in attributes]
 
     @field_validator("llm_base_url")
     @classmethod

@@ -210,3 +210,19 @@ def test_the_store_path_may_be_a_pathlib_path(tmp_path):
             return [m.content for m in await amm.list(user_id="alice")]
 
     assert asyncio.run(read()) == ["User likes tea"]
+
+
+def test_attribute_settings_are_matched_as_attributes_are_stored(tmp_path):
+    # Attributes are stored as labels ("relationship_status"); the settings were compared
+    # as written, so safety_attributes = ["Allergy"] kept no allergy in the context core and
+    # single_valued_attributes = ["Employer"] let two employers stay current side by side.
+    settings = {"safety_attributes": [" Allergy"], "single_valued_attributes": ["Employer"]}
+    with MemoryManager(str(tmp_path / "m.db"), **settings) as mm:
+        assert mm.settings.safety_attributes == ["allergy"]
+        mm.update_memory("User is allergic to peanuts", user_id="u")
+        mm.update_memory("User likes hiking in the Alps", user_id="u")
+        block = mm.context("hiking", user_id="u", max_tokens=500)
+        assert "peanuts" in "".join(m.content for m in block.core)
+        mm.update_memory("User works at Acme", user_id="u")
+        mm.update_memory("User works at Globex", user_id="u")
+        assert "User works at Acme" not in [m.content for m in mm.list(user_id="u")]
