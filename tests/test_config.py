@@ -226,3 +226,15 @@ def test_attribute_settings_are_matched_as_attributes_are_stored(tmp_path):
         mm.update_memory("User works at Acme", user_id="u")
         mm.update_memory("User works at Globex", user_id="u")
         assert "User works at Acme" not in [m.content for m in mm.list(user_id="u")]
+
+
+def test_settings_and_setting_keywords_together_are_refused_not_half_ignored(tmp_path):
+    # MemoryManager(path, settings=s, top_k=3) ran with s.top_k: the keyword was dropped
+    # without a word (and decider="offline" the same way).
+    settings = load_settings(top_k=5)
+    with pytest.raises(ConfigError, match="top_k"):
+        MemoryManager(str(tmp_path / "m.db"), settings=settings, top_k=3)
+    with pytest.raises(ConfigError, match="decider"):
+        MemoryManager(str(tmp_path / "m.db"), settings=settings, decider="offline")
+    with MemoryManager(str(tmp_path / "m.db"), settings=settings) as mm:
+        assert mm.settings.top_k == 5

@@ -71,6 +71,11 @@ class MemoryManager(WriteCalls, ReadCalls, LifecycleCalls, UpkeepCalls):
                     "dim and embed(texts)"
                 )
             custom_embedder = embedder
+        if settings is not None and overrides:  # they would be dropped without a word
+            raise ConfigError(
+                f"give settings= or setting keywords ({', '.join(sorted(overrides))}), not both:"
+                " put them in the Settings (settings.model_copy(update=...))"
+            )
         self.settings = settings or load_settings(db=path, **overrides)
         self.path = path or self.settings.db
         decider = decider or make_decider(self.settings)  # an unknown name fails before opening
