@@ -12,6 +12,7 @@ import sqlalchemy as sa
 from memman import MemoryManager, Op
 from memman.errors import (
     ConfigError,
+    InvalidInputError,
     StoreBusyError,
     StoreCorruptError,
     StoreError,
@@ -269,3 +270,33 @@ def test_a_row_edited_outside_memman_is_a_typed_error_naming_it(tmp_path, table,
         with pytest.raises(StoreCorruptError, match=rf"^{table} row .* {column}"):
             list(reads[table](mm))
         assert [m.content for m in mm.list(user_id="other")] == ["User plays chess"]
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda mm, memory_id: mm.delete(memory_id, user_id="u", reason=5),
+        lambda mm, memory_id: mm.delete(memory_id, user_id="u", reason="x" * 5000),
+        lambda mm, memory_id: mm.delete(memory_id, user_id="u", reason=None),
+        lambda mm, memory_id: mm.backup(None),
+        lambda mm, memory_id: mm.backup(5),
+        lambda mm, memory_id: mm.migrate_to("other.db"),
+    ],
+    ids=[
+        "reason int",
+        "reason 5000 chars",
+        "reason None",
+        "backup None",
+        "backup int",
+        "migrate_to str",
+    ],
+)
+def test_an_argument_of_the_wrong_type_is_invalid_input(tmp_path, call):
+    # Each raised TypeError, AttributeError or pydantic's ValidationError (a reason is
+    # written into the audit trail as given).
+    with MemoryManager(str(tmp_path / "m.db")) as mm:
+        memory_id = mm.update_memory("User likes tea", user_id="u").memory_id
+        with pytest.raises(InvalidInputError):
+            call(mm, memory_id)
+        assert [m.content for m in mm.list(user_id="u")] == ["User likes tea"]
+        assert [e.op for e in mm.history(memory_id, user_id="u")] == [Op.ADD]

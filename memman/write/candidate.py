@@ -55,7 +55,8 @@ class Candidate:
         return _topic(self.content, self.subject, self.attribute)
 
 
-def _check_text(name: str, value: Any, max_chars: int) -> str:
+def check_text(name: str, value: Any, max_chars: int) -> str:
+    """value stripped, or InvalidInputError: not a string, empty, a NUL, not UTF-8, too long."""
     if not isinstance(value, str):
         raise InvalidInputError(f"{name} must be a string, not {type(value).__name__}")
     text = value.strip()
@@ -105,7 +106,7 @@ def check_category(category: Any) -> str | None:
     """Lowercased and stripped, so "Safety" is the protected category "safety"."""
     if category is None:
         return None
-    return _check_text("category", category, MAX_CATEGORY_CHARS).casefold()
+    return check_text("category", category, MAX_CATEGORY_CHARS).casefold()
 
 
 def check_importance(importance: Any) -> float | None:
@@ -133,14 +134,14 @@ def make_candidate(
     subject: Any = None,
     attribute: Any = None,
 ) -> Candidate:
-    content = _check_text("fact", fact, settings.max_fact_chars)
+    content = check_text("fact", fact, settings.max_fact_chars)
     if not normalize(content):
         raise InvalidInputError("fact has no content after normalisation")
     return Candidate(
         scope=scope,
         content=content,
         content_hash=content_hash(content),
-        source=None if source is None else _check_text("source", source, MAX_SOURCE_CHARS),
+        source=None if source is None else check_text("source", source, MAX_SOURCE_CHARS),
         metadata=check_metadata(metadata, settings),
         confidence=settings.default_confidence,
         category=check_category(category),
