@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import os
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
@@ -83,7 +84,11 @@ class AsyncMemoryManager:
     """
 
     def __init__(
-        self, path: str | None = None, *, manager: MemoryManager | None = None, **kwargs: Any
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        manager: MemoryManager | None = None,
+        **kwargs: Any,
     ):
         self.manager = manager if manager is not None else MemoryManager(path, **kwargs)
         for name in CALLS:

@@ -11,8 +11,8 @@ from __future__ import annotations
 import os
 import tomllib
 from pathlib import Path
-from typing import Any
-from urllib.parse import urlparse
+from typing import Annotated, Any
+from urllib.parse import urlparse, urlsplit, urlunsplit
 
 from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import (
@@ -24,17 +24,28 @@ from pydantic_settings import (
 )
 
 from memman.errors import ConfigError, validation_problems
-from memman.language.attributes import SINGLE_VALUED
+from memman.language.attributes import SINGLE_VALUED, check_label
 
 DEFAULT_DB = "memman.db"
 # Confidence of a memory written by update_memory. Below protected_confidence on purpose: at
 # 1.0 every automatic fact would be protected and consolidation could never merge or decay it.
 DEFAULT_CONFIDENCE = 0.8
+# The longest time span a setting may name. Spans become timedeltas added to now, and past
+# about 8,000 years (or at infinity) Python's datetime overflows: an infinite lease or a TTL
+# of 1e12 hours was accepted, then every flush or short-term fact raised an untyped
+# OverflowError. A century outlives any store.
+CENTURY_DAYS = 36525.0
+CENTURY_HOURS = CENTURY_DAYS * 24
+CENTURY_S = CENTURY_HOURS * 3600
 
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
-        extra="forbid", frozen=True, env_prefix="MEMMAN_", env_ignore_empty=True
+        extra="forbid",
+        frozen=True,
+        env_prefix="MEMMAN_",
+        env_ignore_empty=True,
+        allow_inf_nan=False,  # "inf" MB or seconds became an int conversion error at first use
     )
 
     db: str = DEFAULT_DB
@@ -54,7 +65,7 @@ class Settings(BaseSettings):
     # re-asks, attempts and tokens either way; builtin lets a newer openai stay installed.
     llm_engine: str = "auto"
     llm_max_retries: int = Field(default=2, ge=0, le=10)  # re-asks after invalid output
-    llm_timeout_s: float = Field(default=30.0, gt=0)
+    llm_timeout_s: float = Field(default=30.0, gt=0, le=CENTURY_S)
     # max_tokens for the fixed part of every answer (op, id, reason); each call adds room for
     # the text it may restate (an UPDATE or MERGE text) or extract (extract_max_facts facts).
     # Without it a local server generates until the timeout when the grammar does not close.
@@ -64,7 +75,7 @@ class Settings(BaseSettings):
     # (at most an hour), and after extract_max_tries failures is split in halves; a single
     # message that still fails is reported (stats) and retried only at the slowest pace.
     extract_max_tries: int = Field(default=3, ge=1)
-    extract_retry_backoff_s: float = Field(default=60.0, ge=0)
+    extract_retry_backoff_s: float = Field(default=60.0, ge=0, le=CENTURY_S)
     decider: str = "auto"  # auto | offline | llm
     # update_many and extraction decide up to this many independent ambiguous facts in one
     # LLM call (prompts/update_memory_batch.j2), each checked on its own.
@@ -104,7 +115,7 @@ class Settings(BaseSettings):
     recall_weight_relevance: float = Field(default=0.6, ge=0)
     recall_weight_recency: float = Field(default=0.25, ge=0)
     recall_weight_importance: float = Field(default=0.15, ge=0)
-    recall_half_life_days: float = Field(default=30.0, gt=0)
+    recall_half_life_days: float = Field(default=30.0, gt=0, le=CENTURY_DAYS)
     # With an embedder, a memory found by cosine alone (no shared word) is recalled only at or
     # above this cosine: hybrid retrieval always returns the k nearest vectors, related or not.
     recall_min_cosine: float = Field(default=0.3, ge=-1, le=1)
@@ -121,12 +132,12 @@ class Settings(BaseSettings):
 
     # Lifecycle (memman/lifecycle/observe.py, shortterm.py, consolidate.py).
     # observe() extracts a session's buffered messages once the oldest waited this long.
-    extract_cooldown_s: float = Field(default=120.0, ge=0)
+    extract_cooldown_s: float = Field(default=120.0, ge=0, le=CENTURY_S)
     # One extraction call sees at most this many characters of messages (~6k tokens): a
     # backlog is extracted in several calls instead of one prompt too long for the model.
     extract_batch_chars: int = Field(default=24000, ge=1)
     # Short-term TTL in hours by category; "default" for any other category.
-    short_term_ttl_hours: dict[str, float] = Field(
+    short_term_ttl_hours: dict[str, Annotated[float, Field(gt=0, le=CENTURY_HOURS)]] = Field(
         default_factory=lambda: {"default": 24.0, "location": 6.0, "plan": 72.0}
     )
     promote_min_sessions: int = Field(default=2, ge=1)  # seen in this many sessions: long-term
@@ -136,7 +147,7 @@ class Settings(BaseSettings):
     # is one use, not a lasting fact. At the defaults a fact must matter on 3 occasions spread
     # over 8+ hours, longer than a location's TTL (6 h) unless the user keeps repeating it.
     promote_min_recalls: int = Field(default=3, ge=1)
-    promote_recall_spacing_hours: float = Field(default=4.0, ge=0)
+    promote_recall_spacing_hours: float = Field(default=4.0, ge=0, le=CENTURY_HOURS)
     # Never merged or decayed automatically: these categories, and confidence >= this.
     protected_categories: list[str] = Field(default_factory=lambda: ["constraint", "safety"])
     protected_confidence: float = Field(default=0.95, gt=0, le=1)
@@ -150,16 +161,16 @@ class Settings(BaseSettings):
 
     prompts_dir: str | None = None
     batch_chunk_size: int = Field(default=500, ge=1)
-    busy_timeout_s: float = Field(default=5.0, gt=0)
-    busy_patience_s: float = Field(default=60.0, gt=0)
+    busy_timeout_s: float = Field(default=5.0, gt=0, le=CENTURY_S)
+    busy_patience_s: float = Field(default=60.0, gt=0, le=CENTURY_S)
     # retry_pending and flush claim a row for this long before working on it; a worker that
     # crashed holds it no longer (then another process takes the row). Longer than one LLM
     # decision or extraction, or a slow worker's row could be taken from it.
-    lease_s: float = Field(default=300.0, gt=0)
+    lease_s: float = Field(default=300.0, gt=0, le=CENTURY_S)
     # Bounded growth: extracted chat messages are deleted after this many days (consolidate);
     # a chat message longer than max_message_chars is refused like a fact over max_fact_chars;
     # the WAL file is truncated back to journal_size_limit_mb after a checkpoint.
-    message_retention_days: float = Field(default=30.0, ge=0)
+    message_retention_days: float = Field(default=30.0, ge=0, le=CENTURY_DAYS)
     max_message_chars: int = Field(default=100_000, ge=1)
     journal_size_limit_mb: float = Field(default=64.0, ge=0)
 
@@ -170,7 +181,26 @@ class Settings(BaseSettings):
         there (`--db "$UNSET"`) was reported stored, then lost."""
         if not db.strip():
             raise ValueError("is empty: give a file path, ':memory:' or a PostgreSQL URL")
+        if "\x00" in db:  # no file can be named so; opening it raised os's untyped ValueError
+            raise ValueError("holds a NUL byte")
         return db
+
+    @field_validator("protected_categories")
+    @classmethod
+    def _as_categories_are_stored(cls, categories: list[str]) -> list[str]:
+        """Lowercased and stripped, as update_memory stores a category: "Medical" as written
+        matched no stored "medical", and the facts it was to protect were decayed."""
+        stored = [category.strip().casefold() for category in categories]
+        if not all(stored):
+            raise ValueError("a category is empty")
+        return stored
+
+    @field_validator("safety_attributes", "single_valued_attributes")
+    @classmethod
+    def _as_attributes_are_stored(cls, attributes: list[str]) -> list[str]:
+        """Labels, as attributes are stored ("Relationship Status" -> "relationship_status"):
+        written otherwise, an attribute matched no memory and the setting did nothing."""
+        return [check_label("an attribute", attribute) or "" for attribute in attributes]
 
     @field_validator("llm_base_url")
     @classmethod
@@ -186,10 +216,13 @@ class Settings(BaseSettings):
         return bool(self.llm_model)
 
     def redacted(self) -> dict[str, Any]:
-        """The settings as a dict, safe to print: the API key is masked."""
+        """The settings as a dict, safe to print: the API key is masked, and so is the
+        password of the db URL and of the base URL (as the store's messages mask it)."""
         values = self.model_dump()
         if values["llm_api_key"]:
             values["llm_api_key"] = values["llm_api_key"][:3] + "…"
+        for name in ("db", "llm_base_url"):
+            values[name] = _without_password(values[name])
         return values
 
     @classmethod
@@ -198,6 +231,15 @@ class Settings(BaseSettings):
         other = {f: os.environ[v] for v, f in OTHER_VARIABLES.items() if os.environ.get(v)}
         other_variables = InitSettingsSource(settings_cls, other)
         return init_settings, env_settings, other_variables, _ConfigFile(cls)
+
+
+def _without_password(url: str | None) -> str | None:
+    """The URL with its password shown as ***; anything else (a file path) as it is."""
+    parts = urlsplit(url) if url else None
+    if parts is None or parts.password is None:
+        return url
+    userinfo, _, host = parts.netloc.rpartition("@")
+    return urlunsplit(parts._replace(netloc=f"{userinfo.partition(':')[0]}:***@{host}"))
 
 
 # Variables older than the MEMMAN_<setting> names, and the setting each one fills.

@@ -59,7 +59,7 @@ def _row_not_utf8(row: str | Mapping[str, Any]) -> str | None:
 
 
 def records(
-    rows: Iterable[tuple[int, str | Mapping[str, Any]]],
+    rows: Iterable[tuple[int, Any]],
     model: type[T],
     *,
     source: str | None = None,
@@ -70,7 +70,10 @@ def records(
     adapter = TypeAdapter(model)
     for number, row in rows:
         try:
-            if (why := _row_not_utf8(row)) is not None:
+            if not isinstance(row, str | Mapping):
+                why = f"not a line of text but {type(row).__name__}"
+                yield number, BadLineError(number, why, source)
+            elif (why := _row_not_utf8(row)) is not None:
                 yield number, BadLineError(number, why, source)
             elif isinstance(row, str):
                 yield number, adapter.validate_json(row)
@@ -81,10 +84,18 @@ def records(
 
 
 def parse_lines(
-    lines: Iterable[str], model: type[T], *, source: str | None = None
+    lines: Iterable[str | bytes], model: type[T], *, source: str | None = None
 ) -> Iterator[tuple[int, T | BadLineError]]:
-    """records() of JSON lines numbered from 1, blank lines skipped."""
-    numbered = ((number, line) for number, line in enumerate(lines, 1) if line.strip())
+    """records() of JSON lines numbered from 1, blank lines skipped. A line of bytes (a file
+    opened in binary mode) is decoded as read_lines decodes a file; a line that is neither
+    (an int in a list) is that line's BadLineError."""
+    decoded = (
+        (number, line.decode("utf-8-sig", errors="surrogateescape"))
+        if isinstance(line, bytes)
+        else (number, line)
+        for number, line in enumerate(lines, 1)
+    )
+    numbered = ((n, line) for n, line in decoded if not isinstance(line, str) or line.strip())
     return records(numbered, model, source=source)
 
 

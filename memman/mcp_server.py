@@ -132,6 +132,7 @@ def build_server(
 
     locked: a call may not name another user (a tool error): the model a client runs cannot
     be talked into reading or writing another user's memories."""
+    Scope(user_id, agent_id)  # a blank --user is refused here, not by every tool call
     server = MCPServer("memman", instructions=INSTRUCTIONS)
 
     def tool(fn: Tool) -> Tool:

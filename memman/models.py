@@ -7,6 +7,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+# Importance is the extraction prompt's 1 (trivia) to 10 (must never be forgotten) scale;
+# confidence runs from 0 to 1. update_memory refuses values off them, and so does an import.
+MIN_IMPORTANCE, MAX_IMPORTANCE = 1, 10
+
 
 class Op(StrEnum):
     """What a decision did to long-term memory."""

@@ -191,3 +191,25 @@ def test_one_string_given_for_a_batch_is_refused_not_split_into_characters(tmp_p
         with pytest.raises(InvalidInputError, match="a list of records, not one string"):
             mm.ingest('{"fact": "User likes tea"}', user_id="alice")
         assert mm.list(user_id="alice") == []
+
+
+@pytest.mark.parametrize("chunk_size", [-1, 1.5, "2"])
+def test_a_chunk_size_that_is_no_count_is_refused_before_anything_is_written(tmp_path, chunk_size):
+    # chunk_size=-1 wrote the first fact, then raised an untyped IndexError: the second was
+    # lost; 1.5 raised TypeError from a slice.
+    facts = ["User likes tea", "User plays chess"]
+    with MemoryManager(str(tmp_path / "m.db")) as mm:
+        with pytest.raises(InvalidInputError, match="chunk_size"):
+            mm.update_many(facts, user_id="alice", chunk_size=chunk_size)
+        with pytest.raises(InvalidInputError, match="chunk_size"):
+            mm.ingest([{"fact": fact} for fact in facts], user_id="alice", chunk_size=chunk_size)
+        assert mm.list(user_id="alice") == []
+
+
+@pytest.mark.parametrize("batch", [None, 5])
+def test_a_batch_that_is_no_list_is_an_invalid_input_error(tmp_path, batch):
+    with MemoryManager(str(tmp_path / "m.db")) as mm:  # was TypeError: not iterable
+        with pytest.raises(InvalidInputError, match="a list of facts"):
+            mm.update_many(batch, user_id="alice")
+        with pytest.raises(InvalidInputError, match="a list of records"):
+            mm.ingest(batch, user_id="alice")

@@ -238,6 +238,17 @@ def test_config_masks_the_key(memman, monkeypatch):
     assert "sk-…" in run.out and "gpt-4o-mini" in run.out
 
 
+def test_config_masks_the_passwords_of_urls(memman, monkeypatch):
+    # The API key was masked, the PostgreSQL password and a base URL's credentials were
+    # printed as they are (`memman config` is what users paste into bug reports).
+    monkeypatch.setenv("MEMMAN_DB", "postgresql+psycopg://memman:s3cret@db.internal:5432/mm")
+    monkeypatch.setenv("OPENAI_BASE_URL", "https://bob:pw-123@llm.internal/v1")
+    run = memman("config")
+    assert run.code == 0 and "s3cret" not in run.output and "pw-123" not in run.output
+    assert "postgresql+psycopg://memman:***@db.internal:5432/mm" in run.out
+    assert "https://bob:***@llm.internal/v1" in run.out
+
+
 def test_config_reads_a_toml_file(memman, tmp_path):
     (tmp_path / "memman.toml").write_text('[memman]\ntop_k = 3\nllm_mode = "json"\n')
     run = memman("config")

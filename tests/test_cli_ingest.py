@@ -7,6 +7,7 @@ import json
 
 from memman import MemoryManager
 from tests.test_cli import db, memman  # noqa: F401 (fixtures)
+from tests.test_erase import PARK, SeededEmbedder
 
 
 def test_ingest_keeps_every_field_the_library_takes_and_refuses_unknown_ones(memman, db, tmp_path):  # noqa: F811
@@ -50,3 +51,31 @@ def test_ingest_of_an_audit_trail_says_what_the_lines_are(memman, db, tmp_path):
     assert run.code == 2
     assert "line 1: an audit event of an export, not a fact" in run.err.replace("\n", " ")
     assert "Extra inputs" not in run.err  # one reason, not a complaint per field
+
+
+def test_ingest_of_an_export_s_other_rows_says_what_they_are(memman, db, tmp_path):  # noqa: F811
+    # An export carries parked facts, short-term facts and buffered messages besides the
+    # memories. Read as memory lines, an agent's buffered assistant message became one of
+    # the user's facts, and the others failed on a field ("metadata: Input should be an
+    # object") that did not say what the line was.
+    with MemoryManager(str(tmp_path / "src.db"), embedder=SeededEmbedder()) as mm:
+        mm.update_memory("User likes tea", user_id="alice", agent_id="bot")
+        assert mm.update_memory(f"User said {PARK}", user_id="alice", agent_id="bot").pending_id
+        mm.remember_short_term("User is at the airport", user_id="alice", agent_id="bot",
+                               session_id="s1")  # fmt: skip
+        said = [{"role": "assistant", "content": "Sure, I can book the flight for you"}]
+        mm.observe(said, user_id="alice", agent_id="bot", session_id="s1")
+        lines = list(mm.export_jsonl())
+    assert [json.loads(line)["kind"] for line in lines] == [
+        "memory", "pending", "short_term", "message_buffer",
+    ]  # fmt: skip
+    path = tmp_path / "export.jsonl"
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    run = memman("ingest", str(path), "--db", db)
+    err = run.err.replace("\n", " ")
+    assert run.code == 2 and "line 2: a parked fact of an export" in err
+    assert "line 3: a short-term fact of an export" in err
+    assert "line 4: a buffered chat message of an export" in err
+    with MemoryManager(db) as mm:
+        stored = [m.content for m in mm.list(user_id="alice", agent_id="bot")]
+        assert stored == ["User likes tea"]

@@ -1,9 +1,11 @@
 """Where settings come from: defaults < TOML file < environment < arguments, and one clear
 ConfigError line for anything that cannot be used."""
 
+import asyncio
+
 import pytest
 
-from memman import MemoryManager, load_settings
+from memman import AsyncMemoryManager, MemoryManager, load_settings
 from memman.errors import ConfigError
 from tests.test_cli import memman  # noqa: F401 (fixture)
 
@@ -128,6 +130,11 @@ def test_an_empty_db_path_is_refused_not_a_throwaway_store(path):
         MemoryManager(path)
 
 
+def test_a_db_path_holding_a_nul_byte_is_a_config_error(tmp_path):
+    with pytest.raises(ConfigError, match=r"db: .*NUL"):  # was os's untyped ValueError
+        MemoryManager(str(tmp_path / "a\x00b.db"))
+
+
 def test_the_cli_refuses_an_empty_db_in_one_line(memman):  # noqa: F811
     run = memman("add", "User likes tea", "--user", "alice", "--db", "")
     assert run.code == 1 and run.out == "" and "db: " in run.err
@@ -147,3 +154,87 @@ def test_memman_config_naming_a_folder_says_so(tmp_path, monkeypatch):
     monkeypatch.setenv("MEMMAN_CONFIG", str(tmp_path))  # it said "no such file"
     with pytest.raises(ConfigError, match="not a file"):
         load_settings()
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [
+        ("MEMMAN_SHORT_TERM_TTL_HOURS", '{"default": -5}'),  # stored already expired
+        ("MEMMAN_SHORT_TERM_TTL_HOURS", '{"plan": NaN}'),
+        ("MEMMAN_SHORT_TERM_TTL_HOURS", '{"default": 1e12}'),
+        ("MEMMAN_EXTRACT_COOLDOWN_S", "inf"),
+        ("MEMMAN_EXTRACT_COOLDOWN_S", "1e300"),
+        ("MEMMAN_LEASE_S", "1e300"),
+        ("MEMMAN_MESSAGE_RETENTION_DAYS", "inf"),
+        ("MEMMAN_BUSY_TIMEOUT_S", "inf"),
+        ("MEMMAN_VECTOR_CACHE_MB", "inf"),
+        ("MEMMAN_JOURNAL_SIZE_LIMIT_MB", "inf"),
+    ],
+)
+def test_a_time_span_or_size_no_clock_can_hold_is_refused_when_loaded(
+    tmp_path, monkeypatch, variable, value
+):
+    # Each was accepted, then every observe, flush or remember_short_term raised an untyped
+    # OverflowError or ValueError (timedelta of infinity, a date past year 9999), or a
+    # negative TTL stored every transient fact already expired.
+    monkeypatch.setenv(variable, value)
+    name = variable.removeprefix("MEMMAN_").lower()
+    with pytest.raises(ConfigError, match=rf"^invalid configuration: {name}"):
+        MemoryManager(str(tmp_path / "m.db"))
+
+
+def test_a_century_is_still_a_time_span(tmp_path, monkeypatch):
+    monkeypatch.setenv("MEMMAN_SHORT_TERM_TTL_HOURS", '{"default": 876000, "plan": 0.5}')
+    monkeypatch.setenv("MEMMAN_MESSAGE_RETENTION_DAYS", "36500")
+    with MemoryManager(str(tmp_path / "m.db")) as mm:
+        fact = mm.remember_short_term("User is at the airport", user_id="u", session_id="s")
+        assert fact.expires_at.startswith("2126-")
+        mm.observe([{"role": "user", "content": "I have a dog"}], user_id="u", session_id="s")
+        assert [m.content for m in mm.list(user_id="u")] == []
+        mm.flush("s", user_id="u")
+        assert [m.content for m in mm.list(user_id="u")] == ["I have a dog"]
+
+
+def test_the_store_path_may_be_a_pathlib_path(tmp_path):
+    # pytest's tmp_path / "m.db", Path.home() / ...: refused with "db: Input should be a
+    # valid string", though sqlite3, open() and memman.mem0.Memory all take one.
+    path = tmp_path / "m.db"
+    with MemoryManager(path) as mm:
+        mm.update_memory("User likes tea", user_id="alice")
+        assert mm.path == str(path) and mm.settings.db == str(path)
+    with MemoryManager(str(path)) as mm:
+        assert [m.content for m in mm.list(user_id="alice")] == ["User likes tea"]
+
+    async def read() -> list[str]:
+        async with AsyncMemoryManager(path) as amm:
+            return [m.content for m in await amm.list(user_id="alice")]
+
+    assert asyncio.run(read()) == ["User likes tea"]
+
+
+def test_attribute_settings_are_matched_as_attributes_are_stored(tmp_path):
+    # Attributes are stored as labels ("relationship_status"); the settings were compared
+    # as written, so safety_attributes = ["Allergy"] kept no allergy in the context core and
+    # single_valued_attributes = ["Employer"] let two employers stay current side by side.
+    settings = {"safety_attributes": [" Allergy"], "single_valued_attributes": ["Employer"]}
+    with MemoryManager(str(tmp_path / "m.db"), **settings) as mm:
+        assert mm.settings.safety_attributes == ["allergy"]
+        mm.update_memory("User is allergic to peanuts", user_id="u")
+        mm.update_memory("User likes hiking in the Alps", user_id="u")
+        block = mm.context("hiking", user_id="u", max_tokens=500)
+        assert "peanuts" in "".join(m.content for m in block.core)
+        mm.update_memory("User works at Acme", user_id="u")
+        mm.update_memory("User works at Globex", user_id="u")
+        assert "User works at Acme" not in [m.content for m in mm.list(user_id="u")]
+
+
+def test_settings_and_setting_keywords_together_are_refused_not_half_ignored(tmp_path):
+    # MemoryManager(path, settings=s, top_k=3) ran with s.top_k: the keyword was dropped
+    # without a word (and decider="offline" the same way).
+    settings = load_settings(top_k=5)
+    with pytest.raises(ConfigError, match="top_k"):
+        MemoryManager(str(tmp_path / "m.db"), settings=settings, top_k=3)
+    with pytest.raises(ConfigError, match="decider"):
+        MemoryManager(str(tmp_path / "m.db"), settings=settings, decider="offline")
+    with MemoryManager(str(tmp_path / "m.db"), settings=settings) as mm:
+        assert mm.settings.top_k == 5

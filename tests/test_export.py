@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 
 import pytest
 
@@ -105,3 +106,19 @@ def test_cli_export_refuses_to_overwrite(memman, store, tmp_path):  # noqa: F811
     assert existing.read_text(encoding="utf-8") == "precious\n"
     lonely = memman("export", "--agent", "a1", "--db", store)
     assert lonely.code == 1 and lonely.err == "Error: --agent needs --user\n"
+
+
+def test_a_failed_export_leaves_no_partial_file(memman, store, tmp_path):  # noqa: F811
+    # The hidden .FILE.partial stayed behind, holding whatever was written before the error
+    # (a user's memories, in a file nobody looks for): renamed only when complete, it was
+    # never removed when the export failed.
+    not_a_store = tmp_path / "notes.txt"
+    not_a_store.write_text("not a database\n", encoding="utf-8")
+    output = tmp_path / "out.jsonl"
+    run = memman("export", "--db", str(not_a_store), "-o", str(output))
+    assert run.code == 1 and run.err.startswith("Error: ")
+    with sqlite3.connect(store) as conn:  # a row another program edited: found half way
+        conn.execute("UPDATE long_term SET metadata = 'not json' WHERE content = ?", BOB)
+    run = memman("export", "--db", store, "-o", str(output))
+    assert run.code == 1 and "not json" in run.err
+    assert sorted(p.name for p in tmp_path.iterdir() if "out" in p.name) == []

@@ -8,8 +8,9 @@ import json
 
 import pytest
 
-from memman import MemoryManager
+from memman import MemoryManager, Op
 from tests.clock import Clock
+from tests.test_erase import PARK, SeededEmbedder
 
 USER = "alice"
 
@@ -34,6 +35,12 @@ MEMORY_EDITS = {
     "created_at not a time": {"created_at": "yesterday"},
     "blank content": {"content": "  "},
     "negative count": {"repetition_count": -5},
+    # update_memory refuses importance outside 1-10; copied, 99 outranked every other memory
+    # in recall, and a confidence of 5 made a memory protected from decay for good.
+    "importance above 10": {"importance": 99},
+    "importance below 1": {"importance": 0},
+    "confidence above 1": {"confidence": 5},
+    "negative confidence": {"confidence": -0.5},
     "unknown field": {"embedding_v2": [0.1, 0.2]},
 }
 
@@ -133,3 +140,39 @@ def test_a_copied_row_whose_id_the_store_holds_takes_a_new_one(tmp_path):
         parked = sorted(p.content for p in mm.pending())
     assert (report.bad, report.rows_renumbered) == ([], 1)
     assert parked == ["User likes coffee", "User likes green tea", "User plays chess"]
+
+
+@pytest.mark.parametrize("kind", ["pending", "short_term"])
+def test_a_parked_or_short_term_importance_off_the_scale_is_a_bad_line(tmp_path, kind):
+    source = str(tmp_path / "source.db")
+    with MemoryManager(source, embedder=SeededEmbedder(), clock=Clock()) as mm:
+        mm.remember_short_term("User is at the airport", user_id=USER, session_id="s")
+        assert mm.update_memory(f"User said {PARK}", user_id=USER).op is Op.PENDING
+        exported = list(mm.export_jsonl())
+    line = next(line for line in exported if json.loads(line)["kind"] == kind)
+    with MemoryManager(str(tmp_path / "target.db"), clock=Clock()) as mm:
+        report = mm.import_jsonl([_edited(line, importance=50)])
+        assert len(report.bad) == 1 and "importance" in report.bad[0]
+        assert mm.short_term(user_id=USER) == [] and mm.pending(user_id=USER) == []
+
+
+def test_a_file_opened_in_binary_mode_imports_as_its_path_does(tmp_path, lines):
+    # open(path, "rb") is how many readers hand a file on; each line was bytes, and the
+    # import died on its first one with an untyped AttributeError.
+    dump = tmp_path / "dump.jsonl"
+    dump.write_bytes(("\n".join(lines) + "\n").encode() + b"\xff not utf-8\n")
+    with open(dump, "rb") as file, MemoryManager(str(tmp_path / "target.db")) as mm:
+        report = mm.import_jsonl(file)
+        assert report.copied == 2 and report.events_copied == 2
+        assert report.bad == [f"line {len(lines) + 1}: not UTF-8 text (byte 0xff at character 1)"]
+        assert sorted(m.content for m in mm.list(user_id=USER)) == [
+            "User lives in Porto",
+            "User plays chess",
+        ]
+
+
+def test_a_line_that_is_not_text_is_a_bad_line(tmp_path, lines):
+    with MemoryManager(str(tmp_path / "target.db")) as mm:
+        report = mm.import_jsonl([lines[0], 5, None, *lines[1:]])
+        assert [line.split(":")[0] for line in report.bad] == ["line 2", "line 3"]
+        assert report.copied == 2

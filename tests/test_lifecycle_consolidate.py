@@ -278,3 +278,17 @@ def test_memories_written_with_default_confidence_can_merge(db, clock):
             Status.ACTIVE,
             Status.SUPERSEDED,
         }
+
+
+def test_a_protected_category_is_matched_as_categories_are_stored(db, clock):
+    # Categories are stored lowercased ("Medical" -> "medical"), the setting was compared as
+    # written: protected_categories = ["Medical"] protected nothing, and the user's medical
+    # facts were decayed and archived like any other, and left out of the context core.
+    with MemoryManager(db, clock=clock, protected_categories=[" Medical", "SAFETY"]) as mm:
+        pills = mm.update_memory("User takes insulin twice a day", user_id="u", category="Medical")
+        mm.update_memory("User likes hiking", user_id="u")
+        clock.advance(days=400)
+        decayed = {c.target for c in mm.consolidate().changes}
+        assert pills.memory_id not in decayed and decayed
+        assert mm.get(pills.memory_id, user_id="u").confidence == 0.8
+        assert "insulin" in mm.context("what is the weather", user_id="u", max_tokens=200).text

@@ -159,3 +159,35 @@ def test_cli_flush_needs_a_session_or_idle(memman, db):  # noqa: F811
         run = memman("flush", *args, "--db", db)
         assert run.code == 1 and run.out == ""
         assert run.err.startswith("Error: ") and run.err.count("\n") == 1
+
+
+def test_cli_consolidate_reports_the_sessions_it_extracts(memman, db, clock):  # noqa: F811
+    # It extracted them and printed "0 changes": the memories it had just written were not
+    # mentioned, and a dry run did not say which chats a real run would extract.
+    long_ago(db, clock, ("a", "s-a", "I grow tomatoes."), ("a", "s-a", "Tell me a joke"))
+    dry = memman("consolidate", "--dry-run", "--db", db)
+    assert dry.code == 0 and "1 idle sessions would be extracted" in dry.out and "s-a" in dry.out
+    run = memman("consolidate", "--db", db)
+    assert run.code == 0, run.output
+    assert "1 sessions extracted" in run.out and "s-a" in run.out
+    assert "skipped (request to the assistant): Tell me a joke" in run.out
+    assert waiting(db) == []
+
+
+def test_cli_consolidate_exits_2_when_an_extraction_failed(
+    memman,  # noqa: F811
+    db,
+    clock,
+    fake_openai,
+    monkeypatch,
+):
+    # A failed extraction (its messages stay buffered) was silent, with exit 0.
+    long_ago(db, clock, ("a", "s-a", "I grow tomatoes."))
+    fake_openai.script(*[Reply(500, {"error": {"message": "boom"}})] * 4)
+    monkeypatch.setenv("MEMMAN_LLM_MODEL", "fake-model")
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
+    monkeypatch.setenv("MEMMAN_LLM_MAX_RETRIES", "0")
+    run = memman("consolidate", "--db", db)
+    assert run.code == 2 and "s-a" in run.out
+    assert "1 extractions failed; their messages stay buffered" in run.err
+    assert waiting(db) == [("a", "s-a", "I grow tomatoes.")]

@@ -22,6 +22,8 @@ pytest.importorskip("mcp.server.mcpserver", reason="the mcp extra (the MCP SDK 2
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
+from tests.test_cli import memman  # noqa: F401 (the CLI runner fixture)
+
 REPO = Path(__file__).resolve().parents[1]
 TOOLS = {
     "remember",
@@ -263,3 +265,11 @@ def test_the_readme_client_config_starts_this_server():
     server = config["mcpServers"]["memory"]
     assert server["command"] == "memman" and server["args"][0] == "mcp"
     assert {"--db", "--user"} <= set(server["args"])
+
+
+@pytest.mark.parametrize("user", ["", "  "])
+def test_a_blank_server_user_is_refused_at_start(memman, db, user):  # noqa: F811
+    # `--user ""` (an unset variable in a client's config) started a server whose every
+    # tool call then failed with "user_id must be a non-empty string".
+    run = memman("mcp", "--user", user, "--db", db)
+    assert run.code == 1 and run.err.startswith("Error: user_id") and run.out == ""

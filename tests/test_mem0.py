@@ -437,3 +437,46 @@ def test_an_id_keeps_standing_for_its_memory_through_updates(tmp_path):
         assert m.get(tea["id"]) is None and m.get_all(user_id="ann") == {"results": []}
         with pytest.raises(ValueError, match="not found"):
             m.delete(jazz["id"])
+
+
+def test_history_of_an_id_shows_every_text_it_stood_for(tmp_path):
+    # The id an app holds moved twice (two update() calls stored under new ids): its history
+    # showed its own events and the last memory's, and the middle text was nowhere.
+    with Memory(str(tmp_path / "m.db")) as m:
+        [jazz] = m.add("User likes jazz", user_id="ann", infer=False)["results"]
+        m.update(jazz["id"], text="User collects vinyl records")
+        m.update(jazz["id"], text="User plays the cello")
+        history = m.history(jazz["id"])
+        added = [entry["new_memory"] for entry in history if entry["event"] == "ADD"]
+        assert added == ["User likes jazz", "User collects vinyl records", "User plays the cello"]
+        assert [entry["id"] for entry in history] == sorted(entry["id"] for entry in history)
+
+
+def test_infer_false_takes_an_agent_transcript_as_it_is(tmp_path):
+    # An agent loop's messages: a tool-call turn has content None and a user turn may be a
+    # list of content parts. mem0 skips the first; memman refused the whole add
+    # ("every message content must be a string"), though observe (infer=True) takes both.
+    transcript = [
+        {"role": "system", "content": "You are a helpful assistant."},
+        {"role": "user", "content": [{"type": "text", "text": "I moved to Lisbon"}]},
+        {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function"}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "Lisbon: 21 degrees"},
+    ]
+    with Memory(str(tmp_path / "m.db")) as m:
+        results = m.add(transcript, user_id="ann", infer=False)["results"]
+        assert [r["memory"] for r in results] == ["I moved to Lisbon", "Lisbon: 21 degrees"]
+        with pytest.raises(ValueError, match="content"):
+            m.add([{"role": "user", "content": 5}], user_id="ann", infer=False)
+
+
+def test_an_id_that_is_not_valid_unicode_is_an_unknown_id(tmp_path):
+    # get, history, delete and update raised UnicodeEncodeError from the database driver.
+    with Memory(str(tmp_path / "m.db")) as m:
+        m.add("User likes jazz", user_id="ann", infer=False)
+        bad = "ab\ud800cd"
+        assert m.get(bad) is None and m.history(bad) == []
+        with pytest.raises(ValueError, match="not found"):
+            m.delete(bad)
+        with pytest.raises(ValueError, match="not found"):
+            m.update(bad, data="User likes blues")
+        assert [i["memory"] for i in m.get_all(user_id="ann")["results"]] == ["User likes jazz"]

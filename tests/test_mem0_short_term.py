@@ -165,16 +165,28 @@ def test_update_of_a_short_term_fact_replaces_it_and_the_old_id_follows(memory, 
     again = memory.update(plan["id"], "I'm going to the opera tonight")
     assert memory.get(plan["id"])["memory"] == memory.get(updated["id"])["memory"]
     assert memory.get(plan["id"])["id"] == again["id"]
-    history = memory.history(plan["id"])
-    # its own life, then that of the fact holding its text now (as for memories)
-    assert [(h["event"], h["new_memory"] or h["old_memory"]) for h in history] == [
+    # its own life, then that of each fact that held its text (as for memories); the middle
+    # one was left out, and once the last was deleted only the first fact's life was left,
+    # its end called "short-term fact deleted"
+    line = [
         ("ADD", PLAN),
         ("DELETE", PLAN),
+        ("ADD", "I'm going to the theatre tonight"),
+        ("DELETE", "I'm going to the theatre tonight"),
         ("ADD", "I'm going to the opera tonight"),
     ]
-    assert history[1]["reason"] == f"replaced by update(): now {again['id']}"
+    history = memory.history(plan["id"])
+    assert [(h["event"], h["new_memory"] or h["old_memory"]) for h in history] == line
+    assert history[1]["reason"] == f"replaced by update(): now {updated['id']}"
+    assert history[3]["reason"] == f"replaced by update(): now {again['id']}"
     memory.delete(plan["id"])  # deletes the fact holding the text
     assert memory.get(again["id"]) is None and memory.get(plan["id"]) is None
+    history = memory.history(plan["id"])
+    assert [(h["event"], h["new_memory"] or h["old_memory"]) for h in history] == [
+        *line,
+        ("DELETE", "I'm going to the opera tonight"),
+    ]
+    assert history[1]["reason"] == f"replaced by update(): now {updated['id']}"
 
 
 @pytest.mark.parametrize("bad", ["short_term:007", "short_term:" + "9" * 5000])

@@ -102,6 +102,9 @@ ENTRY_POINTS: dict[str, Callable[[MemoryManager, str], object]] = {
     # A query typed in a Latin-1 terminal: no "0 hits" that hides why.
     "search query": lambda mm, memory_id: mm.search(f"coffee {BAD}", user_id="u"),
     "context query": lambda mm, memory_id: mm.context(f"coffee {BAD}", user_id="u"),
+    "search_short_term query": lambda mm, memory_id: mm.search_short_term(
+        f"coffee {BAD}", user_id="u"
+    ),
     "list": lambda mm, memory_id: mm.list(user_id=BAD),
     "context": lambda mm, memory_id: mm.context("tea", user_id=BAD),
     "events": lambda mm, memory_id: mm.events(user_id=BAD),

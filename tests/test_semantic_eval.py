@@ -13,6 +13,7 @@ from memman.config import load_settings
 from memman.errors import InvalidInputError
 from memman.tuning.evaluate import evaluate, load_cases
 from tests.decisions import answer
+from tests.test_cli import memman  # noqa: F401 (the CLI runner fixture)
 
 SHIPPED = Path(__file__).resolve().parents[1] / "evals" / "cases.jsonl"
 PROMPTS = Path(__file__).resolve().parents[1] / "prompts"
@@ -71,3 +72,13 @@ def test_bad_cases_are_refused(tmp_path, line):
     (tmp_path / "c.jsonl").write_text(line + "\n")
     with pytest.raises(InvalidInputError):
         load_cases(tmp_path / "c.jsonl")
+
+
+@pytest.mark.parametrize("text", ["", "\n\n"])
+def test_a_file_of_no_cases_is_one_line_not_a_division_by_zero(tmp_path, memman, text):  # noqa: F811
+    path = tmp_path / "cases.jsonl"
+    path.write_text(text)
+    with pytest.raises(InvalidInputError, match="no decision cases"):
+        load_cases(path)
+    run = memman("eval", str(path))  # was a ZeroDivisionError traceback
+    assert run.code == 1 and run.err.startswith("Error: ") and "no decision cases" in run.err

@@ -12,6 +12,7 @@ import sqlalchemy as sa
 from memman import MemoryManager, Op
 from memman.errors import (
     ConfigError,
+    InvalidInputError,
     StoreBusyError,
     StoreCorruptError,
     StoreError,
@@ -21,6 +22,7 @@ from memman.errors import (
 from memman.storage import busy
 from memman.storage.store import KNOWN_MIGRATIONS
 from memman.write.decide import OfflineDecider
+from tests.test_erase import PARK, SeededEmbedder
 
 
 def test_a_decider_name_is_accepted_and_parks_nothing_by_mistake(tmp_path):
@@ -233,3 +235,68 @@ def test_a_disk_error_is_a_store_error_naming_the_file():
     typed = busy.typed_sqlite_error(sa.exc.OperationalError("SELECT 1", (), error), "m.db")
     assert type(typed) is StoreError and "m.db" in str(typed)
     assert not busy.is_busy(error)
+
+
+@pytest.mark.parametrize(
+    ("table", "column", "value"),
+    [
+        ("long_term", "metadata", "not json"),
+        ("long_term", "sources", "["),
+        ("long_term", "status", "zombie"),
+        ("events", "scores", "{"),
+        ("pending", "metadata", "not json"),
+        ("short_term", "sessions", "s1"),
+    ],
+)
+def test_a_row_edited_outside_memman_is_a_typed_error_naming_it(tmp_path, table, column, value):
+    """Another tool wrote a value no memman write stores: every read of the user's memories
+    (get, list, search, context, export, history) raised json's or the enum's own error, a
+    traceback in the CLI. Now a StoreCorruptError names the row, and other users' reads go on."""
+    path = str(tmp_path / "m.db")
+    with MemoryManager(path, embedder=SeededEmbedder()) as mm:
+        tea = mm.update_memory("User likes green tea", user_id="u").memory_id
+        mm.update_memory("User plays chess", user_id="other")
+        mm.remember_short_term("User is at the airport", user_id="u", session_id="s1")
+        assert mm.update_memory(f"User said {PARK}", user_id="u").op is Op.PENDING
+    with sqlite3.connect(path) as conn:
+        conn.execute(f"UPDATE {table} SET {column} = ? WHERE user_id = 'u'", (value,))
+    reads = {
+        "long_term": lambda mm: [mm.get(tea, user_id="u")],
+        "events": lambda mm: mm.export_events(user_id="u"),
+        "pending": lambda mm: mm.pending(user_id="u"),
+        "short_term": lambda mm: mm.short_term(user_id="u"),
+    }
+    with MemoryManager(path, embedder=SeededEmbedder()) as mm:
+        with pytest.raises(StoreCorruptError, match=rf"^{table} row .* {column}"):
+            list(reads[table](mm))
+        assert [m.content for m in mm.list(user_id="other")] == ["User plays chess"]
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda mm, memory_id: mm.delete(memory_id, user_id="u", reason=5),
+        lambda mm, memory_id: mm.delete(memory_id, user_id="u", reason="x" * 5000),
+        lambda mm, memory_id: mm.delete(memory_id, user_id="u", reason=None),
+        lambda mm, memory_id: mm.backup(None),
+        lambda mm, memory_id: mm.backup(5),
+        lambda mm, memory_id: mm.migrate_to("other.db"),
+    ],
+    ids=[
+        "reason int",
+        "reason 5000 chars",
+        "reason None",
+        "backup None",
+        "backup int",
+        "migrate_to str",
+    ],
+)
+def test_an_argument_of_the_wrong_type_is_invalid_input(tmp_path, call):
+    # Each raised TypeError, AttributeError or pydantic's ValidationError (a reason is
+    # written into the audit trail as given).
+    with MemoryManager(str(tmp_path / "m.db")) as mm:
+        memory_id = mm.update_memory("User likes tea", user_id="u").memory_id
+        with pytest.raises(InvalidInputError):
+            call(mm, memory_id)
+        assert [m.content for m in mm.list(user_id="u")] == ["User likes tea"]
+        assert [e.op for e in mm.history(memory_id, user_id="u")] == [Op.ADD]

@@ -19,7 +19,7 @@ from memman.lifecycle.idle import SessionExtraction
 from memman.lifecycle.observe import ObserveResult
 from memman.lifecycle.shortterm import ShortTermFact, ShortTermHit
 from memman.models import UpdateResult
-from memman.scope import Scope, check_id
+from memman.scope import Scope, check_encodable, check_id
 from memman.write.candidate import Candidate, check_metadata
 from memman.write.writepath import Also
 
@@ -260,6 +260,7 @@ class LifecycleCalls(Parts):
         counts a recall towards promotion, as context() counts the ones it shows."""
         if not isinstance(query, str):
             raise InvalidInputError("query must be a string")
+        check_encodable("query", query)  # as search: else "no hits", never saying why
         check_count("limit", limit, minimum=1)
         scope, now = Scope(user_id, agent_id), self.clock()
         with self.store.read() as conn:

@@ -8,6 +8,7 @@ opens the store and assembles the parts they share.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from memman.api.arguments import Clock, utc_now
@@ -36,7 +37,7 @@ class MemoryManager(WriteCalls, ReadCalls, LifecycleCalls, UpkeepCalls):
 
     def __init__(
         self,
-        path: str | None = None,
+        path: str | os.PathLike[str] | None = None,
         *,
         settings: Settings | None = None,
         decider: str | Decider | None = None,
@@ -54,6 +55,8 @@ class MemoryManager(WriteCalls, ReadCalls, LifecycleCalls, UpkeepCalls):
         ("auto", "offline", "llm") or your own object, checked here rather than at the first
         ambiguous fact.
         """
+        if isinstance(path, os.PathLike):  # tmp_path / "m.db", as sqlite3 and open() take it
+            path = os.fspath(path)
         custom_embedder: Embedder | None = None
         if isinstance(decider, str):  # a registry name, like the decider setting
             overrides["decider"], decider = decider, None
@@ -68,6 +71,11 @@ class MemoryManager(WriteCalls, ReadCalls, LifecycleCalls, UpkeepCalls):
                     "dim and embed(texts)"
                 )
             custom_embedder = embedder
+        if settings is not None and overrides:  # they would be dropped without a word
+            raise ConfigError(
+                f"give settings= or setting keywords ({', '.join(sorted(overrides))}), not both:"
+                " put them in the Settings (settings.model_copy(update=...))"
+            )
         self.settings = settings or load_settings(db=path, **overrides)
         self.path = path or self.settings.db
         decider = decider or make_decider(self.settings)  # an unknown name fails before opening

@@ -4,6 +4,7 @@ check, backup, delete, restore, purge and forget.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from memman.storage import maintenance, store_copy, transfer
 from memman.storage.maintenance import CheckReport
 from memman.storage.store_copy import MigrateReport
 from memman.storage.transfer import ImportReport
+from memman.write.candidate import check_text
 
 
 class UpkeepCalls(Parts):
@@ -76,9 +78,10 @@ class UpkeepCalls(Parts):
         )
 
     def import_jsonl(
-        self, source: str | Path | Iterable[str], *, raw: bool = False
+        self, source: str | Path | Iterable[str | bytes], *, raw: bool = False
     ) -> ImportReport:
-        """Read a lossless export (a file path, or its lines) into this store.
+        """Read a lossless export (a file path, or its lines: text, or bytes as a file opened
+        in binary mode gives them) into this store.
 
         Into an empty store (or scope), or with raw=True, records are copied as they are (ids,
         statuses, counters, stamps, events). Into a scope that holds memories, what it has is
@@ -108,6 +111,10 @@ class UpkeepCalls(Parts):
         target holds anything. The report's differences() lists any table whose row count
         differs afterwards (none: a complete copy). Stop writers to this store first: each
         part is read in its own snapshot."""
+        if not isinstance(target, UpkeepCalls):  # a path: open it with MemoryManager(path)
+            raise InvalidInputError(
+                f"migrate_to takes another MemoryManager, not {type(target).__name__}"
+            )
         return store_copy.migrate(self, target)
 
     def stats(self, *, user_id: str | None = None, agent_id: str | None = None) -> dict[str, Any]:
@@ -154,6 +161,8 @@ class UpkeepCalls(Parts):
 
     def backup(self, path: str | Path) -> Path:
         """Copy the store to a new file with SQLite's online backup, safe while others write."""
+        if not isinstance(path, str | os.PathLike):  # else os's TypeError
+            raise InvalidInputError(f"backup takes a file path, not {type(path).__name__}")
         return maintenance.backup(self.store, path)
 
     # -- explicit user actions -----------------------------------------------------------------
@@ -168,6 +177,7 @@ class UpkeepCalls(Parts):
     ) -> UpdateResult:
         """Soft-delete a memory of the scope (recoverable with restore; `purge` erases)."""
         scope = id_scope("delete", user_id, agent_id)
+        reason = check_text("reason", reason, self.settings.max_fact_chars)  # audit trail text
         return manual.set_status(
             self.store, memory_id, scope, Status.DELETED, Op.DELETE, reason, self._now
         )
@@ -182,6 +192,7 @@ class UpkeepCalls(Parts):
     ) -> UpdateResult:
         """Bring back a deleted, superseded or archived memory, unless its text is active again."""
         scope = id_scope("restore", user_id, agent_id)
+        reason = check_text("reason", reason, self.settings.max_fact_chars)
         return manual.set_status(
             self.store, memory_id, scope, Status.ACTIVE, Op.UPDATE, reason, self._now
         )

@@ -107,8 +107,12 @@ class WriteCalls(Parts):
         `category`, `importance` and `observed_at` (default: when written), like source and
         metadata, apply to every fact of the batch; each fact's topic is read from its text.
         """
-        if isinstance(facts, str):  # iterated, each character would be a fact
-            raise InvalidInputError("update_many takes a list of facts, not one string")
+        if isinstance(facts, str) or not isinstance(facts, Iterable):  # a str: each character
+            what = "one string" if isinstance(facts, str) else type(facts).__name__
+            raise InvalidInputError(f"update_many takes a list of facts, not {what}")
+        # A size below 1 wrote the first fact, then failed on the rest with an IndexError.
+        size = chunk_size or self.settings.batch_chunk_size
+        check_count("chunk_size", size, minimum=1)
         scope = Scope(user_id, agent_id)
         candidates = []
         with batch_memo():  # a fact's topic, read in the batch, is read again as a memory
@@ -127,7 +131,6 @@ class WriteCalls(Parts):
                     )
                 except InvalidInputError as error:
                     raise InvalidInputError(f"fact #{index}: {error}") from error
-            size = chunk_size or self.settings.batch_chunk_size
             return self._writes.batch(scope, candidates, size)
 
     def ingest(
@@ -148,8 +151,9 @@ class WriteCalls(Parts):
         Records are decided in order; a run of consecutive records of one scope is written as
         update_many writes a batch (one transaction per chunk, its ADDs together).
         """
-        if isinstance(records, str | bytes):  # iterated, each character would be a record
-            raise InvalidInputError("ingest takes a list of records, not one string")
+        if isinstance(records, str | bytes) or not isinstance(records, Iterable):
+            what = "one string" if isinstance(records, str | bytes) else type(records).__name__
+            raise InvalidInputError(f"ingest takes a list of records, not {what}")
         size = chunk_size or self.settings.batch_chunk_size
         check_count("chunk_size", size, minimum=1)
         results: list[UpdateResult | InvalidInputError | None] = []

@@ -13,6 +13,7 @@ from rich.table import Table
 from memman.cli.common import AgentOption, DbOption, UserOption, _open, console, errors
 from memman.cli.render import _add_decision, _decisions_table, _mode_line, _short
 from memman.errors import InvalidInputError
+from memman.lifecycle.observe import ObserveResult
 
 
 def consolidate(
@@ -74,6 +75,14 @@ def consolidate(
         console.print(f"{len(report.rejected_clusters)} clusters left alone (not mutually similar)")
     if report.truncated:
         console.print(f"stopped at --max-ops {max_ops}; run again for the rest")
+    # Idle chats were extracted first: their facts are decisions (history), not changes.
+    found = [(e.session.session_id, e.session.user_id, e.result) for e in report.extractions]
+    if dry_run and found:
+        sessions = ", ".join(f"{session} ({user})" for session, user, _ in found)
+        console.print(f"{len(found)} idle sessions would be extracted: {sessions}", soft_wrap=True)
+    done = [(session, user, result) for session, user, result in found if result is not None]
+    if done:
+        _show_extractions(done, f"{len(done)} sessions extracted")
 
 
 def flush(
@@ -106,7 +115,13 @@ def flush(
         else:
             found = mm.flush_idle(user_id=user, agent_id=agent)
             done = [(e.session.session_id, e.session.user_id, e.result) for e in found if e.result]
-    table = Table(title=f"{len(done)} sessions flushed")
+    _show_extractions(done, f"{len(done)} sessions flushed")
+
+
+def _show_extractions(done: list[tuple[str, str, ObserveResult]], title: str) -> None:
+    """What flush or consolidate extracted, session by session, and what each skipped; exit
+    2 if an extraction failed (its messages stay buffered)."""
+    table = Table(title=title)
     for column in ("session", "user", "messages", "facts", "skipped", "still buffered"):
         table.add_column(column, overflow="fold")
     for session_id, user_id, result in done:

@@ -56,17 +56,22 @@ def export(
     except OSError as error:
         raise InvalidInputError(f"cannot write {output}: {error}") from error
     count = 0
-    with _open(db) as mm, sink if output else nullcontext():
-        records = mm.export_jsonl(
-            user_id=user,
-            agent_id=agent,
-            include_inactive=include_inactive,
-            events=events or with_events,
-            memories=not events,
-        )
-        for record in records:
-            sink.write(record + "\n")
-            count += 1
+    try:
+        with _open(db) as mm, sink if output else nullcontext():
+            records = mm.export_jsonl(
+                user_id=user,
+                agent_id=agent,
+                include_inactive=include_inactive,
+                events=events or with_events,
+                memories=not events,
+            )
+            for record in records:
+                sink.write(record + "\n")
+                count += 1
+    except BaseException:  # no half export left behind in a hidden file nobody looks for
+        if partial:
+            partial.unlink(missing_ok=True)
+        raise
     if output and partial:
         partial.replace(output)
         what = "events" if events else "records" if with_events else "memories"

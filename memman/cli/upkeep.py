@@ -109,7 +109,7 @@ def reindex(
 
 
 def config(db: DbOption = None) -> None:
-    """Show the effective configuration (API key masked)."""
+    """Show the effective configuration (API key and URL passwords masked)."""
     from memman.llm.client import last_fallback, resolve_mode
 
     settings = load_settings(db=db)

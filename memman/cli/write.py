@@ -148,6 +148,15 @@ def ingest(
         raise typer.Exit(2)
 
 
+# An export's lines that are no memory: each would be read as one by its "content".
+_EXPORT_ROWS = {
+    "pending": "a parked fact",
+    "short_term": "a short-term fact",
+    "message_buffer": "a buffered chat message",
+    "vector": "a vector",
+}
+
+
 class _IngestLine(BaseModel):
     """One line of an ingest file: an object with a "fact" and what MemoryManager.ingest takes
     with it (a misspelt key is a bad line, not dropped), a bare JSON string (the fact), or a
@@ -174,6 +183,10 @@ class _IngestLine(BaseModel):
             return {"fact": line}
         if isinstance(line, dict) and {"memory_id", "op"} <= line.keys():  # `export --events`
             raise ValueError("an audit event of an export, not a fact: nothing to ingest")
+        if isinstance(line, dict) and line.get("kind") in _EXPORT_ROWS:  # read as a memory, an
+            # agent's buffered assistant message became the user's fact
+            what = _EXPORT_ROWS[line["kind"]]
+            raise ValueError(f"{what} of an export: `memman import` copies those")
         if isinstance(line, dict) and "fact" not in line and "content" in line:
             status = line.get("status", "active")
             if status != "active":  # ingested, a deleted or replaced memory would be current

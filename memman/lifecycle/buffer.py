@@ -41,7 +41,7 @@ def _check_messages(messages: Any) -> list[tuple[str, str, str | None]]:
     for index, message in enumerate(messages):
         role = message.get("role") if isinstance(message, dict) else None
         content = message.get("content") if isinstance(message, dict) else None
-        text = _text_of(content)
+        text = text_of(content)
         if role not in ROLES or text is None:
             raise InvalidInputError(
                 f"message #{index} needs a role ({', '.join(sorted(ROLES))}) and content:"
@@ -54,7 +54,7 @@ def _check_messages(messages: Any) -> list[tuple[str, str, str | None]]:
     return checked
 
 
-def _text_of(content: Any) -> str | None:
+def text_of(content: Any) -> str | None:
     """The text of a message's content ("" if it has none), None if it is not content."""
     if content is None:
         return ""

@@ -23,6 +23,7 @@ from memman.language.text import content_hash, content_tokens
 from memman.lifecycle.blend import blend
 from memman.models import Op, Tier
 from memman.scope import Scope
+from memman.storage.busy import stored
 from memman.storage.store import Store
 from memman.timestamps import stamp
 from memman.write.commit import record_event
@@ -79,7 +80,7 @@ def _from_row(row: sa.Row) -> ShortTermFact:
         content=m["content"],
         category=m["category"],
         importance=m["importance"],
-        sessions=json.loads(m["sessions"]),
+        sessions=stored("short_term", m["id"], "sessions", json.loads, m["sessions"]),
         status=m["status"],
         created_at=m["created_at"],
         expires_at=m["expires_at"],
@@ -87,7 +88,7 @@ def _from_row(row: sa.Row) -> ShortTermFact:
         last_recalled_at=m["last_recalled_at"],
         updated_at=m["updated_at"],
         source=m["source"],
-        metadata=json.loads(m["metadata"]),
+        metadata=stored("short_term", m["id"], "metadata", json.loads, m["metadata"]),
     )
 
 

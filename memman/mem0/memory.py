@@ -30,6 +30,7 @@ from typing import Any
 
 from memman.api.manager import MemoryManager
 from memman.errors import ConfigError, DecisionError, InvalidInputError, NotFoundError
+from memman.lifecycle.buffer import text_of
 from memman.mem0.config import settings_from_config
 from memman.mem0.shapes import (
     UPDATE_SOURCE,
@@ -48,7 +49,7 @@ from memman.mem0.shapes import (
 from memman.mem0.short_term import ShortTermPart, as_short_item, is_short_term
 from memman.models import Memory as Record
 from memman.models import Op, Status
-from memman.scope import Scope
+from memman.scope import Scope, check_id
 
 log = logging.getLogger(__name__)
 
@@ -120,9 +121,14 @@ class Memory:
         if metadata is not None and not isinstance(metadata, dict):
             raise InvalidInputError("metadata must be a dict")
         if not infer:
-            texts = [m.get("content") for m in chat if m.get("role") != "system"]
-            if not all(isinstance(text, str) for text in texts):
-                raise InvalidInputError("with infer=False every message content must be a string")
+            # As observe reads a transcript: text parts joined, a tool-call turn (None) skipped.
+            contents = [text_of(m.get("content")) for m in chat if m.get("role") != "system"]
+            if any(text is None for text in contents):
+                raise InvalidInputError(
+                    "with infer=False every message content must be a string, a list of "
+                    "content parts or None"
+                )
+            texts = [text for text in contents if text]
             results = self.manager.update_many(
                 texts, user_id=user, agent_id=agent, metadata=metadata, source="mem0.add"
             )
@@ -251,26 +257,28 @@ class Memory:
     def _owner(self, memory_id: str) -> dict[str, str | None]:
         """The scope of a memory named by id alone, as mem0's calls name one: mem0's ids are
         global, so the facade looks the owner up (NotFoundError for an unknown id)."""
-        if not isinstance(memory_id, str):
-            raise NotFoundError(f"no memory with id {memory_id!r}")
+        try:  # an id no memory can have (not a string, not UTF-8): as unknown as any other
+            check_id("memory_id", memory_id)
+        except InvalidInputError:
+            raise NotFoundError(f"no memory with id {memory_id!r}") from None
         with self.manager.store.read() as conn:
             memory = self.manager.store.get(conn, memory_id)
         return {"user_id": memory.user_id, "agent_id": memory.agent_id}
 
-    def _active(self, memory_id: str) -> Record:
-        """The active memory an id stands for: itself, or where update() moved its text.
+    def _chain(self, memory_id: str) -> list[Record]:
+        """The memories an id has stood for, oldest first: itself, then each memory update()
+        moved its text to (the last is active unless that text was deleted since).
 
         update() may store the new text under another id (see update); the memory that
         received it carries the source "mem0.update:<old id>", so an id a caller holds keeps
-        answering get, update, delete and search results as mem0's ids do.
+        answering get, update, delete, history and search results as mem0's ids do.
         """
         try:
             memory = self.manager.get(memory_id, **self._owner(memory_id))
         except NotFoundError:
             raise InvalidInputError(f"Memory with id {memory_id} not found") from None
-        seen: set[str] = set()
-        while memory.status is not Status.ACTIVE and memory.id not in seen:
-            seen.add(memory.id)
+        chain = [memory]
+        while memory.status is not Status.ACTIVE:
             mark = UPDATE_SOURCE + memory.id
             scope = self.manager.list(
                 user_id=memory.user_id, agent_id=memory.agent_id, include_inactive=True
@@ -278,6 +286,14 @@ class Memory:
             heirs = [m for m in scope if m.id != memory.id and mark in m.sources]
             active = [m for m in heirs if m.status is Status.ACTIVE]
             memory = (active or heirs or [memory])[-1]
+            if memory.id in {m.id for m in chain}:
+                break
+            chain.append(memory)
+        return chain
+
+    def _active(self, memory_id: str) -> Record:
+        """The active memory an id stands for: itself, or where update() moved its text."""
+        memory = self._chain(memory_id)[-1]
         if memory.status is not Status.ACTIVE:
             raise InvalidInputError(f"Memory with id {memory_id} not found")
         return memory
@@ -354,19 +370,18 @@ class Memory:
 
     def history(self, memory_id: str) -> list[dict[str, Any]]:
         """Every change of a memory, oldest first, keyed as mem0's history (plus memman's
-        reason and tier), with the history of the memory update() moved its text to;
+        reason and tier), with the history of each memory update() moved its text to;
         [] for an unknown id, as mem0 answers."""
         if is_short_term(memory_id):
             return self.short_term.history(memory_id)
         try:
             owner = self._owner(memory_id)
-            events = {event.id: event for event in self.manager.history(memory_id, **owner)}
-            current = self._active(memory_id).id
-        except NotFoundError:
+            chain = self._chain(memory_id)
+        except (NotFoundError, InvalidInputError):
             return []
-        except InvalidInputError:  # deleted: its own history only
-            current = memory_id
-        if current != memory_id:  # update() moved the text: where it went, too
-            moved = self.manager.history(current, **owner)
-            events.update((event.id, event) for event in moved)
+        events = {
+            event.id: event
+            for memory in chain
+            for event in self.manager.history(memory.id, **owner)
+        }
         return [as_history_entry(events[key]) for key in sorted(events)]

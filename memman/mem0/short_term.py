@@ -82,6 +82,18 @@ class ShortTermPart:
         heirs = [other for other in scope if other.id > fact.id and other.source == line]
         return heirs[-1] if heirs else None
 
+    def successor(self, fact: ShortTermFact) -> ShortTermFact | None:
+        """The fact update() replaced this deleted one by, whatever became of it since: the
+        first fact of the same update() line written after it (history walks the line)."""
+        if fact.status != "deleted":
+            return None
+        line, scope = UPDATE_SOURCE + _first(fact), Scope(fact.user_id, fact.agent_id)
+        store = self.manager.store
+        with store.read() as conn:
+            rows = store.table_rows(conn, "short_term", scope)
+            later = [row["id"] for row in rows if row["id"] > fact.id and row["source"] == line]
+            return shortterm.by_id(store, conn, min(later), scope) if later else None
+
     def live(self, memory_id: str) -> ShortTermFact:
         """The live fact an id stands for: its own, or the one update() replaced it by;
         InvalidInputError "not found" (mem0's words) else."""
@@ -168,26 +180,26 @@ class ShortTermPart:
 
     def history(self, memory_id: str) -> list[dict[str, Any]]:
         """The fact's life in mem0's history keys: its ADD, how it ended (deleted, expired
-        or promoted to long-term memory) if it did, then the life of the fact holding its
-        text now if update() replaced it (as for memories); [] for an unknown id. Read off
-        the rows (a short-term fact's ADD has no event of its own)."""
+        or promoted to long-term memory) if it did, then the life of each fact that held
+        its text after it if update() replaced it (as for memories); [] for an unknown id.
+        Read off the rows (a short-term fact's ADD has no event of its own)."""
         try:
             fact: ShortTermFact | None = self.fact(memory_id)
         except NotFoundError:
             return []
         entries: list[dict[str, Any]] = []
         while fact is not None:
-            heir = self.heir(fact)
+            after = self.successor(fact)
             entries.append(_entry(fact, "ADD", fact.created_at, "short-term fact"))
-            if heir is not None:
-                reason = f"replaced by update(): now {item_id(heir)}"
+            if after is not None:
+                reason = f"replaced by update(): now {item_id(after)}"
                 entries.append(_entry(fact, "DELETE", fact.updated_at or "", reason))
             elif fact.status != "active":
                 ended = fact.updated_at or fact.expires_at
                 entries.append(_entry(fact, "DELETE", ended, f"short-term fact {fact.status}"))
             elif not fact.live(self.manager.clock()):
                 entries.append(_entry(fact, "DELETE", fact.expires_at, "short-term fact expired"))
-            fact = heir
+            fact = after
         return entries
 
 

@@ -1,5 +1,5 @@
-"""The busy retry of every transaction (a mixin of Store and PostgresStore), and SQLite's
-typed failures.
+"""The busy retry of every transaction (a mixin of Store and PostgresStore), SQLite's
+typed failures, and the typed failure of a row holding what no memman write stores.
 
 A transaction that finds the write lock held by another writer is tried again with jittered
 back-off (tenacity) for busy_patience_s, then StoreBusyError; any other failure is raised at
@@ -13,7 +13,7 @@ import logging
 import time
 from collections.abc import Callable
 from types import ModuleType
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import sqlalchemy as sa
 import tenacity
@@ -70,6 +70,22 @@ def typed_sqlite_error(error: Exception, path: str) -> StoreError | None:
             f"cannot read or write {path} ({reason}): a failing disk, or no regular file"
         )
     return None
+
+
+def stored(table: str, row_id: Any, column: str, decode: Callable[[str], T], text: str) -> T:
+    """decode(text), a column's value as read, or StoreCorruptError naming the row and column
+    when it holds what no memman write stores (metadata that is not JSON, an unknown status):
+    another program edited the file, and json's or the enum's own error failed every read of
+    the user's memories, a traceback in the CLI, without saying which row to mend."""
+    try:
+        return decode(text)
+    except ValueError as error:
+        shown = text if len(text) <= 60 else text[:57] + "..."
+        reason = f"{table} row {row_id!r}: its {column} {shown!r} is no value memman writes"
+        raise StoreCorruptError(
+            f"{reason} ({error}); another program edited the store: mend or delete that row",
+            reason,
+        ) from error
 
 
 class BusyRetry:

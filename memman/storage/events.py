@@ -17,6 +17,7 @@ import sqlalchemy as sa
 from memman.language.text import content_hash
 from memman.models import Event, Memory
 from memman.scope import Scope
+from memman.storage.busy import stored
 from memman.storage.changes import (
     ChangeSet,
     NewConfidence,
@@ -239,5 +240,5 @@ def absorbed_hash(event: Mapping[str, Any]) -> str | None:
 def event_from_row(row: sa.Row[Any]) -> Event:
     m = dict(row._mapping)
     m["agent_id"] = m["agent_id"] or None
-    m["scores"] = json.loads(m["scores"])
+    m["scores"] = stored("events", m["id"], "scores", json.loads, m["scores"])
     return Event(**m)

@@ -23,6 +23,7 @@ from memman.memo import recall
 from memman.models import Event, Memory, Status
 from memman.scope import Scope
 from memman.storage import sql as plain_sql
+from memman.storage.busy import stored
 from memman.storage.events import event_from_row
 from memman.storage.sql import insert_many, insert_returning_id, run_sql, scope_where
 
@@ -43,9 +44,10 @@ def new_memory_id() -> str:
 _EMPTY_JSON = {"[]": list, "{}": dict}
 
 
-def _json_column(text: str) -> Any:
+def _json_column(m: Any, column: str) -> Any:
     """A JSON column's value: json.loads(text), a new empty list or dict without parsing."""
-    return _EMPTY_JSON[text]() if text in _EMPTY_JSON else json.loads(text)
+    empty = _EMPTY_JSON.get(m[column])
+    return empty() if empty else stored("long_term", m["id"], column, json.loads, m[column])
 
 
 class MemoryRows:
@@ -77,9 +79,9 @@ class MemoryRows:
             last_accessed_at=m["last_accessed_at"],
             created_at=m["created_at"],
             updated_at=m["updated_at"],
-            status=Status(m["status"]),
-            sources=_json_column(m["sources"]),
-            metadata=_json_column(m["metadata"]),
+            status=stored("long_term", m["id"], "status", Status, m["status"]),
+            sources=_json_column(m, "sources"),
+            metadata=_json_column(m, "metadata"),
             subject=m["subject"],
             attribute=m["attribute"],
             observed_at=m["observed_at"],

@@ -23,6 +23,7 @@ from memman.errors import (
 from memman.models import PendingFact
 from memman.scope import Scope
 from memman.storage import sql as plain_sql
+from memman.storage.busy import stored
 from memman.storage.sql import insert_returning_id, run_sql, scope_where
 from memman.timestamps import stamp
 
@@ -49,7 +50,7 @@ class PendingRows:
                 **{
                     **row._mapping,
                     "agent_id": row.agent_id or None,
-                    "metadata": json.loads(row.metadata),
+                    "metadata": stored("pending", row.id, "metadata", json.loads, row.metadata),
                 }
             )
             for row in conn.execute(query)
@@ -128,7 +129,6 @@ class PendingRows:
 
 
 @dataclass(frozen=True)
-
 class Leases:
     """One worker's claims: Store.claim/release with its owner name and lease length, timed
     by the manager's clock (so a test moves past a crashed worker's lease without waiting)."""

@@ -20,7 +20,7 @@ from pydantic import BaseModel
 
 from memman.config import Settings
 from memman.errors import InvalidInputError, NotFoundError
-from memman.models import Event, Memory
+from memman.models import MAX_IMPORTANCE, MIN_IMPORTANCE, Event, Memory
 from memman.scope import Scope, check_encodable, check_id
 from memman.storage.store import Store
 from memman.timestamps import check_moment
@@ -48,8 +48,20 @@ def checked_memory(memory: Memory) -> Memory:
         raise InvalidInputError("content is empty or holds a NUL byte")
     if memory.repetition_count < 1 or memory.access_count < 0:
         raise InvalidInputError("repetition_count must be at least 1, access_count at least 0")
+    on_the_scale(memory.importance)
+    if not 0 <= memory.confidence <= 1:
+        raise InvalidInputError(f"confidence must be from 0 to 1, not {memory.confidence}")
     stamps = ("created_at", "updated_at", "last_accessed_at", "observed_at", "decayed_at")
     return memory.model_copy(update=_stamps(memory, stamps))
+
+
+def on_the_scale(importance: float | None) -> None:
+    """InvalidInputError for an importance off update_memory's scale: copied, an importance of
+    99 outranked every other memory of the user in recall."""
+    if importance is not None and not MIN_IMPORTANCE <= importance <= MAX_IMPORTANCE:
+        raise InvalidInputError(
+            f"importance must be from {MIN_IMPORTANCE} to {MAX_IMPORTANCE}, not {importance}"
+        )
 
 
 def checked_event(event: Event) -> Event:

@@ -37,7 +37,7 @@ from memman.errors import InvalidInputError, validation_problems
 from memman.language.text import content_hash
 from memman.scope import Scope, check_id
 from memman.storage.store import Store
-from memman.storage.transfer_checks import over_limits, storable, unknown_keys
+from memman.storage.transfer_checks import on_the_scale, over_limits, storable, unknown_keys
 from memman.storage.upkeep import COPIED_TABLES
 from memman.timestamps import check_moment
 
@@ -168,6 +168,7 @@ def checked_row(table: str, data: dict[str, Any]) -> dict[str, Any]:
         values.get("id") is not None and values["id"] < 1
     ):
         raise InvalidInputError("an id below 1, or a negative count")
+    on_the_scale(values.get("importance"))
     for name in ("metadata", "sessions"):
         if values.get(name) is not None and not _json_of(values[name], name):
             raise InvalidInputError(f"{name} is not JSON text of an object (sessions: a list)")

@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field, field_validator, model_validator
 
 from memman.api.manager import MemoryManager
 from memman.config import Settings
+from memman.errors import InvalidInputError
 from memman.jsonl import parse_lines, read_lines, strict
 from memman.language.text import content_hash
 from memman.language.topic import about
@@ -105,10 +106,13 @@ class _CaseLine(BaseModel):
 def load_cases(path: Path) -> list[Case]:
     """The file's cases; BadLineError naming the file and line of the first malformed one."""
     lines = parse_lines(read_lines(path), _CaseLine, source=str(path))
-    return [
+    cases = [
         Case(c.name or f"case {number}", c.existing, c.candidate, c.op, c.target)
         for number, c in strict(lines)
     ]
+    if not cases:  # every per-case figure would divide by zero
+        raise InvalidInputError(f"{path} holds no decision cases")
+    return cases
 
 
 def _seed(text: str) -> ChangeSet:

@@ -16,14 +16,13 @@ from memman.errors import InvalidInputError
 from memman.language.attributes import USER, check_label, person
 from memman.language.text import content_hash, normalize
 from memman.language.topic import Topic, about
+from memman.models import MAX_IMPORTANCE, MIN_IMPORTANCE
 from memman.scope import Scope, check_encodable
 from memman.timestamps import check_moment
 
 MAX_SOURCE_CHARS = 1000
 MAX_CATEGORY_CHARS = 64
-# Importance is the extraction prompt's 1 (trivia) to 10 (must never be forgotten) scale;
-# a memory stored without one gets the middle of it.
-MIN_IMPORTANCE, MAX_IMPORTANCE = 1, 10
+# A memory stored without an importance gets the middle of the scale.
 DEFAULT_IMPORTANCE = 5.0
 
 
@@ -56,7 +55,8 @@ class Candidate:
         return _topic(self.content, self.subject, self.attribute)
 
 
-def _check_text(name: str, value: Any, max_chars: int) -> str:
+def check_text(name: str, value: Any, max_chars: int) -> str:
+    """value stripped, or InvalidInputError: not a string, empty, a NUL, not UTF-8, too long."""
     if not isinstance(value, str):
         raise InvalidInputError(f"{name} must be a string, not {type(value).__name__}")
     text = value.strip()
@@ -106,7 +106,7 @@ def check_category(category: Any) -> str | None:
     """Lowercased and stripped, so "Safety" is the protected category "safety"."""
     if category is None:
         return None
-    return _check_text("category", category, MAX_CATEGORY_CHARS).casefold()
+    return check_text("category", category, MAX_CATEGORY_CHARS).casefold()
 
 
 def check_importance(importance: Any) -> float | None:
@@ -134,14 +134,14 @@ def make_candidate(
     subject: Any = None,
     attribute: Any = None,
 ) -> Candidate:
-    content = _check_text("fact", fact, settings.max_fact_chars)
+    content = check_text("fact", fact, settings.max_fact_chars)
     if not normalize(content):
         raise InvalidInputError("fact has no content after normalisation")
     return Candidate(
         scope=scope,
         content=content,
         content_hash=content_hash(content),
-        source=None if source is None else _check_text("source", source, MAX_SOURCE_CHARS),
+        source=None if source is None else check_text("source", source, MAX_SOURCE_CHARS),
         metadata=check_metadata(metadata, settings),
         confidence=settings.default_confidence,
         category=check_category(category),
