@@ -256,6 +256,45 @@ def test_config_reads_a_toml_file(memman, tmp_path):
 
 
 @pytest.mark.parametrize(
+    "args",
+    [
+        ["list", "-u", "alice"],
+        ["search", "tea", "-u", "alice"],
+        ["history", "abcd1234", "-u", "alice"],
+        ["stats"],
+        ["check"],
+        ["backup", "copy.db"],
+        ["export"],
+        ["pending", "-u", "alice"],
+        ["forget", "-u", "alice", "--yes"],
+        ["flush", "--idle"],
+        ["consolidate"],
+    ],
+)
+def test_a_command_that_writes_no_fact_in_refuses_a_path_holding_no_store(memman, tmp_path, args):
+    """A mistyped --db made an empty store there and every command answered with exit 0
+    (list: nothing; backup: a backup of it; forget: nobody's memories erased)."""
+    missing = tmp_path / "typo.db"
+    run = memman(*args, "--db", str(missing))
+    assert run.code == 1 and run.out == ""
+    assert run.err.startswith(f"Error: no memman store at {missing}")
+    assert len(run.err.strip().splitlines()) == 1
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    "args", [["add", "User likes tea", "-u", "alice"], ["ingest", "facts.jsonl"]]
+)
+def test_a_command_that_writes_facts_in_creates_the_store(memman, tmp_path, monkeypatch, args):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "facts.jsonl").write_text('{"user_id": "alice", "fact": "User likes tea"}\n')
+    run = memman(*args, "--db", "new.db")
+    assert run.code == 0, run.err
+    with MemoryManager(str(tmp_path / "new.db")) as mm:
+        assert [m.content for m in mm.list(user_id="alice")] == ["User likes tea"]
+
+
+@pytest.mark.parametrize(
     ("args", "message"),
     [
         (["add", "", "-u", "alice"], "Error: fact is empty"),
@@ -273,6 +312,7 @@ def test_config_reads_a_toml_file(memman, tmp_path):
     ],
 )
 def test_bad_input_is_one_clean_line(memman, db, args, message):
+    MemoryManager(db).close()  # the store exists: the message is about the input
     run = memman(*args, "--db", db)
     assert run.code == 1
     assert run.out == ""

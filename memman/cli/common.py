@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -22,6 +23,9 @@ from rich.progress import (
 )
 
 from memman.api.manager import MemoryManager
+from memman.config import load_settings
+from memman.errors import ConfigError
+from memman.storage.backends import is_postgres_url
 
 # No markup: memories, ids and errors are user text, and "[/bold]" in a fact must print as is.
 console = Console(markup=False)
@@ -53,6 +57,11 @@ def _print_json(data: object) -> None:
 UserOption = Annotated[
     str, typer.Option("--user", "-u", help="The user whose memories these are (required).")
 ]
+
+
+def _sqlite_file(db: str) -> bool:
+    """A SQLite file's plain path: not a PostgreSQL URL, ":memory:" or a "file:" URI."""
+    return not is_postgres_url(db) and db != ":memory:" and not db.startswith("file:")
 
 
 class _MigrationBar(logging.Handler):
@@ -89,8 +98,20 @@ class _MigrationBar(logging.Handler):
         super().close()
 
 
-def _open(db: str | None) -> MemoryManager:
-    """The store, migrated if it is older than this memman, with a bar while that runs."""
+def _open(db: str | None, *, create: bool = False) -> MemoryManager:
+    """The store, migrated if it is older than this memman, with a bar while that runs.
+
+    Only the commands that write facts in (`create`: add, ingest, import, migrate-db's
+    target) make a new SQLite file. Any other on a path holding none is refused: a mistyped
+    `--db` used to create an empty store there, and `list` showed nothing, `backup` reported
+    a backup of it, `forget` said it had erased nobody's memories, all with exit 0.
+    """
+    path = load_settings(db=db).db
+    if not create and _sqlite_file(path) and not Path(path).exists():
+        raise ConfigError(
+            f"no memman store at {path}: check --db (or MEMMAN_DB); add, ingest and import"
+            " create one"
+        )
     logger = logging.getLogger("memman.storage.migrations")
     bar, level, propagate = _MigrationBar(), logger.level, logger.propagate
     logger.addHandler(bar)

@@ -87,7 +87,7 @@ def import_file(
     db: DbOption = None,
 ) -> None:
     """Read an export back: a copy into an empty store or scope, else decided against it."""
-    with _open(db) as mm:
+    with _open(db, create=True) as mm:
         report = mm.import_jsonl(file, raw=raw)
     for message in report.bad:
         errors.print(message, soft_wrap=True)
@@ -128,7 +128,7 @@ def migrate_db(
         raise InvalidInputError("--from and --to name the same store")
     if not is_postgres_url(source) and not Path(source).is_file():
         raise InvalidInputError(f"no store at {source}")
-    with _open(source) as old, _open(target) as new:
+    with _open(source) as old, _open(target, create=True) as new:
         report = old.migrate_to(new)
         where = (old.store.path, new.store.path)  # URLs without their passwords
     for message in report.imported.bad:

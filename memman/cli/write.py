@@ -76,7 +76,7 @@ def add(
     db: DbOption = None,
 ) -> None:
     """Add one fact through the write path and show the decision."""
-    with _open(db) as mm:
+    with _open(db, create=True) as mm:
         result = mm.update_memory(
             fact,
             user_id=user,
@@ -119,7 +119,7 @@ def ingest(
             record = line.model_dump(exclude_none=True)
             records.append((number, {"source": f"{file.name}:{number}", **record}))
     with (
-        _open(db) as mm,
+        _open(db, create=True) as mm,
         Progress(
             TextColumn("ingesting"),
             BarColumn(),
