@@ -8,7 +8,7 @@ import pytest
 
 from memman import MemoryManager
 from memman.errors import InvalidInputError
-from memman.lifecycle.recall import approx_tokens
+from memman.lifecycle.block import approx_tokens
 from tests.postgres import db_on_each_backend, postgres_url  # noqa: F401
 from tests.test_lifecycle_consolidate import loose_import, set_columns
 

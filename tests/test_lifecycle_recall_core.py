@@ -6,7 +6,7 @@ Topics are set with plain SQL where a test needs a particular one (set_columns).
 from __future__ import annotations
 
 from memman import MemoryManager
-from memman.lifecycle.recall import approx_tokens
+from memman.lifecycle.block import approx_tokens
 from tests.postgres import db_on_each_backend, postgres_url  # noqa: F401
 from tests.test_lifecycle_consolidate import loose_import, set_columns
 

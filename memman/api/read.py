@@ -8,7 +8,7 @@ from memman.api.arguments import all_or_scope, check_count, id_scope
 from memman.api.parts import Parts
 from memman.errors import InvalidInputError
 from memman.lifecycle import recall
-from memman.lifecycle.recall import ContextBlock
+from memman.lifecycle.block import ContextBlock
 from memman.models import Event, Memory, SearchHit, Status
 from memman.scope import Scope, check_encodable, check_id
 

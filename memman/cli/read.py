@@ -18,7 +18,7 @@ from memman.cli.common import (
     console,
 )
 from memman.cli.render import _events_table, _memories_table, _short
-from memman.lifecycle.recall import ContextBlock
+from memman.lifecycle.block import ContextBlock
 
 
 def search(
