@@ -119,6 +119,26 @@ def test_the_core_takes_at_most_its_share_and_the_hits_the_rest(db, clock):
         assert block.core == [] and CORE_HEADER not in block.text
 
 
+def test_a_safety_fact_the_share_cannot_hold_still_comes_before_the_hits(db, clock):
+    """At max_tokens=100 the 30-token share held no allergy with its heading, and the block
+    showed "User likes Thai food" for a cooking question without the peanut allergy."""
+    with MemoryManager(db, clock=clock) as mm:
+        allergy = mm.update_memory("User is severely allergic to peanuts", user_id="u",
+                                   category="safety")  # fmt: skip
+        mm.update_memory("User lives in Berlin", user_id="u")
+        thai = mm.update_memory("User likes Thai food", user_id="u")
+        block = mm.context("what should I cook tonight? Thai food?", user_id="u", max_tokens=100)
+        assert [m.id for m in block.core] == [allergy.memory_id]
+        assert [h.id for h in block.hits] == [thai.memory_id]
+        assert block.approx_tokens <= 100 and block.left_out == 1
+        alone = mm.context("Thai food?", user_id="u", max_tokens=45)
+        assert [m.id for m in alone.core] == [allergy.memory_id] and alone.hits == []
+        assert alone.approx_tokens <= 45  # the line saying what did not fit counted too
+        assert mm.context("Thai food?", user_id="u", max_tokens=40).core == []
+    with MemoryManager(db, clock=clock, context_core_share=0) as mm:
+        assert mm.context("Thai food?", user_id="u", max_tokens=100).core == []
+
+
 def test_a_core_memory_is_not_repeated_among_the_hits(db, clock):
     with MemoryManager(db, clock=clock) as mm:
         allergy = mm.update_memory("User is allergic to shellfish", user_id="u",

@@ -49,8 +49,13 @@ def render_context(
     short_term: list[ShortTermFact],
     core: list[Memory],
     core_share: float,
+    safety_first: bool = False,
 ) -> ContextBlock:
     """The core memories within core_share of max_tokens, then short-term facts and hits.
+
+    A share too small for the core's first memory, a safety or constraint fact
+    (`safety_first`), still shows it if the budget can: at max_tokens=100 the share held none,
+    and "what should I cook?" got "User likes Thai food" without the peanut allergy.
 
     Short-term facts go before the hits: they are few, and about the conversation going on
     now. A hit the core already shows is not repeated. Each part is the longest prefix that
@@ -58,16 +63,22 @@ def render_context(
     says so rather than claiming nothing is known.
     """
 
+    offered = len(short_term) + len({m.id for m in core} | {h.id for h in hits})
+
     def core_tokens(n: int) -> int:
         return approx_tokens(_render(core[:n], [], [], 0, prompts_dir))
 
-    shown_core = core[: _longest_prefix(len(core), core_tokens, int(max_tokens * core_share))]
+    def core_alone(n: int) -> int:  # the whole block, if nothing else fits
+        return approx_tokens(_render(core[:n], [], [], offered - n, prompts_dir))
+
+    shared = _longest_prefix(len(core), core_tokens, int(max_tokens * core_share))
+    first = _longest_prefix(1, core_alone, max_tokens) if safety_first and core_share else 0
+    shown_core = core[: max(shared, first)]
     shown = {m.id for m in shown_core}
     rest: list[ShortTermFact | SearchHit] = [
         *short_term,
         *(h for h in hits if h.id not in shown),
     ]
-    offered = len(short_term) + len({m.id for m in core} | {h.id for h in hits})
 
     @functools.cache
     def block(n: int) -> ContextBlock:

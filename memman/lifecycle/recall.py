@@ -28,7 +28,7 @@ from memman.language.text import content_tokens, jaccard
 from memman.lifecycle import shortterm
 from memman.lifecycle.blend import blend
 from memman.lifecycle.block import ContextBlock, render_context
-from memman.models import SearchHit
+from memman.models import Memory, SearchHit
 from memman.scope import Scope
 from memman.semantic.embed import Embedder
 from memman.semantic.vectors import VectorSearch
@@ -213,6 +213,7 @@ def context(
         short_term=current,
         core=core,
         core_share=settings.context_core_share,
+        safety_first=bool(core) and _protected(core[0], settings),
     )
     if block.short_term:
         ids = [f.id for f in block.short_term]
@@ -225,3 +226,11 @@ def context(
             scope=scope,
         )
     return block
+
+
+def _protected(memory: Memory, settings: Settings) -> bool:
+    """A safety or constraint fact: of a protected category, or of a safety attribute."""
+    return (
+        memory.category in settings.protected_categories
+        or memory.attribute in settings.safety_attributes
+    )
