@@ -43,7 +43,7 @@ from memman.language.speaker import first_person, subject_and_predicate, without
 from memman.language.text import words
 from memman.language.values import PET_KINDS, trim_value
 from memman.language.verbs import verb_and_object
-from memman.language.whole import stated_place, stated_whole
+from memman.language.whole import place_kind, stated_place, stated_whole
 from memman.memo import memoized
 
 
@@ -93,6 +93,8 @@ def about(text: str) -> Topic | None:
     if head == text.strip() or len(head.split()) < 2:
         return whole
     first = _read(head)
+    if first is not None and first.attribute == "whereabouts":  # "I'm in Paris now, ..."
+        return Topic(USER, place_kind(text.strip()[len(head) :]), first.value)
     if first is None or (is_verb_topic(first.attribute) and first.attribute != ENDED):
         return whole
     return first
@@ -104,8 +106,8 @@ def _read(text: str) -> Topic | None:
     if favorite:  # "Coffee is my favorite drink", "Radiohead is the group I love most"
         return Topic(USER, *favorite)
     place = stated_place(text)
-    if place:  # "I'm in Melbourne"
-        return Topic(USER, "residence", place)
+    if place:  # "I'm in Melbourne", "I'm based in Lisbon", "I'm in Paris this week"
+        return Topic(USER, *place)
     whole = stated_whole(spoken)
     if whole:  # "Please call me Bob", "Today is my 63rd birthday"
         return Topic(USER, *whole)

@@ -41,12 +41,30 @@ _WHOLE = [
 ]
 
 
-# "I'm in Melbourne": a place only by its capital, and only alone ("I'm in Tokyo for work",
-# "this week" is a trip; "I'm in love", "I'm in Year 10" no place).
+# "I'm in Melbourne": a place only by its capital, alone or before a comment ("I'm in Year
+# 10", "I'm in love" are no place). Where one is is not where one lives: "I'm in Paris this
+# week", "I'm in Paris now, the conference is great" are a trip.
 _PLACE = re.compile(
-    r"^(?:I'm|I\u2019m|I am|Im|User is|We're|We are)(?: now| still)? (?:based |living )?in"
-    r" (?!(?:Grade|Year|Form|Class|Love|AA)\b)(?P<v>[A-Z][a-z]+(?: [A-Z][a-z]+)?)"
-    r"(?: now| these days| nowadays)?[.!]?$"
+    r"^(?:I'm|I\u2019m|I am|Im|User is|We're|We are)(?: now| still)?(?P<how> based| living"
+    r"| settled| now settled)? in (?!(?:Grade|Year|Form|Class|Love|AA)\b)"
+    r"(?P<v>[A-Z][a-z]+(?: [A-Z][a-z]+)?)(?P<rest> now| these days| nowadays)?[.!]?$"
+)
+# Words that make a stated place a home ("these days", "we moved here in May", "home now")
+# and words that make it a stay ("for work", "visiting", "tonight"): a stay wins.
+_HOME = re.compile(
+    r"\b(?:these days|nowadays|moved (?:here|there|in|over|back)|live here|living here"
+    r"|(?:is|my|our|new|call it|calling it|feels like) home|for good|permanently|settled"
+    r"|relocated)\b",
+    re.IGNORECASE,
+)
+_STAY = re.compile(
+    r"\b(?:this (?:week|weekend|month|morning|afternoon|evening)|today|tonight|tomorrow"
+    r"|for (?:work|business|a conference|a meeting|a wedding|the (?:day|night|week|weekend)"
+    r"|a (?:few|couple of)\b|(?:a|one|two|three|four|five|ten) (?:days?|nights?|weeks?))"
+    r"|on (?:holiday|vacation|business|a trip|tour|a layover)|holiday|vacation|visiting"
+    r"|visit|trip|conference|layover|till|until|for now|right now|at the moment|hotel|flight"
+    r"|flew in|landed|jet ?lag(?:ged)?|back (?:home )?(?:on|next|in|tomorrow|soon))\b",
+    re.IGNORECASE,
 )
 
 # Where one is in without living there: "I'm in Medical School", "I'm in High School".
@@ -55,11 +73,27 @@ _INSTITUTIONS = frozenset(
 )
 
 
-def stated_place(text: str) -> str | None:
-    """The town of "I'm in Melbourne" (the fact as written: the capital tells a place)."""
+def stated_place(text: str) -> tuple[str, str] | None:
+    """The town of "I'm in Melbourne" (the fact as written: the capital tells a place), and
+    what it states: "residence" with a word of home ("I'm based in Lisbon", "in Perth these
+    days"), else "whereabouts": where the user is, which a stated residence replaces but
+    which never replaces one (a comment may tell more: `place_kind`)."""
     found = _PLACE.match(text.strip())
     place = found.group("v").lower() if found else ""
-    return None if set(place.split()) & _INSTITUTIONS else trim_value(place)
+    value = None if set(place.split()) & _INSTITUTIONS else trim_value(place)
+    if found is None or value is None:
+        return None
+    home = found.group("how") or _HOME.search(found.group("rest") or "")
+    return ("residence" if home else "whereabouts"), value
+
+
+def place_kind(comment: str) -> str:
+    """What the comment after "I'm in Paris now" makes the place: a "trip" ("the conference
+    is great", "back home on Friday": a word of a stay wins), a "residence" ("we moved here
+    in May"), or still "whereabouts"."""
+    if _STAY.search(comment):
+        return "trip"
+    return "residence" if _HOME.search(comment) else "whereabouts"
 
 
 def stated_whole(spoken: str) -> tuple[str, str] | None:
