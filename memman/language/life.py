@@ -169,9 +169,14 @@ LIFE: list[tuple[str, str, str | None]] = [
      r"|full time )(?P<v>\w+) student(?: .*)?$", "field?"),
     ("studies", rf"^am (?:doing|studying for|working on|pursuing|taking) (?:my |a |an )?{_DEGREE}"
      rf"(?: degree)? in {_V}$", None),
+    # a student "studying medicine" studies it (not the job "student")
+    ("studies", r"^am (?:a |an )?(?:(?:grad|graduate|postgrad|university|college|uni|phd|mature"
+     r"|full time|part time) )?student (?:of|studying|majoring in|doing|reading) (?P<v>.+)$", None),
+    # a graduation ends studies, but not one dated years back ("graduated from yale in 2011":
+    # a past degree, beside whatever one studies now)
     ("studies", r"^(?:have )?(?:dropped out|graduated|finished (?:my |their |his |her )?(?:degree"
      r"|studies|masters|phd|school|college|university|uni))(?!.* (?:and|so|but) (?:now )?(?:i|we) )"
-     r"(?: .*)?$", "-"),
+     r"(?!.*\b(?:(?:19|20)\d\d|years ago|decades? ago|back in|class of)\b)(?: .*)?$", "-"),
     ("hobby", r"^(?:took up|have taken up|am taking up) (?!smoking|vaping|drinking|a |an |the |my"
      r" |his |her |their )(?P<v>\w+(?: \w+)?)$", None),
     # how one gets to work: "take the train to work" until "bike to work now"

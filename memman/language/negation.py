@@ -101,6 +101,21 @@ GERUNDS = {
 # Where a value ends: "Berlin with my wife", "Munich last month", "jazz and blues".
 
 
+# A change said not to have happened: "never dyed my hair blue", "did not move to Berlin",
+# "have never cut my hair short". It states no current value (the hair may be blue by
+# birth, the user born in Berlin), unlike a state denied ("never smoked", "am not married").
+_UNDONE = re.compile(
+    r"^(?:have |has )?(?:never|did not)(?: ever| actually| really)? (?:have |has )?"
+    r"(?:dyed?|bleach(?:ed)?|colou?r(?:ed)?|highlight(?:ed)?|cut|shaved?|grew|grow|chop(?:ped)?"
+    r"|moved?|relocated?|switch(?:ed)?|convert(?:ed)?|changed?|went)\b"
+)
+
+
+def undone_change(predicate: str) -> bool:
+    """True for a change said not to have happened ("never dyed my hair blue"): no value."""
+    return _UNDONE.match(predicate) is not None
+
+
 def strip_negation(predicate: str) -> tuple[str, bool, bool]:
     """The predicate without its negation, whether it was negated, and whether it is now the
     object of a verb that ended something ("quit the chess club" -> "the chess club")."""

@@ -37,6 +37,7 @@ from memman.language.negation import (
     rephrased,
     strip_negation,
     swapped,
+    undone_change,
 )
 from memman.language.patterns import read_predicate, stated_favorite
 from memman.language.speaker import first_person, subject_and_predicate, without_openers
@@ -123,6 +124,8 @@ def _read(text: str) -> Topic | None:
     if corrected is not None:
         return Topic(subject, *corrected)
     predicate = first_clause(predicate)
+    if undone_change(predicate):  # "I never dyed my hair blue": no colour either way
+        return None
     said_not = bool(NEGATION_WORDS - {"no"} & set(predicate.split()))  # "no" may be the value
     predicate, negated, ended = strip_negation(predicate)
     topic = read_predicate(predicate)
