@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from memman.language.kinds import check_kind
+from memman.language.kinds import DIETS, check_kind
 
 # Where one lives, as a kind of home: "a flat in the city centre", "a house out in the suburbs".
 _HOME = (
@@ -108,7 +108,8 @@ LIFE: list[tuple[str, str, str | None]] = [
     ("residence", r"^(?:my|our) (?:new |current )?(?:place|home|apartment|flat|house|address) am"
      rf" (?:now )?in {_V}$", None),
     ("residence", rf"^(?:now )?call {_V} home(?: now)?$", None),
-    ("residence", rf"^(?:rent|am renting|bought|have bought|got|own) {_HOME}"
+    ("residence", rf"^(?:rent|am renting|bought|have bought|got|own|closed on|have closed on"
+     rf"|purchased|signed (?:a|the) lease on) {_HOME}"
      rf"(?: out| over| up| down)? in {_V}$", None),
     ("residence", rf"^{_SETTLING} (?:in |into |at )?(?:my|our) new {_HOME} in {_V}$", None),
     ("household", rf"^(?:moved|have moved|am moving) in(?:to)? (?:with )?(?:my |our )?"
@@ -127,15 +128,16 @@ LIFE: list[tuple[str, str, str | None]] = [
     ("household", r"^am staying (?:at|in) (?P<v>(?:my |our |a |the )?(?:\w+ )?(?:\w+ s )?"
      r"(?:place|house|home|flat|apartment|couch|spare room))(?: .*)?$", None),
     ("household", r"^(?:got|have|found|moved into) (?:the keys to )?(?:my|our) (?P<v>own"
-     r" (?:place|flat|apartment|house|home))(?: .*)?$", None),
+     r" (?:place|flat|apartment|house|home|studio|condo|room|pad|bedsit))(?: .*)?$", None),
     ("household", rf"^moved out of {_PARENTS}(?: .*)?$", "moved out"),
     ("household", rf"^moved in with {_V}$", None),
     ("residence", r"^moved out(?: of (?P<v>.+))?$", "-"),
     # a child on the way: "had the baby" replaces it
     ("children", r"^am (?:pregnant|expecting)(?: .*)?$", "expecting"),
     # when one sleeps and wakes
-    ("bedtime", rf"^(?:go to bed|go to sleep|fall asleep|am asleep|am in bed|turn in|get to bed)"
-     rf" {_CLOCK}$", None),
+    ("bedtime", rf"^(?:go to bed|go to sleep|fall asleep|am asleep|am in bed|turn in|get to bed"
+     rf"|crash|crash out|pass out|hit the (?:hay|sack|pillow)|head to bed|go down) {_CLOCK}$",
+     None),
     ("wake_time", rf"^(?:wake up|get up|am up|wake) {_CLOCK}$", None),
     ("amount:weight", rf"^(?:weigh|am down to|am up to|got down to|am at|am|weighed in at"
      r"|(?:stepped|got|hopped) on the scales?(?: \w+){0,3}?) (?P<v>(?:about |around"
@@ -171,7 +173,10 @@ LIFE: list[tuple[str, str, str | None]] = [
      rf"(?: degree)? in {_V}$", None),
     # a student "studying medicine" studies it (not the job "student")
     ("studies", r"^am (?:a |an )?(?:(?:grad|graduate|postgrad|university|college|uni|phd|mature"
-     r"|full time|part time) )?student (?:of|studying|majoring in|doing|reading) (?P<v>.+)$", None),
+     r"|full time|part time) )?student (?:of|in|studying|majoring in|doing|reading) (?P<v>.+)$",
+     None),
+    ("studies", r"^am (?:a |an )?(?:phd|doctoral|masters|master s|grad|graduate) student"
+     r" (?:of|in|studying|majoring in|doing|reading) (?P<v>.+)$", None),
     # a graduation ends studies, but not one dated years back ("graduated from yale in 2011":
     # a past degree, beside whatever one studies now)
     ("studies", r"^(?:have )?(?:dropped out|graduated|finished (?:my |their |his |her )?(?:degree"
@@ -182,7 +187,8 @@ LIFE: list[tuple[str, str, str | None]] = [
     # how one gets to work: "take the train to work" until "bike to work now"
     ("commute", r"^(?P<v>drive|bike|cycle|walk|run|ride (?:my |a )?(?:bike|motorbike|scooter)"
      r"|take the (?:train|bus|subway|tube|tram|metro|ferry)|get the (?:train|bus|tube)"
-     r"|commute by \w+) (?:to|into) (?:work|the office|school|campus|class)(?: .*)?$", None),
+     r"|commute by \w+) (?:to|into|in to|in) (?:work|the office|my job|my office|the job"
+     r"|school|campus|class)(?: .*)?$", None),
     # pastimes by their gear: "have not picked up my knitting needles in ages"
     ("hobby", r"^(?:have )?(?:picked up|touched) (?:my |the |a )?(?!smoking|vaping|drinking)"
      r"(?P<v>\w+ing)(?: \w+)?(?: (?:in|for) (?:ages|years|months|weeks|a while|a long time)"
@@ -226,11 +232,28 @@ LIFE: list[tuple[str, str, str | None]] = [
      r"(?: (?:diet|way of eating|lifestyle))?(?: .*)?$", None),
     ("diet", r"^(?:do|am doing) (?P<v>keto|paleo|atkins|whole30|intermittent fasting)(?: .*)?$",
      None),
-    ("name", rf"^(?:changed|have changed) my (?:first )?name to {_V}$", None),
+    ("name", rf"^(?:(?:legally|officially|formally) )?(?:changed|have changed) my"
+     rf" (?:first |full )?name (?:legally |officially )?to {_V}$", None),
+    # an engagement called off: "called off the wedding", "the engagement is off"
+    ("relationship_status", r"^(?:called off|have called off|broke off|cancell?ed|postponed"
+     r" indefinitely) (?:the |my |our )?(?:wedding|engagement)(?: .*)?$", "-"),
+    # back in work: "am employed again" ends "am unemployed"
+    ("employer", r"^am (?!.* (?:at|by|with|for|as (?!of)) )(?:(?:gainfully )?employed"
+     r" (?:again|once more|now)|back in work|in work again|working again)(?: .*)?$", "employed"),
+    # what one earns: "earn $65,000 a year", "am making 72k now"
+    ("amount:salary", r"^(?:earn|make|am making|am earning|am on|take home|bring in|get paid)"
+     r" (?P<v>(?:about |around |over |under |almost |nearly |just )?\d[\d ]*(?: ?k\b"
+     r"(?: (?:a|per) (?:year|month))?| (?:a|per) (?:year|month|hour|week)| an hour| annually"
+     r"| a year))(?: .*)?$", None),
     ("relationship_status", rf"^{_WED}(?: .*)?$", "married"),
     ("relationship_status", r"^my divorce (?:was|am|have been|got) (?:finally |officially )?"
      r"(?:finali[sz]ed|final|through|official|settled)(?: .*)?$|^(?:finali[sz]ed) my divorce"
      r"(?: .*)?$|^my divorce went through(?: .*)?$", "divorced"),
+    ("smoking", r"^(?:have been |am |been )?(?:cigarette|cig|smoking|vape) free(?: .*)?$", "-"),
+    ("diet", rf"^eat (?P<v>{'|'.join(sorted(DIETS))})(?: now| these days| nowadays)?$", None),
+    # a drink not touched: "have not touched alcohol since january" (negated by the caller)
+    ("drinks", r"^(?:have )?(?:touched|had) (?:a drop(?: of (?:alcohol|booze|liquor))?|a drink"
+     r"|(?:any )?(?:alcohol|booze|liquor))(?: (?:in|for|since) .+)?$", "alcohol"),
     # smoking given up in other words: "kicked the habit", "have not touched a cigarette"
     ("smoking", r"^(?:the )?(?:smoking |nicotine |cigarette )?habit(?! of)(?: .*)?$",
      "smokes"),
@@ -263,6 +286,9 @@ LIFE: list[tuple[str, str, str | None]] = [
     # what one does "for a living", said as a present fact: not "sold cars for a living" (once),
     # "want to play music for a living" (a wish)
     ("job", rf"^(?!{_PAST}\b|{_WISH}\b)(?P<v>\w+(?: \w+){{0,3}}) for a living$", None),
+    # what one does as one's work: "do ux design full time" (not "on the side": a sideline)
+    ("job", r"^(?:do|am doing) (?:freelance )?(?P<v>\w+(?: \w+){0,2}) (?:full time|professionally"
+     r"|for work|as my job|as a career)(?: now| these days)?(?! on the side)(?: .*)?$", None),
     # a field of work, unless an employer is named too ("in accounting at Nike": Nike)
     ("job", rf"^(?:work|am working) in (?P<v>{INDUSTRIES})(?!.* (?:at|for) )(?: .*)?$", None),
     ("employer", rf"^(?:drive|deliver|ride) for {_V}$", "employer?"),
@@ -277,8 +303,8 @@ LIFE: list[tuple[str, str, str | None]] = [
     # work left: no employer any more, whichever it was
     ("employer", r"^(?:handed in|gave|put in|turned in|submitted|handed) (?:in )?my"
      r" (?:notice|resignation|two weeks notice)(?: .*)?$", "-"),
-    ("employer", r"^(?:left|have left|walked out of) my (?:job|position|role|post)(?: (?:at|with)"
-     r" (?P<v>.+)|(?: .+)?)$", "-"),
+    ("employer", r"^(?:left|have left|walked out of) my (?:\w+ )?(?:job|position|role|post)"
+     r"(?: (?:at|with) (?P<v>.+)|(?: .+)?)$", "-"),
     ("employer", r"^(?:resigned|retired early|took early retirement|am jobless|am between jobs"
      r"|am (?:a )?stay at home (?:mom|mum|dad|parent|mother|father))(?: .*)?$", "-"),
     ("employer", r"^(?:am (?:now )?self employed|am my own boss|started (?:my|our) own (?:business"

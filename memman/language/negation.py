@@ -19,9 +19,11 @@ _NEGATORS = ("do not ", "did not ", "not ", "no longer ", "never ")
 NEGATION_WORDS = frozenset("no not longer never".split())
 # Verbs that take something back: "I quit smoking" is "I smoke", negated.
 _QUITTING = re.compile(
-    r"^(?:gave up on|have given up on|quit|stopped|gave up|give up|have given up|have quit"
-    r"|have stopped|kicked|have kicked|ditched|have ditched|cut out|have cut out|am done with"
-    r"|am through with|am finished with) (?P<rest>.+)$"
+    r"^(?:had to |decided to |have decided to )?(?:gave up on|have given up on|quit|stopped"
+    r"|gave up|give up|have given up|have quit|have stopped|kicked|have kicked|ditched"
+    r"|have ditched|cut out|have cut out|am done with|am through with|am finished with"
+    r"|(?<=to )stop|stepped down as|stepped down from|have stepped down as|stepped away from"
+    r"|resigned as|resigned from) (?P<rest>.+)$"
 )
 # What a quit says of how or when, not of what: "cut out caffeine completely", "gave up the
 # violin years ago", "kicked the habit for good".
@@ -30,14 +32,18 @@ _QUIT_TAIL = re.compile(
     r"(?: (?:completely|entirely|altogether|totally|for good|cold turkey|at last"
     rf"|{_AGO}|(?:last|this) (?:year|month|week|spring|summer|autumn|fall|winter)|in \d{{4}}))+$"
 )
+# A job by what it was: "my barista job", "her job at the bank", "the teaching job".
+_A_JOB = re.compile(r"^(?:my |the |this |that )?(?:\w+ ){0,2}?job\b")
 # "stopped working to stay home", "quit work after the baby": work itself, not one job's.
 _WORK_ENDS = frozenset("to after because when since so last this and ago altogether".split())
 # Verbs that end what their object names: "sold my motorcycle", "cancelled the membership".
 _ENDING = re.compile(
     r"^(?:(?:sold|gave away|shaved off) (?=my |our |the |their |his |her )|(?:had to )?"
     r"(?:cancell?ed|dropped(?! out)|abandoned|outgrew|came off|got rid of|ended|broke off"
-    r"|rehomed|rehome|uninstalled|deleted) |left (?=(?:my |our |the )(?:\w+ )*?(?:club|team|band"
-    r"|choir|group|league|orchestra|union|class|course|program|programme|gym)\b))"
+    r"|rehomed|rehome|uninstalled|deleted) |dropped out of (?=(?:my |our |the |a )?(?:\w+ )*?"
+    r"(?:club|team|band|choir|league|orchestra|race|tournament|competition)\b)"
+    r"|left (?=(?:my |our |the )(?:\w+ )*?(?:club|team|band|choir|group|league|orchestra|union"
+    r"|class|course|program|programme|gym)\b))"
     r"(?P<rest>.+)$"
 )
 # The same, the verb's object inside it: "gave our rabbit to a neighbour", "put my dog down".
@@ -69,6 +75,10 @@ _JUST_DONE = re.compile(
     r"^have (?=(?:\w+ed|got|found|left|taken|become|gone) (?:at|to|from|in|into|with|for|as|out"
     r"|up|off|back|my|our|a|an|the)\b)"
 )
+# How one sees oneself is what one is: "consider myself agnostic", "identify as Buddhist".
+_AS_SELF = re.compile(
+    r"^(?:would )?(?:describe|consider|identify|define) (?:myself as|myself|as) (?P<rest>.+)$"
+)
 # A tail that says when, not what: "have a girlfriend now", "go to bed around 1am lately".
 _WHEN_TAIL = re.compile(r" (?:now|again|these days|nowadays|lately|at the moment)$")
 
@@ -87,6 +97,9 @@ def rephrased(predicate: str) -> list[str]:
             found.append(f"{GERUNDS[verb]} {rest}".strip())
     if _JUST_DONE.match(predicate):
         found.append(predicate[5:])
+    described = _AS_SELF.match(predicate)
+    if described:  # "describe myself as agnostic these days": "am agnostic"
+        found.append("am " + described.group("rest"))
     found += [_WHEN_TAIL.sub("", p) for p in [predicate, *found] if _WHEN_TAIL.search(p)]
     return found
 
@@ -96,7 +109,9 @@ _SMOKES = frozenset("smoke smoking cigarette cigarettes cigars cigar tobacco vap
 GERUNDS = {
     "smoking": "smoke", "drinking": "drink", "working": "work", "eating": "eat",
     "playing": "play", "living": "live", "dating": "date", "using": "use", "studying": "study",
-    "doing": "do", "going": "go", "having": "have",
+    "doing": "do", "going": "go", "having": "have", "being": "am", "cycling": "cycle",
+    "biking": "bike", "driving": "drive", "walking": "walk", "commuting": "commute",
+    "crashing": "crash", "taking": "take",
 }  # fmt: skip
 # Where a value ends: "Berlin with my wife", "Munich last month", "jazz and blues".
 
@@ -140,10 +155,11 @@ def strip_negation(predicate: str) -> tuple[str, bool, bool]:
         ended = not rest[0].endswith("ing")
         rest[0] = GERUNDS.get(rest[0], rest[0])
         predicate, negated = " ".join(rest), True
+        job = _A_JOB.match(predicate)
         if rest[0] in ("work", "job") and (len(rest) == 1 or rest[1] in _WORK_ENDS):
             predicate = "lost my job"
-        elif predicate.startswith("my job"):
-            predicate = "lost " + predicate
+        elif job:  # "quit my barista job": the job lost, at whatever employer it names
+            predicate = "lost my job" + predicate[job.end() :]
         elif _SMOKES & set(rest[:4]):  # "kicked the smoking habit": smoking
             predicate = "smoke"
     starting = _STARTING.match(predicate)
@@ -190,7 +206,7 @@ def correction(predicate: str) -> tuple[str, str, bool, str] | None:
 # "i packed up and moved to seattle" (the whole fact in the first person: "now" is kept).
 _NOW_CLAUSE = re.compile(
     r"^(?:i|user|we) .+? (?:and|so|but) (?:now (?:i |user |we )?|(?:then |just )?(?=moved"
-    r" |relocated ))(?P<rest>.+)$"
+    r" |relocated )|(?=(?:am|is|are) now ))(?P<rest>.+)$"
 )
 
 

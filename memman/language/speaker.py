@@ -128,6 +128,12 @@ def without_openers(tokens: list[str]) -> list[str]:
     return tokens
 
 
+def only_openers(tokens: list[str]) -> bool:
+    """True when the words are nothing but lead words ("ok quick update", "good news"): all
+    of them are dropped by without_openers (which keeps two words: the two ends added)."""
+    return bool(tokens) and without_openers([*tokens, "", ""]) == ["", ""]
+
+
 def subject_and_predicate(text: str) -> tuple[str, str] | None:
     tokens = [t for t in words(text) if t]
     written = text.strip().split()
@@ -168,7 +174,7 @@ def subject_and_predicate(text: str) -> tuple[str, str] | None:
         return USER, first_person(tokens)
     if first in _STILL_TRUE_FILLERS and verb.endswith("ed"):  # "Just accepted an offer"
         return USER, first_person(tokens)
-    if _told_past(tokens):  # "Sold my car", "Handed in my notice"
+    if _told_past(tokens) or _told_perfect(tokens):  # "Sold my car", "Haven't touched a drop"
         return USER, first_person(tokens)
     ordinary = STOPWORDS | NEGATIONS | _STILL_TRUE_FILLERS | _INDEFINITE
     named = written[:1].isupper() and first not in ordinary
@@ -188,6 +194,18 @@ def _told_past(tokens: list[str]) -> bool:
     first, after = tokens[0], tokens[1]
     past = first in _PAST_IRREGULAR or (len(first) > 4 and first.endswith("ed"))
     return first in _TOLD_ALONE or (past and after in _AFTER_VERB)
+
+
+def _told_perfect(tokens: list[str]) -> bool:
+    """Whether a message opens with a negated or dated perfect, its "I" left out ("Haven't
+    touched alcohol since January", "Have never felt better", "Have just moved")."""
+    if tokens[0] in ("havent", "hasnt"):
+        done = tokens[1]
+    elif tokens[0] == "have" and len(tokens) > 2 and tokens[1] in ("not", "never", "just"):
+        done = tokens[2]
+    else:
+        return False
+    return done.endswith("ed") or done in _PAST_IRREGULAR | {"been", "gone", "done", "taken"}
 
 
 def _possessive(rest: list[str], text: str) -> tuple[str, str] | None:

@@ -40,11 +40,22 @@ from memman.language.negation import (
     undone_change,
 )
 from memman.language.patterns import read_predicate, stated_favorite
-from memman.language.speaker import first_person, subject_and_predicate, without_openers
+from memman.language.speaker import (
+    first_person,
+    only_openers,
+    subject_and_predicate,
+    without_openers,
+)
 from memman.language.text import words
 from memman.language.values import PET_KINDS, trim_value
 from memman.language.verbs import verb_and_object
-from memman.language.whole import place_kind, stated_place, stated_whole
+from memman.language.whole import (
+    place_kind,
+    stated_home,
+    stated_place,
+    stated_whole,
+    taken_off,
+)
 from memman.memo import memoized
 
 
@@ -87,6 +98,9 @@ def about(text: str) -> Topic | None:
     a night owl, usually in bed around 2am" comment on it, and "I cancelled Netflix, nothing
     good on anymore" takes back Netflix, not "netflix nothing good"."""
     text = past_chatter(text)
+    parts = _COMMENT.split(text.strip(), maxsplit=1)
+    if len(parts) == 2 and only_openers(words(parts[0])):  # "ok quick update: we're in ..."
+        return about(parts[1])
     whole = _read(text)
     if whole is not None and not is_verb_topic(whole.attribute):
         return whole
@@ -109,6 +123,12 @@ def _read(text: str) -> Topic | None:
     place = stated_place(text)
     if place:  # "I'm in Melbourne", "I'm based in Lisbon", "I'm in Paris this week"
         return Topic(USER, *place)
+    home = stated_home(text)
+    if home:  # "Home for me is Brooklyn"
+        return Topic(USER, "residence", home)
+    off = taken_off(spoken)
+    if off:  # "braces came off yesterday": whatever held the braces ended
+        return Topic(USER, ENDED, off, True)
     whole = stated_whole(spoken)
     if whole:  # "Please call me Bob", "Today is my 63rd birthday"
         return Topic(USER, *whole)

@@ -8,7 +8,8 @@ import re
 
 from memman.language.values import trim_value
 
-_WHOLE = [
+# (attribute, pattern[, the value it states when the pattern names none])
+_WHOLE: list[tuple] = [
     (
         "name",
         re.compile(
@@ -24,6 +25,37 @@ _WHOLE = [
             r" (?:to (?:get|commute|drive|walk|cycle|bike) (?:to|into) (?:work|the office)"
             r"|of commuting)(?: .*)?$"
         ),
+    ),
+    (  # "rent went up to $1,550 this year", "our rent is going up to 900"
+        "amount:rent",
+        re.compile(
+            r"^(?:(?:my|our|the|user) )?rent (?:just )?(?:went up|has gone up|am going up|rose"
+            r"|increased|jumped|went down|dropped|came down|was raised|got raised|am now)"
+            r" (?:to )?(?P<v>\d[\d ]*(?: a month| per month| monthly)?)(?: .*)?$"
+        ),
+    ),
+    (  # "down to 185 lbs after six months of walking", "finally down to 70 kg"
+        "amount:weight",
+        re.compile(
+            r"^(?:(?:i|user) )?(?:am |im )?(?:now |finally |officially )?(?:down|up) to"
+            r" (?P<v>\d+(?: \d+)? ?(?:kg|kgs|kilos|kilograms|pounds|lbs|lb|stone)\b)(?: .*)?$"
+        ),
+    ),
+    (  # "new number is 555-0198 btw": the phone number (patterns.read_predicate's name)
+        "amount:phone number",
+        re.compile(
+            r"^(?:(?:my|user) )?new (?:phone |cell |mobile )?number (?:am|s) (?:now )?"
+            r"(?P<v>\+?\d[\d ]*\d)(?: .*)?$"
+        ),
+    ),
+    (  # "it's just me in the place these days": a household of one
+        "household",
+        re.compile(
+            r"^(?:its|it am|it s) (?:just |only )?me (?:(?:in|at) (?:the|my|this|our)"
+            r" (?:place|flat|apartment|house|home)|here|at home) (?:now|these days|nowadays)"
+            r"(?: .*)?$"
+        ),
+        "alone",
     ),
     (
         "age",
@@ -45,7 +77,7 @@ _WHOLE = [
 # 10", "I'm in love" are no place). Where one is is not where one lives: "I'm in Paris this
 # week", "I'm in Paris now, the conference is great" are a trip.
 _PLACE = re.compile(
-    r"^(?:I'm|I\u2019m|I am|Im|User is|We're|We are)(?: now| still)?(?P<how> based| living"
+    r"^(?i:I'm|I\u2019m|I am|Im|User is|We're|We are)(?: now| still)?(?P<how> based| living"
     r"| settled| now settled)? in (?!(?:Grade|Year|Form|Class|Love|AA)\b)"
     r"(?P<v>[A-Z][a-z]+(?: [A-Z][a-z]+)?)(?P<rest> now| these days| nowadays)?[.!]?$"
 )
@@ -53,7 +85,7 @@ _PLACE = re.compile(
 # and words that make it a stay ("for work", "visiting", "tonight"): a stay wins.
 _HOME = re.compile(
     r"\b(?:these days|nowadays|moved (?:here|there|in|over|back)|live here|living here"
-    r"|(?:is|my|our|new|call it|calling it|feels like) home|for good|permanently|settled"
+    r"|(?:is|my|our|new|call it|calling it|feels like) home|for good|permanently|settled|lease"
     r"|relocated)\b",
     re.IGNORECASE,
 )
@@ -67,6 +99,20 @@ _STAY = re.compile(
     re.IGNORECASE,
 )
 
+# Home named as such: "Home for me is Brooklyn", "My home is Leeds now".
+_HOME_IS = re.compile(
+    r"^(?:Home|My home|Our home)(?: for (?:me|us))? is (?:now )?(?:in )?"
+    r"(?P<v>[A-Z][a-z]+(?: [A-Z][a-z]+)?)(?: now| these days| nowadays)?[.!]?$"
+)
+# Something worn taken off: "braces came off yesterday", "the cast is off" (its words are
+# singular by then: the first word is read as a verb, speaker.first_person).
+_OFF = re.compile(
+    r"^(?:(?:my|the|user) )?(?P<v>brace|braces|cast|sling|splint|stitches|retainer|moon boot"
+    r"|bandage|bandages) (?:finally |just |officially )?(?:came|come|am|are|got taken|were taken"
+    r"|was taken|have come|have been taken|got) off\b(?: .*)?$"
+    r"|^(?:i |user )?(?:got|had|have had|finally got) (?:my|the) (?P<w>braces|cast|sling|splint"
+    r"|stitches) (?:off|removed|taken off|out)\b(?: .*)?$"
+)
 # Where one is in without living there: "I'm in Medical School", "I'm in High School".
 _INSTITUTIONS = frozenset(
     "school college university uni hospital prison jail army navy rehab therapy band".split()
@@ -87,6 +133,18 @@ def stated_place(text: str) -> tuple[str, str] | None:
     return ("residence" if home else "whereabouts"), value
 
 
+def stated_home(text: str) -> str | None:
+    """The town of "Home for me is Brooklyn" (the fact as written, as stated_place)."""
+    found = _HOME_IS.match(text.strip())
+    return trim_value(found.group("v").lower()) if found else None
+
+
+def taken_off(spoken: str) -> str | None:
+    """What "braces came off" takes back: a thing worn ("braces"), else None."""
+    found = _OFF.match(spoken)
+    return (found.group("v") or found.group("w")) if found else None
+
+
 def place_kind(comment: str) -> str:
     """What the comment after "I'm in Paris now" makes the place: a "trip" ("the conference
     is great", "back home on Friday": a word of a stay wins), a "residence" ("we moved here
@@ -98,8 +156,10 @@ def place_kind(comment: str) -> str:
 
 def stated_whole(spoken: str) -> tuple[str, str] | None:
     """A fact whose phrasing holds its subject (the whole fact in the first person)."""
-    for attribute, pattern in _WHOLE:
+    for attribute, pattern, *fixed in _WHOLE:
         found = pattern.match(spoken)
+        if found and fixed:
+            return attribute, fixed[0]
         value = trim_value(found.group("v")) if found else None
         if value:
             return attribute, value
