@@ -62,6 +62,11 @@ _BODY = (
 )
 _WISH = r"(?:want|would|hope|plan|wish|dream|like|love|hate|have|am|can|could|will|used)"
 _V = r"(?P<v>.+)"
+# When, not where: "got my own studio in March".
+_MONTH = (
+    r"(?:january|february|march|april|may|june|july|august|september|october|november"
+    r"|december|spring|summer|autumn|fall|winter|\d{4})\b"
+)
 _SERVICE = r"(?:a |an |the )?"
 # Settling into a new home: "finished unpacking in our new place in", "got the keys to my new
 # flat in", "am loving our new house in" (not "looking for a new place in": a wish).
@@ -109,7 +114,7 @@ LIFE: list[tuple[str, str, str | None]] = [
      rf" (?:now )?in {_V}$", None),
     ("residence", rf"^(?:now )?call {_V} home(?: now)?$", None),
     ("residence", rf"^(?:rent|am renting|bought|have bought|got|own|closed on|have closed on"
-     rf"|purchased|signed (?:a|the) lease on) {_HOME}"
+     rf"|purchased|signed (?:a|the) lease on) {_HOME}(?! in {_MONTH})"
      rf"(?: out| over| up| down)? in {_V}$", None),
     ("residence", rf"^{_SETTLING} (?:in |into |at )?(?:my|our) new {_HOME} in {_V}$", None),
     ("household", rf"^(?:moved|have moved|am moving) in(?:to)? (?:with )?(?:my |our )?"

@@ -206,7 +206,7 @@ def correction(predicate: str) -> tuple[str, str, bool, str] | None:
 # "i packed up and moved to seattle" (the whole fact in the first person: "now" is kept).
 _NOW_CLAUSE = re.compile(
     r"^(?:i|user|we) .+? (?:and|so|but) (?:now (?:i |user |we )?|(?:then |just )?(?=moved"
-    r" |relocated )|(?=(?:am|is|are) now ))(?P<rest>.+)$"
+    r" |relocated )|(?=(?:am|is|are|im) now ))(?P<rest>.+)$"
 )
 
 
@@ -214,7 +214,8 @@ def now_clause(spoken: str) -> str | None:
     """The later clause of a fact that says what holds now, as its own predicate (its verb
     not yet in the first person), or None."""
     found = _NOW_CLAUSE.match(spoken)
-    return found.group("rest") if found else None
+    rest = found.group("rest") if found else None
+    return "am" + rest[2:] if rest and rest.startswith("im ") else rest  # "and im now a ..."
 
 
 # One thing given up for another: "switched from coffee to tea", "replaced my Fitbit with an
