@@ -4,7 +4,9 @@ or leased, home named as such, a household of one, work by what it is, quit by i
 taken up again, a student in a field, diets in other words, a name changed legally, a car by
 its model, bedtimes and commutes in other verbs, how one describes oneself, smoking and
 drinking given up in other words, an engagement called off, something worn taken off, a
-role stepped down from, amounts said without "my", a salary, lead words before a colon.
+role stepped down from, amounts said without "my", a salary, lead words before a colon, a
+gym by its name, a computer by its make, a later clause of the user's own, a first day at a
+workplace.
 One test per family, each with several phrasings that are not the eval's sentences, and
 look-alikes that must stay apart."""
 
@@ -108,8 +110,30 @@ FAMILIES = {
         ("I live in Leeds", "Quick update: I'm in York now, we moved here in June"),
         ("User lives in Rome", "Big news: Home for me is Milan now"),
     ],
+    "a gym by its name": [
+        ("I go to Planet Fitness", "I joined the Equinox near work"),
+        ("User is a member of 24 Hour Fitness", "User works out at the YMCA now"),
+        ("I have a membership at Gold's Gym", "I train at a CrossFit box now"),
+    ],
+    "a computer by its make": [
+        ("My laptop is a Dell XPS 13", "I switched to a MacBook Pro"),
+        ("My laptop is an Asus Zenbook", "I'm on a MacBook Air now"),
+    ],
+    "a later clause of the user's own": [
+        ("I earn $50,000 a year", "got promoted, I'm making 60k now"),
+        ("I live in Leeds", "big changes lately, I'm based in York now"),
+    ],
+    "a first day at a workplace": [
+        ("I work at Deloitte", "Started at a small design agency on Monday, not at a big firm"),
+        ("User works at Target", "User started at a local bakery last week"),
+    ],
 }
 LOOK_ALIKES = [
+    ("I go to Planet Fitness", "I joined a climbing gym"),
+    ("I go to Planet Fitness", "My wife joined the YMCA"),
+    ("My laptop is a Dell", "I work at Dell"),
+    ("I play piano", "I picked up the ukulele, it's so much fun"),
+    ("I live in Portland", "I grew up in Phoenix, so the rain here was new"),
     ("I live in Seattle", "Quick update: I'm in Chicago this week for a conference"),
     ("User works as a nurse", "User does pottery on the side"),
     ("I have a dog named Rex", "My sister's braces came off"),

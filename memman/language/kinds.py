@@ -81,7 +81,10 @@ _DEVICES = {
         """phone smartphone iphone android pixel samsung galaxy oneplus nokia motorola xiaomi
         huawei blackberry""".split()
     ),
-    "computer": frozenset("laptop macbook chromebook thinkpad imac pc desktop computer".split()),
+    "computer": frozenset(
+        """laptop macbook chromebook thinkpad imac pc desktop computer dell lenovo asus acer
+        alienware toshiba xps zenbook ideapad""".split()
+    ),
     "console": frozenset("playstation ps3 ps4 ps5 xbox nintendo wii gamecube gameboy".split()),
 }
 # Verbs that name a pastime said alone ("I knit", "I don't climb anymore"): not "I teach"

@@ -160,6 +160,14 @@ LIFE: list[tuple[str, str, str | None]] = [
     ("drinks", r"^(?:have|am having) (?:a |an |the odd |the occasional |a cold )?"
      r"(?P<v>beer|wine|cocktail|whisky|whiskey|cider|lager)s?(?: (?:with|after|before|at|on|every"
      r"|in|now|again|most|each|tonight|sometimes|occasionally)\b.*)?$", "drink?"),
+    # the gym one belongs to, by its name: "am a member of gold s gym", "joined the crossfit box
+    # down the street" (not "the gym" alone, nor a climbing or yoga studio: one has several)
+    ("gym", r"^(?:go to|am a member (?:of|at)|have a membership (?:at|with)|belong to|joined"
+     r"|have joined|work out at|train at|signed up (?:at|with|for)|am signed up (?:at|with))"
+     r" (?!(?:a |an |the |my |our )?(?:local )?gyms?\b)(?:a |an |the |my )?"
+     r"(?!(?:\w+ ){0,3}(?:climbing|bouldering|yoga|boxing|dance|pilates|martial)\b)"
+     r"(?P<v>(?:\w+ ){0,3}?(?:gym|fitness|crossfit|ymca|ywca|equinox|health club"
+     r"|leisure centre|orangetheory|f45))(?: .*)?$", None),
     # what one pays: "pay $1,500 a month in rent"
     ("amount:rent", r"^(?:pay|am paying) (?P<v>\d[\d ]*(?: a month| per month| monthly)?)"
      r" (?:in|for) rent(?: .*)?$", None),
@@ -297,6 +305,11 @@ LIFE: list[tuple[str, str, str | None]] = [
     # a field of work, unless an employer is named too ("in accounting at Nike": Nike)
     ("job", rf"^(?:work|am working) in (?P<v>{INDUSTRIES})(?!.* (?:at|for) )(?: .*)?$", None),
     ("employer", rf"^(?:drive|deliver|ride) for {_V}$", "employer?"),
+    # a first day somewhere: "started at a fintech startup on monday" (a school read before)
+    ("employer", r"^(?:started|have started|am starting|began) (?:work |working )?at"
+     r" (?P<v>(?:a |an )?(?:\w+ ){0,3}(?:startup|firm|company|agency|bank|studio|consultancy"
+     r"|hospital|clinic|practice|charity|store|shop|restaurant|bakery|cafe|hotel|factory|warehouse"
+     r"|lab))(?: (?:on|last|this|in|yesterday|today|two|a)\b.*)?$", "employer?"),
     ("employer", r"^(?:started working|began working|started work|found a job|landed a job"
      r"|got a job|took a job|found work|got work|have a job|have a new job|found a new job"
      rf"|got a new job|landed a new job) (?:at|with|for) {_V}$", "employer?"),

@@ -103,16 +103,41 @@ def about(text: str) -> Topic | None:
         return about(parts[1])
     whole = _read(text)
     if whole is not None and not is_verb_topic(whole.attribute):
+        return _unless_comment_negates(whole, parts)
+    if len(parts) < 2 or len(parts[0].split()) < 2:
         return whole
-    head = _COMMENT.split(text.strip(), maxsplit=1)[0]
-    if head == text.strip() or len(head.split()) < 2:
-        return whole
+    head, rest = parts
     first = _read(head)
     if first is not None and first.attribute == "whereabouts":  # "I'm in Paris now, ..."
-        return Topic(USER, place_kind(text.strip()[len(head) :]), first.value)
+        return Topic(USER, place_kind(rest), first.value)
     if first is None or (is_verb_topic(first.attribute) and first.attribute != ENDED):
-        return whole
+        return _said_after(rest) or whole
     return first
+
+
+def _unless_comment_negates(whole: Topic, parts: list[str]) -> Topic:
+    """The whole's reading, or its statement's when only the comment holds the negation:
+    "Started at a startup on Monday, feels weird not being at a big firm" starts a job."""
+    if not whole.retracted or len(parts) < 2:
+        return whole
+    first = _read(parts[0])
+    same = first is not None and first.attribute == whole.attribute and not first.retracted
+    return first if same else whole
+
+
+# Who speaks in a clause of the user's own: "got a raise, I'm making 72k now".
+_SPEAKERS = frozenset("i im ive we were weve user".split())
+
+
+def _said_after(rest: str) -> Topic | None:
+    """The attribute a later clause of the user's own states, when the first states none:
+    "got a raise, I'm making 72k now" is the salary (not "it's so much fun", not "so the
+    rain here took some getting used to": no speaker)."""
+    if words(rest)[:1] and words(rest)[0] in _SPEAKERS:
+        later = _read(rest)
+        if later is not None and not is_verb_topic(later.attribute):
+            return later
+    return None
 
 
 def _read(text: str) -> Topic | None:
