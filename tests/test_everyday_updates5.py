@@ -15,7 +15,7 @@ from __future__ import annotations
 import pytest
 
 from memman import MemoryManager, Op, Tier
-from tests.decisions import active
+from tests.decisions import active, answer, chat_calls, llm_manager
 
 FAMILIES = {
     "a home bought or leased": [
@@ -174,3 +174,18 @@ def test_look_alikes_of_the_new_families_both_stay(db, old, new):
     r = mm.update_memory(new, user_id="ana")
     assert r.op is Op.ADD, (old, new)
     assert active(mm) == sorted([old, new])
+
+
+@pytest.mark.parametrize(
+    "news", ["Cancelled the gym, way too pricey", "I cancelled my gym, never went anyway"]
+)
+def test_with_an_llm_a_gym_cancelled_is_decided_with_the_gym_shown(db, fake_openai, news):
+    """A take-back of "the gym" names no gym: the change cue "cancelled" shows the user's
+    single-valued profile, which now holds the gym by its name (write/profile.py)."""
+    mm = llm_manager(db, fake_openai.base_url)
+    gym = mm.update_memory("I have a membership at Equinox", user_id="ana")
+    fake_openai.script(answer("UPDATE", id=1, content=news))
+    r = mm.update_memory(news, user_id="ana")
+    [call] = chat_calls(fake_openai)
+    assert "I have a membership at Equinox" in call["json"]["messages"][-1]["content"]
+    assert (r.op, r.tier, r.memory_id) == (Op.UPDATE, Tier.LLM, gym.memory_id)
