@@ -6,7 +6,7 @@ its model, bedtimes and commutes in other verbs, how one describes oneself, smok
 drinking given up in other words, an engagement called off, something worn taken off, a
 role stepped down from, amounts said without "my", a salary, lead words before a colon, a
 gym by its name, a computer by its make, a later clause of the user's own, a first day at a
-workplace.
+workplace, a child moved to another school, a housemate by name.
 One test per family, each with several phrasings that are not the eval's sentences, and
 look-alikes that must stay apart."""
 
@@ -127,8 +127,20 @@ FAMILIES = {
         ("I work at Deloitte", "Started at a small design agency on Monday, not at a big firm"),
         ("User works at Target", "User started at a local bakery last week"),
     ],
+    "a child moved to another school": [
+        ("My son goes to Oakwood Elementary", "We moved our son to Hillside Primary"),
+        ("My daughter attends Lincoln High", "I transferred my daughter to Westside Academy"),
+    ],
+    "a housemate by name, gone": [
+        ("User's roommate is Kevin", "Kevin moved out, so User lives alone now"),
+        ("My flatmate is Priya", "I live on my own now"),
+    ],
 }
 LOOK_ALIKES = [
+    ("My phone number is 555-0101", "My number is 23 on the team"),
+    ("User studies law", "User is a student in Ohio"),
+    ("My son goes to Oakwood Elementary", "We moved our son to a bigger bedroom"),
+    ("My roommate is Kevin", "My roommate is a nurse"),
     ("I go to Planet Fitness", "I joined a climbing gym"),
     ("I go to Planet Fitness", "My wife joined the YMCA"),
     ("My laptop is a Dell", "I work at Dell"),

@@ -186,10 +186,11 @@ LIFE: list[tuple[str, str, str | None]] = [
      rf"(?: degree)? in {_V}$", None),
     # a student "studying medicine" studies it (not the job "student")
     ("studies", r"^am (?:a |an )?(?:(?:grad|graduate|postgrad|university|college|uni|phd|mature"
-     r"|full time|part time) )?student (?:of|in|studying|majoring in|doing|reading) (?P<v>.+)$",
+     r"|full time|part time) )?student (?:of|studying|majoring in|doing|reading) (?P<v>.+)$",
      None),
     ("studies", r"^am (?:a |an )?(?:phd|doctoral|masters|master s|grad|graduate) student"
-     r" (?:of|in|studying|majoring in|doing|reading) (?P<v>.+)$", None),
+     r" (?:of|in(?! (?:the |a )?(?:college|university|uni|school|town|city|\w+ (?:state|college"
+     r"|university)))|studying|majoring in|doing|reading) (?P<v>.+)$", None),
     # a graduation ends studies, but not one dated years back ("graduated from yale in 2011":
     # a past degree, beside whatever one studies now)
     ("studies", r"^(?:have )?(?:dropped out|graduated|finished (?:my |their |his |her )?(?:degree"

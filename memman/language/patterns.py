@@ -378,7 +378,8 @@ def read_predicate(predicate: str) -> tuple[str, str | None, bool] | None:
     amount = _AMOUNT.match(predicate)  # after the patterns: "my car is a 98 jaguar" is a car
     if amount:
         thing = amount.group("thing")
-        thing = "phone number" if thing in _PHONE_NUMBERS else thing  # "my number is ..."
+        phone = thing in _PHONE_NUMBERS and sum(c.isdigit() for c in predicate) >= 6
+        thing = "phone number" if phone else thing  # "my number is 555-0143", not "is 42"
         return f"{AMOUNT}:{thing}", trim_value(amount.group("v")), False
     return None
 

@@ -88,6 +88,13 @@ _TOGETHER = re.compile(
     r"^(?:my|our) (?P<who>girlfriend|boyfriend|partner|wife|husband|fiance|fiancee) and"
     r" (?:i|user) (?:live together|moved in together|share a (?:flat|house|home|place))\b"
 )
+# A child moved to a school by the parents: "We transferred our boy to Riverside Academy" is
+# where the son goes to school (the school check of the patterns still applies).
+_ENROLLED = re.compile(
+    r"^(?:we|i|user) (?:just |finally )?(?:have )?(?:transferred|moved|switched|enrolled|put"
+    r"|sent) (?:our|my|their|his|her) (?P<who>son|daughter|boy|girl|kid|child|eldest"
+    r"|youngest)(?: \w+)? (?:to|at|in|into) (?P<rest>.+)$"
+)
 # "Google let me go", "my boss fired me", "the company laid User off": the user's work ended
 # (not "my mom let me go to the party").
 _LET_GO = re.compile(
@@ -143,6 +150,9 @@ def subject_and_predicate(text: str) -> tuple[str, str] | None:
         return None
     if _LET_GO.match(" ".join(tokens)):  # "Google let me go": the user's work ended
         return USER, "lost my job"
+    enrolled = _ENROLLED.match(" ".join(tokens))
+    if enrolled:  # "We transferred our boy to Riverside Academy": the son's school
+        return person(enrolled.group("who")), f"go to {enrolled.group('rest')}"
     together = _TOGETHER.match(" ".join(tokens))
     if together:  # "My wife and I live together in Leeds": the user has a wife
         return USER, f"have a {together.group('who')}"

@@ -52,6 +52,7 @@ from memman.language.verbs import verb_and_object
 from memman.language.whole import (
     place_kind,
     stated_home,
+    stated_housemate,
     stated_place,
     stated_whole,
     taken_off,
@@ -151,6 +152,9 @@ def _read(text: str) -> Topic | None:
     home = stated_home(text)
     if home:  # "Home for me is Brooklyn"
         return Topic(USER, "residence", home)
+    mate = stated_housemate(text)
+    if mate:  # "My roommate is Kevin"
+        return Topic(USER, "household", mate)
     off = taken_off(spoken)
     if off:  # "braces came off yesterday": whatever held the braces ended
         return Topic(USER, ENDED, off, True)

@@ -104,6 +104,10 @@ _HOME_IS = re.compile(
     r"^(?:Home|My home|Our home)(?: for (?:me|us))? is (?:now )?(?:in )?"
     r"(?P<v>[A-Z][a-z]+(?: [A-Z][a-z]+)?)(?: now| these days| nowadays)?[.!]?$"
 )
+# Whom one lives with, by name: "My roommate is Kevin" (a capital: not "is a nurse").
+_HOUSEMATE = re.compile(
+    r"^(?:My|User's|User\u2019s) (?P<who>roommate|flatmate|housemate) is (?P<v>[A-Z][a-z]+)[.!]?$"
+)
 # Something worn taken off: "braces came off yesterday", "the cast is off" (its words are
 # singular by then: the first word is read as a verb, speaker.first_person).
 _OFF = re.compile(
@@ -137,6 +141,13 @@ def stated_home(text: str) -> str | None:
     """The town of "Home for me is Brooklyn" (the fact as written, as stated_place)."""
     found = _HOME_IS.match(text.strip())
     return trim_value(found.group("v").lower()) if found else None
+
+
+def stated_housemate(text: str) -> str | None:
+    """The household of "My roommate is Kevin": "roommate kevin" (so that "Kevin moved out"
+    takes it back by the name)."""
+    found = _HOUSEMATE.match(text.strip())
+    return f"{found.group('who')} {found.group('v').lower()}" if found else None
 
 
 def taken_off(spoken: str) -> str | None:
