@@ -6,7 +6,8 @@ its model, bedtimes and commutes in other verbs, how one describes oneself, smok
 drinking given up in other words, an engagement called off, something worn taken off, a
 role stepped down from, amounts said without "my", a salary, lead words before a colon, a
 gym by its name, a computer by its make, a later clause of the user's own, a first day at a
-workplace, a child moved to another school, a housemate by name.
+workplace, a child moved to another school, a housemate by name, an employer known by name
+moved to, a drink one can no longer take.
 One test per family, each with several phrasings that are not the eval's sentences, and
 look-alikes that must stay apart."""
 
@@ -135,8 +136,19 @@ FAMILIES = {
         ("User's roommate is Kevin", "Kevin moved out, so User lives alone now"),
         ("My flatmate is Priya", "I live on my own now"),
     ],
+    "an employer known by name, moved to": [
+        ("I work at Google", "I moved over to Microsoft last spring"),
+        ("User works at Deloitte", "User jumped ship to Accenture"),
+    ],
+    "a drink one can no longer take": [
+        ("I drink coffee every morning", "Can't do coffee anymore, it wrecks my sleep"),
+        ("I drink espresso after lunch", "I can't handle caffeine anymore"),
+    ],
 }
 LOOK_ALIKES = [
+    ("I live in Austin", "I moved over to Microsoft"),
+    ("I work at Google", "My brother moved to Microsoft"),
+    ("I have a cat", "I can't have pets in my flat"),
     ("My phone number is 555-0101", "My number is 23 on the team"),
     ("User studies law", "User is a student in Ohio"),
     ("My son goes to Oakwood Elementary", "We moved our son to a bigger bedroom"),

@@ -66,6 +66,13 @@ PETS = VALUE_CLASSES["pets"] | {
     "puppy", "kitten", "horse", "lizard", "guinea", "ferret", "goldfish", "tortoise", "gecko",
     "budgie", "canary", "cockatiel", "parakeet",
 }  # fmt: skip
+# Employers known by name, no town's: "moved over to Microsoft" is a job, not a home (not
+# "apple", "amazon": a valley, a river).
+COMPANIES = frozenset(
+    """google microsoft meta facebook netflix ibm oracle intel nvidia salesforce adobe spotify
+    uber airbnb stripe shopify deloitte accenture kpmg pwc mckinsey jpmorgan linkedin dropbox
+    twitter tesla walmart costco starbucks""".split()
+)
 # What a car attribute holds: a vehicle named by kind, or by make ("a used Honda Accord").
 VEHICLES = frozenset("car truck van minivan suv pickup jeep motorhome campervan".split())
 CAR_MAKES = frozenset(

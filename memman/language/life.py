@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from memman.language.kinds import DIETS, check_kind
+from memman.language.kinds import COMPANIES, DIETS, check_kind
 
 # Where one lives, as a kind of home: "a flat in the city centre", "a house out in the suburbs".
 _HOME = (
@@ -107,6 +107,8 @@ LIFE: list[tuple[str, str, str | None]] = [
     ("residence", rf"^(?:grew up|was born|was raised) in {_V} and (?:still |now )?live there"
      r"(?: .*)?$", None),
     ("residence", rf"^(?:live|am living|reside|am based|am located|have lived) in {_V}$", None),
+    ("employer", rf"^(?:{_MOVED}|jumped ship|defected) to (?P<v>{'|'.join(sorted(COMPANIES))})"
+     r"(?: .*)?$", None),
     ("residence", rf"^{_MOVED} to {_V}$", None),
     ("residence", rf"^(?:my home am|home am) in {_V}$", None),
     ("residence", rf"^(?:settled|have settled|settled down|have settled down) in {_V}$", None),

@@ -75,6 +75,8 @@ _JUST_DONE = re.compile(
     r"^have (?=(?:\w+ed|got|found|left|taken|become|gone) (?:at|to|from|in|into|with|for|as|out"
     r"|up|off|back|my|our|a|an|the)\b)"
 )
+# What one can (not) take in: "can not do caffeine", "can not handle dairy".
+_TAKEN_IN = re.compile(r"^can (?:do|have|handle|tolerate|stomach) (?P<rest>.+)$")
 # How one sees oneself is what one is: "consider myself agnostic", "identify as Buddhist".
 _AS_SELF = re.compile(
     r"^(?:would )?(?:describe|consider|identify|define) (?:myself as|myself|as) (?P<rest>.+)$"
@@ -97,6 +99,9 @@ def rephrased(predicate: str) -> list[str]:
             found.append(f"{GERUNDS[verb]} {rest}".strip())
     if _JUST_DONE.match(predicate):
         found.append(predicate[5:])
+    taken = _TAKEN_IN.match(predicate)
+    if taken:  # "can not do caffeine anymore": a drink, if it is one (the patterns check)
+        found.append("drink " + taken.group("rest"))
     described = _AS_SELF.match(predicate)
     if described:  # "describe myself as agnostic these days": "am agnostic"
         found.append("am " + described.group("rest"))

@@ -60,6 +60,8 @@ _PAST_IRREGULAR = frozenset(
     """sold went took got bought found gave had began lost left made quit kept met ran split
     cut put broke drove grew threw wrote became""".split()
 )
+# What one can't take any more: "Can't do caffeine anymore", "Can't stomach dairy".
+_TAKE_IN = frozenset("do have handle tolerate stomach drink eat".split())
 # Verbs that are the user's whatever follows them: "Cancelled Spotify", "Joined Google".
 _TOLD_ALONE = frozenset(
     "cancelled canceled quit ditched joined started finished moved sold retired".split()
@@ -183,6 +185,8 @@ def subject_and_predicate(text: str) -> tuple[str, str] | None:
     if verb in _SUBJECTLESS_VERBS:  # "Lives in Berlin", "Never eats pork"
         return USER, first_person(tokens)
     if first in _STILL_TRUE_FILLERS and verb.endswith("ed"):  # "Just accepted an offer"
+        return USER, first_person(tokens)
+    if tokens[0] in ("cant", "cannot") and tokens[1] in _TAKE_IN:  # "Can't do caffeine"
         return USER, first_person(tokens)
     if _told_past(tokens) or _told_perfect(tokens):  # "Sold my car", "Haven't touched a drop"
         return USER, first_person(tokens)
