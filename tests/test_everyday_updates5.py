@@ -146,6 +146,8 @@ FAMILIES = {
     ],
 }
 LOOK_ALIKES = [
+    ("User studies law", "User is a graduate student in New York"),
+    ("I study biology", "I'm a student, studying at the community college"),
     ("I live in Austin", "I moved over to Microsoft"),
     ("I work at Google", "My brother moved to Microsoft"),
     ("I have a cat", "I can't have pets in my flat"),

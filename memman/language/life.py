@@ -62,6 +62,11 @@ _BODY = (
 )
 _WISH = r"(?:want|would|hope|plan|wish|dream|like|love|hate|have|am|can|could|will|used)"
 _V = r"(?P<v>.+)"
+# A field of study by its form or name: "linguistics", "biology", "law" (not "new york").
+_FIELD = (
+    r"(?:\w+ )?(?:\w+(?:ics|ogy|istry|ism|ture|ering|sophy|nomy)|law|medicine|history|english"
+    r"|arts?|music|education|business|finance|sciences?|maths?|nursing|theology|classics)"
+)
 # When, not where: "got my own studio in March".
 _MONTH = (
     r"(?:january|february|march|april|may|june|july|august|september|october|november"
@@ -188,11 +193,11 @@ LIFE: list[tuple[str, str, str | None]] = [
      rf"(?: degree)? in {_V}$", None),
     # a student "studying medicine" studies it (not the job "student")
     ("studies", r"^am (?:a |an )?(?:(?:grad|graduate|postgrad|university|college|uni|phd|mature"
-     r"|full time|part time) )?student (?:of|studying|majoring in|doing|reading) (?P<v>.+)$",
+     r"|full time|part time) )?student (?:of|studying|majoring in|doing|reading)"
+     r" (?!to |for |at |in )(?P<v>.+)$",
      None),
     ("studies", r"^am (?:a |an )?(?:phd|doctoral|masters|master s|grad|graduate) student"
-     r" (?:of|in(?! (?:the |a )?(?:college|university|uni|school|town|city|\w+ (?:state|college"
-     r"|university)))|studying|majoring in|doing|reading) (?P<v>.+)$", None),
+     rf" in (?P<v>{_FIELD})(?: .*)?$", None),
     # a graduation ends studies, but not one dated years back ("graduated from yale in 2011":
     # a past degree, beside whatever one studies now)
     ("studies", r"^(?:have )?(?:dropped out|graduated|finished (?:my |their |his |her )?(?:degree"
