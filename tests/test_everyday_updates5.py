@@ -7,7 +7,7 @@ drinking given up in other words, an engagement called off, something worn taken
 role stepped down from, amounts said without "my", a salary, lead words before a colon, a
 gym by its name, a computer by its make, a later clause of the user's own, a first day at a
 workplace, a child moved to another school, a housemate by name, an employer known by name
-moved to, a drink one can no longer take.
+moved to, a drink one can no longer take, the one holder of a role (a boss, a doctor, a bank).
 One test per family, each with several phrasings that are not the eval's sentences, and
 look-alikes that must stay apart."""
 
@@ -144,8 +144,22 @@ FAMILIES = {
         ("I drink coffee every morning", "Can't do coffee anymore, it wrecks my sleep"),
         ("I drink espresso after lunch", "I can't handle caffeine anymore"),
     ],
+    "the one holder of a role": [
+        ("My boss is Linda", "After the restructure I report to Omar"),
+        ("User's manager is Priya", "User now reports directly to Dana"),
+        ("My doctor is Dr. Patel", "I changed GPs and now see Dr. Osei"),
+        ("My dentist is Dr. Kim", "My new dentist is Dr. Alvarez"),
+        ("My bank is Chase", "We moved our accounts over to Ally"),
+        ("User's bank is Barclays", "User switched banks to Monzo"),
+        ("Our landlord is Mr. Green", "Our landlord is now Ms. Brown"),
+    ],
 }
 LOOK_ALIKES = [
+    ("My boss is Linda", "My boss is strict"),
+    ("My boss is Linda", "My husband reports to Karen"),
+    ("My doctor is Dr. Patel", "My sister's doctor is Dr. Lee"),
+    ("My doctor is Dr. Patel", "My dentist is Dr. Kim"),
+    ("My bank is Chase", "My sister moved her accounts to Ally"),
     ("User studies law", "User is a graduate student in New York"),
     ("I study biology", "I'm a student, studying at the community college"),
     ("I live in Austin", "I moved over to Microsoft"),

@@ -19,7 +19,8 @@ SINGLE_VALUED = frozenset(
     """residence hometown employer job relationship_status name last_name native_language age
     birthday diet smoking children car school school_year studies phone computer
     work_setting household bedtime wake_time hair hair_color commute religion
-    work_hours gluten whereabouts gym""".split()
+    work_hours gluten whereabouts gym doctor dentist therapist boss landlord bank vet
+    accountant""".split()
 )
 # Multi-valued: several true at once ("likes jazz" and "likes hiking").
 # A phone or a computer is the one the user uses now: a new one replaces it ("switched to a

@@ -40,6 +40,7 @@ from memman.language.negation import (
     undone_change,
 )
 from memman.language.patterns import read_predicate, stated_favorite
+from memman.language.providers import stated_provider
 from memman.language.speaker import (
     first_person,
     only_openers,
@@ -155,6 +156,9 @@ def _read(text: str) -> Topic | None:
     mate = stated_housemate(text)
     if mate:  # "My roommate is Kevin"
         return Topic(USER, "household", mate)
+    held = stated_provider(text, spoken)
+    if held:  # "My boss is Linda", "I report to Marcus"
+        return Topic(USER, *held)
     off = taken_off(spoken)
     if off:  # "braces came off yesterday": whatever held the braces ended
         return Topic(USER, ENDED, off, True)
