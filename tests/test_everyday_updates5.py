@@ -155,6 +155,8 @@ FAMILIES = {
     ],
 }
 LOOK_ALIKES = [
+    ("I work at Google", "I quit my summer job at the pool"),
+    ("User works at Target", "User left her weekend job"),
     ("My boss is Linda", "My boss is strict"),
     ("My boss is Linda", "My husband reports to Karen"),
     ("My doctor is Dr. Patel", "My sister's doctor is Dr. Lee"),

@@ -329,7 +329,8 @@ LIFE: list[tuple[str, str, str | None]] = [
     # work left: no employer any more, whichever it was
     ("employer", r"^(?:handed in|gave|put in|turned in|submitted|handed) (?:in )?my"
      r" (?:notice|resignation|two weeks notice)(?: .*)?$", "-"),
-    ("employer", r"^(?:left|have left|walked out of) my (?:\w+ )?(?:job|position|role|post)"
+    ("employer", r"^(?:left|have left|walked out of) my (?!(?:first|summer|side|second|weekend"
+     r"|holiday|evening) )(?:\w+ )?(?:job|position|role|post)"
      r"(?: (?:at|with) (?P<v>.+)|(?: .+)?)$", "-"),
     ("employer", r"^(?:resigned|retired early|took early retirement|am jobless|am between jobs"
      r"|am (?:a )?stay at home (?:mom|mum|dad|parent|mother|father))(?: .*)?$", "-"),

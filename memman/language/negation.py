@@ -33,7 +33,12 @@ _QUIT_TAIL = re.compile(
     rf"|{_AGO}|(?:last|this) (?:year|month|week|spring|summer|autumn|fall|winter)|in \d{{4}}))+$"
 )
 # A job by what it was: "my barista job", "her job at the bank", "the teaching job".
-_A_JOB = re.compile(r"^(?:my |the |this |that )?(?:\w+ ){0,2}?job\b")
+# (Not a job held beside the main one: "quit my summer job" leaves the employer.)
+_A_JOB = re.compile(
+    r"^(?:(?:my|the|this|that) )?(?!(?:my|the|this|that|first|summer|side|second|weekend"
+    r"|holiday|evening) )"
+    r"(?:\w+ ){0,2}?job\b"
+)
 # "stopped working to stay home", "quit work after the baby": work itself, not one job's.
 _WORK_ENDS = frozenset("to after because when since so last this and ago altogether".split())
 # Verbs that end what their object names: "sold my motorcycle", "cancelled the membership".
