@@ -7,7 +7,8 @@ drinking given up in other words, an engagement called off, something worn taken
 role stepped down from, amounts said without "my", a salary, lead words before a colon, a
 gym by its name, a computer by its make, a later clause of the user's own, a first day at a
 workplace, a child moved to another school, a housemate by name, an employer known by name
-moved to, a drink one can no longer take, the one holder of a role (a boss, a doctor, a bank).
+moved to, a drink one can no longer take, the one holder of a role (a boss, a doctor, a bank),
+what one sees through (glasses, contacts, laser surgery).
 One test per family, each with several phrasings that are not the eval's sentences, and
 look-alikes that must stay apart."""
 
@@ -153,8 +154,17 @@ FAMILIES = {
         ("User's bank is Barclays", "User switched banks to Monzo"),
         ("Our landlord is Mr. Green", "Our landlord is now Ms. Brown"),
     ],
+    "what one sees through": [
+        ("I wear glasses", "I've switched to contacts"),
+        ("User wears contacts", "User went back to glasses"),
+        ("I wear glasses", "I had laser eye surgery last spring"),
+        ("I wear contact lenses", "I got LASIK, best decision ever"),
+    ],
 }
 LOOK_ALIKES = [
+    ("I wear glasses", "I wear sunglasses when I drive"),
+    ("I wear contacts", "I need reading glasses now"),
+    ("I wear glasses", "My son wears contacts"),
     ("I work at Google", "I quit my summer job at the pool"),
     ("User works at Target", "User left her weekend job"),
     ("My boss is Linda", "My boss is strict"),

@@ -175,6 +175,13 @@ LIFE: list[tuple[str, str, str | None]] = [
      r"(?!(?:\w+ ){0,3}(?:climbing|bouldering|yoga|boxing|dance|pilates|martial)\b)"
      r"(?P<v>(?:\w+ ){0,3}?(?:gym|fitness|crossfit|ymca|ywca|equinox|health club"
      r"|leisure centre|orangetheory|f45))(?: .*)?$", None),
+    # what one sees through: "wear glasses" until "switched to contacts" or "had lasik" (not
+    # "reading glasses" or sunglasses: worn beside either)
+    ("eyewear", r"^(?:wear|need|am wearing|use|switched to|have switched to|went back to"
+     r"|am back to|got|moved to|changed to) (?:my |a pair of |new )?(?P<v>glasses|contacts"
+     r"|contact lenses|specs|spectacles|bifocals|varifocals)(?: .*)?$", None),
+    ("eyewear", r"^(?:had|got|have had|went for|finally had|finally got) (?:my )?(?:lasik"
+     r"|laser eye surgery|laser surgery|eye surgery|my eyes lasered|eyes lasered)(?: .*)?$", "-"),
     # what one pays: "pay $1,500 a month in rent"
     ("amount:rent", r"^(?:pay|am paying) (?P<v>\d[\d ]*(?: a month| per month| monthly)?)"
      r" (?:in|for) rent(?: .*)?$", None),
