@@ -8,7 +8,7 @@ role stepped down from, amounts said without "my", a salary, lead words before a
 gym by its name, a computer by its make, a later clause of the user's own, a first day at a
 workplace, a child moved to another school, a housemate by name, an employer known by name
 moved to, a drink one can no longer take, the one holder of a role (a boss, a doctor, a bank),
-what one sees through (glasses, contacts, laser surgery).
+what one sees through (glasses, contacts, laser surgery), a hair colour as what one went.
 One test per family, each with several phrasings that are not the eval's sentences, and
 look-alikes that must stay apart."""
 
@@ -160,8 +160,15 @@ FAMILIES = {
         ("I wear glasses", "I had laser eye surgery last spring"),
         ("I wear contact lenses", "I got LASIK, best decision ever"),
     ],
+    "a hair colour as what one went": [
+        ("I have brown hair", "I went blonde over the summer"),
+        ("User has blonde hair", "User is a redhead now"),
+        ("I have black hair", "I'm going grey"),
+    ],
 }
 LOOK_ALIKES = [
+    ("I have brown hair", "I went red in the face"),
+    ("I have brown hair", "My mom went grey"),
     ("I wear glasses", "I wear sunglasses when I drive"),
     ("I wear contacts", "I need reading glasses now"),
     ("I wear glasses", "My son wears contacts"),

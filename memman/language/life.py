@@ -67,6 +67,9 @@ _FIELD = (
     r"(?:\w+ )?(?:\w+(?:ics|ogy|istry|ism|ture|ering|sophy|nomy)|law|medicine|history|english"
     r"|arts?|music|education|business|finance|sciences?|maths?|nursing|theology|classics)"
 )
+# A look gone to, and when: "went blonde over the summer", "am a redhead now".
+_WENT = r"(?:went|have gone|am|became)"
+_WHEN_SAID = r"(?: (?:now|again|over|this|last|in|for|after)\b.*)?"
 # When, not where: "got my own studio in March".
 _MONTH = (
     r"(?:january|february|march|april|may|june|july|august|september|october|november"
@@ -175,6 +178,11 @@ LIFE: list[tuple[str, str, str | None]] = [
      r"(?!(?:\w+ ){0,3}(?:climbing|bouldering|yoga|boxing|dance|pilates|martial)\b)"
      r"(?P<v>(?:\w+ ){0,3}?(?:gym|fitness|crossfit|ymca|ywca|equinox|health club"
      r"|leisure centre|orangetheory|f45))(?: .*)?$", None),
+    # a hair colour as what one is or went: "went blonde", "am a brunette now", "went grey"
+    ("hair_color", rf"^{_WENT} (?:a )?(?:blonde|blond){_WHEN_SAID}$", "blonde"),
+    ("hair_color", rf"^{_WENT} (?:a )?brunette{_WHEN_SAID}$", "brown"),
+    ("hair_color", rf"^{_WENT} (?:a )?(?:redhead|ginger){_WHEN_SAID}$", "red"),
+    ("hair_color", r"^(?:went|have gone|am going|turned) (?:grey|gray|silver)(?: .*)?$", "grey"),
     # what one sees through: "wear glasses" until "switched to contacts" or "had lasik" (not
     # "reading glasses" or sunglasses: worn beside either)
     ("eyewear", r"^(?:wear|need|am wearing|use|switched to|have switched to|went back to"
