@@ -19,23 +19,27 @@ SINGLE_VALUED = frozenset(
     """residence hometown employer job relationship_status name last_name native_language age
     birthday diet smoking children car school school_year studies phone computer
     work_setting household bedtime wake_time hair hair_color commute religion
-    work_hours gluten""".split()
+    work_hours gluten whereabouts gym doctor dentist therapist boss landlord bank vet
+    accountant eyewear""".split()
 )
 # Multi-valued: several true at once ("likes jazz" and "likes hiking").
 # A phone or a computer is the one the user uses now: a new one replaces it ("switched to a
 # Pixel"). Consoles are several ("also got a Switch"); one line's new model is told from
 # another line by the value's words (kinds.device_value: "playstation 4" / "playstation 5").
-MULTI_VALUED = frozenset("likes drinks pets plays speaks allergy hobby console injury".split())
+MULTI_VALUED = frozenset("likes drinks pets plays speaks allergy hobby console injury trip".split())
 # Attributes that are two sides of one fact: where one works and as what ("a software engineer
 # at Stripe" is a job; "started a new job at Shopify" an employer; "retired" ends both).
 # So are a school and what one studies there: "I graduated" ends both.
 # A fact of one is shown to the decider with the memories of the other; the few it settles on
 # them are write/holders.py's (work or school ended, a new employer for a job that names one).
 # So are a full name and a surname: "took my husband's surname" changes "My name is Jo Brown";
-# and gluten and a diet: "eats bread and pasta again" may end keto (shown, never settled).
+# and gluten and a diet: "eats bread and pasta again" may end keto (shown, never settled);
+# and where one lives and where one is ("I'm in Paris now"): a residence stated replaces the
+# latter when no residence is known, the latter never replaces a residence.
 KINDRED = {
     "employer": "job", "job": "employer", "school": "studies", "studies": "school",
     "last_name": "name", "name": "last_name", "gluten": "diet", "diet": "gluten",
+    "residence": "whereabouts", "whereabouts": "residence",
 }  # fmt: skip
 # Favourites are single-valued per thing: "favorite:color", "favorite:band".
 FAVORITE = "favorite"

@@ -31,6 +31,8 @@ seeing_someone dating healed recovered sober unemployed pregnant had_the_baby
 lost replaced upgraded traded got_rid gotten_rid in_ages in_years in_months
 just new newly got gotten currently today yesterday ago last_week last_month last_year
 this_year this_month this_week been
+cancelled canceled cancelling cancel ended dropped tapered stepped_down came_off called_off
+wrapped_up bumped went_up went_down raised lowered increased decreased reorg
 """
 _CUE = re.compile(
     r"\b(?:" + "|".join(cue.replace("_", r"\s+") for cue in _CUES.split()) + r")\b", re.IGNORECASE

@@ -66,6 +66,13 @@ PETS = VALUE_CLASSES["pets"] | {
     "puppy", "kitten", "horse", "lizard", "guinea", "ferret", "goldfish", "tortoise", "gecko",
     "budgie", "canary", "cockatiel", "parakeet",
 }  # fmt: skip
+# Employers known by name, no town's: "moved over to Microsoft" is a job, not a home (not
+# "apple", "amazon": a valley, a river).
+COMPANIES = frozenset(
+    """google microsoft meta facebook netflix ibm oracle intel nvidia salesforce adobe spotify
+    uber airbnb stripe shopify deloitte accenture kpmg pwc mckinsey jpmorgan linkedin dropbox
+    twitter tesla walmart costco starbucks""".split()
+)
 # What a car attribute holds: a vehicle named by kind, or by make ("a used Honda Accord").
 VEHICLES = frozenset("car truck van minivan suv pickup jeep motorhome campervan".split())
 CAR_MAKES = frozenset(
@@ -81,7 +88,10 @@ _DEVICES = {
         """phone smartphone iphone android pixel samsung galaxy oneplus nokia motorola xiaomi
         huawei blackberry""".split()
     ),
-    "computer": frozenset("laptop macbook chromebook thinkpad imac pc desktop computer".split()),
+    "computer": frozenset(
+        """laptop macbook chromebook thinkpad imac pc desktop computer dell lenovo asus acer
+        alienware toshiba xps zenbook ideapad""".split()
+    ),
     "console": frozenset("playstation ps3 ps4 ps5 xbox nintendo wii gamecube gameboy".split()),
 }
 # Verbs that name a pastime said alone ("I knit", "I don't climb anymore"): not "I teach"

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from memman.language.kinds import check_kind
+from memman.language.kinds import COMPANIES, DIETS, check_kind
 
 # Where one lives, as a kind of home: "a flat in the city centre", "a house out in the suburbs".
 _HOME = (
@@ -62,6 +62,19 @@ _BODY = (
 )
 _WISH = r"(?:want|would|hope|plan|wish|dream|like|love|hate|have|am|can|could|will|used)"
 _V = r"(?P<v>.+)"
+# A field of study by its form or name: "linguistics", "biology", "law" (not "new york").
+_FIELD = (
+    r"(?:\w+ )?(?:\w+(?:ics|ogy|istry|ism|ture|ering|sophy|nomy)|law|medicine|history|english"
+    r"|arts?|music|education|business|finance|sciences?|maths?|nursing|theology|classics)"
+)
+# A look gone to, and when: "went blonde over the summer", "am a redhead now".
+_WENT = r"(?:went|have gone|am|became)"
+_WHEN_SAID = r"(?: (?:now|again|over|this|last|in|for|after)\b.*)?"
+# When, not where: "got my own studio in March".
+_MONTH = (
+    r"(?:january|february|march|april|may|june|july|august|september|october|november"
+    r"|december|spring|summer|autumn|fall|winter|\d{4})\b"
+)
 _SERVICE = r"(?:a |an |the )?"
 # Settling into a new home: "finished unpacking in our new place in", "got the keys to my new
 # flat in", "am loving our new house in" (not "looking for a new place in": a wish).
@@ -102,13 +115,16 @@ LIFE: list[tuple[str, str, str | None]] = [
     ("residence", rf"^(?:grew up|was born|was raised) in {_V} and (?:still |now )?live there"
      r"(?: .*)?$", None),
     ("residence", rf"^(?:live|am living|reside|am based|am located|have lived) in {_V}$", None),
+    ("employer", rf"^(?:{_MOVED}|jumped ship|defected) to (?P<v>{'|'.join(sorted(COMPANIES))})"
+     r"(?: .*)?$", None),
     ("residence", rf"^{_MOVED} to {_V}$", None),
     ("residence", rf"^(?:my home am|home am) in {_V}$", None),
     ("residence", rf"^(?:settled|have settled|settled down|have settled down) in {_V}$", None),
     ("residence", r"^(?:my|our) (?:new |current )?(?:place|home|apartment|flat|house|address) am"
      rf" (?:now )?in {_V}$", None),
     ("residence", rf"^(?:now )?call {_V} home(?: now)?$", None),
-    ("residence", rf"^(?:rent|am renting|bought|have bought|got|own) {_HOME}"
+    ("residence", rf"^(?:rent|am renting|bought|have bought|got|own|closed on|have closed on"
+     rf"|purchased|signed (?:a|the) lease on) {_HOME}(?! in {_MONTH})"
      rf"(?: out| over| up| down)? in {_V}$", None),
     ("residence", rf"^{_SETTLING} (?:in |into |at )?(?:my|our) new {_HOME} in {_V}$", None),
     ("household", rf"^(?:moved|have moved|am moving) in(?:to)? (?:with )?(?:my |our )?"
@@ -127,15 +143,16 @@ LIFE: list[tuple[str, str, str | None]] = [
     ("household", r"^am staying (?:at|in) (?P<v>(?:my |our |a |the )?(?:\w+ )?(?:\w+ s )?"
      r"(?:place|house|home|flat|apartment|couch|spare room))(?: .*)?$", None),
     ("household", r"^(?:got|have|found|moved into) (?:the keys to )?(?:my|our) (?P<v>own"
-     r" (?:place|flat|apartment|house|home))(?: .*)?$", None),
+     r" (?:place|flat|apartment|house|home|studio|condo|room|pad|bedsit))(?: .*)?$", None),
     ("household", rf"^moved out of {_PARENTS}(?: .*)?$", "moved out"),
     ("household", rf"^moved in with {_V}$", None),
     ("residence", r"^moved out(?: of (?P<v>.+))?$", "-"),
     # a child on the way: "had the baby" replaces it
     ("children", r"^am (?:pregnant|expecting)(?: .*)?$", "expecting"),
     # when one sleeps and wakes
-    ("bedtime", rf"^(?:go to bed|go to sleep|fall asleep|am asleep|am in bed|turn in|get to bed)"
-     rf" {_CLOCK}$", None),
+    ("bedtime", rf"^(?:go to bed|go to sleep|fall asleep|am asleep|am in bed|turn in|get to bed"
+     rf"|crash|crash out|pass out|hit the (?:hay|sack|pillow)|head to bed|go down) {_CLOCK}$",
+     None),
     ("wake_time", rf"^(?:wake up|get up|am up|wake) {_CLOCK}$", None),
     ("amount:weight", rf"^(?:weigh|am down to|am up to|got down to|am at|am|weighed in at"
      r"|(?:stepped|got|hopped) on the scales?(?: \w+){0,3}?) (?P<v>(?:about |around"
@@ -153,6 +170,26 @@ LIFE: list[tuple[str, str, str | None]] = [
     ("drinks", r"^(?:have|am having) (?:a |an |the odd |the occasional |a cold )?"
      r"(?P<v>beer|wine|cocktail|whisky|whiskey|cider|lager)s?(?: (?:with|after|before|at|on|every"
      r"|in|now|again|most|each|tonight|sometimes|occasionally)\b.*)?$", "drink?"),
+    # the gym one belongs to, by its name: "am a member of gold s gym", "joined the crossfit box
+    # down the street" (not "the gym" alone, nor a climbing or yoga studio: one has several)
+    ("gym", r"^(?:go to|am a member (?:of|at)|have a membership (?:at|with)|belong to|joined"
+     r"|have joined|work out at|train at|signed up (?:at|with|for)|am signed up (?:at|with))"
+     r" (?!(?:a |an |the |my |our )?(?:local )?gyms?\b)(?:a |an |the |my )?"
+     r"(?!(?:\w+ ){0,3}(?:climbing|bouldering|yoga|boxing|dance|pilates|martial)\b)"
+     r"(?P<v>(?:\w+ ){0,3}?(?:gym|fitness|crossfit|ymca|ywca|equinox|health club"
+     r"|leisure centre|orangetheory|f45))(?: .*)?$", None),
+    # a hair colour as what one is or went: "went blonde", "am a brunette now", "went grey"
+    ("hair_color", rf"^{_WENT} (?:a )?(?:blonde|blond){_WHEN_SAID}$", "blonde"),
+    ("hair_color", rf"^{_WENT} (?:a )?brunette{_WHEN_SAID}$", "brown"),
+    ("hair_color", rf"^{_WENT} (?:a )?(?:redhead|ginger){_WHEN_SAID}$", "red"),
+    ("hair_color", r"^(?:went|have gone|am going|turned) (?:grey|gray|silver)(?: .*)?$", "grey"),
+    # what one sees through: "wear glasses" until "switched to contacts" or "had lasik" (not
+    # "reading glasses" or sunglasses: worn beside either)
+    ("eyewear", r"^(?:wear|need|am wearing|use|switched to|have switched to|went back to"
+     r"|am back to|got|moved to|changed to) (?:my |a pair of |new )?(?P<v>glasses|contacts"
+     r"|contact lenses|specs|spectacles|bifocals|varifocals)(?: .*)?$", None),
+    ("eyewear", r"^(?:had|got|have had|went for|finally had|finally got) (?:my )?(?:lasik"
+     r"|laser eye surgery|laser surgery|eye surgery|my eyes lasered|eyes lasered)(?: .*)?$", "-"),
     # what one pays: "pay $1,500 a month in rent"
     ("amount:rent", r"^(?:pay|am paying) (?P<v>\d[\d ]*(?: a month| per month| monthly)?)"
      r" (?:in|for) rent(?: .*)?$", None),
@@ -169,15 +206,25 @@ LIFE: list[tuple[str, str, str | None]] = [
      r"|full time )(?P<v>\w+) student(?: .*)?$", "field?"),
     ("studies", rf"^am (?:doing|studying for|working on|pursuing|taking) (?:my |a |an )?{_DEGREE}"
      rf"(?: degree)? in {_V}$", None),
+    # a student "studying medicine" studies it (not the job "student")
+    ("studies", r"^am (?:a |an )?(?:(?:grad|graduate|postgrad|university|college|uni|phd|mature"
+     r"|full time|part time) )?student (?:of|studying|majoring in|doing|reading)"
+     r" (?!to |for |at |in )(?P<v>.+)$",
+     None),
+    ("studies", r"^am (?:a |an )?(?:phd|doctoral|masters|master s|grad|graduate) student"
+     rf" in (?P<v>{_FIELD})(?: .*)?$", None),
+    # a graduation ends studies, but not one dated years back ("graduated from yale in 2011":
+    # a past degree, beside whatever one studies now)
     ("studies", r"^(?:have )?(?:dropped out|graduated|finished (?:my |their |his |her )?(?:degree"
      r"|studies|masters|phd|school|college|university|uni))(?!.* (?:and|so|but) (?:now )?(?:i|we) )"
-     r"(?: .*)?$", "-"),
+     r"(?!.*\b(?:(?:19|20)\d\d|years ago|decades? ago|back in|class of)\b)(?: .*)?$", "-"),
     ("hobby", r"^(?:took up|have taken up|am taking up) (?!smoking|vaping|drinking|a |an |the |my"
      r" |his |her |their )(?P<v>\w+(?: \w+)?)$", None),
     # how one gets to work: "take the train to work" until "bike to work now"
     ("commute", r"^(?P<v>drive|bike|cycle|walk|run|ride (?:my |a )?(?:bike|motorbike|scooter)"
      r"|take the (?:train|bus|subway|tube|tram|metro|ferry)|get the (?:train|bus|tube)"
-     r"|commute by \w+) (?:to|into) (?:work|the office|school|campus|class)(?: .*)?$", None),
+     r"|commute by \w+) (?:to|into|in to|in) (?:work|the office|my job|my office|the job"
+     r"|school|campus|class)(?: .*)?$", None),
     # pastimes by their gear: "have not picked up my knitting needles in ages"
     ("hobby", r"^(?:have )?(?:picked up|touched) (?:my |the |a )?(?!smoking|vaping|drinking)"
      r"(?P<v>\w+ing)(?: \w+)?(?: (?:in|for) (?:ages|years|months|weeks|a while|a long time)"
@@ -221,11 +268,28 @@ LIFE: list[tuple[str, str, str | None]] = [
      r"(?: (?:diet|way of eating|lifestyle))?(?: .*)?$", None),
     ("diet", r"^(?:do|am doing) (?P<v>keto|paleo|atkins|whole30|intermittent fasting)(?: .*)?$",
      None),
-    ("name", rf"^(?:changed|have changed) my (?:first )?name to {_V}$", None),
+    ("name", rf"^(?:(?:legally|officially|formally) )?(?:changed|have changed) my"
+     rf" (?:first |full )?name (?:legally |officially )?to {_V}$", None),
+    # an engagement called off: "called off the wedding", "the engagement is off"
+    ("relationship_status", r"^(?:called off|have called off|broke off|cancell?ed|postponed"
+     r" indefinitely) (?:the |my |our )?(?:wedding|engagement)(?: .*)?$", "-"),
+    # back in work: "am employed again" ends "am unemployed"
+    ("employer", r"^am (?!.* (?:at|by|with|for|as (?!of)) )(?:(?:gainfully )?employed"
+     r" (?:again|once more|now)|back in work|in work again|working again)(?: .*)?$", "employed"),
+    # what one earns: "earn $65,000 a year", "am making 72k now"
+    ("amount:salary", r"^(?:earn|make|am making|am earning|am on|take home|bring in|get paid)"
+     r" (?P<v>(?:about |around |over |under |almost |nearly |just )?\d[\d ]*(?: ?k\b"
+     r"(?: (?:a|per) (?:year|month))?| (?:a|per) (?:year|month|hour|week)| an hour| annually"
+     r"| a year))(?: .*)?$", None),
     ("relationship_status", rf"^{_WED}(?: .*)?$", "married"),
     ("relationship_status", r"^my divorce (?:was|am|have been|got) (?:finally |officially )?"
      r"(?:finali[sz]ed|final|through|official|settled)(?: .*)?$|^(?:finali[sz]ed) my divorce"
      r"(?: .*)?$|^my divorce went through(?: .*)?$", "divorced"),
+    ("smoking", r"^(?:have been |am |been )?(?:cigarette|cig|smoking|vape) free(?: .*)?$", "-"),
+    ("diet", rf"^eat (?P<v>{'|'.join(sorted(DIETS))})(?: now| these days| nowadays)?$", None),
+    # a drink not touched: "have not touched alcohol since january" (negated by the caller)
+    ("drinks", r"^(?:have )?(?:touched|had) (?:a drop(?: of (?:alcohol|booze|liquor))?|a drink"
+     r"|(?:any )?(?:alcohol|booze|liquor))(?: (?:in|for|since) .+)?$", "alcohol"),
     # smoking given up in other words: "kicked the habit", "have not touched a cigarette"
     ("smoking", r"^(?:the )?(?:smoking |nicotine |cigarette )?habit(?! of)(?: .*)?$",
      "smokes"),
@@ -258,9 +322,17 @@ LIFE: list[tuple[str, str, str | None]] = [
     # what one does "for a living", said as a present fact: not "sold cars for a living" (once),
     # "want to play music for a living" (a wish)
     ("job", rf"^(?!{_PAST}\b|{_WISH}\b)(?P<v>\w+(?: \w+){{0,3}}) for a living$", None),
+    # what one does as one's work: "do ux design full time" (not "on the side": a sideline)
+    ("job", r"^(?:do|am doing) (?:freelance )?(?P<v>\w+(?: \w+){0,2}) (?:full time|professionally"
+     r"|for work|as my job|as a career)(?: now| these days)?(?! on the side)(?: .*)?$", None),
     # a field of work, unless an employer is named too ("in accounting at Nike": Nike)
     ("job", rf"^(?:work|am working) in (?P<v>{INDUSTRIES})(?!.* (?:at|for) )(?: .*)?$", None),
     ("employer", rf"^(?:drive|deliver|ride) for {_V}$", "employer?"),
+    # a first day somewhere: "started at a fintech startup on monday" (a school read before)
+    ("employer", r"^(?:started|have started|am starting|began) (?:work |working )?at"
+     r" (?P<v>(?:a |an )?(?:\w+ ){0,3}(?:startup|firm|company|agency|bank|studio|consultancy"
+     r"|hospital|clinic|practice|charity|store|shop|restaurant|bakery|cafe|hotel|factory|warehouse"
+     r"|lab))(?: (?:on|last|this|in|yesterday|today|two|a)\b.*)?$", "employer?"),
     ("employer", r"^(?:started working|began working|started work|found a job|landed a job"
      r"|got a job|took a job|found work|got work|have a job|have a new job|found a new job"
      rf"|got a new job|landed a new job) (?:at|with|for) {_V}$", "employer?"),
@@ -272,8 +344,9 @@ LIFE: list[tuple[str, str, str | None]] = [
     # work left: no employer any more, whichever it was
     ("employer", r"^(?:handed in|gave|put in|turned in|submitted|handed) (?:in )?my"
      r" (?:notice|resignation|two weeks notice)(?: .*)?$", "-"),
-    ("employer", r"^(?:left|have left|walked out of) my (?:job|position|role|post)(?: (?:at|with)"
-     r" (?P<v>.+)|(?: .+)?)$", "-"),
+    ("employer", r"^(?:left|have left|walked out of) my (?!(?:first|summer|side|second|weekend"
+     r"|holiday|evening) )(?:\w+ )?(?:job|position|role|post)"
+     r"(?: (?:at|with) (?P<v>.+)|(?: .+)?)$", "-"),
     ("employer", r"^(?:resigned|retired early|took early retirement|am jobless|am between jobs"
      r"|am (?:a )?stay at home (?:mom|mum|dad|parent|mother|father))(?: .*)?$", "-"),
     ("employer", r"^(?:am (?:now )?self employed|am my own boss|started (?:my|our) own (?:business"

@@ -19,9 +19,11 @@ _NEGATORS = ("do not ", "did not ", "not ", "no longer ", "never ")
 NEGATION_WORDS = frozenset("no not longer never".split())
 # Verbs that take something back: "I quit smoking" is "I smoke", negated.
 _QUITTING = re.compile(
-    r"^(?:gave up on|have given up on|quit|stopped|gave up|give up|have given up|have quit"
-    r"|have stopped|kicked|have kicked|ditched|have ditched|cut out|have cut out|am done with"
-    r"|am through with|am finished with) (?P<rest>.+)$"
+    r"^(?:had to |decided to |have decided to )?(?:gave up on|have given up on|quit|stopped"
+    r"|gave up|give up|have given up|have quit|have stopped|kicked|have kicked|ditched"
+    r"|have ditched|cut out|have cut out|am done with|am through with|am finished with"
+    r"|(?<=to )stop|stepped down as|stepped down from|have stepped down as|stepped away from"
+    r"|resigned as|resigned from) (?P<rest>.+)$"
 )
 # What a quit says of how or when, not of what: "cut out caffeine completely", "gave up the
 # violin years ago", "kicked the habit for good".
@@ -30,14 +32,23 @@ _QUIT_TAIL = re.compile(
     r"(?: (?:completely|entirely|altogether|totally|for good|cold turkey|at last"
     rf"|{_AGO}|(?:last|this) (?:year|month|week|spring|summer|autumn|fall|winter)|in \d{{4}}))+$"
 )
+# A job by what it was: "my barista job", "her job at the bank", "the teaching job".
+# (Not a job held beside the main one: "quit my summer job" leaves the employer.)
+_A_JOB = re.compile(
+    r"^(?:(?:my|the|this|that) )?(?!(?:my|the|this|that|first|summer|side|second|weekend"
+    r"|holiday|evening) )"
+    r"(?:\w+ ){0,2}?job\b"
+)
 # "stopped working to stay home", "quit work after the baby": work itself, not one job's.
 _WORK_ENDS = frozenset("to after because when since so last this and ago altogether".split())
 # Verbs that end what their object names: "sold my motorcycle", "cancelled the membership".
 _ENDING = re.compile(
     r"^(?:(?:sold|gave away|shaved off) (?=my |our |the |their |his |her )|(?:had to )?"
     r"(?:cancell?ed|dropped(?! out)|abandoned|outgrew|came off|got rid of|ended|broke off"
-    r"|rehomed|rehome|uninstalled|deleted) |left (?=(?:my |our |the )(?:\w+ )*?(?:club|team|band"
-    r"|choir|group|league|orchestra|union|class|course|program|programme|gym)\b))"
+    r"|rehomed|rehome|uninstalled|deleted) |dropped out of (?=(?:my |our |the |a )?(?:\w+ )*?"
+    r"(?:club|team|band|choir|league|orchestra|race|tournament|competition)\b)"
+    r"|left (?=(?:my |our |the )(?:\w+ )*?(?:club|team|band|choir|group|league|orchestra|union"
+    r"|class|course|program|programme|gym)\b))"
     r"(?P<rest>.+)$"
 )
 # The same, the verb's object inside it: "gave our rabbit to a neighbour", "put my dog down".
@@ -69,6 +80,12 @@ _JUST_DONE = re.compile(
     r"^have (?=(?:\w+ed|got|found|left|taken|become|gone) (?:at|to|from|in|into|with|for|as|out"
     r"|up|off|back|my|our|a|an|the)\b)"
 )
+# What one can (not) take in: "can not do caffeine", "can not handle dairy".
+_TAKEN_IN = re.compile(r"^can (?:do|have|handle|tolerate|stomach) (?P<rest>.+)$")
+# How one sees oneself is what one is: "consider myself agnostic", "identify as Buddhist".
+_AS_SELF = re.compile(
+    r"^(?:would )?(?:describe|consider|identify|define) (?:myself as|myself|as) (?P<rest>.+)$"
+)
 # A tail that says when, not what: "have a girlfriend now", "go to bed around 1am lately".
 _WHEN_TAIL = re.compile(r" (?:now|again|these days|nowadays|lately|at the moment)$")
 
@@ -87,6 +104,12 @@ def rephrased(predicate: str) -> list[str]:
             found.append(f"{GERUNDS[verb]} {rest}".strip())
     if _JUST_DONE.match(predicate):
         found.append(predicate[5:])
+    taken = _TAKEN_IN.match(predicate)
+    if taken:  # "can not do caffeine anymore": a drink, if it is one (the patterns check)
+        found.append("drink " + taken.group("rest"))
+    described = _AS_SELF.match(predicate)
+    if described:  # "describe myself as agnostic these days": "am agnostic"
+        found.append("am " + described.group("rest"))
     found += [_WHEN_TAIL.sub("", p) for p in [predicate, *found] if _WHEN_TAIL.search(p)]
     return found
 
@@ -96,9 +119,26 @@ _SMOKES = frozenset("smoke smoking cigarette cigarettes cigars cigar tobacco vap
 GERUNDS = {
     "smoking": "smoke", "drinking": "drink", "working": "work", "eating": "eat",
     "playing": "play", "living": "live", "dating": "date", "using": "use", "studying": "study",
-    "doing": "do", "going": "go", "having": "have",
+    "doing": "do", "going": "go", "having": "have", "being": "am", "cycling": "cycle",
+    "biking": "bike", "driving": "drive", "walking": "walk", "commuting": "commute",
+    "crashing": "crash", "taking": "take",
 }  # fmt: skip
 # Where a value ends: "Berlin with my wife", "Munich last month", "jazz and blues".
+
+
+# A change said not to have happened: "never dyed my hair blue", "did not move to Berlin",
+# "have never cut my hair short". It states no current value (the hair may be blue by
+# birth, the user born in Berlin), unlike a state denied ("never smoked", "am not married").
+_UNDONE = re.compile(
+    r"^(?:have |has )?(?:never|did not)(?: ever| actually| really)? (?:have |has )?"
+    r"(?:dyed?|bleach(?:ed)?|colou?r(?:ed)?|highlight(?:ed)?|cut|shaved?|grew|grow|chop(?:ped)?"
+    r"|moved?|relocated?|switch(?:ed)?|convert(?:ed)?|changed?|went)\b"
+)
+
+
+def undone_change(predicate: str) -> bool:
+    """True for a change said not to have happened ("never dyed my hair blue"): no value."""
+    return _UNDONE.match(predicate) is not None
 
 
 def strip_negation(predicate: str) -> tuple[str, bool, bool]:
@@ -125,10 +165,11 @@ def strip_negation(predicate: str) -> tuple[str, bool, bool]:
         ended = not rest[0].endswith("ing")
         rest[0] = GERUNDS.get(rest[0], rest[0])
         predicate, negated = " ".join(rest), True
+        job = _A_JOB.match(predicate)
         if rest[0] in ("work", "job") and (len(rest) == 1 or rest[1] in _WORK_ENDS):
             predicate = "lost my job"
-        elif predicate.startswith("my job"):
-            predicate = "lost " + predicate
+        elif job:  # "quit my barista job": the job lost, at whatever employer it names
+            predicate = "lost my job" + predicate[job.end() :]
         elif _SMOKES & set(rest[:4]):  # "kicked the smoking habit": smoking
             predicate = "smoke"
     starting = _STARTING.match(predicate)
@@ -175,7 +216,7 @@ def correction(predicate: str) -> tuple[str, str, bool, str] | None:
 # "i packed up and moved to seattle" (the whole fact in the first person: "now" is kept).
 _NOW_CLAUSE = re.compile(
     r"^(?:i|user|we) .+? (?:and|so|but) (?:now (?:i |user |we )?|(?:then |just )?(?=moved"
-    r" |relocated ))(?P<rest>.+)$"
+    r" |relocated )|(?=(?:am|is|are|im) now ))(?P<rest>.+)$"
 )
 
 
@@ -183,7 +224,8 @@ def now_clause(spoken: str) -> str | None:
     """The later clause of a fact that says what holds now, as its own predicate (its verb
     not yet in the first person), or None."""
     found = _NOW_CLAUSE.match(spoken)
-    return found.group("rest") if found else None
+    rest = found.group("rest") if found else None
+    return "am" + rest[2:] if rest and rest.startswith("im ") else rest  # "and im now a ..."
 
 
 # One thing given up for another: "switched from coffee to tea", "replaced my Fitbit with an

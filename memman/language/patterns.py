@@ -31,11 +31,15 @@ _ORDINAL = r"(?:first|second|third|fourth|fifth|sixth|\d+(?:st|nd|rd|th))"
 # Animal food: eating it again ends a vegetarian or vegan diet (kinds.check_kind "eats?").
 _ANIMAL_FOOD = "meat|chicken|beef|pork|steak|bacon|poultry|turkey|fish|seafood|salmon|tuna"
 # What says the user eats it now, not as ever: "started eating fish", "eat meat again".
-_RESUMED = r"(?:started|began|have started|am back to|went back to|returned to) eating"
+_RESUMED = (
+    r"(?:started|began|have started|am back to|went back to|returned to) eating"
+    r"(?: (?:red|white|lean))?"
+)
 # What says a setting is the whole week, not one part of a schedule ("work from home on
 # Mondays" and "from the office on Thursdays" are both true).
 _WHOLLY = r"(?: full time| now| again| these days| for good| permanently| every day)?"
 _NOW_TAIL = r"(?: now| these days| nowadays)?"
+_DIETS = "|".join(sorted(DIETS))
 _CHANGED_DIET = r"(?:went|have gone|became|have become|turned|am now|switched to being)"
 
 # (attribute, pattern over the predicate in first-person form). The named group v is the
@@ -132,11 +136,11 @@ _PATTERNS: list[tuple[str, re.Pattern[str], str | None]] = [
             "born",
         ),
         ("job", rf"^(?:my job am|job am|became|got promoted to) {_SERVICE}{_V}$", None),
-        ("diet", rf"^am {_SERVICE}(?P<v>{'|'.join(sorted(DIETS))})(?: (?:for|since) .+)?$", None),
+        ("diet", rf"^am {_SERVICE}(?P<v>{_DIETS})(?: (?:for|since|after) .+)?$", None),
         (
             "diet",
             rf"^{_CHANGED_DIET} (?:fully |completely |totally |strictly |full |back to being )?"
-            rf"{_SERVICE}(?P<v>{'|'.join(sorted(DIETS))})(?: .*)?$",
+            rf"{_SERVICE}(?P<v>{_DIETS})(?: .*)?$",
             None,
         ),
         ("diet", rf"^{_RESUMED} (?P<v>{_ANIMAL_FOOD})(?: .*)?$", "eats?"),
@@ -174,7 +178,12 @@ _PATTERNS: list[tuple[str, re.Pattern[str], str | None]] = [
         ),
         ("diet", rf"^(?:follow|am on|eat) {_SERVICE}(?P<v>\w+(?: \w+)?) diet(?: .*)?$", None),
         ("diet", r"^eat meat(?: .*)?$", "omnivore"),
-        ("diet", r"^eat (?:everything|anything|all kinds of food|whatever)(?: .*)?$", "omnivore"),
+        (
+            "diet",
+            r"^eat (?:pretty much |just about |basically |practically |almost )?(?:everything"
+            r"|anything|all kinds of food|whatever)(?: .*)?$",
+            "omnivore",
+        ),
         # "eats fish now" (a last "now" is dropped by the speaker): animal food as the object
         (
             "diet",
@@ -248,7 +257,7 @@ _PATTERNS: list[tuple[str, re.Pattern[str], str | None]] = [
         (
             "car",
             rf"^(?:have|own) (?:a |an )?(?:new |used |old )?(?P<v>{vehicle_pattern()}"
-            rf"|(?:{make_pattern()})(?: \w+)?)$",
+            rf"|(?:{make_pattern()})(?: \w+){{0,2}})$",
             None,
         ),
         (
@@ -321,6 +330,7 @@ _FAVORITE = re.compile(
     rf"^my (?:new |current )?(?:favorite|favourite|main) (?P<thing>\w+(?: \w+)??){_NOW} am"
     r"(?: now)? (?P<v>.+)$"
 )
+_PHONE_NUMBERS = frozenset(("number", "cell number", "mobile number", "mobile", "cell"))
 _AMOUNT = re.compile(
     r"^my (?P<thing>(?:\w+ )?\w+(?<!s)) (?:am|am now|went up to|went down to|rose to|fell to"
     r"|increased to|dropped to) (?P<v>(?:.* )?\d+(?: .*)?)$"
@@ -367,7 +377,10 @@ def read_predicate(predicate: str) -> tuple[str, str | None, bool] | None:
             return checked
     amount = _AMOUNT.match(predicate)  # after the patterns: "my car is a 98 jaguar" is a car
     if amount:
-        return f"{AMOUNT}:{amount.group('thing')}", trim_value(amount.group("v")), False
+        thing = amount.group("thing")
+        phone = thing in _PHONE_NUMBERS and sum(c.isdigit() for c in predicate) >= 6
+        thing = "phone number" if phone else thing  # "my number is 555-0143", not "is 42"
+        return f"{AMOUNT}:{thing}", trim_value(amount.group("v")), False
     return None
 
 

@@ -60,6 +60,8 @@ _PAST_IRREGULAR = frozenset(
     """sold went took got bought found gave had began lost left made quit kept met ran split
     cut put broke drove grew threw wrote became""".split()
 )
+# What one can't take any more: "Can't do caffeine anymore", "Can't stomach dairy".
+_TAKE_IN = frozenset("do have handle tolerate stomach drink eat".split())
 # Verbs that are the user's whatever follows them: "Cancelled Spotify", "Joined Google".
 _TOLD_ALONE = frozenset(
     "cancelled canceled quit ditched joined started finished moved sold retired".split()
@@ -87,6 +89,13 @@ _BREAKUP = re.compile(
 _TOGETHER = re.compile(
     r"^(?:my|our) (?P<who>girlfriend|boyfriend|partner|wife|husband|fiance|fiancee) and"
     r" (?:i|user) (?:live together|moved in together|share a (?:flat|house|home|place))\b"
+)
+# A child moved to a school by the parents: "We transferred our boy to Riverside Academy" is
+# where the son goes to school (the school check of the patterns still applies).
+_ENROLLED = re.compile(
+    r"^(?:we|i|user) (?:just |finally )?(?:have )?(?:transferred|moved|switched|enrolled|put"
+    r"|sent) (?:our|my|their|his|her) (?P<who>son|daughter|boy|girl|kid|child|eldest"
+    r"|youngest)(?: \w+)? (?:to|at|in|into) (?P<rest>.+)$"
 )
 # "Google let me go", "my boss fired me", "the company laid User off": the user's work ended
 # (not "my mom let me go to the party").
@@ -128,6 +137,12 @@ def without_openers(tokens: list[str]) -> list[str]:
     return tokens
 
 
+def only_openers(tokens: list[str]) -> bool:
+    """True when the words are nothing but lead words ("ok quick update", "good news"): all
+    of them are dropped by without_openers (which keeps two words: the two ends added)."""
+    return bool(tokens) and without_openers([*tokens, "", ""]) == ["", ""]
+
+
 def subject_and_predicate(text: str) -> tuple[str, str] | None:
     tokens = [t for t in words(text) if t]
     written = text.strip().split()
@@ -137,6 +152,9 @@ def subject_and_predicate(text: str) -> tuple[str, str] | None:
         return None
     if _LET_GO.match(" ".join(tokens)):  # "Google let me go": the user's work ended
         return USER, "lost my job"
+    enrolled = _ENROLLED.match(" ".join(tokens))
+    if enrolled:  # "We transferred our boy to Riverside Academy": the son's school
+        return person(enrolled.group("who")), f"go to {enrolled.group('rest')}"
     together = _TOGETHER.match(" ".join(tokens))
     if together:  # "My wife and I live together in Leeds": the user has a wife
         return USER, f"have a {together.group('who')}"
@@ -168,7 +186,9 @@ def subject_and_predicate(text: str) -> tuple[str, str] | None:
         return USER, first_person(tokens)
     if first in _STILL_TRUE_FILLERS and verb.endswith("ed"):  # "Just accepted an offer"
         return USER, first_person(tokens)
-    if _told_past(tokens):  # "Sold my car", "Handed in my notice"
+    if tokens[0] in ("cant", "cannot") and tokens[1] in _TAKE_IN:  # "Can't do caffeine"
+        return USER, first_person(tokens)
+    if _told_past(tokens) or _told_perfect(tokens):  # "Sold my car", "Haven't touched a drop"
         return USER, first_person(tokens)
     ordinary = STOPWORDS | NEGATIONS | _STILL_TRUE_FILLERS | _INDEFINITE
     named = written[:1].isupper() and first not in ordinary
@@ -188,6 +208,18 @@ def _told_past(tokens: list[str]) -> bool:
     first, after = tokens[0], tokens[1]
     past = first in _PAST_IRREGULAR or (len(first) > 4 and first.endswith("ed"))
     return first in _TOLD_ALONE or (past and after in _AFTER_VERB)
+
+
+def _told_perfect(tokens: list[str]) -> bool:
+    """Whether a message opens with a negated or dated perfect, its "I" left out ("Haven't
+    touched alcohol since January", "Have never felt better", "Have just moved")."""
+    if tokens[0] in ("havent", "hasnt"):
+        done = tokens[1]
+    elif tokens[0] == "have" and len(tokens) > 2 and tokens[1] in ("not", "never", "just"):
+        done = tokens[2]
+    else:
+        return False
+    return done.endswith("ed") or done in _PAST_IRREGULAR | {"been", "gone", "done", "taken"}
 
 
 def _possessive(rest: list[str], text: str) -> tuple[str, str] | None:

@@ -37,13 +37,27 @@ from memman.language.negation import (
     rephrased,
     strip_negation,
     swapped,
+    undone_change,
 )
 from memman.language.patterns import read_predicate, stated_favorite
-from memman.language.speaker import first_person, subject_and_predicate, without_openers
+from memman.language.providers import stated_provider
+from memman.language.speaker import (
+    first_person,
+    only_openers,
+    subject_and_predicate,
+    without_openers,
+)
 from memman.language.text import words
 from memman.language.values import PET_KINDS, trim_value
 from memman.language.verbs import verb_and_object
-from memman.language.whole import stated_place, stated_whole
+from memman.language.whole import (
+    place_kind,
+    stated_home,
+    stated_housemate,
+    stated_place,
+    stated_whole,
+    taken_off,
+)
 from memman.memo import memoized
 
 
@@ -86,16 +100,46 @@ def about(text: str) -> Topic | None:
     a night owl, usually in bed around 2am" comment on it, and "I cancelled Netflix, nothing
     good on anymore" takes back Netflix, not "netflix nothing good"."""
     text = past_chatter(text)
+    parts = _COMMENT.split(text.strip(), maxsplit=1)
+    if len(parts) == 2 and only_openers(words(parts[0])):  # "ok quick update: we're in ..."
+        return about(parts[1])
     whole = _read(text)
     if whole is not None and not is_verb_topic(whole.attribute):
+        return _unless_comment_negates(whole, parts)
+    if len(parts) < 2 or len(parts[0].split()) < 2:
         return whole
-    head = _COMMENT.split(text.strip(), maxsplit=1)[0]
-    if head == text.strip() or len(head.split()) < 2:
-        return whole
+    head, rest = parts
     first = _read(head)
+    if first is not None and first.attribute == "whereabouts":  # "I'm in Paris now, ..."
+        return Topic(USER, place_kind(rest), first.value)
     if first is None or (is_verb_topic(first.attribute) and first.attribute != ENDED):
-        return whole
+        return _said_after(rest) or whole
     return first
+
+
+def _unless_comment_negates(whole: Topic, parts: list[str]) -> Topic:
+    """The whole's reading, or its statement's when only the comment holds the negation:
+    "Started at a startup on Monday, feels weird not being at a big firm" starts a job."""
+    if not whole.retracted or len(parts) < 2:
+        return whole
+    first = _read(parts[0])
+    same = first is not None and first.attribute == whole.attribute and not first.retracted
+    return first if same else whole
+
+
+# Who speaks in a clause of the user's own: "got a raise, I'm making 72k now".
+_SPEAKERS = frozenset("i im ive we were weve user".split())
+
+
+def _said_after(rest: str) -> Topic | None:
+    """The attribute a later clause of the user's own states, when the first states none:
+    "got a raise, I'm making 72k now" is the salary (not "it's so much fun", not "so the
+    rain here took some getting used to": no speaker)."""
+    if words(rest)[:1] and words(rest)[0] in _SPEAKERS:
+        later = _read(rest)
+        if later is not None and not is_verb_topic(later.attribute):
+            return later
+    return None
 
 
 def _read(text: str) -> Topic | None:
@@ -104,8 +148,20 @@ def _read(text: str) -> Topic | None:
     if favorite:  # "Coffee is my favorite drink", "Radiohead is the group I love most"
         return Topic(USER, *favorite)
     place = stated_place(text)
-    if place:  # "I'm in Melbourne"
-        return Topic(USER, "residence", place)
+    if place:  # "I'm in Melbourne", "I'm based in Lisbon", "I'm in Paris this week"
+        return Topic(USER, *place)
+    home = stated_home(text)
+    if home:  # "Home for me is Brooklyn"
+        return Topic(USER, "residence", home)
+    mate = stated_housemate(text)
+    if mate:  # "My roommate is Kevin"
+        return Topic(USER, "household", mate)
+    held = stated_provider(text, spoken)
+    if held:  # "My boss is Linda", "I report to Marcus"
+        return Topic(USER, *held)
+    off = taken_off(spoken)
+    if off:  # "braces came off yesterday": whatever held the braces ended
+        return Topic(USER, ENDED, off, True)
     whole = stated_whole(spoken)
     if whole:  # "Please call me Bob", "Today is my 63rd birthday"
         return Topic(USER, *whole)
@@ -121,6 +177,8 @@ def _read(text: str) -> Topic | None:
     if corrected is not None:
         return Topic(subject, *corrected)
     predicate = first_clause(predicate)
+    if undone_change(predicate):  # "I never dyed my hair blue": no colour either way
+        return None
     said_not = bool(NEGATION_WORDS - {"no"} & set(predicate.split()))  # "no" may be the value
     predicate, negated, ended = strip_negation(predicate)
     topic = read_predicate(predicate)

@@ -4,8 +4,10 @@ Work is told two ways: what one does (job) and whom for (employer). "I'm retired
 both, so the newest memory of either is the one it replaces; "Just accepted an offer from
 Netflix" replaces "I'm a data analyst at Spotify", a job memory that names an employer, but
 not "I'm a barista" (a barista may change cafés). A surname taken replaces a full name
-("My name is Jo Brown"), not a first name alone. Any other fact of one side is only shown to
-the decider with the other side's memories (attributes.KINDRED), never settled on them.
+("My name is Jo Brown"), not a first name alone. A residence stated replaces where the user
+said they are ("I'm in Melbourne") when no residence is known. Any other fact of one side is
+only shown to the decider with the other side's memories (attributes.KINDRED), never
+settled on them.
 
 And when several memories hold the value a retraction takes back ("I am married with three
 kids", "I have been married for six years", both from one chat), the one it replaces is the
@@ -26,7 +28,9 @@ def with_other_side(topic: Topic | None, same: list[Memory], other: list[Memory]
     attribute's) that the fact settles too, newest observed first."""
     if topic is None or topic.attribute not in KINDRED or not other:
         return same
-    if topic.retracted and topic.value is None:  # work ended: whichever side told it
+    if topic.attribute == "residence":  # "I'm in Melbourne", then "We moved to Perth"
+        settled = [] if same else other
+    elif topic.retracted and topic.value is None:  # work ended: whichever side told it
         settled = other
     elif topic.attribute == "employer" and not topic.retracted and topic.value:
         settled = [m for m in other if names_employer(m.content)]

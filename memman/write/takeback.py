@@ -24,9 +24,11 @@ _CLAUSE_END = frozenset(
     though as he she they it i we""".split()
 )
 # What one belongs to for a pastime: leaving "the Saturday soccer team", "violin lessons" or
-# "the gym membership" ends "plays soccer on Saturdays", "goes to the gym every day".
+# "the gym membership" ends "plays soccer on Saturdays", "goes to the gym every day"; so do
+# the hours one gives it ("gave up the shelter shifts" ends "volunteers at the shelter").
 _MEMBERSHIPS = frozenset(
-    "team club league membership group class classes lessons band choir".split()
+    """team club league membership group class classes lessons band choir shifts shift
+    sessions rehearsals practice""".split()
 )
 # What "no longer have X" can take back: "no longer has Bruno" ends "has a dog named Bruno",
 # "Dan moved out" ends "lives with a roommate named Dan".
