@@ -71,6 +71,11 @@ SUPERSEDED = [
     ("My rent is $1,200 a month", "My rent went up to $1,350 a month"),
     # corrections and phrasings
     ("User is originally from Ohio", "User is originally from Indiana, not Ohio"),
+    # a correction said with "now": before, read as no correction, and a new name that
+    # starts like the old one ("Chris" / "Christina") was taken for it said another way
+    ("User goes by Chris", "User prefers to be called Christina now, not Chris"),
+    ("My name is Dan", "My name is Daniel, not Dan"),
+    ("I work at Meta", "I work at Google these days, not Meta"),
     ("User drinks coffee every morning", "User drinks green tea every morning instead of coffee"),
     ("I have a girlfriend named Lena", "Lena and I broke up, I'm single now"),
     ("User is a non-smoker", "User picked up vaping during exams"),

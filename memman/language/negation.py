@@ -115,6 +115,7 @@ def rephrased(predicate: str) -> list[str]:
 
 
 _CORRECTION = re.compile(r"^(?P<head>.+?) (?P<how>not|instead of|rather than) (?P<old>.+)$")
+_NOW_SAID = re.compile(r" (?:now|these days|nowadays)$")
 _SMOKES = frozenset("smoke smoking cigarette cigarettes cigars cigar tobacco vaping vape".split())
 GERUNDS = {
     "smoking": "smoke", "drinking": "drink", "working": "work", "eating": "eat",
@@ -199,7 +200,7 @@ def correction(predicate: str) -> tuple[str, str, bool, str] | None:
     found = _CORRECTION.match(predicate)
     if found is None:
         return None
-    head = found.group("head")
+    head = _NOW_SAID.sub("", found.group("head"))  # "called christina now, not chris"
     matched = read_predicate(head)
     old = trim_value(found.group("old"))
     if matched is None or matched[1] is None or matched[2] or old is None:

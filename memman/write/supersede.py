@@ -209,6 +209,8 @@ def _single(candidate: Candidate, topic: Topic, current: Memory) -> Decision | N
         if topic.value is None and current.content.casefold() == candidate.content.casefold():
             return None
         return _replace(candidate, topic, current, stated)
+    if same_value(stated.value, topic.replaces) and not same_value(stated.value, topic.value):
+        return _replace(candidate, topic, current, stated)  # "Christina, not Chris": not alike
     same_polarity = stated.retracted == topic.retracted
     if same_polarity and (
         _alike(stated.value, topic.value) or (topic.retracted and topic.value is None)
