@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import urlparse, urlsplit, urlunsplit
 
-from pydantic import Field, ValidationError, field_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
     InitSettingsSource,
@@ -211,6 +211,17 @@ class Settings(BaseSettings):
             raise ValueError(f"must be an http:// or https:// URL, not {url!r}")
         return url
 
+    @model_validator(mode="after")
+    def _thresholds_in_order(self) -> Settings:
+        """A novel threshold at or above the NOOP one leaves no ambiguous band, and the
+        router's tests then contradict each other (a fact both new and a duplicate): each
+        pair was checked alone, and noop_jaccard=0.1 with novel_jaccard=0.5 was accepted."""
+        for noop, novel in (("noop_jaccard", "novel_jaccard"), ("noop_cosine", "novel_cosine")):
+            high, low = getattr(self, noop), getattr(self, novel)
+            if high is not None and low is not None and low >= high:
+                raise ValueError(f"{novel} ({low}) must be below {noop} ({high})")
+        return self
+
     @property
     def llm_configured(self) -> bool:
         return bool(self.llm_model)
@@ -219,8 +230,8 @@ class Settings(BaseSettings):
         """The settings as a dict, safe to print: the API key is masked, and so is the
         password of the db URL and of the base URL (as the store's messages mask it)."""
         values = self.model_dump()
-        if values["llm_api_key"]:
-            values["llm_api_key"] = values["llm_api_key"][:3] + "…"
+        if key := values["llm_api_key"]:  # a short key is shown as nothing of itself
+            values["llm_api_key"] = key[:3] + "…" if len(key) > 12 else "…"
         for name in ("db", "llm_base_url"):
             values[name] = _without_password(values[name])
         return values
