@@ -44,6 +44,11 @@ class Status(StrEnum):
     ARCHIVED = "archived"
 
 
+# Which statuses a read of memories keeps; None: every row, even of a status no memman
+# write stores (another program's edit, which `memman check` looks for).
+Statuses = tuple[Status, ...] | None
+
+
 class Memory(BaseModel):
     """One long-term memory of a scope (user, optionally agent)."""
 

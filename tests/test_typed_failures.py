@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 import sqlite3
 import threading
 
@@ -270,6 +271,11 @@ def test_a_row_edited_outside_memman_is_a_typed_error_naming_it(tmp_path, table,
         with pytest.raises(StoreCorruptError, match=rf"^{table} row .* {column}"):
             list(reads[table](mm))
         assert [m.content for m in mm.list(user_id="other")] == ["User plays chess"]
+        # check finds it too (it said ok while those reads failed), naming the row
+        report = mm.check()
+        assert not report.ok
+        [found] = report.unreadable
+        assert re.search(rf": {table} row .* {column}", found), found
 
 
 @pytest.mark.parametrize(

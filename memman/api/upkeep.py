@@ -4,6 +4,7 @@ check, backup, delete, restore, purge and forget.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -11,8 +12,8 @@ from typing import Any
 
 from memman.api.arguments import all_or_scope, id_scope
 from memman.api.parts import Parts
-from memman.errors import ConfigError, InvalidInputError
-from memman.lifecycle import erase, extraction_failures, manual
+from memman.errors import ConfigError, InvalidInputError, StoreCorruptError
+from memman.lifecycle import erase, extraction_failures, manual, shortterm
 from memman.lifecycle.erase import ForgetReport
 from memman.models import Event, Memory, Op, Status, UpdateResult
 from memman.scope import Scope, check_id
@@ -156,8 +157,16 @@ class UpkeepCalls(Parts):
         return reindex.reindex(self.store, self.embedder, batch=batch, progress=progress)
 
     def check(self) -> CheckReport:
-        """SQLite integrity, FTS agreement, orphan vectors, stuck pending; see `report.ok`."""
-        return maintenance.check(self.store)
+        """SQLite integrity, FTS agreement, orphan vectors, stuck pending, rows memman cannot
+        read (the active short-term facts' too); see `report.ok`."""
+        report = maintenance.check(self.store)
+        try:
+            with self.store.read() as conn:
+                shortterm.active(self.store, conn, None)
+        except StoreCorruptError as error:
+            unreadable = [*report.unreadable, f"short-term facts: {error.reason}"]
+            return dataclasses.replace(report, unreadable=unreadable)
+        return report
 
     def backup(self, path: str | Path) -> Path:
         """Copy the store to a new file with SQLite's online backup, safe while others write."""

@@ -54,7 +54,8 @@ def stats(
 
 
 def check(db: DbOption = None) -> None:
-    """Check SQLite integrity, FTS agreement, orphan vectors, stuck pending (exit 1 if not ok)."""
+    """Check SQLite integrity, FTS agreement, orphan vectors, stuck pending, rows memman cannot
+    read (exit 1 if not ok)."""
     with _open(db) as mm:
         report = mm.check()
         table = Table(title=f"memman check ({mm.store.path})")
@@ -66,6 +67,7 @@ def check(db: DbOption = None) -> None:
     table.add_row("pending facts", str(report.pending))
     table.add_row(f"stuck pending (>= {STUCK_ATTEMPTS} failures)", str(report.stuck_pending))
     table.add_row("orphan vectors", str(report.orphan_vectors))
+    table.add_row("rows memman can read", "; ".join(report.unreadable) or "all")
     console.print(table)
     if not report.ok:
         raise typer.Exit(1)

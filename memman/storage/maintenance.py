@@ -8,6 +8,7 @@ while other processes keep writing (WAL lets the copy read while they commit).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,6 +29,7 @@ class CheckReport:
     stuck_pending: int  # pending facts that failed at least STUCK_ATTEMPTS times
     orphan_vectors: int = 0  # vectors of no memory, or whose blob does not match their dim
     not_run: dict[str, str] = field(default_factory=dict)  # check -> why the backend needs none
+    unreadable: list[str] = field(default_factory=list)  # per table, a row memman cannot read
 
     @property
     def ok(self) -> bool:
@@ -36,6 +38,7 @@ class CheckReport:
             and self.fts_error is None
             and self.stuck_pending == 0
             and self.orphan_vectors == 0
+            and not self.unreadable
         )
 
 
@@ -67,7 +70,30 @@ def check(store: Store) -> CheckReport:
             fts_error = None
         except damaged as error:
             fts_error = _why(error)
-    return CheckReport(integrity, fts_error, pending, stuck, orphans, store.checks_not_run())
+    unreadable = _unreadable_rows(store, damaged)
+    return CheckReport(
+        integrity, fts_error, pending, stuck, orphans, store.checks_not_run(), unreadable
+    )
+
+
+def _unreadable_rows(store: Store, damaged: tuple[type[Exception], ...]) -> list[str]:
+    """The first row of each table that memman's own reads would fail on (metadata that is
+    not JSON, an unknown status: another program edited the file), read as those reads do.
+    `check` said ok while every list, search and export of that user failed on it."""
+    tables: dict[str, Callable[[sa.Connection], Iterable[object]]] = {
+        "memories": lambda conn: store.iter_memories(conn, None, statuses=None),
+        "events": lambda conn: store.iter_events(conn, None),
+        "parked facts": lambda conn: store.list_pending(conn, None),
+    }
+    found = []
+    for name, rows in tables.items():
+        try:
+            with store.read() as conn:
+                for _ in rows(conn):
+                    pass
+        except damaged as error:
+            found.append(f"{name}: {_why(error)}")
+    return found
 
 
 def _why(error: sa.exc.DatabaseError | StoreCorruptError) -> str:

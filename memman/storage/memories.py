@@ -20,7 +20,7 @@ from memman.errors import (
     NotFoundError,
 )
 from memman.memo import recall
-from memman.models import Event, Memory, Status
+from memman.models import Event, Memory, Status, Statuses
 from memman.scope import Scope
 from memman.storage import sql as plain_sql
 from memman.storage.busy import stored
@@ -178,9 +178,9 @@ class MemoryRows:
         return [self.memory_from_row(row) for row in conn.execute(query)]
 
     def iter_memories(
-        self, conn: sa.Connection, scope: Scope | None, *, statuses: tuple[Status, ...]
+        self, conn: sa.Connection, scope: Scope | None, *, statuses: Statuses
     ) -> Iterator[Memory]:
-        """Memories of one scope (every scope if None), oldest first, streamed from the cursor."""
+        """Memories of one scope (every scope if None), of any status if None, oldest first."""
         query = self._memories_query(scope, statuses)
         for row in conn.execute(query, execution_options={"yield_per": plain_sql.STREAM_ROWS}):
             yield self.memory_from_row(row)
@@ -229,9 +229,10 @@ class MemoryRows:
         pinned = (sa.func.json_valid(metadata), sa.func.json_extract(metadata, "$.pinned"))
         return sa.case((metadata == "{}", None), pinned) == sa.true()
 
-    def _memories_query(self, scope: Scope | None, statuses: tuple[Status, ...]) -> sa.Select:
+    def _memories_query(self, scope: Scope | None, statuses: Statuses) -> sa.Select:
         lt = self.long_term
-        query = sa.select(lt).where(lt.c.status.in_([s.value for s in statuses]))
+        kept = sa.true() if statuses is None else lt.c.status.in_([s.value for s in statuses])
+        query = sa.select(lt).where(kept)
         if scope is not None:
             query = query.where(scope_where(lt, scope))
         return query.order_by(lt.c.pk)
@@ -394,7 +395,5 @@ MAX_SOURCES = 50
 
 def _with_source(sources: list[str], source: str | None) -> list[str]:
     """Append a source, keeping the first (where the fact came from) and the latest ones."""
-    if not source:
-        return list(sources)
-    kept = [*sources, source]
+    kept = [*sources, source] if source else list(sources)
     return kept if len(kept) <= MAX_SOURCES else [kept[0], *kept[-(MAX_SOURCES - 1) :]]

@@ -9,7 +9,7 @@ from typing import Any, Protocol
 
 import sqlalchemy as sa
 
-from memman.models import Event, Memory, Status
+from memman.models import Event, Memory, Status, Statuses
 from memman.scope import Scope
 from memman.storage.changes import ChangeSet
 
@@ -79,9 +79,10 @@ class MemoryStorage(Protocol):
         ...
 
     def iter_memories(
-        self, conn: sa.Connection, scope: Scope | None, *, statuses: tuple[Status, ...]
+        self, conn: sa.Connection, scope: Scope | None, *, statuses: Statuses
     ) -> Iterator[Memory]:
-        """Memories of the scope (every scope if None), oldest first, streamed."""
+        """Memories of the scope (every scope if None), oldest first, streamed; of any
+        status, known or not, if statuses is None (`memman check`)."""
         ...
 
     def core_memories(
