@@ -67,7 +67,7 @@ def check(db: DbOption = None) -> None:
     table.add_row("pending facts", str(report.pending))
     table.add_row(f"stuck pending (>= {STUCK_ATTEMPTS} failures)", str(report.stuck_pending))
     table.add_row("orphan vectors", str(report.orphan_vectors))
-    table.add_row("rows memman can read", "; ".join(report.unreadable) or "all")
+    table.add_row("rows memman cannot read", "; ".join(report.unreadable) or "none")
     console.print(table)
     if not report.ok:
         raise typer.Exit(1)
