@@ -12,8 +12,17 @@ def stamp(moment: dt.datetime) -> str:
     return moment.astimezone(dt.UTC).isoformat(timespec="milliseconds")
 
 
-def check_moment(name: str, value: object) -> str:
-    """A caller's moment (datetime, date or ISO 8601 text) as a stamp; naive means UTC."""
+# How far ahead of the clock a stated moment may be: a naive local time read as UTC, or a
+# client's clock running fast, is hours ahead, never days.
+FUTURE_SLACK = dt.timedelta(days=1)
+
+
+def check_moment(name: str, value: object, *, now: dt.datetime | None = None) -> str:
+    """A caller's moment (datetime, date or ISO 8601 text) as a stamp; naive means UTC.
+
+    With `now`, a moment more than FUTURE_SLACK after it is refused: "newest observed wins",
+    and a fact dated 9999 (a client's milliseconds read as seconds) stayed the current value
+    against every later statement."""
     if isinstance(value, str):
         try:
             value = dt.datetime.fromisoformat(value.strip())
@@ -26,6 +35,9 @@ def check_moment(name: str, value: object) -> str:
     if value.tzinfo is None:
         value = value.replace(tzinfo=dt.UTC)
     try:
-        return stamp(value)
+        stamped = stamp(value)
     except (OverflowError, ValueError) as error:  # year 1 in a zone east of UTC
         raise InvalidInputError(f"{name} is out of range: {value!r}") from error
+    if now is not None and value > now + FUTURE_SLACK:
+        raise InvalidInputError(f"{name} {stamped} is in the future (now: {stamp(now)})")
+    return stamped

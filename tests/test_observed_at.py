@@ -57,3 +57,31 @@ def test_the_llms_subject_and_attribute_are_stored(tmp_path, clock, fake_openai)
         assert (stored.subject, stored.attribute) == ("user", "commute")
         desk = mm.get(desk.memory_id, user_id="u")
         assert desk.content == "User's desk faces a window"  # the odd label dropped, not the fact
+
+
+def test_a_moment_days_ahead_of_the_clock_is_refused_and_nothing_is_written(db, clock):
+    """"Newest observed wins": a fact dated 9999 (milliseconds read as seconds) stayed the
+    current value against every later statement. A day of slack is left for clocks and
+    naive local times read as UTC."""
+    import datetime as dt
+
+    import pytest
+
+    from memman import InvalidInputError
+
+    ahead = clock() + dt.timedelta(days=2)
+    with MemoryManager(db, clock=clock) as mm:
+        with pytest.raises(InvalidInputError, match="observed_at .* is in the future"):
+            mm.update_memory("I live in Oslo", user_id="u", observed_at=ahead)
+        with pytest.raises(InvalidInputError, match="observed_at .* is in the future"):
+            mm.update_many(["I live in Oslo"], user_id="u", observed_at="9999-01-01")
+        with pytest.raises(InvalidInputError, match="timestamp .* is in the future"):
+            mm.observe(
+                [{"role": "user", "content": "I live in Oslo", "timestamp": ahead.isoformat()}],
+                user_id="u",
+                session_id="s",
+            )
+        assert mm.flush("s", user_id="u").results == []  # no message was buffered
+        assert mm.list(user_id="u") == []
+        soon = clock() + dt.timedelta(hours=20)
+        assert mm.update_memory("I live in Oslo", user_id="u", observed_at=soon).op is Op.ADD

@@ -79,4 +79,5 @@ class Parts:
             observed_at=observed_at,
             subject=subject,
             attribute=attribute,
+            now=self.clock(),
         )

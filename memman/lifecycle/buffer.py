@@ -27,7 +27,7 @@ ROLES = frozenset({"user", "assistant", "system", "developer", "tool", "function
 TEXT_PARTS = frozenset({"text", "input_text"})
 
 
-def _check_messages(messages: Any) -> list[tuple[str, str, str | None]]:
+def _check_messages(messages: Any, now: dt.datetime) -> list[tuple[str, str, str | None]]:
     """(role, text, when) of each message that has text, as an agent loop hands them over.
 
     Content may be a string, a list of content parts (their text parts are joined) or None
@@ -50,7 +50,8 @@ def _check_messages(messages: Any) -> list[tuple[str, str, str | None]]:
         check_encodable(f"message #{index}", text)
         when = message.get("timestamp", message.get("created_at"))
         if text:
-            checked.append((role, text, None if when is None else check_moment("timestamp", when)))
+            moment = None if when is None else check_moment("timestamp", when, now=now)
+            checked.append((role, text, moment))
     return checked
 
 
@@ -81,7 +82,7 @@ def buffer(
     max_chars is refused, like a fact over max_fact_chars, before any is written), with the
     metadata (checked by the caller) that the facts extracted from them will carry."""
     check_id("session_id", session_id)
-    checked = _check_messages(messages)
+    checked = _check_messages(messages, now)
     for index, (_, content, _) in enumerate(checked):
         if len(content) > max_chars:
             raise InvalidInputError(

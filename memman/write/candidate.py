@@ -6,6 +6,7 @@ touches the store.
 
 from __future__ import annotations
 
+import datetime as dt
 import functools
 import json
 from dataclasses import dataclass, field
@@ -133,7 +134,9 @@ def make_candidate(
     observed_at: Any = None,
     subject: Any = None,
     attribute: Any = None,
+    now: dt.datetime | None = None,
 ) -> Candidate:
+    """The fact checked and normalised; `now` (the caller's clock) bounds observed_at."""
     content = check_text("fact", fact, settings.max_fact_chars)
     if not normalize(content):
         raise InvalidInputError("fact has no content after normalisation")
@@ -146,7 +149,9 @@ def make_candidate(
         confidence=settings.default_confidence,
         category=check_category(category),
         importance=check_importance(importance),
-        observed_at=None if observed_at is None else check_moment("observed_at", observed_at),
+        observed_at=None
+        if observed_at is None
+        else check_moment("observed_at", observed_at, now=now),
         **_check_labels(subject, attribute),
     )
 
