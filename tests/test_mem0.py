@@ -13,7 +13,7 @@ import sqlite3
 
 import pytest
 
-from memman import ConfigError, DecisionError, MemoryManager, Status
+from memman import ConfigError, DecisionError, InvalidInputError, MemoryManager, Status
 from memman.mem0 import Memory
 from tests.decisions import decision
 from tests.fake_openai import Reply, chat_completion
@@ -480,3 +480,19 @@ def test_an_id_that_is_not_valid_unicode_is_an_unknown_id(tmp_path):
         with pytest.raises(ValueError, match="not found"):
             m.update(bad, data="User likes blues")
         assert [i["memory"] for i in m.get_all(user_id="ann")["results"]] == ["User likes jazz"]
+
+
+def test_newer_mem0_keywords_are_taken_or_refused_by_name(tmp_path):
+    """add(memory_type=, prompt=) and search(rerank=) were TypeErrors: code written for a
+    newer mem0 failed on the switch. None (their default) and rerank are taken; a value
+    memman cannot honour is an InvalidInputError naming it, nothing written."""
+    m = Memory(str(tmp_path / "m.db"))
+    added = m.add("I live in Oslo", user_id="u", infer=False, memory_type=None, prompt=None)
+    assert [r["event"] for r in added["results"]] == ["ADD"]
+    found = m.search("Oslo", user_id="u", rerank=True)["results"]
+    assert [r["memory"] for r in found] == ["I live in Oslo"]
+    with pytest.raises(InvalidInputError, match=r"add\(memory_type=...\) is mem0's"):
+        m.add("Book flights on Fridays", user_id="u", memory_type="procedural_memory")
+    with pytest.raises(InvalidInputError, match=r"add\(prompt=...\) is mem0's.*prompts_dir"):
+        m.add("I like tea", user_id="u", prompt="Extract facts.")
+    assert [r["memory"] for r in m.get_all(user_id="u")["results"]] == ["I live in Oslo"]

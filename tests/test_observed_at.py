@@ -71,11 +71,11 @@ def test_a_moment_days_ahead_of_the_clock_is_refused_and_nothing_is_written(db, 
 
     ahead = clock() + dt.timedelta(days=2)
     with MemoryManager(db, clock=clock) as mm:
-        with pytest.raises(InvalidInputError, match="observed_at .* is in the future"):
+        with pytest.raises(InvalidInputError, match=r"observed_at .* is in the future"):
             mm.update_memory("I live in Oslo", user_id="u", observed_at=ahead)
-        with pytest.raises(InvalidInputError, match="observed_at .* is in the future"):
+        with pytest.raises(InvalidInputError, match=r"observed_at .* is in the future"):
             mm.update_many(["I live in Oslo"], user_id="u", observed_at="9999-01-01")
-        with pytest.raises(InvalidInputError, match="timestamp .* is in the future"):
+        with pytest.raises(InvalidInputError, match=r"timestamp .* is in the future"):
             mm.observe(
                 [{"role": "user", "content": "I live in Oslo", "timestamp": ahead.isoformat()}],
                 user_id="u",

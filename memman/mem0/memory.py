@@ -40,6 +40,7 @@ from memman.mem0.shapes import (
     as_result,
     check_threshold,
     check_top_k,
+    check_unsupported,
     matches,
     matches_item,
     mem0_id,
@@ -107,6 +108,8 @@ class Memory:
         run_id: str | None = None,
         metadata: dict[str, Any] | None = None,
         infer: bool = True,
+        memory_type: str | None = None,
+        prompt: str | None = None,
     ) -> dict[str, Any]:
         """Remember a conversation (or one string): `{"results": [decision, ...]}`.
 
@@ -115,7 +118,11 @@ class Memory:
         with that metadata (kept with the buffered messages: also when a failed extraction
         raises DecisionError and flush or consolidate extracts them later).
         infer=False: each non-system message's text goes through update_memory as it is.
+        mem0's memory_type (procedural memory) and prompt (its extraction prompt in place of
+        the default) have no memman counterpart: anything but None is an InvalidInputError
+        saying so (memman's prompts are files: the prompts_dir setting), never ignored.
         """
+        check_unsupported(memory_type=memory_type, prompt=prompt)
         user, agent = scope_of({"user_id": user_id, "agent_id": agent_id, "run_id": run_id})
         chat = as_messages(messages)
         if metadata is not None and not isinstance(metadata, dict):
@@ -344,11 +351,13 @@ class Memory:
         limit: int | None = None,
         top_k: int | None = None,
         threshold: float | None = None,
+        rerank: bool = True,
     ) -> dict[str, Any]:
         """The best memories and unexpired short-term facts for a query, best first, with
         memman's recall score (relevance, recency and importance, one scale for both):
         `{"results": [item with score, ...]}`; 20 unless limit/top_k says otherwise.
-        Metadata filters keep equal values among 4x the hits."""
+        Metadata filters keep equal values among 4x the hits. rerank is taken as mem0 takes
+        it with no reranker configured: memman has none, the order is the same either way."""
         if not isinstance(query, str) or not query.strip():
             raise InvalidInputError("Invalid query: cannot be empty or whitespace-only.")
         check_threshold(threshold)

@@ -157,3 +157,19 @@ def check_threshold(value: Any) -> None:
         raise InvalidInputError("threshold must be a valid number")
     if not 0 <= value <= 1:
         raise InvalidInputError(f"Invalid threshold: {value}. Must be between 0 and 1.")
+
+
+# mem0 add() arguments with no memman counterpart, and what to do instead.
+UNSUPPORTED = {
+    "memory_type": "memman keeps facts about users and agents, not procedural memory",
+    "prompt": "memman's extraction prompt is prompts/extract_facts.j2: set prompts_dir to"
+    " replace it",
+}
+
+
+def check_unsupported(**arguments: Any) -> None:
+    """An InvalidInputError naming the first of mem0's arguments memman cannot honour that
+    is given (not None): never ignored, and clearer than a TypeError."""
+    for name, value in arguments.items():
+        if value is not None:
+            raise InvalidInputError(f"add({name}=...) is mem0's; {UNSUPPORTED[name]}")
