@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import urlparse, urlsplit, urlunsplit
 
-from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import (
     BaseSettings,
     InitSettingsSource,
@@ -210,17 +210,6 @@ class Settings(BaseSettings):
         if url is not None and urlparse(url).scheme not in ("http", "https"):
             raise ValueError(f"must be an http:// or https:// URL, not {url!r}")
         return url
-
-    @model_validator(mode="after")
-    def _thresholds_in_order(self) -> Settings:
-        """A novel threshold at or above the NOOP one leaves no ambiguous band, and the
-        router's tests then contradict each other (a fact both new and a duplicate): each
-        pair was checked alone, and noop_jaccard=0.1 with novel_jaccard=0.5 was accepted."""
-        for noop, novel in (("noop_jaccard", "novel_jaccard"), ("noop_cosine", "novel_cosine")):
-            high, low = getattr(self, noop), getattr(self, novel)
-            if high is not None and low is not None and low >= high:
-                raise ValueError(f"{novel} ({low}) must be below {noop} ({high})")
-        return self
 
     @property
     def llm_configured(self) -> bool:

@@ -240,21 +240,6 @@ def test_settings_and_setting_keywords_together_are_refused_not_half_ignored(tmp
         assert mm.settings.top_k == 5
 
 
-@pytest.mark.parametrize(
-    "thresholds",
-    [
-        {"noop_jaccard": 0.1, "novel_jaccard": 0.5},
-        {"noop_jaccard": 0.5, "novel_jaccard": 0.5},
-        {"noop_cosine": 0.5, "novel_cosine": 0.6},
-    ],
-)
-def test_a_novel_threshold_at_or_above_its_noop_threshold_is_refused(thresholds):
-    """Each was checked alone: the router then had no ambiguous band, a fact both new and a
-    duplicate of a memory."""
-    with pytest.raises(ConfigError, match="must be below"):
-        load_settings(**thresholds)
-
-
 def test_a_short_api_key_is_not_shown_whole():
     assert load_settings(llm_api_key="abc").redacted()["llm_api_key"] == "…"
     assert load_settings(llm_api_key="sk-proj-0123456789").redacted()["llm_api_key"] == "sk-…"
