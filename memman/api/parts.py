@@ -79,5 +79,5 @@ class Parts:
             observed_at=observed_at,
             subject=subject,
             attribute=attribute,
-            now=self.clock(),
+            now=None if observed_at is None else self.clock(),  # the clock read only if needed
         )
