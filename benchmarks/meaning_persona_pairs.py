@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import re
 import time
@@ -30,7 +31,9 @@ from memman.language.topic import Topic, about
 from memman.semantic.embed import make_embedder
 from memman.write.meaning import Prototypes, prototypes
 
-PERSONAS = Path("/work/shared/data/msc/msc_personas_all.json")
+ROOT = Path(__file__).resolve().parents[1]
+DATA = Path(os.environ.get("MEMMAN_DATA", ROOT.parent / "shared" / "data"))
+PERSONAS = DATA / "msc" / "msc_personas_all.json"
 
 
 def personas(path: Path) -> list[tuple[str, ...]]:
