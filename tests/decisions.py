@@ -1,4 +1,5 @@
-"""Shared by the LLM tests: scripted decider answers and a manager wired to an endpoint."""
+"""Shared by the decision tests: scripted decider answers, a manager wired to an endpoint,
+and the offline "the new fact replaces the old" / "both stay" checks."""
 
 from __future__ import annotations
 
@@ -44,6 +45,25 @@ def chat_calls(fake_openai: Any) -> list[dict]:
 def active(mm: MemoryManager, user: str = "ana") -> list[str]:
     """The texts of a user's active memories, sorted."""
     return sorted(m.content for m in mm.list(user_id=user))
+
+
+def replaced_offline(db: str, old: str, new: str) -> None:
+    """Write old, then new, for user "ana" with no LLM configured: new must replace old in
+    place by the topic tier, leaving only new active."""
+    mm = MemoryManager(db)
+    first = mm.update_memory(old, user_id="ana")
+    r = mm.update_memory(new, user_id="ana")
+    assert (r.op, r.tier, r.memory_id) == (Op.UPDATE, Tier.TOPIC, first.memory_id), (old, new)
+    assert active(mm) == [new]
+
+
+def kept_apart(db: str, old: str, new: str) -> None:
+    """Write old, then new, for user "ana" with no LLM configured: both must stay active."""
+    mm = MemoryManager(db)
+    mm.update_memory(old, user_id="ana")
+    r = mm.update_memory(new, user_id="ana")
+    assert r.op is Op.ADD, (old, new)
+    assert active(mm) == sorted([old, new])
 
 
 def replaced_by_topic(mm: MemoryManager, fake_openai: Any, old: str, new: str) -> Event:

@@ -13,27 +13,7 @@ from __future__ import annotations
 
 import pytest
 
-from memman import MemoryManager, Op, Tier
-from tests.decisions import active
-
-
-def _replaced(db: str, old: str, new: str) -> None:
-    """Write old, then new, for user "ana": new must replace old in place by the topic tier
-    (no LLM configured), leaving only new active."""
-    mm = MemoryManager(db)
-    first = mm.update_memory(old, user_id="ana")
-    r = mm.update_memory(new, user_id="ana")
-    assert (r.op, r.tier, r.memory_id) == (Op.UPDATE, Tier.TOPIC, first.memory_id), (old, new)
-    assert active(mm) == [new]
-
-
-def _apart(db: str, old: str, new: str) -> None:
-    mm = MemoryManager(db)
-    mm.update_memory(old, user_id="ana")
-    r = mm.update_memory(new, user_id="ana")
-    assert r.op is Op.ADD, (old, new)
-    assert active(mm) == sorted([old, new])
-
+from tests.decisions import kept_apart, replaced_offline
 
 FAMILIES = {
     "past tense without its I": [
@@ -215,9 +195,9 @@ LOOK_ALIKES = [
      for old, new in pairs],
 )  # fmt: skip
 def test_each_phrasing_of_a_family_replaces_the_old_fact_offline(db, old, new):
-    _replaced(db, old, new)
+    replaced_offline(db, old, new)
 
 
 @pytest.mark.parametrize(("old", "new"), LOOK_ALIKES)
 def test_look_alikes_of_the_new_families_both_stay(db, old, new):
-    _apart(db, old, new)
+    kept_apart(db, old, new)

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import pytest
 
-from memman import MemoryManager, Op, Tier
-from tests.decisions import active, answer, chat_calls, llm_manager
+from memman import Op, Tier
+from tests.decisions import answer, chat_calls, kept_apart, llm_manager, replaced_offline
 
 FAMILIES = {
     "a home bought or leased": [
@@ -219,20 +219,12 @@ LOOK_ALIKES = [
     ids=[f"{family}: {new}" for family, pairs in FAMILIES.items() for _, new in pairs],
 )
 def test_each_phrasing_of_a_family_replaces_the_old_fact_offline(db, old, new):
-    mm = MemoryManager(db)
-    first = mm.update_memory(old, user_id="ana")
-    r = mm.update_memory(new, user_id="ana")
-    assert (r.op, r.tier, r.memory_id) == (Op.UPDATE, Tier.TOPIC, first.memory_id), (old, new)
-    assert active(mm) == [new]
+    replaced_offline(db, old, new)
 
 
 @pytest.mark.parametrize(("old", "new"), LOOK_ALIKES)
 def test_look_alikes_of_the_new_families_both_stay(db, old, new):
-    mm = MemoryManager(db)
-    mm.update_memory(old, user_id="ana")
-    r = mm.update_memory(new, user_id="ana")
-    assert r.op is Op.ADD, (old, new)
-    assert active(mm) == sorted([old, new])
+    kept_apart(db, old, new)
 
 
 @pytest.mark.parametrize(

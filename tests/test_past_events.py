@@ -14,15 +14,7 @@ from __future__ import annotations
 import pytest
 
 from memman import MemoryManager, Op, Tier
-from tests.decisions import active
-
-
-def _apart(db: str, old: str, new: str) -> None:
-    mm = MemoryManager(db)
-    mm.update_memory(old, user_id="ana")
-    r = mm.update_memory(new, user_id="ana")
-    assert r.op is Op.ADD, (old, new)
-    assert active(mm) == sorted([old, new])
+from tests.decisions import active, kept_apart
 
 
 @pytest.mark.parametrize(
@@ -37,7 +29,7 @@ def _apart(db: str, old: str, new: str) -> None:
     ],
 )
 def test_offline_a_change_that_never_happened_takes_nothing_back(db, old, new):
-    _apart(db, old, new)
+    kept_apart(db, old, new)
 
 
 @pytest.mark.parametrize(
@@ -76,7 +68,7 @@ def test_offline_a_student_studying_a_field_changes_the_studies(db, old, new):
     ],
 )
 def test_offline_a_student_studying_a_field_is_no_new_job(db, old, new):
-    _apart(db, old, new)
+    kept_apart(db, old, new)
 
 
 @pytest.mark.parametrize(
@@ -89,7 +81,7 @@ def test_offline_a_student_studying_a_field_is_no_new_job(db, old, new):
     ],
 )
 def test_offline_a_dated_graduation_leaves_the_current_studies(db, past):
-    _apart(db, "User studies at Columbia", past)
+    kept_apart(db, "User studies at Columbia", past)
 
 
 def test_offline_a_graduation_still_ends_the_studies(db):
