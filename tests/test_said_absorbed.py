@@ -118,3 +118,17 @@ def test_a_postgresql_database_before_p006_gets_the_hashes_backfilled(
                     conn, Scope("ana"), content_hash("I love reading")
                 )
                 assert found is not None and found.id == first.memory_id
+
+
+def test_a_number_spelled_otherwise_is_held_by_the_memory_that_says_it_and_more(db):
+    """"I have 2 brothers." beside "I have two brothers and one sister." was a second row
+    offline (the replay's second pass with MiniLM and no LLM added it): the container test
+    read "2" and "two" as different words. The number itself still counts, and a new count of
+    the brothers no longer replaces the memory that also counts the sister (it did, by the
+    topic tier's recount, and the sister left the prompt)."""
+    mm = MemoryManager(db)
+    held = mm.update_memory("I have two brothers and one sister.", user_id="ana")
+    r = mm.update_memory("I have 2 brothers.", user_id="ana")
+    assert (r.op, r.memory_id) == (Op.NOOP, held.memory_id)
+    assert mm.update_memory("I have 3 brothers.", user_id="ana").op is not Op.NOOP
+    assert len(mm.list(user_id="ana")) == 2

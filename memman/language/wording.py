@@ -7,6 +7,7 @@ The deciders' and merging's finer signals, built on memman/language/text.py's wo
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Iterable
 
 from memman.language.roles import PARTICLES, PRONOUNS, QUANTIFIERS, meaning_difference
 from memman.language.text import (
@@ -81,9 +82,11 @@ def extends(longer: str, shorter: str) -> bool:
     """
     # Cheap first, from what retrieval has derived already: every content word of the
     # shorter is in its wording (fillers and intensifiers are stopwords), so in the longer.
-    if not content_tokens(shorter) <= content_tokens(longer):
+    # A number is one word however it is spelled: "I have two brothers and one sister" holds
+    # "I have 2 brothers" (said again, that was a second row beside it offline).
+    if not set(_spelled(content_tokens(shorter))) <= set(_spelled(content_tokens(longer))):
         return False
-    old, new = wording(shorter), wording(longer)
+    old, new = _spelled(wording(shorter)), _spelled(wording(longer))
     if not (
         0 < len(old) < len(new)
         and old[0] in new
@@ -109,6 +112,11 @@ def extends(longer: str, shorter: str) -> bool:
             if not named and not (after and _opens_compound(after)):
                 return True
     return False
+
+
+def _spelled(words: Iterable[str]) -> tuple[str, ...]:
+    """The words in order, each number word in digits ("two" -> "2")."""
+    return tuple(_NUMBER_WORDS.get(w, w) for w in words)
 
 
 # A long statement said again with a phrase added ("..., the company said Tuesday"): nearly

@@ -284,6 +284,8 @@ def _newer_count(
     said = numbers(candidate.content) if said is None else said
     if not said or not had or said == had or any(_is_year(n) for n in said | had):
         return None
+    if len(numbers(candidate.content)) < len(numbers(memory.content)):  # "two brothers and
+        return None  # one sister" -> "3 brothers": replacing it would drop the sister
     counts = f"{', '.join(sorted(had))} -> {', '.join(sorted(said))}"
     why = f"{topic.attribute}: the same thing counted anew ({counts}), the newer count wins"
     return Decision(Op.UPDATE, why, Tier.TOPIC, target=memory, content=candidate.content)
