@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from memman.errors import InvalidInputError
 from memman.scope import Scope
@@ -29,6 +29,14 @@ def check_count(name: str, value: object, *, minimum: int) -> None:
         raise InvalidInputError(f"{name} must be an integer")
     if not minimum <= value <= MAX_COUNT:
         raise InvalidInputError(f"{name} must be from {minimum} to {MAX_COUNT}")
+
+
+def check_batch(call: str, items: object, what: str) -> None:
+    """A batch is a list (any iterable) of items, never one string: iterated, each character
+    would be an item."""
+    if isinstance(items, str | bytes) or not isinstance(items, Iterable):
+        given = "one string" if isinstance(items, str | bytes) else type(items).__name__
+        raise InvalidInputError(f"{call} takes a list of {what}, not {given}")
 
 
 def all_or_scope(user_id: str | None, agent_id: str | None) -> Scope | None:

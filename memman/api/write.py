@@ -8,7 +8,7 @@ import logging
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from memman.api.arguments import all_or_scope, check_count
+from memman.api.arguments import all_or_scope, check_batch, check_count
 from memman.api.parts import Parts
 from memman.errors import InvalidInputError, LeaseLostError
 from memman.memo import batch_memo
@@ -107,9 +107,7 @@ class WriteCalls(Parts):
         `category`, `importance` and `observed_at` (default: when written), like source and
         metadata, apply to every fact of the batch; each fact's topic is read from its text.
         """
-        if isinstance(facts, str) or not isinstance(facts, Iterable):  # a str: each character
-            what = "one string" if isinstance(facts, str) else type(facts).__name__
-            raise InvalidInputError(f"update_many takes a list of facts, not {what}")
+        check_batch("update_many", facts, "facts")
         # A size below 1 wrote the first fact, then failed on the rest with an IndexError.
         size = chunk_size or self.settings.batch_chunk_size
         check_count("chunk_size", size, minimum=1)
@@ -151,9 +149,7 @@ class WriteCalls(Parts):
         Records are decided in order; a run of consecutive records of one scope is written as
         update_many writes a batch (one transaction per chunk, its ADDs together).
         """
-        if isinstance(records, str | bytes) or not isinstance(records, Iterable):
-            what = "one string" if isinstance(records, str | bytes) else type(records).__name__
-            raise InvalidInputError(f"ingest takes a list of records, not {what}")
+        check_batch("ingest", records, "records")
         size = chunk_size or self.settings.batch_chunk_size
         check_count("chunk_size", size, minimum=1)
         results: list[UpdateResult | InvalidInputError | None] = []
