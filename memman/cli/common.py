@@ -106,7 +106,8 @@ def _open(db: str | None, *, create: bool = False) -> MemoryManager:
     `--db` used to create an empty store there, and `list` showed nothing, `backup` reported
     a backup of it, `forget` said it had erased nobody's memories, all with exit 0.
     """
-    path = load_settings(db=db).db
+    settings = load_settings(db=db)
+    path = settings.db
     if not create and _sqlite_file(path) and not Path(path).exists():
         raise ConfigError(
             f"no memman store at {path}: check --db (or MEMMAN_DB); add, ingest and import"
@@ -118,7 +119,7 @@ def _open(db: str | None, *, create: bool = False) -> MemoryManager:
     logger.setLevel(logging.INFO)
     logger.propagate = False  # the bar shows the records; the root handler would print them
     try:
-        return MemoryManager(db)
+        return MemoryManager(path, settings=settings)  # the settings read once
     finally:
         logger.removeHandler(bar)
         logger.setLevel(level)
