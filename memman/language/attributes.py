@@ -41,6 +41,8 @@ KINDRED = {
     "last_name": "name", "name": "last_name", "gluten": "diet", "diet": "gluten",
     "residence": "whereabouts", "whereabouts": "residence",
 }  # fmt: skip
+# Attributes whose value is a time: "my birthday is on March 12" is no state of it.
+TIMED = frozenset("birthday bedtime wake_time work_hours".split())
 # Favourites are single-valued per thing: "favorite:color", "favorite:band".
 FAVORITE = "favorite"
 # So is an amount the user states of one thing of theirs: "My rent is $1,200 a month" is
@@ -138,6 +140,17 @@ _FAVORITE = re.compile(r"(?:favou?rite|fave?)_(\w+)")
 def favorite_key(thing: str) -> str:
     """The attribute of a favourite thing: "favorite:band" for the group, film or band."""
     return f"{FAVORITE}:{_FAVORITE_THINGS.get(thing, thing).replace(' ', '_')}"
+
+
+# How often an amount is paid says nothing of what it is: "my monthly rent" is the rent.
+_PER = re.compile(r"^(?:monthly|weekly|yearly|annual|daily|hourly|nightly) ")
+
+
+def amount_key(thing: str) -> str:
+    """The attribute of an amount of one thing: "amount:rent" for the monthly rent, and the
+    age for "my age is 34", as "I am 34" says it (a commute's minutes are no commute)."""
+    thing = _PER.sub("", thing)
+    return "age" if thing == "age" else f"{AMOUNT}:{thing}"
 
 
 def filed(label: str) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import re
 
-from memman.language.attributes import AMOUNT, FAVORITE, favorite_key
+from memman.language.attributes import FAVORITE, amount_key, favorite_key
 from memman.language.kinds import DIETS, DRINKABLE, check_kind, make_pattern, vehicle_pattern
 from memman.language.life import LIFE
 from memman.language.text import content_tokens
@@ -380,7 +380,7 @@ def read_predicate(predicate: str) -> tuple[str, str | None, bool] | None:
         thing = amount.group("thing")
         phone = thing in _PHONE_NUMBERS and sum(c.isdigit() for c in predicate) >= 6
         thing = "phone number" if phone else thing  # "my number is 555-0143", not "is 42"
-        return f"{AMOUNT}:{thing}", trim_value(amount.group("v")), False
+        return amount_key(thing), trim_value(amount.group("v")), False
     return None
 
 

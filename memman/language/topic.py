@@ -25,9 +25,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from memman.language.attributes import ENDED, USER, is_verb_topic
+from memman.language.attributes import ENDED, TIMED, USER, is_verb_topic
 from memman.language.chatter import past_chatter
 from memman.language.kinds import PETS, VEHICLES
+from memman.language.labels import label, measured
 from memman.language.life import pastime
 from memman.language.negation import (
     NEGATION_WORDS,
@@ -48,7 +49,7 @@ from memman.language.speaker import (
     without_openers,
 )
 from memman.language.text import words
-from memman.language.values import PET_KINDS, trim_value
+from memman.language.values import PET_KINDS, is_state, trim_value
 from memman.language.verbs import verb_and_object
 from memman.language.whole import (
     place_kind,
@@ -143,6 +144,42 @@ def _said_after(rest: str) -> Topic | None:
 
 
 def _read(text: str) -> Topic | None:
+    """The topic a sentence states, or its label's when the sentence states none of the
+    user's: "Name is John" read as a person named Name, "Location: Leeds" as nothing."""
+    said = _sentence(text)
+    if _users(said):
+        return said
+    labelled = label(text)
+    if labelled is None:
+        return said
+    if said is not None and not is_verb_topic(said.attribute) and said.subject != labelled.key:
+        return said  # "My son is 4", "Anna is vegan": another's
+    if labelled.attribute and labelled.takes_back:  # "Pets: none"
+        return Topic(USER, labelled.attribute, None, True)
+    read = _sentence(labelled.sentence)
+    if read is not None and _users(read):
+        if labelled.attribute is None and measured(read.attribute, read.value):
+            return read
+        if labelled.attribute is not None and (
+            not labelled.colon or read.attribute == labelled.attribute
+        ):
+            return read
+    value = trim_value(labelled.value)
+    if labelled.colon and labelled.attribute and value:  # "Location: Leeds"
+        return Topic(USER, labelled.attribute, value)
+    speaker = words(labelled.value)[:1]
+    if labelled.colon and speaker and speaker[0] in _SPEAKERS:  # "Update: I moved to York"
+        own = _sentence(labelled.value)  # ("Sister: lives in Rome" is the sister's)
+        return own if _users(own) else said
+    return said
+
+
+def _users(topic: Topic | None) -> bool:
+    """Whether a reading states an attribute of the user's own (not the verb fallback)."""
+    return topic is not None and topic.subject == USER and not is_verb_topic(topic.attribute)
+
+
+def _sentence(text: str) -> Topic | None:
     spoken = first_person(without_openers(words(text)))
     favorite = stated_favorite(spoken)
     if favorite:  # "Coffee is my favorite drink", "Radiohead is the group I love most"
@@ -182,6 +219,8 @@ def _read(text: str) -> Topic | None:
     said_not = bool(NEGATION_WORDS - {"no"} & set(predicate.split()))  # "no" may be the value
     predicate, negated, ended = strip_negation(predicate)
     topic = read_predicate(predicate)
+    if topic and predicate.startswith("my ") and topic[0] not in TIMED and is_state(topic[1] or ""):
+        return None  # "My job is killing me", "My car is in the shop": how it is, not what
     for other in rephrased(predicate) if topic is None else []:
         topic = read_predicate(other)  # "have been sober for six months": is sober
         if topic is not None:

@@ -15,6 +15,14 @@ _VALUE_END = frozenset(
     these days nowadays right too though ago yesterday today tonight he she they it i we im
     ive""".split()
 )
+# What follows "my job is" or "my car is" that is no value of it: where or how it is ("in
+# the shop", "so stressful", "dead"), or what it does to the user ("killing me").
+_STATES = frozenset(
+    """dead broken stolen stressful boring exhausting awful terrible great fine ok okay busy
+    hard crazy amazing done over gone fixed new old pretty really very quite super totally
+    absolutely kind sort such not still always never finally being getting going""".split()
+)
+_OBJECTS = frozenset("me us him her them everyone".split())
 # "I like to go fishing" likes "fishing".
 _LEADING_VERB = re.compile(r"^(?:to go |to |going |go )")
 _ARTICLES = frozenset("a an the my our some any".split())
@@ -54,6 +62,14 @@ def trim_value(raw: str) -> str | None:
         kept.append(word)
     value = " ".join(kept)
     return value or None
+
+
+def is_state(value: str) -> bool:
+    """Whether a value said after "my <thing> is" tells how the thing is, not what it is:
+    "my car is in the shop" must not replace "I drive a Honda Civic"."""
+    first, *rest = value.split() or [""]
+    doing = first.endswith("ing") and rest[:1] != [] and rest[0] in _OBJECTS
+    return first in _VALUE_END or first in _STATES or doing
 
 
 _ORDINALS = frozenset(
