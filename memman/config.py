@@ -8,8 +8,11 @@ OTHER_VARIABLES names those that predate that rule.
 
 from __future__ import annotations
 
+import difflib
+import logging
 import os
 import tomllib
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import urlparse, urlsplit, urlunsplit
@@ -37,6 +40,8 @@ DEFAULT_CONFIDENCE = 0.8
 CENTURY_DAYS = 36525.0
 CENTURY_HOURS = CENTURY_DAYS * 24
 CENTURY_S = CENTURY_HOURS * 3600
+
+log = logging.getLogger(__name__)
 
 
 class Settings(BaseSettings):
@@ -250,6 +255,52 @@ OTHER_VARIABLES = {
 }
 
 
+# MEMMAN_* variables memman reads that fill no setting: the config file's path.
+_READ_ELSEWHERE = frozenset({"MEMMAN_CONFIG"})
+_warned: set[str] = set()  # names ignored_variables' warning has named in this process
+
+
+def ignored_variables(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Each MEMMAN_* variable that memman does not read, with a sentence saying so (and the
+    setting's variable whose name is nearest, when one is close).
+
+    pydantic-settings skips a MEMMAN_ name that is no setting, so a typo ("MEMMAN_LLM_MODLE")
+    left the model unset without a word. Such a name is shown, not refused: a user's own
+    tooling (and memman's tests and benchmarks: MEMMAN_DATA, MEMMAN_TEST_PG_URL) has names of
+    its own under the prefix. Names are read as pydantic-settings reads them, in any case."""
+    environ = os.environ if environ is None else environ
+    settings = {f"MEMMAN_{name.upper()}": name for name in Settings.model_fields}
+    known = settings.keys() | _READ_ELSEWHERE | OTHER_VARIABLES.keys()
+    ignored = {}
+    for variable in sorted(environ):
+        name = variable.upper()
+        if not name.startswith("MEMMAN_") or name in known:
+            continue
+        why = f"{variable} is ignored: memman has no setting of that name"
+        if nearest := _nearest(name.removeprefix("MEMMAN_").lower(), list(settings.values())):
+            why += f" (did you mean MEMMAN_{nearest.upper()}?)"
+        ignored[variable] = why
+    return ignored
+
+
+def _nearest(name: str, settings: list[str]) -> str | None:
+    """The setting whose name is closest to `name` by difflib's ratio, or None when none is
+    close; among close ones, one with the very same letters first: difflib ranks a swap of
+    two letters ("llm_modle") below a dropped one ("llm_mode"), yet a swap is the likelier
+    typo."""
+    close = difflib.get_close_matches(name, settings, n=3, cutoff=0.75)
+    return max(close, key=lambda setting: sorted(setting) == sorted(name), default=None)
+
+
+def _warn_of_ignored() -> None:
+    """A warning for each ignored MEMMAN_* variable, once per process: a program opening a
+    manager per user would otherwise repeat the same lines at every open."""
+    for variable, why in ignored_variables().items():
+        if variable not in _warned:
+            _warned.add(variable)
+            log.warning(why)
+
+
 class _ConfigFile(TomlConfigSettingsSource):
     """$MEMMAN_CONFIG, else ./memman.toml if there; keys at top level or under [memman]."""
 
@@ -269,7 +320,9 @@ class _ConfigFile(TomlConfigSettingsSource):
 
 
 def load_settings(**overrides: Any) -> Settings:
-    """Defaults < TOML file < environment < keyword arguments (None means "not given")."""
+    """Defaults < TOML file < environment < keyword arguments (None means "not given").
+    A MEMMAN_* variable that is no setting is logged as a warning (ignored_variables)."""
+    _warn_of_ignored()
     try:
         return Settings(**{k: v for k, v in overrides.items() if v is not None})
     except SettingsError as error:  # a list or table variable that is not JSON

@@ -10,6 +10,10 @@ from pydantic import BaseModel, ConfigDict, Field
 # Importance is the extraction prompt's 1 (trivia) to 10 (must never be forgotten) scale;
 # confidence runs from 0 to 1. update_memory refuses values off them, and so does an import.
 MIN_IMPORTANCE, MAX_IMPORTANCE = 1, 10
+# The roles of a chat message observe() buffers, and an import copies: OpenAI's chat roles,
+# old and new ("function" before tools, "developer" for system prompts of reasoning models).
+# Only "user" messages are the user's words; the rest are context.
+MESSAGE_ROLES = frozenset({"user", "assistant", "system", "developer", "tool", "function"})
 
 
 class Op(StrEnum):

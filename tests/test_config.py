@@ -2,6 +2,7 @@
 ConfigError line for anything that cannot be used."""
 
 import asyncio
+import logging
 
 import pytest
 
@@ -243,3 +244,42 @@ def test_settings_and_setting_keywords_together_are_refused_not_half_ignored(tmp
 def test_a_short_api_key_is_not_shown_whole():
     assert load_settings(llm_api_key="abc").redacted()["llm_api_key"] == "…"
     assert load_settings(llm_api_key="sk-proj-0123456789").redacted()["llm_api_key"] == "sk-…"
+
+
+def test_config_shows_each_memman_variable_no_setting_reads(memman, monkeypatch, tmp_path):  # noqa: F811
+    """A misspelt setting ("MEMMAN_LLM_MODLE") was skipped without a word and the model left
+    unset; one line each now says so, naming the setting meant when one is close. A name of
+    the user's own (MEMMAN_DATA) is shown too, but refused by nothing; the names memman
+    reads besides the settings' (MEMMAN_CONFIG, the older MEMMAN_LLM_TIMEOUT) are not shown."""
+    (tmp_path / "mine.toml").write_text("top_k = 3\n")
+    monkeypatch.setenv("MEMMAN_LLM_MODLE", "gpt-4o")
+    monkeypatch.setenv("MEMMAN_DATA", str(tmp_path))
+    monkeypatch.setenv("MEMMAN_CONFIG", str(tmp_path / "mine.toml"))
+    monkeypatch.setenv("MEMMAN_LLM_TIMEOUT", "5")
+    run = memman("config")
+    assert run.code == 0, run.output
+    ignored = [line for line in run.out.splitlines() if " is ignored" in line]
+    assert ignored == [
+        "MEMMAN_DATA is ignored: memman has no setting of that name",
+        "MEMMAN_LLM_MODLE is ignored: memman has no setting of that name"
+        " (did you mean MEMMAN_LLM_MODEL?)",
+    ]
+
+
+def test_opening_a_store_warns_of_each_ignored_variable_once(tmp_path, monkeypatch, caplog):
+    """Logged, not printed (the library never prints), and once per process: a program that
+    opens a manager per request would repeat the same line at every open. The names here are
+    this test's own, so no other test of the run has warned of them first."""
+    monkeypatch.setenv("MEMMAN_EMBEDER", "local")
+    monkeypatch.setenv("MEMMAN_NOT_A_SETTING_OF_THIS_TEST", "1")
+    monkeypatch.setenv("MEMMAN_TOP_K", "3")
+    with caplog.at_level(logging.WARNING, logger="memman.config"):
+        with MemoryManager(str(tmp_path / "a.db")) as mm:
+            assert mm.settings.top_k == 3 and mm.settings.embedder == "none"
+        load_settings()
+    warnings = [r.getMessage() for r in caplog.records if r.name == "memman.config"]
+    assert warnings == [
+        "MEMMAN_EMBEDER is ignored: memman has no setting of that name"
+        " (did you mean MEMMAN_EMBEDDER?)",
+        "MEMMAN_NOT_A_SETTING_OF_THIS_TEST is ignored: memman has no setting of that name",
+    ]

@@ -13,6 +13,7 @@ import json
 import pytest
 
 from memman import MemoryManager, Op
+from memman.errors import InvalidInputError
 from tests.clock import Clock
 from tests.decisions import NEW, OLD, llm_manager
 from tests.fake_openai import Reply
@@ -134,6 +135,42 @@ def test_a_row_line_with_a_bad_or_unknown_field_is_a_bad_line(tmp_path, lines):
         assert "unknown field 'colour'" in " ".join(report.bad)
         assert report.rows_copied == {"message_buffer": 1}
         assert report.copied == 1
+
+
+@pytest.mark.parametrize("role", ["wizard", "User", ""])
+def test_a_buffered_message_of_a_role_observe_refuses_is_a_bad_line(tmp_path, lines, role):
+    """observe refuses a message whose role is no chat role; an import copied such a row as
+    it was, a message no observe could have buffered. Now it is that line's error, the line
+    left out and the others imported, as for any other bad field of a row."""
+    records = [json.loads(line) for line in lines]
+    at = kinds(lines).index("message_buffer")
+    records[at]["role"] = role
+    with MemoryManager(str(tmp_path / "target.db"), clock=Clock()) as mm:
+        with pytest.raises(InvalidInputError):
+            mm.observe([{"role": role, "content": CAT}], user_id="alice", session_id="s1")
+        report = mm.import_jsonl(json.dumps(record) for record in records)
+        assert report.bad == [
+            f"line {at + 1}: row: role {role!r} is no role observe buffers"
+            " (assistant, developer, function, system, tool, user)"
+        ]
+        assert report.rows_copied == {"pending": 1, "short_term": 1}
+        assert kinds(list(mm.export_jsonl(user_id="alice"))) == ["memory", "pending", "short_term"]
+
+
+def test_the_cli_names_the_line_of_a_role_observe_refuses(tmp_path, lines, memman):  # noqa: F811
+    records = [json.loads(line) for line in lines]
+    at = kinds(lines).index("message_buffer")
+    records[at]["role"] = "wizard"
+    dump, target = tmp_path / "alice.jsonl", str(tmp_path / "target.db")
+    dump.write_text("".join(json.dumps(record) + "\n" for record in records))
+    run = memman("import", str(dump), "--db", target)
+    assert run.code == 2
+    assert run.err.splitlines() == [
+        f"line {at + 1}: row: role 'wizard' is no role observe buffers"
+        " (assistant, developer, function, system, tool, user)"
+    ]
+    with MemoryManager(target) as mm:
+        assert "message_buffer" not in kinds(list(mm.export_jsonl(user_id="alice")))
 
 
 def test_rows_go_to_the_scope_their_line_names(tmp_path, lines):

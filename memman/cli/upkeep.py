@@ -10,7 +10,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from memman.cli.common import DbOption, JsonOption, _open, _print_json, console, errors
-from memman.config import load_settings
+from memman.config import ignored_variables, load_settings
 from memman.storage.maintenance import STUCK_ATTEMPTS
 
 # `memman config` looks for the last recorded llm_mode fallback among this many newest events.
@@ -111,7 +111,8 @@ def reindex(
 
 
 def config(db: DbOption = None) -> None:
-    """Show the effective configuration (API key and URL passwords masked)."""
+    """Show the effective configuration (API key and URL passwords masked), and each MEMMAN_*
+    variable that no setting reads."""
     from memman.llm.client import last_fallback, resolve_mode
 
     settings = load_settings(db=db)
@@ -127,3 +128,5 @@ def config(db: DbOption = None) -> None:
                 note = last_fallback(e.reason for e in mm.events(limit=FALLBACK_LOOKBACK))
             table.add_row("last llm_mode fallback", note or "none recorded")
     console.print(table)
+    for why in ignored_variables().values():
+        console.print(why, soft_wrap=True, markup=False, highlight=False)

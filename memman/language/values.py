@@ -1,12 +1,15 @@
 """A topic's value: where it ends in the text, its counts, and when two values are one.
 
 "Munich last month" states the value "munich"; "82 kg now" and "90 kg" are one thing counted
-differently; "coffee" is a member of "caffeine", so quitting caffeine takes coffee back.
+differently, while "in 2019" dates it; "coffee" is a member of "caffeine", so quitting
+caffeine takes coffee back.
 """
 
 from __future__ import annotations
 
 import re
+
+from memman.language.text import STOPWORDS, normalize, words
 
 # Where a value ends: "Berlin with my wife", "Munich last month", "jazz and blues".
 _VALUE_END = frozenset(
@@ -98,6 +101,29 @@ def counted(value: str) -> tuple[str, frozenset[str]]:
         else:
             words_.append(word.rstrip("s"))
     return " ".join(words_), frozenset(counts)
+
+
+# A number that may be a year: four digits from 1900 to 2099 ("the 1990s" too), not a part of
+# a longer number ("12000", "2,000", "1950.5") nor an amount of money ("$1950").
+_YEARLIKE = re.compile(r"(?<![\w$£€¥.,])(?:19|20)\d\d(?=(?:s|['’]s)?\b)(?![.,]\d)")
+# A word before a year that names the dated thing: "a 2015 honda", "my 2019 tax return".
+_DATED_BY = frozenset("a an the my our your his her their its this that".split())
+
+
+def years(text: str) -> frozenset[str]:
+    """The numbers of the text that date something ("in 2019", "since 2021", "born in 1990",
+    "class of 2012", "a 2015 honda"), not those counting the word right after them: "2000
+    followers", "1900 fish" and "1950 dollars" are counts, which a later count replaces,
+    where "visited Paris in 2019" and "in 2022" are two visits."""
+    said = normalize(text)
+    found = set()
+    for year in _YEARLIKE.finditer(said):
+        after = words(said[year.end() :])[:1]
+        before = words(said[: year.start()])[-1:]
+        counts = after and not (after[0] in STOPWORDS or after[0][0].isdigit())
+        if not counts or (before and before[0] in _DATED_BY):
+            found.add(year.group())
+    return frozenset(found)
 
 
 def same_value(a: str | None, b: str | None) -> bool:

@@ -15,13 +15,11 @@ import sqlalchemy as sa
 
 from memman.config import Settings
 from memman.errors import InvalidInputError
+from memman.models import MESSAGE_ROLES
 from memman.scope import Scope, check_encodable, check_id
 from memman.storage.store import Store
 from memman.timestamps import check_moment, stamp
 
-# OpenAI's chat roles, old and new ("function" before tools, "developer" for system prompts
-# of reasoning models). Only "user" messages are the user's words; the rest are context.
-ROLES = frozenset({"user", "assistant", "system", "developer", "tool", "function"})
 # Content parts that carry text ("text" in Chat Completions, "input_text" in Responses);
 # images, audio and files are left out.
 TEXT_PARTS = frozenset({"text", "input_text"})
@@ -42,9 +40,9 @@ def _check_messages(messages: Any, now: dt.datetime) -> list[tuple[str, str, str
         role = message.get("role") if isinstance(message, dict) else None
         content = message.get("content") if isinstance(message, dict) else None
         text = text_of(content)
-        if role not in ROLES or text is None:
+        if role not in MESSAGE_ROLES or text is None:
             raise InvalidInputError(
-                f"message #{index} needs a role ({', '.join(sorted(ROLES))}) and content:"
+                f"message #{index} needs a role ({', '.join(sorted(MESSAGE_ROLES))}) and content:"
                 " a string, a list of content parts, or None"
             )
         check_encodable(f"message #{index}", text)

@@ -10,15 +10,16 @@ parked fact, the active short-term facts, the messages not yet extracted; every 
 with include_inactive) and `import_lines` reads them back here.
 
 A line is checked as a memory's is (checked_row): a field the table has not, a value of the
-wrong type, a number that is not finite, a stamp that is not a time or metadata that is not a
-JSON object make it a bad line. Read back, a row keeps its id unless the store holds that id
-already (then it takes a new one: ids are per store, and refusing the row would drop the fact),
-and a row the scope holds already is not copied again (ScopeRows: a parked fact of the same
-text, an active short-term fact of the same hash, the same message of the same session at the
-same time), so importing a user twice, or into a store that holds them, duplicates nothing. A
-parked fact is parked again rather than decided at import: deciding it is what failed, and
-retry_pending decides it through update_memory, which finds what the memory holds already.
-Leases are a worker's claim in its own store: a copied row has none.
+wrong type, a number that is not finite, a stamp that is not a time, metadata that is not a
+JSON object or a message's role that observe refuses make it a bad line. Read back, a row
+keeps its id unless the store holds that id already (then it takes a new one: ids are per
+store, and refusing the row would drop the fact), and a row the scope holds already is not
+copied again (ScopeRows: a parked fact of the same text, an active short-term fact of the same
+hash, the same message of the same session at the same time), so importing a user twice, or
+into a store that holds them, duplicates nothing. A parked fact is parked again rather than
+decided at import: deciding it is what failed, and retry_pending decides it through
+update_memory, which finds what the memory holds already. Leases are a worker's claim in its
+own store: a copied row has none.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from pydantic import BaseModel, ValidationError
 from memman.config import Settings
 from memman.errors import InvalidInputError, validation_problems
 from memman.language.text import content_hash
+from memman.models import MESSAGE_ROLES
 from memman.scope import Scope, check_id
 from memman.storage.store import Store
 from memman.storage.transfer_checks import on_the_scale, over_limits, storable, unknown_keys
@@ -161,6 +163,11 @@ def checked_row(table: str, data: dict[str, Any]) -> dict[str, Any]:
     Scope(row.user_id, row.agent_id or None)
     if isinstance(row, MessageRow):
         check_id("session_id", row.session_id)
+        if row.role not in MESSAGE_ROLES:  # what observe refuses to buffer, so does an import
+            raise InvalidInputError(
+                f"role {row.role!r} is no role observe buffers"
+                f" ({', '.join(sorted(MESSAGE_ROLES))})"
+            )
     values = row.model_dump()
     if not values["content"].strip() or "\x00" in values["content"]:
         raise InvalidInputError("content is empty or holds a NUL byte")

@@ -33,7 +33,7 @@ from memman.language.kinds import about_sons_or_daughters
 from memman.language.patterns import phrasing
 from memman.language.text import content_tokens, numbers, words
 from memman.language.topic import Topic, about
-from memman.language.values import counted, of_kind, same_value
+from memman.language.values import counted, of_kind, same_value, years
 from memman.language.verbs import object_words
 from memman.language.wording import extends
 from memman.models import Memory, Op, Tier
@@ -48,7 +48,6 @@ _PAST = frozenset(
     """was were went got bought sold took made had saw ran ate did left came became grew met
     won lost began wrote drove flew gave quit""".split()
 )
-_YEAR = 1900, 2100
 
 
 @dataclass(frozen=True)
@@ -280,9 +279,10 @@ def _newer_count(
 ) -> Decision | None:
     """UPDATE when the candidate counts the memory's thing differently (`said`: the
     candidate's counts, its numbers by default); None when the counts are the same, missing,
-    or years (a year dates an event, it does not count a thing)."""
+    or years (values.years: a year dates an event, it does not count a thing)."""
     said = numbers(candidate.content) if said is None else said
-    if not said or not had or said == had or any(_is_year(n) for n in said | had):
+    dated = years(candidate.content) | years(memory.content)
+    if not said or not had or said == had or (said | had) & dated:
         return None
     if len(numbers(candidate.content)) < len(numbers(memory.content)):  # "two brothers and
         return None  # one sister" -> "3 brothers": replacing it would drop the sister
@@ -316,10 +316,6 @@ def _restated(candidate: Candidate, topic: Topic, memory: Memory, stated: Topic)
         return None
     why = f"{topic.attribute}: the same value ({topic.value!r}) in other words"
     return Decision(Op.NOOP, why, Tier.TOPIC, target=memory)
-
-
-def _is_year(number: str) -> bool:
-    return number.isdigit() and len(number) == 4 and _YEAR[0] <= int(number) <= _YEAR[1]
 
 
 def _recounted_verb(
