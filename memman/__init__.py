@@ -15,6 +15,7 @@ from memman.errors import (
     StoreError,
 )
 from memman.lifecycle.erase import ForgetReport
+from memman.lifecycle.relabel import RelabelReport
 from memman.models import Event, Memory, Op, PendingFact, SearchHit, Status, Tier, UpdateResult
 from memman.semantic.embed import Embedder
 
@@ -33,6 +34,7 @@ __all__ = [
     "NotFoundError",
     "Op",
     "PendingFact",
+    "RelabelReport",
     "SearchHit",
     "Settings",
     "Status",

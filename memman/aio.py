@@ -35,6 +35,7 @@ CALLS = (
     "events",
     "stats",
     "reindex",
+    "relabel",
     "check",
     "backup",
     "import_jsonl",

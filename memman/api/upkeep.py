@@ -1,5 +1,5 @@
 """The store's upkeep and the user's explicit actions: export and import, stats, reindex,
-check, backup, delete, restore, purge and forget.
+relabel, check, backup, delete, restore, purge and forget.
 """
 
 from __future__ import annotations
@@ -10,11 +10,12 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from memman.api.arguments import all_or_scope, id_scope
+from memman.api.arguments import all_or_scope, check_count, id_scope
 from memman.api.parts import Parts
 from memman.errors import ConfigError, InvalidInputError, StoreCorruptError
 from memman.lifecycle import erase, extraction_failures, manual, shortterm
 from memman.lifecycle.erase import ForgetReport
+from memman.lifecycle.relabel import RelabelReport, relabel
 from memman.models import Event, Memory, Op, Status, UpdateResult
 from memman.scope import Scope, check_id
 from memman.semantic import reindex
@@ -156,9 +157,29 @@ class UpkeepCalls(Parts):
             raise ConfigError("no embedder configured: set embedder = 'local' or 'openai'")
         return reindex.reindex(self.store, self.embedder, batch=batch, progress=progress)
 
+    def relabel(
+        self, *, user_id: str | None = None, agent_id: str | None = None, batch: int = 500
+    ) -> RelabelReport:
+        """Give a topic to the active memories stored without one (every user's if neither id
+        is given) where the reader reads one now.
+
+        A memory is found by topic when a newer fact supersedes it, and its topic is what the
+        reader of the day it was stored could read; the reader learns phrasings from release to
+        release. Only memories whose attribute is NULL are read: a set label (the caller's, an
+        LLM's, an earlier reader's) is never changed. `batch` memories at a time, each batch
+        labelled in one transaction; a rerun resumes where a failed one stopped. A whole-store
+        run records the reader's version (`report.recorded`), so `check()` stops reporting
+        `relabel_due`. Reads every memory without a topic: run it after an upgrade, not on
+        every open.
+        """
+        scope = all_or_scope(user_id, agent_id)
+        check_count("batch", batch, minimum=1)
+        return relabel(self.store, scope, batch=batch)
+
     def check(self) -> CheckReport:
         """SQLite integrity, FTS agreement, orphan vectors, stuck pending, rows memman cannot
-        read (the active short-term facts' too); see `report.ok`."""
+        read (the active short-term facts' too); see `report.ok`. `report.relabel_due` counts
+        the memories without a topic when an older reader labelled the store (see relabel)."""
         report = maintenance.check(self.store)
         try:
             with self.store.read() as conn:

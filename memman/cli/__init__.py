@@ -68,6 +68,7 @@ for command, name in (
     (upkeep.check, None),
     (upkeep.backup, None),
     (upkeep.reindex, None),
+    (upkeep.relabel, None),
     (tuning.calibrate, None),
     (tuning.eval_cases, "eval"),
     (servers.mcp, None),

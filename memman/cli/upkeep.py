@@ -1,4 +1,4 @@
-"""Commands that look after the store file: stats, check, backup, reindex, config."""
+"""Commands that look after the store file: stats, check, backup, reindex, relabel, config."""
 
 from __future__ import annotations
 
@@ -9,7 +9,15 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from memman.cli.common import DbOption, JsonOption, _open, _print_json, console, errors
+from memman.cli.common import (
+    AgentOption,
+    DbOption,
+    JsonOption,
+    _open,
+    _print_json,
+    console,
+    errors,
+)
 from memman.config import ignored_variables, load_settings
 from memman.storage.maintenance import STUCK_ATTEMPTS
 
@@ -55,7 +63,7 @@ def stats(
 
 def check(db: DbOption = None) -> None:
     """Check SQLite integrity, FTS agreement, orphan vectors, stuck pending, rows memman cannot
-    read (exit 1 if not ok)."""
+    read (exit 1 if not ok), and whether memories await `memman relabel`."""
     with _open(db) as mm:
         report = mm.check()
         table = Table(title=f"memman check ({mm.store.path})")
@@ -68,9 +76,19 @@ def check(db: DbOption = None) -> None:
     table.add_row(f"stuck pending (>= {STUCK_ATTEMPTS} failures)", str(report.stuck_pending))
     table.add_row("orphan vectors", str(report.orphan_vectors))
     table.add_row("rows memman cannot read", "; ".join(report.unreadable) or "none")
+    table.add_row("topics", _labels_note(report.relabel_due, report.reader_version))
     console.print(table)
     if not report.ok:
         raise typer.Exit(1)
+
+
+def _labels_note(due: int, version: int) -> str:
+    """What check says of the topics: advice when an older reader left memories unlabelled."""
+    if not due:
+        return "ok"
+    return (
+        f"{due} memories were labelled by an older reader (version {version}): run memman relabel"
+    )
 
 
 def backup(
@@ -108,6 +126,19 @@ def reindex(
             if bar.live.is_started:  # stopping a bar never drawn prints a blank line
                 bar.stop()
     console.print(f"embedded {done} memories")
+
+
+def relabel(
+    user: Annotated[str | None, typer.Option("--user", "-u", help="Only this user.")] = None,
+    agent: AgentOption = None,
+    db: DbOption = None,
+) -> None:
+    """Give a topic to the memories stored without one where this memman's reader reads one
+    (after an upgrade: `memman check` says when); a set topic is never changed."""
+    with _open(db) as mm:
+        report = mm.relabel(user_id=user, agent_id=agent)
+    recorded = f"; store at reader version {report.reader_version}" if report.recorded else ""
+    console.print(f"labelled {report.labelled} of {report.read} memories without a topic{recorded}")
 
 
 def config(db: DbOption = None) -> None:

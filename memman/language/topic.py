@@ -61,6 +61,12 @@ from memman.language.whole import (
 )
 from memman.memo import memoized
 
+# Which reading of phrasings about() is: bump it whenever the reader reads more (a phrasing,
+# an attribute, a subject it returned None for before). A store records the version that last
+# labelled it (memman/storage/labels.py); a memory stored with no topic under an older one may
+# have one now, and `memman check` says so until `memman relabel` reads those again.
+READER_VERSION = 1
+
 
 @dataclass(frozen=True)
 class Topic:

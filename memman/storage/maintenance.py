@@ -15,6 +15,7 @@ from pathlib import Path
 import sqlalchemy as sa
 
 from memman.errors import InvalidInputError, StoreCorruptError
+from memman.language.topic import READER_VERSION
 from memman.storage.store import Store
 
 # A parked fact that failed this often is not waiting out a blip; someone should look.
@@ -30,6 +31,11 @@ class CheckReport:
     orphan_vectors: int = 0  # vectors of no memory, or whose blob does not match their dim
     not_run: dict[str, str] = field(default_factory=dict)  # check -> why the backend needs none
     unreadable: list[str] = field(default_factory=list)  # per table, a row memman cannot read
+    # The reader version that last labelled the store's topics, and when it is older than this
+    # memman's (language/topic.READER_VERSION) the active memories without a topic, which the
+    # current reader may read (MemoryManager.relabel). Advice, not a fault: `ok` ignores it.
+    reader_version: int = READER_VERSION
+    relabel_due: int = 0
 
     @property
     def ok(self) -> bool:
@@ -71,8 +77,24 @@ def check(store: Store) -> CheckReport:
         except damaged as error:
             fts_error = _why(error)
     unreadable = _unreadable_rows(store, damaged)
+    version, due = READER_VERSION, 0
+    try:
+        with store.read() as conn:
+            version = store.reader_version(conn)
+            if version < READER_VERSION:
+                due = store.count_unlabelled(conn, None)
+    except damaged as error:
+        integrity.append(f"topics unreadable: {_why(error)}")
     return CheckReport(
-        integrity, fts_error, pending, stuck, orphans, store.checks_not_run(), unreadable
+        integrity,
+        fts_error,
+        pending,
+        stuck,
+        orphans,
+        store.checks_not_run(),
+        unreadable,
+        version,
+        due,
     )
 
 

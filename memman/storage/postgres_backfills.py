@@ -12,7 +12,9 @@ import logging
 
 import sqlalchemy as sa
 
+from memman.language.topic import READER_VERSION
 from memman.storage.events import absorbed_hash
+from memman.storage.labels import READER_KEY, STATE_TABLE, first_reader_version
 from memman.storage.migrations.backfills import ABSORBED_PROGRESS, M025_BATCH, kin_subjects
 
 log = logging.getLogger("memman.storage.migrations.postgres")
@@ -52,3 +54,13 @@ def p009_short_term_metadata(conn: sa.Connection) -> None:
     """m028's column: a short-term fact's metadata (JSON object), '{}' for those stored
     before."""
     conn.exec_driver_sql("ALTER TABLE short_term ADD COLUMN metadata TEXT NOT NULL DEFAULT '{}'")
+
+
+def p010_store_state(conn: sa.Connection) -> None:
+    """m029's table of the store's own state, with the reader version that labelled the
+    memories: of unknown age where there are any, the current one for a new database."""
+    conn.exec_driver_sql(STATE_TABLE)
+    held = conn.exec_driver_sql("SELECT EXISTS (SELECT 1 FROM long_term)").scalar_one()
+    version = first_reader_version(bool(held), READER_VERSION)
+    insert = "INSERT INTO store_state (key, value) VALUES (%s, %s)"
+    conn.exec_driver_sql(insert, (READER_KEY, version))

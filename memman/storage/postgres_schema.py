@@ -350,7 +350,6 @@ def _p005(conn: sa.Connection) -> None:
 # last row of its own scope by one index seek (memman/semantic/vectors.py).
 _P004 = ["CREATE INDEX vector_log_scope ON vector_log (user_id, agent_id, seq)"]
 _P007 = ["ALTER TABLE message_buffer ADD COLUMN metadata TEXT"]  # as SQLite's m026
-
 MIGRATIONS: list[tuple[str, Callable[[sa.Connection], None]]] = [
     ("p001_schema", _p001),
     ("p002_vectors_as_float4_arrays", _statements(_P002)),
@@ -361,6 +360,7 @@ MIGRATIONS: list[tuple[str, Callable[[sa.Connection], None]]] = [
     ("p007_message_metadata", _statements(_P007)),
     ("p008_kin_subjects", postgres_backfills.p008_kin_subjects),
     ("p009_short_term_metadata", postgres_backfills.p009_short_term_metadata),
+    ("p010_store_state", postgres_backfills.p010_store_state),
 ]
 KNOWN = [name for name, _ in MIGRATIONS]
 

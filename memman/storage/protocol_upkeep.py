@@ -17,7 +17,7 @@ from memman.storage.changes import NewVector
 
 class UpkeepStorage(Protocol):
     """Everything around the memories (pending.py, lifecycle.py, fts.py, vector_rows.py,
-    messages.py, upkeep.py)."""
+    messages.py, upkeep.py, labels.py)."""
 
     # -- lexical search and vectors (memman/storage/fts.py, vector_rows.py) ---------------------
 
@@ -278,4 +278,31 @@ class UpkeepStorage(Protocol):
 
     def backup_to(self, target: Path) -> None:
         """A consistent copy into a new file; InvalidInputError if it cannot be created."""
+        ...
+
+    # -- topics stored by an older reader (memman/storage/labels.py) ----------------------------
+
+    def reader_version(self, conn: sa.Connection) -> int:
+        """The reader version that last labelled the store (0: unknown, older than any)."""
+        ...
+
+    def set_reader_version(self, conn: sa.Connection, version: int) -> None:
+        """Record the reader version that labelled the store."""
+        ...
+
+    def count_unlabelled(self, conn: sa.Connection, scope: Scope | None) -> int:
+        """Active memories of the scope (every scope's if None) without an attribute."""
+        ...
+
+    def unlabelled(
+        self, conn: sa.Connection, scope: Scope | None, *, after_pk: int, limit: int
+    ) -> list[tuple[int, str, str]]:
+        """(pk, content, content_hash) of up to `limit` active memories without an attribute
+        after after_pk, in pk order."""
+        ...
+
+    def fill_labels(self, conn: sa.Connection, labels: list[tuple[str, str, int, str]]) -> int:
+        """Label each (subject, attribute, pk, content_hash) memory whose attribute is still
+        NULL and text unchanged (a set subject stays); how many were labelled. Locks: those
+        rows."""
         ...

@@ -2,8 +2,8 @@
 
 The statements live in the row mixins it is built from: memories.py (long-term rows),
 events.py (audit events and Store.apply), pending.py (parked facts, leases), lifecycle.py,
-messages.py and upkeep.py; sql.py holds the plain DBAPI helpers they share, busy.py the
-busy retry.
+messages.py, upkeep.py and labels.py; sql.py holds the plain DBAPI helpers they share,
+busy.py the busy retry.
 
 Every write runs in `BEGIN IMMEDIATE` (the write lock is taken up front, so two writers never
 deadlock upgrading a read lock), WAL lets readers proceed while one writer works, and a
@@ -38,6 +38,7 @@ from memman.scope import MAX_SCOPE_ID_CHARS, Scope, check_encodable, check_id  #
 from memman.storage.busy import BusyRetry, typed_sqlite_error
 from memman.storage.events import EventRows
 from memman.storage.fts import LexicalRows
+from memman.storage.labels import LabelRows
 from memman.storage.lifecycle import LifecycleRows
 from memman.storage.memories import MemoryRows
 from memman.storage.messages import MessageRows
@@ -90,6 +91,7 @@ class Store(
     LifecycleRows,
     MessageRows,
     UpkeepRows,
+    LabelRows,
 ):
     """One SQLite file (or ":memory:") with memman's schema, migrated on open.
 

@@ -25,7 +25,9 @@ are imported.
 After a scope's memories come its parked facts, short-term facts and buffered messages, a line
 each of "kind" their table (transfer_rows.py: which are written, and how they are read back
 without duplicating a row the scope holds). A whole-store copy (store_copy.py) adds vector
-lines, read back into an empty store only (or with `raw`) and skipped otherwise.
+lines, read back into an empty store only (or with `raw`) and skipped otherwise. A copied
+active memory without a topic was read by a reader of unknown age: the store's reader version
+is set back (memman/storage/labels.py), so `memman check` asks for a relabel.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ from memman.language.text import content_hash
 from memman.models import Event, Memory, Op, Status, Tier, UpdateResult
 from memman.scope import Scope
 from memman.storage.changes import ChangeSet, NewVector
+from memman.storage.labels import UNKNOWN_READER
 from memman.storage.store import Store
 from memman.storage.transfer_checks import (
     ScopesHeld,
@@ -293,6 +296,7 @@ def _copy(
     """Write a batch of records as they are, in one transaction, skipping what is held;
     the memories written are appended to `copied`."""
     store = mm.store
+    start = len(copied)
     memories = [record.id for _, record in batch if isinstance(record, Memory)]
     held = store.existing_memory_ids(conn, memories) if memories else set()
     rows: dict[tuple[str, bool], list[dict[str, Any]]] = {}
@@ -330,6 +334,8 @@ def _copy(
         copied.append(record)
         held.add(record.id)
         report.copied += 1
+    if any(m.status is Status.ACTIVE and m.attribute is None for m in copied[start:]):
+        store.set_reader_version(conn, UNKNOWN_READER)  # which reader left them so: not known
     # Rows keeping their ids first: on PostgreSQL the id sequence then moves past them.
     for (table, _), values in sorted(rows.items(), key=lambda item: not item[0][1]):
         store.copy_rows(conn, table, values)

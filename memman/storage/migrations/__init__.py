@@ -37,6 +37,7 @@ CHAIN = (
     tables.m026_message_metadata,
     backfills.m027_kin_subjects,
     tables.m028_short_term_metadata,
+    backfills.m029_store_state,
 )
 
 migrations = Migrations("memman")

@@ -130,3 +130,18 @@ def m027_kin_subjects(db: sqlite_utils.Database) -> None:
     # are filed the same way, parked facts too. One statement per table, on the topic index.
     for table in ("long_term", "pending"):
         db.execute(*kin_subjects(table, "?"))
+
+
+def m029_store_state(db: sqlite_utils.Database) -> None:
+    # The store's own state by key, first which reader version (language/topic.py
+    # READER_VERSION) labelled its memories: a memory stored with no topic when the reader could
+    # not read its phrasing is read again by `memman relabel`, and `memman check` says when one
+    # is due. The memories stored before were labelled by a reader of unknown age; a new store
+    # starts at the current version.
+    from memman.language.topic import READER_VERSION
+    from memman.storage.labels import READER_KEY, STATE_TABLE, first_reader_version
+
+    db.execute(STATE_TABLE)
+    (held,) = db.execute("SELECT EXISTS (SELECT 1 FROM long_term)").fetchone()
+    version = first_reader_version(bool(held), READER_VERSION)
+    db.execute("INSERT INTO store_state (key, value) VALUES (?, ?)", (READER_KEY, version))
