@@ -255,8 +255,14 @@ OTHER_VARIABLES = {
 }
 
 
-# MEMMAN_* variables memman reads that fill no setting: the config file's path.
-_READ_ELSEWHERE = frozenset({"MEMMAN_CONFIG"})
+# MEMMAN_* variables memman reads that fill no setting: the config file's path, the CLI's
+# store (cli/common.py); and those its own tests, benchmarks and CI read (the data sets, a
+# throwaway server's directory and URLs, re-recording cassettes), which would otherwise be
+# named on every run of them.
+_READ_ELSEWHERE = frozenset(
+    {"MEMMAN_CONFIG", "MEMMAN_DB", "MEMMAN_DATA", "MEMMAN_PG_DIR", "MEMMAN_RECORD_REAL"}
+)
+_TESTS_OWN = "MEMMAN_TEST_"
 _warned: set[str] = set()  # names ignored_variables' warning has named in this process
 
 
@@ -266,15 +272,15 @@ def ignored_variables(environ: Mapping[str, str] | None = None) -> dict[str, str
 
     pydantic-settings skips a MEMMAN_ name that is no setting, so a typo ("MEMMAN_LLM_MODLE")
     left the model unset without a word. Such a name is shown, not refused: a user's own
-    tooling (and memman's tests and benchmarks: MEMMAN_DATA, MEMMAN_TEST_PG_URL) has names of
-    its own under the prefix. Names are read as pydantic-settings reads them, in any case."""
+    tooling may have names of its own under the prefix (memman's tests and benchmarks do, and
+    are known). Names are read as pydantic-settings reads them, in any case."""
     environ = os.environ if environ is None else environ
     settings = {f"MEMMAN_{name.upper()}": name for name in Settings.model_fields}
     known = settings.keys() | _READ_ELSEWHERE | OTHER_VARIABLES.keys()
     ignored = {}
     for variable in sorted(environ):
         name = variable.upper()
-        if not name.startswith("MEMMAN_") or name in known:
+        if not name.startswith("MEMMAN_") or name in known or name.startswith(_TESTS_OWN):
             continue
         why = f"{variable} is ignored: memman has no setting of that name"
         if nearest := _nearest(name.removeprefix("MEMMAN_").lower(), list(settings.values())):

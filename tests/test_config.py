@@ -249,20 +249,23 @@ def test_a_short_api_key_is_not_shown_whole():
 def test_config_shows_each_memman_variable_no_setting_reads(memman, monkeypatch, tmp_path):  # noqa: F811
     """A misspelt setting ("MEMMAN_LLM_MODLE") was skipped without a word and the model left
     unset; one line each now says so, naming the setting meant when one is close. A name of
-    the user's own (MEMMAN_DATA) is shown too, but refused by nothing; the names memman
-    reads besides the settings' (MEMMAN_CONFIG, the older MEMMAN_LLM_TIMEOUT) are not shown."""
+    the user's own (MEMMAN_MY_TOOL) is shown too, but refused by nothing; the names memman
+    reads besides the settings' (MEMMAN_CONFIG, the CLI's MEMMAN_DB, the older
+    MEMMAN_LLM_TIMEOUT, its own tests' and benchmarks' MEMMAN_DATA) are not shown."""
     (tmp_path / "mine.toml").write_text("top_k = 3\n")
     monkeypatch.setenv("MEMMAN_LLM_MODLE", "gpt-4o")
+    monkeypatch.setenv("MEMMAN_MY_TOOL", "1")
     monkeypatch.setenv("MEMMAN_DATA", str(tmp_path))
+    monkeypatch.setenv("MEMMAN_DB", str(tmp_path / "m.db"))
     monkeypatch.setenv("MEMMAN_CONFIG", str(tmp_path / "mine.toml"))
     monkeypatch.setenv("MEMMAN_LLM_TIMEOUT", "5")
     run = memman("config")
     assert run.code == 0, run.output
     ignored = [line for line in run.out.splitlines() if " is ignored" in line]
     assert ignored == [
-        "MEMMAN_DATA is ignored: memman has no setting of that name",
         "MEMMAN_LLM_MODLE is ignored: memman has no setting of that name"
         " (did you mean MEMMAN_LLM_MODEL?)",
+        "MEMMAN_MY_TOOL is ignored: memman has no setting of that name",
     ]
 
 
