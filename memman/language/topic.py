@@ -42,6 +42,7 @@ from memman.language.negation import (
 )
 from memman.language.patterns import read_predicate, stated_favorite
 from memman.language.providers import stated_provider
+from memman.language.senses import in_sense
 from memman.language.speaker import (
     first_person,
     only_openers,
@@ -99,7 +100,19 @@ _COMMENT = re.compile(r"\s*[,;:!?\u2013\u2014]\s+|\s+-\s+")
 
 @memoized
 def about(text: str) -> Topic | None:
-    """The topic of a fact, or None when the extractor does not recognise it.
+    """The topic of a fact, or None when the extractor does not recognise it (or reads a
+    value that is none of the attribute's: senses.py)."""
+    topic = _about(text)
+    if topic is None:
+        return None
+    sensed = in_sense(topic.subject, topic.attribute, topic.value, text)
+    if sensed is None:
+        return None
+    return Topic(*sensed, retracted=topic.retracted, replaces=topic.replaces)
+
+
+def _about(text: str) -> Topic | None:
+    """The topic of a fact as the patterns read it.
 
     A chat message is read from its statement on: "Hi! I'm Tom." is read as "I'm Tom."
     (chatter.past_chatter; the lead words, "By the way I'm ...", see without_openers). When
@@ -109,7 +122,7 @@ def about(text: str) -> Topic | None:
     text = past_chatter(text)
     parts = _COMMENT.split(text.strip(), maxsplit=1)
     if len(parts) == 2 and only_openers(words(parts[0])):  # "ok quick update: we're in ..."
-        return about(parts[1])
+        return _about(parts[1])
     whole = _read(text)
     if whole is not None and not is_verb_topic(whole.attribute):
         return _unless_comment_negates(whole, parts)

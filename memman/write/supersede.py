@@ -29,6 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from memman.language.attributes import USER, is_single_valued, is_verb_topic
+from memman.language.beside import stands_beside
 from memman.language.kinds import about_sons_or_daughters
 from memman.language.patterns import phrasing
 from memman.language.text import content_tokens, numbers, words
@@ -204,6 +205,8 @@ def _stated(memory: Memory) -> Topic | None:
 
 def _single(candidate: Candidate, topic: Topic, current: Memory) -> Decision | None:
     stated = _stated(current)
+    if stands_beside(candidate.content, topic, stated):  # "I also work as a custodian"
+        return None
     if stated is None:
         if topic.value is None and current.content.casefold() == candidate.content.casefold():
             return None

@@ -1,0 +1,77 @@
+"""Readings whose value is not what the attribute holds, put right after the reading.
+
+An MSC persona's facts are all true at once, so each replacement between two facts of one
+persona loses a true fact (benchmarks/bench_personas.py). Writing every persona's facts
+found the reader's value misread in a few shapes:
+
+- "I live in a house" / "I live in California": a kind of home is no place. It is the
+  dwelling ("I moved into a condo" replaces it), and "I grew up in an apartment" no hometown.
+- "I recently moved to this country": "this country" names no place.
+- "I am 5' 3"": a height, not an age of 5.
+- "I have one son and one daughter": two children, not one.
+- "I am an ex chef": a past job, not the current one.
+- "I study on the weekends", "I drive everywhere", "My car is black": when or how, not what;
+  "I study at UCLA" is the school.
+"""
+
+from __future__ import annotations
+
+import re
+
+from memman.language.attributes import AMOUNT
+from memman.language.text import words
+from memman.language.values import NUMBER_WORDS
+
+# Kinds of home: "a house", "my first home". A kind of place ("the suburbs", "the
+# countryside") is where one lives, coarsely: moving from Camden to the countryside is a move.
+_DWELLINGS = frozenset(
+    """house home apartment flat condo condominium cabin trailer dorm studio bungalow cottage
+    townhouse mansion tent van rv boat farmhouse duplex loft basement""".split()
+)
+_PLACES = frozenset({"residence", "hometown", "whereabouts"})
+# "this country", "the area", "here": a place only the conversation names.
+_DEICTIC = re.compile(r"^(?:this|that|the same|here|there|the area|abroad)\b")
+_HEIGHT = re.compile(r"\d\s*(?:'|’|ft\b|feet\b|foot\b|cm\b|inches\b|tall\b)")
+_PAST_ROLE = re.compile(r"^(?:ex|former|previous)\b")
+# A count of sons and one of daughters, said together: "one son and two daughters".
+_COUNTS = re.compile(
+    r"\b(?P<n>\d+|one|two|three|four|five|six|seven|eight|nine|ten|a|an)"
+    r" (?:sons?|daughters?|boys?|girls?)\b"
+)
+# Attributes whose value is a thing, never led by a preposition ("studies on the weekends"):
+# a relationship ("in a relationship"), a household ("with my parents") or a diet ("on
+# keto") may be.
+_THINGS = frozenset("studies job employer car phone computer".split())
+_LED = frozenset("on in at for with during every each after before since until".split())
+# How much, how often or what colour: no car, job or field of study ("I study a lot").
+_NOT_THINGS = frozenset(
+    """everywhere anywhere lot alot often daily fast slowly carefully home around hard online
+    black white red blue green silver grey gray yellow orange brown""".split()
+)
+
+Reading = tuple[str, str, str | None]  # subject, attribute, value
+
+
+def in_sense(subject: str, attribute: str, value: str | None, text: str) -> Reading | None:
+    """The reading of `text` with its value in the sense the attribute holds, or None when
+    the value is none of the attribute's (the fact is then routed by its words)."""
+    if value is None:
+        return subject, attribute, value
+    head = value.split()[-1]
+    if attribute in _PLACES and _DEICTIC.match(value):
+        return None
+    if attribute in _PLACES and head in _DWELLINGS:
+        return (subject, "dwelling", value) if attribute == "residence" else None
+    if attribute == "age" and _HEIGHT.search(text):
+        return subject, f"{AMOUNT}:height", value
+    if attribute == "children":
+        counted = [NUMBER_WORDS.get(n, n) for n in _COUNTS.findall(" ".join(words(text)))]
+        if len(counted) > 1 and all(n.isdigit() for n in counted):
+            return subject, attribute, str(sum(int(n) for n in counted))
+    if attribute == "studies" and value.startswith("at "):  # "studies at Oxford": the school
+        return subject, "school", value.removeprefix("at ")
+    if attribute == "job" and _PAST_ROLE.match(value):
+        return None
+    if attribute in _THINGS and (value in _NOT_THINGS or value.split()[0] in _LED):
+        return None
+    return subject, attribute, value
