@@ -9,14 +9,12 @@ PostgreSQL; then a newer fact meets the old memory by topic, offline, only after
 
 from __future__ import annotations
 
-import sys
-
 import pytest
 
 from memman import MemoryManager, Op, Tier
-from memman.cli import main
 from memman.language.topic import READER_VERSION
 from tests.postgres import db_on_each_backend, direct, postgres_url, undo_migration  # noqa: F401
+from tests.test_cli import memman  # noqa: F401 (fixture)
 
 
 def as_stored_by_an_older_reader(db: str, where: str = "1 = 1", version: int = 0) -> None:
@@ -138,36 +136,27 @@ def test_bad_arguments_are_typed_errors(db):
             mm.relabel(agent_id="x")
 
 
-def test_the_cli_reports_then_relabels(db, tmp_path, capsys, monkeypatch):
-    monkeypatch.setenv("COLUMNS", "250")
-
-    def memman(*args: str) -> tuple[int, str]:
-        monkeypatch.setattr(sys, "argv", ["memman", *args, "--db", db])
-        try:
-            main()
-            code = 0
-        except SystemExit as exit_:
-            code = exit_.code if isinstance(exit_.code, int) else 1
-        out = capsys.readouterr()
-        assert "Traceback" not in out.out + out.err
-        return code, out.out + out.err
+def test_the_cli_reports_then_relabels(db, memman):  # noqa: F811 (the fixture)
+    def run(*args: str) -> tuple[int, str]:
+        done = memman(*args, "--db", db)
+        return done.code, done.output
 
     with MemoryManager(db) as mm:
         for u in "ab":
             mm.update_memory("User lives in Denver", user_id=u)
     as_stored_by_an_older_reader(db)
-    code, out = memman("check")
+    code, out = run("check")
     assert code == 0
     assert "2 memories were labelled by an older reader (version 0): run memman relabel" in out
-    code, out = memman("relabel", "--user", "a")
+    code, out = run("relabel", "--user", "a")
     assert (code, out.strip()) == (0, "labelled 1 of 1 memories without a topic")
-    code, out = memman("relabel")
+    code, out = run("relabel")
     assert code == 0
     assert (
         out.strip()
         == f"labelled 1 of 1 memories without a topic; store at reader version {READER_VERSION}"
     )
-    code, out = memman("check")
+    code, out = run("check")
     assert "older reader" not in out
-    code, out = memman("relabel", "--agent", "x")
+    code, out = run("relabel", "--agent", "x")
     assert code == 1 and "agent_id needs a user_id" in out
