@@ -30,9 +30,11 @@ def stands_beside(text: str, topic: Topic, current: Topic | None) -> bool:
         return True
     if current is None:
         return False
-    if topic.attribute == "job":  # a student may work: "I am a student" / "I am a dancer",
-        student = _STUDENT in (_head(topic.value), _head(current.value))  # but not "I
-        return student and not says_change(text)  # graduated and now I work as a paralegal"
+    if topic.attribute == "job":
+        # A student may work ("I am a student" / "I am a dancer"), unless a change is said:
+        # "I graduated and now I work as a paralegal" ends the studies.
+        student = _STUDENT in (_head(topic.value), _head(current.value))
+        return student and not says_change(text)
     if topic.attribute != "children":
         return False
     if topic.value == "expecting":  # "I am pregnant" beside "I have three kids"
@@ -46,4 +48,5 @@ _STUDENT = "student"
 
 
 def _head(value: str | None) -> str | None:
+    """A value's last word, the noun it names ("graduate student": student)."""
     return value.split()[-1] if value else None
