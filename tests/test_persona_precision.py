@@ -29,6 +29,7 @@ BOTH_TRUE = [
     ("I am studying chemistry.", "I study a lot."),
     ("I drive an older corvette.", "I drive everywhere."),
     ("I have a ford f150.", "My car is black."),
+    ("I was born in 1990.", "I was born in Ohio."),
 ]
 
 
@@ -46,6 +47,7 @@ STILL_REPLACED = [
     ("I'm a student", "I graduated and now I work as a paralegal"),
     ("I study at UCLA", "I transferred to Stanford"),
     ("I am 22 years old.", "I just turned 23."),
+    ("I was born in Ohio.", "I was actually born in Kentucky."),
 ]
 
 

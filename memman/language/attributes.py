@@ -20,7 +20,7 @@ SINGLE_VALUED = frozenset(
     birthday diet smoking children car school school_year studies phone computer
     work_setting household bedtime wake_time hair hair_color commute religion
     work_hours gluten whereabouts gym doctor dentist therapist boss landlord bank vet
-    accountant eyewear dwelling""".split()
+    accountant eyewear dwelling birth_year""".split()
 )
 # Multi-valued: several true at once ("likes jazz" and "likes hiking").
 # A phone or a computer is the one the user uses now: a new one replaces it ("switched to a

@@ -7,7 +7,7 @@ found the reader's value misread in a few shapes:
 - "I live in a house" / "I live in California": a kind of home is no place. It is the
   dwelling ("I moved into a condo" replaces it), and "I grew up in an apartment" no hometown.
 - "I recently moved to this country": "this country" names no place.
-- "I am 5' 3"": a height, not an age of 5.
+- "I am 5' 3"": a height, not an age of 5; "I was born in 1990" a year, not a hometown.
 - "I have one son and one daughter": two children, not one.
 - "I am an ex chef": a past job, not the current one.
 - "I study on the weekends", "I drive everywhere", "My car is black": when or how, not what;
@@ -33,6 +33,8 @@ _PLACES = frozenset({"residence", "hometown", "whereabouts"})
 _DEICTIC = re.compile(r"^(?:this|that|the same|here|there|the area|abroad)\b")
 _HEIGHT = re.compile(r"\d\s*(?:'|’|ft\b|feet\b|foot\b|cm\b|inches\b|tall\b)")
 _PAST_ROLE = re.compile(r"^(?:ex|former|previous)\b")
+# "I was born in 1990", "born in May 1990": a year of birth, no hometown.
+_BORN_WHEN = re.compile(r"^(?:[a-z]+ )?(?P<year>(?:19|20)\d\d)s?\b")
 # A count of sons and one of daughters, said together: "one son and two daughters".
 _COUNTS = re.compile(
     r"\b(?P<n>\d+|one|two|three|four|five|six|seven|eight|nine|ten|a|an)"
@@ -60,6 +62,9 @@ def in_sense(subject: str, attribute: str, value: str | None, text: str) -> Read
     head = value.split()[-1]
     if attribute in _PLACES and _DEICTIC.match(value):
         return None
+    born = _BORN_WHEN.match(value) if attribute == "hometown" else None
+    if born:
+        return subject, "birth_year", born.group("year")
     if attribute in _PLACES and head in _DWELLINGS:
         return (subject, "dwelling", value) if attribute == "residence" else None
     if attribute == "age" and _HEIGHT.search(text):
