@@ -126,6 +126,18 @@ def test_an_import_of_unlabelled_memories_asks_for_a_relabel(db, tmp_path):
         assert mm.update_memory("I moved to Austin", user_id="u").op is Op.UPDATE
 
 
+def test_an_import_of_memories_no_reader_reads_asks_for_no_relabel(db, tmp_path):
+    """Many facts have no topic ("Big fan of jazz"): copying them in says nothing of
+    the reader that labelled them, and relabel would label none of them."""
+    source = str(tmp_path / "current.db")
+    with MemoryManager(source) as mm:
+        mm.update_memory("Big fan of jazz", user_id="u")
+        lines = list(mm.export_jsonl())
+    with MemoryManager(db) as mm:
+        assert mm.import_jsonl(lines).copied == 1
+        assert (mm.check().reader_version, mm.check().relabel_due) == (READER_VERSION, 0)
+
+
 def test_bad_arguments_are_typed_errors(db):
     from memman import InvalidInputError
 

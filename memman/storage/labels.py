@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
+from memman.language.topic import about
+from memman.models import Memory, Status
 from memman.scope import Scope
 from memman.storage.sql import run_sql
 
@@ -41,6 +43,13 @@ _FILL = (
     "UPDATE long_term SET subject = COALESCE(subject, ?), attribute = ?"
     " WHERE pk = ? AND content_hash = ? AND attribute IS NULL"
 )
+
+
+def relabel_would_label(memory: Memory) -> bool:
+    """Whether `relabel` would label a memory: active, without a topic, and read as having one
+    now. Many facts have none ("Big fan of jazz"), and those ask for no relabel."""
+    active = memory.status is Status.ACTIVE and memory.attribute is None
+    return active and about(memory.content) is not None
 
 
 def first_reader_version(holds_memories: bool, current: int) -> str:

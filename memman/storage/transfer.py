@@ -26,8 +26,9 @@ After a scope's memories come its parked facts, short-term facts and buffered me
 each of "kind" their table (transfer_rows.py: which are written, and how they are read back
 without duplicating a row the scope holds). A whole-store copy (store_copy.py) adds vector
 lines, read back into an empty store only (or with `raw`) and skipped otherwise. A copied
-active memory without a topic was read by a reader of unknown age: the store's reader version
-is set back (memman/storage/labels.py), so `memman check` asks for a relabel.
+active memory without a topic that this reader reads one in was labelled by a reader of unknown
+age: the store's reader version is set back (storage/labels.py), so `memman check` asks for a
+relabel.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ from memman.language.text import content_hash
 from memman.models import Event, Memory, Op, Status, Tier, UpdateResult
 from memman.scope import Scope
 from memman.storage.changes import ChangeSet, NewVector
-from memman.storage.labels import UNKNOWN_READER
+from memman.storage.labels import UNKNOWN_READER, relabel_would_label
 from memman.storage.store import Store
 from memman.storage.transfer_checks import (
     ScopesHeld,
@@ -334,8 +335,8 @@ def _copy(
         copied.append(record)
         held.add(record.id)
         report.copied += 1
-    if any(m.status is Status.ACTIVE and m.attribute is None for m in copied[start:]):
-        store.set_reader_version(conn, UNKNOWN_READER)  # which reader left them so: not known
+    if any(relabel_would_label(m) for m in copied[start:]):  # by a reader of unknown age
+        store.set_reader_version(conn, UNKNOWN_READER)
     # Rows keeping their ids first: on PostgreSQL the id sequence then moves past them.
     for (table, _), values in sorted(rows.items(), key=lambda item: not item[0][1]):
         store.copy_rows(conn, table, values)
