@@ -14,7 +14,7 @@ from __future__ import annotations
 import pytest
 
 from memman import MemoryManager, Op, Tier
-from tests.decisions import active, kept_apart
+from tests.decisions import active, kept_apart, replaced_offline
 
 
 @pytest.mark.parametrize(
@@ -37,10 +37,7 @@ def test_offline_a_change_that_never_happened_takes_nothing_back(db, old, new):
     [("I have long hair", "I don't have long hair anymore"), ("I smoke", "I never smoked")],
 )
 def test_offline_a_state_denied_still_takes_it_back(db, old, new):
-    mm = MemoryManager(db)
-    first = mm.update_memory(old, user_id="ana")
-    r = mm.update_memory(new, user_id="ana")
-    assert (r.op, r.tier, r.memory_id) == (Op.UPDATE, Tier.TOPIC, first.memory_id)
+    replaced_offline(db, old, new)
 
 
 @pytest.mark.parametrize(

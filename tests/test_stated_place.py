@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 
 from memman import MemoryManager, Op, Tier
-from tests.decisions import active, answer, chat_calls, llm_manager
+from tests.decisions import active, answer, chat_calls, llm_manager, replaced_offline
 
 STAYS = [
     "I'm in Paris now, the conference is great",
@@ -75,11 +75,7 @@ def test_offline_a_move_replaces_the_residence_not_the_stay(db):
     [("I'm in Melbourne", "We moved to Perth"), ("User is in Boston", "User relocated to Miami")],
 )
 def test_offline_a_move_replaces_a_town_alone_when_no_home_is_known(db, where, move):
-    mm = MemoryManager(db)
-    first = mm.update_memory(where, user_id="ana")
-    r = mm.update_memory(move, user_id="ana")
-    assert (r.op, r.tier, r.memory_id) == (Op.UPDATE, Tier.TOPIC, first.memory_id)
-    assert active(mm) == [move]
+    replaced_offline(db, where, move)
 
 
 def test_with_an_llm_a_town_alone_is_the_deciders_with_the_residence_shown(db, fake_openai):
