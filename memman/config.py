@@ -88,6 +88,10 @@ class Settings(BaseSettings):
 
     # Routing (see README "How decisions are routed" for the data behind these defaults).
     top_k: int = Field(default=8, ge=1, le=100)
+    # With an LLM: how many memories one decision is shown at most (memman/write/shown.py):
+    # those of the fact's topic, the top_k by words and the top_k by meaning, then the user's
+    # profile (their newest memory of each single-valued attribute), in that order.
+    decision_memories: int = Field(default=24, ge=1, le=200)
     noop_jaccard: float = Field(default=0.8, gt=0, le=1)
     novel_jaccard: float = Field(default=0.1, ge=0, le=1)
     # Attributes that hold one current value (memman/language/attributes.py): a fact stating a

@@ -166,3 +166,6 @@ class UpdateResult(BaseModel):
     previous_content: str | None = None  # for UPDATE and DELETE: what it said before
     pending_id: int | None = None  # set when op is PENDING
     offline: bool = False  # True when no LLM was configured for an ambiguous case
+    # Other memories the decision retired: they stated the same old value (superseded, each
+    # with its own event; memman restore brings one back).
+    also_retired: list[str] = Field(default_factory=list)

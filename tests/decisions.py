@@ -37,6 +37,14 @@ def llm_manager(path: str, base_url: str | None, **settings: Any) -> MemoryManag
     return MemoryManager(path, llm_base_url=base_url, **settings)
 
 
+def seed(path: str, facts: list[str], user: str = "ana") -> list[str]:
+    """Store facts with no LLM (an offline manager on the same file), so a test's LLM calls
+    are its own: with an LLM, a fact is decided with the user's profile shown, so seeding
+    through the LLM manager would call the model for every fact after the first. The ids."""
+    offline = MemoryManager(path)
+    return [offline.update_memory(fact, user_id=user).memory_id for fact in facts]
+
+
 def chat_calls(fake_openai: Any) -> list[dict]:
     """The chat-completion requests the fake server has received (the decider's calls)."""
     return [r for r in fake_openai.requests if r["path"].endswith("/chat/completions")]

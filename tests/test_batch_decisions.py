@@ -65,7 +65,7 @@ def test_an_invalid_or_missing_item_parks_only_its_fact(db, fake_openai):
     mm, _ = seeded(db, fake_openai.base_url)
     fake_openai.script(
         batch_answer(
-            item(1, "UPDATE", id=2, content="User supports Chelsea"),  # id 2 is not its own
+            item(1, "UPDATE", id=9, content="User supports Chelsea"),  # no memory 9 is shown
             item(3, "NOOP", id=3),
         )  # nothing for fact 2
     )

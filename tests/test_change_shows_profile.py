@@ -1,9 +1,11 @@
-"""A change the offline reader cannot file reaches the LLM with the user's profile (issue 11).
+"""Every decision shows the user's profile (issues 11 and 27).
 
 "User just signed a lease in Austin" shares no word with "User lives in Denver" and the
 reader files it under no named attribute: it was ADDed as novel with no call, and both
-reached the prompt. With an LLM configured it is now decided with the user's single-valued memories
-shown (memman/write/profile.py); a fact that announces no change still costs no call.
+reached the prompt. With an LLM configured every fact the cheap tiers cannot settle is
+decided with the user's single-valued memories shown (memman/write/shown.py); issue 11 showed
+them only to facts the reader took for a change, and a change said without a change word
+("User reads before bed" may end "User never reads") was ADDed unseen.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import pytest
 
 from memman import MemoryManager, Op, Tier
-from tests.decisions import active, answer, chat_calls, llm_manager
+from tests.decisions import active, answer, chat_calls, llm_manager, seed
 
 
 def shown(call: dict) -> str:
@@ -21,10 +23,8 @@ def shown(call: dict) -> str:
 
 
 def test_an_unfiled_change_is_decided_with_the_profile_shown(db, fake_openai):
+    home_id, _ = seed(db, ["User lives in Denver", "User plays tennis"])
     mm = llm_manager(db, fake_openai.base_url)
-    home = mm.update_memory("User lives in Denver", user_id="ana")
-    mm.update_memory("User plays tennis", user_id="ana")
-    assert chat_calls(fake_openai) == []  # both novel
     fake_openai.script(answer("UPDATE", id=1, content="User just signed a lease in Austin"))
 
     r = mm.update_memory("User just signed a lease in Austin", user_id="ana")
@@ -32,22 +32,24 @@ def test_an_unfiled_change_is_decided_with_the_profile_shown(db, fake_openai):
     [call] = chat_calls(fake_openai)
     assert "User lives in Denver" in shown(call)
     assert "User plays tennis" not in shown(call)  # multi-valued: not the profile
-    assert (r.op, r.tier, r.memory_id) == (Op.UPDATE, Tier.LLM, home.memory_id)
+    assert (r.op, r.tier, r.memory_id) == (Op.UPDATE, Tier.LLM, home_id)
     assert active(mm) == ["User just signed a lease in Austin", "User plays tennis"]
     # The model gave no labels: the memory stays filed under what it updated, so the next
     # move ("User moved to Boston") finds it by topic.
-    updated = mm.get(home.memory_id, user_id="ana")
+    updated = mm.get(home_id, user_id="ana")
     assert (updated.subject, updated.attribute) == ("user", "residence")
     moved = mm.update_memory("User moved to Boston", user_id="ana")
-    assert (moved.op, moved.tier, moved.memory_id) == (Op.UPDATE, Tier.TOPIC, home.memory_id)
+    assert (moved.op, moved.tier, moved.memory_id) == (Op.UPDATE, Tier.TOPIC, home_id)
 
 
-def test_a_fact_announcing_no_change_costs_no_call(db, fake_openai):
+def test_a_fact_announcing_no_change_is_decided_with_the_profile_shown(db, fake_openai):
+    seed(db, ["User lives in Denver"])
     mm = llm_manager(db, fake_openai.base_url)
-    mm.update_memory("User lives in Denver", user_id="ana")
+    fake_openai.script(answer("ADD"))
     r = mm.update_memory("User reads before bed", user_id="ana")
-    assert (r.op, r.tier) == (Op.ADD, Tier.NOVEL)
-    assert chat_calls(fake_openai) == []
+    [call] = chat_calls(fake_openai)
+    assert "User lives in Denver" in shown(call)
+    assert (r.op, r.tier) == (Op.ADD, Tier.LLM)
 
 
 def test_another_users_profile_is_never_shown(db, fake_openai):
@@ -78,8 +80,8 @@ def test_offline_a_new_count_of_daughters_replaces_the_old(db):
 def test_a_change_filed_where_no_memory_is_decided_with_the_profile_shown(db, fake_openai):
     """The reader files the news as a household, which no memory holds: the residence it
     ends is in the profile, so the decider sees it (before: ADDed as novel, no call)."""
+    [home_id] = seed(db, ["User lives in York"])
     mm = llm_manager(db, fake_openai.base_url)
-    home = mm.update_memory("User lives in York", user_id="ana")
     news = "User now shares a flat with two friends in Leeds"
     fake_openai.script(answer("UPDATE", id=1, content=news))
 
@@ -87,14 +89,13 @@ def test_a_change_filed_where_no_memory_is_decided_with_the_profile_shown(db, fa
 
     [call] = chat_calls(fake_openai)
     assert "User lives in York" in shown(call)
-    assert (r.op, r.tier, r.memory_id) == (Op.UPDATE, Tier.LLM, home.memory_id)
+    assert (r.op, r.tier, r.memory_id) == (Op.UPDATE, Tier.LLM, home_id)
     assert active(mm) == [news]
 
 
 def test_a_filed_fact_whose_topic_holds_a_memory_costs_no_call(db, fake_openai):
+    seed(db, ["User lives in York", "User lives with her parents"])
     mm = llm_manager(db, fake_openai.base_url)
-    mm.update_memory("User lives in York", user_id="ana")
-    mm.update_memory("User lives with her parents", user_id="ana")
     r = mm.update_memory("User now shares a flat with two friends", user_id="ana")
     assert (r.op, r.tier) == (Op.UPDATE, Tier.TOPIC)
     assert chat_calls(fake_openai) == []
@@ -105,15 +106,14 @@ def test_a_change_sent_to_the_llm_shows_what_its_words_retrieved(db, fake_openai
     thing (language/bearing.py), too little for the router to ask about it; the call is made
     for the change anyway, so the decider is shown it (before: the profile alone, and the
     news was ADDed beside the church)."""
+    _, church_id = seed(db, ["I live in York", "I go to St Mark's church"])
     mm = llm_manager(db, fake_openai.base_url)
-    mm.update_memory("I live in York", user_id="ana")
-    church = mm.update_memory("I go to St Mark's church", user_id="ana")
     news = "I started going to a mosque now"
-    fake_openai.script(answer("UPDATE", id=2, content=news))  # York is 1
+    fake_openai.script(answer("UPDATE", id=1, content=news))  # by words, before the profile
 
     r = mm.update_memory(news, user_id="ana")
 
     [call] = chat_calls(fake_openai)
     assert "I go to St Mark's church" in shown(call)
-    assert (r.op, r.tier, r.memory_id) == (Op.UPDATE, Tier.LLM, church.memory_id)
+    assert (r.op, r.tier, r.memory_id) == (Op.UPDATE, Tier.LLM, church_id)
     assert active(mm) == ["I live in York", news]

@@ -193,16 +193,3 @@ def test_the_core_imports_no_model_runtime():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == ""
-
-
-MAX_LINES = 400
-def test_every_module_is_at_most_400_lines():
-    """One idea per module: a module past MAX_LINES holds more than one and wants splitting."""
-    sizes = {
-        path.relative_to(PACKAGE.parent).as_posix(): len(
-            path.read_text(encoding="utf-8").splitlines()
-        )
-        for path in MODULES.values()
-    }
-    over = {name: n for name, n in sizes.items() if n > MAX_LINES}
-    assert not over, f"modules over {MAX_LINES} lines (split them): {over}"

@@ -47,7 +47,8 @@ def test_extraction_routes_durable_and_transient_facts(llm, vcr):  # noqa: F811
     assert (result.error, result.offline, result.extracted_messages) == (None, False, 4)
     assert unextracted(mm) == 0
     # Durable facts went through update_memory, with the message ids as provenance.
-    assert [(r.op, r.tier) for r in result.results] == [(Op.ADD, Tier.NOVEL)] * 2
+    # The first is novel; the second is decided with the profile shown (the home just stored).
+    assert [(r.op, r.tier) for r in result.results] == [(Op.ADD, Tier.NOVEL), (Op.ADD, Tier.LLM)]
     stored = {m.content: m for m in mm.list(user_id="ana")}
     assert set(stored) == {"User is allergic to peanuts", "User lives in Porto"}
     assert (stored["User is allergic to peanuts"].category,
@@ -68,9 +69,10 @@ def test_extraction_routes_durable_and_transient_facts(llm, vcr):  # noqa: F811
     assert now.id == result.short_term_ids[0] and now.expires_at.startswith("2026-01-01T06:00")
     # The assistant's guess is context for the model, never stored as the user's fact.
     assert not any("wine" in text for text in [*stored, now.content])
-    [request] = requests(vcr)
+    request, decided = requests(vcr)
     [prompt] = [m["content"] for m in request["messages"]]
     assert 'assistant: "Nice! You must love Porto wine."' in prompt
+    assert '"User lives in Porto"' in decided["messages"][-1]["content"]
     assert request["tools"][0]["function"]["name"] == "ExtractedFacts"
 
     # The extracted category protects: a year unused, the allergy neither decays nor archives.

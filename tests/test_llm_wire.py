@@ -234,7 +234,10 @@ def test_a_failing_extraction_backs_off_then_goes_one_by_one_and_is_reported(
         assert BUSY[1] in single[1] and BUSY[2] not in single[1]
         assert buffered(path) == BUSY[1:]  # never lost
         # The message that failed a third time waits; the one after it is not held back.
-        fake_openai.script(extraction(("User teaches chemistry", "work", 5, "durable")))
+        # Decided with the profile shown (the home in Porto): the model answers ADD.
+        fake_openai.script(
+            extraction(("User teaches chemistry", "work", 5, "durable")), answer("ADD")
+        )
         fourth = mm.flush("s", user_id="u")
         assert [r.content for r in fourth.results] == ["User teaches chemistry"]
         assert "backing off" in fourth.error  # the stuck message, reported

@@ -226,10 +226,17 @@ def apply_decision(
         "source": candidate.source,
         "created_at": now,
     }
-    (event_id,) = commit(store, conn, scope, [ChangeSet(event, rows, new_vector)])
+    retired = _retired_with(store, conn, candidate, decision, memory_id, now) if op in (
+        Op.UPDATE,
+        Op.DELETE,
+    ) else []
+    event_id, *_ = commit(
+        store, conn, scope, [ChangeSet(event, rows, new_vector), *(c for _, c in retired)]
+    )
     if pending_id is not None:
         store.delete_pending(conn, pending_id)
     return UpdateResult(
+        also_retired=[memory.id for memory, _ in retired],
         op=op,
         memory_id=memory_id,
         tier=decision.tier,
@@ -239,6 +246,41 @@ def apply_decision(
         previous_content=before,
         offline=decision.tier is Tier.OFFLINE,
     )
+
+
+def _retired_with(
+    store: Store,
+    conn: sa.Connection,
+    candidate: Candidate,
+    decision: Decision,
+    memory_id: str | None,
+    now: str,
+) -> list[tuple[Memory, ChangeSet]]:
+    """The other memories an UPDATE or DELETE ends (Decision.also), each superseded
+    (restorable) with an event of its own, so its history says what ended it. StaleDecision
+    when one changed while the LLM decided, like the decision's own target."""
+    retired = []
+    for also in decision.also:
+        if also.id == memory_id:
+            continue
+        current = _current(store, conn, also)
+        event = {
+            "memory_id": current.id,
+            "op": Op.DELETE.value,
+            "tier": decision.tier.value,
+            "candidate": candidate.content,
+            "content_before": current.content,
+            "content_after": None,
+            "reason": f"out of date with the {decision.op.value} of memory {memory_id}:"
+            f" {decision.reason}",
+            "scores": None,
+            **dict.fromkeys(AUDIT_COLUMNS),
+            "source": candidate.source,
+            "created_at": now,
+        }
+        rows = (NewStatus(current.id, Status.SUPERSEDED, now),)
+        retired.append((current, ChangeSet(event, rows)))
+    return retired
 
 
 def _audit_columns(decision: Decision) -> dict[str, object]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Annotated, ClassVar, Literal, Protocol
+from typing import Annotated, Any, ClassVar, Literal, Protocol
 
 from pydantic import (
     BaseModel,
@@ -23,7 +23,7 @@ from pydantic import (
 
 from memman.config import Settings
 from memman.errors import ConfigError, DecisionError
-from memman.language.attributes import TopicLabels
+from memman.language.attributes import USER, TopicLabels, is_verb_topic
 from memman.language.text import negations, normalize, numbers
 from memman.language.wording import affirmed, elaborates, extends
 from memman.llm.client import CallInfo, LLMClient, answer_budget
@@ -43,6 +43,9 @@ class Decision:
     call: CallInfo | None = None  # set when an LLM made the decision
     reinforce: bool = True  # a NOOP that only records the candidate in history: False
     about: tuple[str, str] | None = None  # (subject, attribute) the LLM gave for the text
+    # Other memories an UPDATE or DELETE also ends: they stated the same old value ("User
+    # lives in Leeds" and "User walks to work across Leeds" when the user moves away).
+    also: tuple[Memory, ...] = ()
 
 
 class Decider(Protocol):
@@ -128,6 +131,14 @@ def negates(candidate: str, memory: str) -> bool:
 _REASON = Field(description="One short sentence: why this operation.")
 
 
+def _also() -> Any:
+    return Field(
+        default_factory=list,
+        description="Other shown memories that state the same old value and are out of date"
+        " now (they are retired with this decision); [] when none.",
+    )
+
+
 class AddOp(TopicLabels):
     """The candidate is a new fact; none of the shown memories says it."""
 
@@ -141,6 +152,7 @@ class UpdateOp(TopicLabels):
     op: Literal["UPDATE"]
     id: int = Field(description="The id of the shown memory to update.")
     content: str = Field(description="The full new text of that memory: the current truth.")
+    also: list[int] = _also()
     reason: str = _REASON
 
 
@@ -149,6 +161,7 @@ class DeleteOp(BaseModel):
 
     op: Literal["DELETE"]
     id: int = Field(description="The id of the shown memory the candidate retracts.")
+    also: list[int] = _also()
     reason: str = _REASON
 
 
@@ -182,6 +195,14 @@ class MemoryDecision(BaseModel):
             )
         if isinstance(d, UpdateOp | DeleteOp) and ids is None:
             raise ValueError(f"{d.op} needs the id of one of the memories shown ({valid}).")
+        if isinstance(d, UpdateOp | DeleteOp):
+            unknown = [i for i in d.also if i not in self.shown]
+            if unknown:
+                raise ValueError(
+                    f"also names ids not shown ({', '.join(map(str, unknown))}; valid ids:"
+                    f" {valid}). List only shown memories that state the same old value."
+                )
+            d.also = [i for i in dict.fromkeys(d.also) if i != ids]
         if isinstance(d, UpdateOp):
             content = d.content.strip()
             if not content:
@@ -250,10 +271,7 @@ class LLMDecider:
             self.template,
             {
                 "candidate": candidate.content,
-                "memories": [
-                    {"id": i, "content": m.content, "date": m.updated_at[:10]}
-                    for i, m in by_short_id.items()
-                ],
+                "memories": [shown_line(i, m) for i, m in by_short_id.items()],
                 "today": today.isoformat(),
             },
             directory=self.settings.prompts_dir,
@@ -265,15 +283,7 @@ class LLMDecider:
         longest = max((len(m.content) for m in by_short_id.values()), default=0)
         budget = answer_budget(self.settings, len(candidate.content) + longest)
         answer, call = self.client.structured_call(prompt, model, max_tokens=budget)
-        d = answer.decision
-        short_id = getattr(d, "id", None)  # ADD has no id field
-        target = by_short_id.get(short_id) if short_id is not None else None
-        content = d.content.strip() if isinstance(d, UpdateOp) else None
-        reason = d.reason if call.fallback is None else f"{d.reason} [{call.fallback}]"
-        about = d.about() if isinstance(d, TopicLabels) else None
-        return Decision(
-            Op(d.op), reason, Tier.LLM, target=target, content=content, call=call, about=about
-        )
+        return _decision(answer.decision, by_short_id, call)
 
     def decide_many(
         self, items: list[tuple[Candidate, list[Retrieved]]], *, today: dt.date
@@ -293,38 +303,29 @@ class LLMDecider:
                 return [self.decide(candidate, related, today=today)]
             except DecisionError as error:
                 return [error]
-        short_ids: dict[str, int] = {}  # memory id -> the one short id it has in this prompt
+        # Every memory shown once, with one short id, and each candidate may act on any of
+        # them: the profile and the memories two facts share are not repeated per candidate,
+        # and a fact may replace a memory the router found for its neighbour.
         memories: dict[int, Memory] = {}
-        shown: list[dict[int, str]] = []
         for _, related in items:
             for r in related:
-                short = short_ids.setdefault(r.memory.id, len(short_ids) + 1)
-                memories[short] = r.memory
-            shown.append({short_ids[r.memory.id]: r.memory.content for r in related})
+                if r.memory not in memories.values():
+                    memories[len(memories) + 1] = r.memory
+        shown = {i: m.content for i, m in memories.items()}
         prompt = render(
             self.batch_template,
             {
                 "items": [
-                    {
-                        "number": number,
-                        "candidate": candidate.content,
-                        "memories": [
-                            {"id": i, "content": text, "date": memories[i].updated_at[:10]}
-                            for i, text in texts.items()
-                        ],
-                    }
-                    for number, ((candidate, _), texts) in enumerate(
-                        zip(items, shown, strict=True), 1
-                    )
+                    {"number": number, "candidate": candidate.content}
+                    for number, (candidate, _) in enumerate(items, 1)
                 ],
+                "memories": [shown_line(i, m) for i, m in memories.items()],
                 "today": today.isoformat(),
             },
             directory=self.settings.prompts_dir,
         )
-        restated = sum(
-            len(c.content) + max((len(m.memory.content) for m in related), default=0)
-            for c, related in items
-        )
+        longest = max((len(m.content) for m in memories.values()), default=0)
+        restated = sum(len(c.content) + longest for c, _ in items)
         budget = answer_budget(self.settings, restated) * 2 + 32 * len(items)
         try:
             answer, call = self.client.structured_call(
@@ -338,8 +339,8 @@ class LLMDecider:
         for item in answer.decisions:
             given.setdefault(item.number, item.decision)
         return [
-            self._checked(given.get(number), texts, memories, call)
-            for number, texts in enumerate(shown, 1)
+            self._checked(given.get(number), shown, memories, call)
+            for number in range(1, len(items) + 1)
         ]
 
     def _checked(
@@ -358,14 +359,45 @@ class LLMDecider:
         except ValidationError as error:
             problem = "; ".join(e["msg"] for e in error.errors())
             return DecisionError(f"invalid decision in the batch answer: {problem}", attempts=1)
-        short_id = getattr(d, "id", None)
-        target = memories.get(short_id) if short_id is not None else None
-        content = d.content.strip() if isinstance(d, UpdateOp) else None
-        reason = d.reason if call.fallback is None else f"{d.reason} [{call.fallback}]"
-        about = d.about() if isinstance(d, TopicLabels) else None
-        return Decision(
-            Op(d.op), reason, Tier.LLM, target=target, content=content, call=call, about=about
-        )
+        return _decision(d, memories, call)
+
+
+def _decision(
+    d: AddOp | UpdateOp | DeleteOp | NoopOp, memories: dict[int, Memory], call: CallInfo
+) -> Decision:
+    """A validated answer as a Decision on the real memories its short ids name."""
+    short_id = getattr(d, "id", None)  # ADD has no id field
+    target = memories.get(short_id) if short_id is not None else None
+    also = tuple(memories[i] for i in getattr(d, "also", ()))
+    content = d.content.strip() if isinstance(d, UpdateOp) else None
+    reason = d.reason if call.fallback is None else f"{d.reason} [{call.fallback}]"
+    about = d.about() if isinstance(d, TopicLabels) else None
+    return Decision(
+        Op(d.op),
+        reason,
+        Tier.LLM,
+        target=target,
+        content=content,
+        call=call,
+        about=about,
+        also=also,
+    )
+
+
+def shown_line(short_id: int, memory: Memory) -> dict[str, str | int | None]:
+    """One memory as a decision prompt lists it: its short id, text, date and, when stored,
+    what it is about ("residence", "sister: job"), so the model meets the memory a fact
+    replaces even when the two share no word."""
+    about = None
+    if memory.attribute is not None and not is_verb_topic(memory.attribute):
+        person = memory.subject if memory.subject not in (None, USER) else None
+        about = f"{person}: {memory.attribute}" if person else memory.attribute
+    return {
+        "id": short_id,
+        "content": memory.content,
+        "date": memory.updated_at[:10],
+        "about": about,
+    }
 
 
 DECIDERS: dict[str, Callable[[Settings], Decider]] = {

@@ -100,6 +100,33 @@ def lexical_candidates(
     ]
 
 
+def semantic_candidates(
+    store: Store,
+    conn: sa.Connection,
+    scope: Scope,
+    text: str,
+    k: int,
+    *,
+    index: VectorSearch,
+    model: str,
+    vector: np.ndarray,
+) -> list[Retrieved]:
+    """Top-k active memories of the scope by cosine, best first, each with its Jaccard."""
+    ranked = index.top(conn, scope, model, vector, k)
+    memories = store.memories_by_pk(conn, [pk for pk, _ in ranked])
+    tokens = content_tokens(text)
+    return [
+        Retrieved(
+            memory=memories[pk],
+            bm25=None,
+            jaccard=jaccard(tokens, content_tokens(memories[pk].content)),
+            cosine=cosine,
+        )
+        for pk, cosine in ranked
+        if pk in memories
+    ]
+
+
 # Reciprocal rank fusion constant (Cormack et al. 2009): 60 damps the head of each list so a
 # memory ranked well by both retrievers beats one ranked first by only one of them.
 RRF_K = 60

@@ -20,6 +20,7 @@ import sqlalchemy as sa
 
 from memman.config import Settings
 from memman.errors import DecisionError, EmbeddingError
+from memman.language.clauses import states_other_facts
 from memman.language.text import content_tokens, jaccard
 from memman.models import Memory, Op, Tier, UpdateResult
 from memman.scope import Scope
@@ -34,10 +35,15 @@ from memman.write.decide import Decided, Decider, Decision, OfflineDecider, deci
 from memman.write.holders import with_other_side
 from memman.write.meaning import kindred, topic_by_meaning
 from memman.write.pertinent import pertinent
-from memman.write.profile import profile_to_show, with_best_retrieved, with_profile
 from memman.write.replaced import with_replacing
-from memman.write.retrieval import Retrieved, hybrid_candidates, lexical_candidates
+from memman.write.retrieval import (
+    Retrieved,
+    hybrid_candidates,
+    lexical_candidates,
+    semantic_candidates,
+)
 from memman.write.route import Route, RouteKind, Thresholds, route, similarity_scores
+from memman.write.shown import shown_union, user_profile
 from memman.write.supersede import route_by_topic
 
 log = logging.getLogger(__name__)
@@ -136,9 +142,10 @@ class WritePath(ChunkWalk):
             by_meaning=cosine is not None,
             replacing=replacing,
         )
-        if topical.decision is not None:
+        settled = topical.decision
+        if settled is not None and (self.offline or self._certain(settled, topical.same_topic)):
             scores = {m.id: {"topic": 1.0} for m in topical.same_topic}
-            return topical.decision, scores | similarity_scores(retrieved)
+            return self._whole(candidate, settled), scores | similarity_scores(retrieved)
         related = [r for r in retrieved if r.memory.id not in topical.other_topics]
         shown = {r.memory.id for r in related}
         tokens = content_tokens(candidate.content)
@@ -175,17 +182,87 @@ class WritePath(ChunkWalk):
             routed = Route(RouteKind.NOVEL, reason)
         if self.offline:
             return routed
-        profile = profile_to_show(
-            self.store,
-            conn,
-            candidate,
-            single_valued=frozenset(self.settings.single_valued_attributes),
-            limit=self.settings.top_k,
-            topic_held=bool(same_topic),
+        proposed = [] if settled is None or settled.target is None else [settled.target]
+        return self._for_reader(conn, candidate, vector, routed, [*proposed, *same_topic])
+
+    def _for_reader(
+        self,
+        conn: sa.Connection,
+        candidate: Candidate,
+        vector: np.ndarray | None,
+        routed: Route,
+        about_it: list[Memory],
+    ) -> Route:
+        """With an LLM: the DUPLICATE the router found, else an AMBIGUOUS route showing the
+        decider the union of every signal's candidates (write/shown.py); NOVEL only when the
+        scope holds nothing to show."""
+        if routed.kind is RouteKind.DUPLICATE:
+            return routed
+        scope, k = candidate.scope, self.settings.top_k
+        # A memory sharing only words no content token counts ("User", "I'm") is no candidate.
+        words = lexical_candidates(self.store, conn, scope, candidate.content, k)
+        by_words = [r for r in words if r.jaccard > 0]
+        by_meaning = []
+        if self.embedder is not None and vector is not None:
+            by_meaning = semantic_candidates(
+                self.store,
+                conn,
+                scope,
+                candidate.content,
+                k,
+                index=self.vectors,
+                model=self.embedder.name,
+                vector=vector,
+            )
+        limit = self.settings.decision_memories
+        single = self.settings.single_valued_attributes
+        memories = shown_union(
+            candidate.content,
+            first=about_it,
+            by_words=by_words,
+            by_meaning=by_meaning,
+            profile=user_profile(self.store, conn, scope, single, limit),
+            limit=limit,
         )
-        if profile is not None:
-            routed = with_profile(routed, compared, profile, tokens)
-        return with_best_retrieved(routed, candidate, related, self.settings.top_k)
+        if not memories:
+            return Route(RouteKind.NOVEL, "no memory stored to compare with")
+        reason = f"{len(memories)} memories shown to the decider ({routed.reason})"
+        return Route(RouteKind.AMBIGUOUS, reason, memories, routed.measure)
+
+    def _certain(self, decision: Decision, same_topic: list[Memory]) -> bool:
+        """With an LLM, whether a topic rule's decision stands without it: a restatement
+        (NOOP), or a replacement of the one memory of the fact's topic when that memory
+        states nothing else (checked by _whole). Anything else the model decides, shown the
+        memory the rule proposed first: a rule that picked one of several memories of a kind
+        ended the wrong one (issue 27: a take-back, a second job)."""
+        if decision.op is Op.NOOP:
+            return True
+        target = decision.target
+        ids = {m.id for m in same_topic}
+        return (
+            decision.op in (Op.UPDATE, Op.DELETE)
+            and target is not None
+            and ids == {target.id}
+            and not decision.also
+        )
+
+    def _whole(self, candidate: Candidate, decision: Decision) -> Decision:
+        """Offline, a topic rule replaces or retracts a memory only when it states nothing
+        else (language/clauses.py): "I live in Leeds and work as a nurse" is not ended
+        whole by a move, the job would be lost. Such a fact is kept beside it."""
+        target = decision.target
+        if decision.op not in (Op.UPDATE, Op.DELETE) or target is None:
+            return decision
+        topic = candidate.topic
+        if topic is None or not states_other_facts(
+            target.content, (topic.subject, topic.attribute)
+        ):
+            return decision
+        why = (
+            f"{decision.reason}; but memory {target.id} states other facts too, so the fact"
+            " is kept beside it rather than replacing it whole"
+        )
+        return Decision(Op.ADD, why, decision.tier, about=decision.about)
 
     def _about(
         self, conn: sa.Connection, scope: Scope, topic: tuple[str, str] | None

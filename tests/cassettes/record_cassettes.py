@@ -174,7 +174,9 @@ EXTRACTION_RECORDINGS: dict[str, tuple[Any, dict[str, Any], list[Reply]]] = {
                 ("User is at the airport right now", "location", 3, "transient"),
                 ("User lives in Porto", "location", 6, "durable"),
                 ("User is allergic to peanuts", "safety", 9, "durable"),
-            )
+            ),
+            # The allergy is decided with the profile shown (the home just stored): ADD.
+            reply(op="ADD", prompt_tokens=1100),
         ],
     ),
     "test_an_extracted_change_is_decided_against_the_stored_fact": (
