@@ -401,10 +401,8 @@ def _judge_fact(
         }
     if outcome.op == "add":
         judged.adds += 1
-        own = result.memory_id
-        judged.adds_apart += (
-            result.op == Op.ADD and own not in before and after.get(own, ("", None))[1] == "active"
-        )
+        own = after.get(result.memory_id) if result.memory_id not in before else None
+        judged.adds_apart += result.op == Op.ADD and own is not None and own[1] == Status.ACTIVE
 
 
 def _current_first(
