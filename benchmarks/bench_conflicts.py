@@ -332,18 +332,22 @@ def _fake_llm(embedder: str) -> Iterator[tuple[dict, Prompts, Oracle]]:
             if message.get("role") == "user"
         ]
 
-    settings = {
+    try:
+        yield fake_llm_settings(server.base_url, embedder), prompts, oracle
+    finally:
+        server.stop()
+
+
+def fake_llm_settings(base_url: str, embedder: str) -> dict:
+    """The settings of the LLM decider against a fake server at base_url (tools mode)."""
+    return {
         "llm_model": "fake-model",
-        "llm_base_url": server.base_url,
+        "llm_base_url": base_url,
         "llm_api_key": "x",
         "llm_mode": "tools",
         "decider": "llm",
         "embedder": embedder,
     }
-    try:
-        yield settings, prompts, oracle
-    finally:
-        server.stop()
 
 
 def _local_loads() -> str | None:
