@@ -145,23 +145,18 @@ _CANDIDATE = re.compile(r'^Candidate(?: (?P<number>\d+))?: (?P<text>".*")$', re.
 
 def _shown_per_candidate(prompt: str) -> list[tuple[int | None, str, dict[str, int]]]:
     """(number, candidate text, {shown text: short id}) per candidate of a decision prompt.
-    One MemoryDecision lists its memories before "Candidate:", a batch lists each candidate's
-    after "Candidate N:"."""
+    Both templates list the memories once, before the candidates, and any candidate may act
+    on any of them; a MemoryDecision's one candidate has no number."""
     found = list(_CANDIDATE.finditer(prompt))
+    head = prompt[: found[0].start()] if found else prompt
+    shown: dict[str, int] = {}
+    for m in _SHOWN.finditer(head):
+        shown.setdefault(json.loads(m.group("text")), int(m.group("id")))
     single = len(found) == 1 and found[0].group("number") is None
-    out = []
-    for i, match in enumerate(found):
-        if single:
-            section = prompt
-        else:
-            end = found[i + 1].start() if i + 1 < len(found) else len(prompt)
-            section = prompt[match.end() : end]
-        shown: dict[str, int] = {}
-        for m in _SHOWN.finditer(section):
-            shown.setdefault(json.loads(m.group("text")), int(m.group("id")))
-        number = None if single else int(match.group("number"))
-        out.append((number, json.loads(match.group("text")), shown))
-    return out
+    return [
+        (None if single else int(match.group("number")), json.loads(match.group("text")), shown)
+        for match in found
+    ]
 
 
 def _joined(request: dict) -> str:
