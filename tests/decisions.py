@@ -3,6 +3,7 @@ and the offline "the new fact replaces the old" / "both stay" checks."""
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -75,16 +76,27 @@ def kept_apart(db: str, old: str, new: str) -> None:
 
 
 def replaced_by_topic(mm: MemoryManager, fake_openai: Any, old: str, new: str) -> Event:
-    """Write old, then new, for user "ana": new must replace old in place by the topic tier
-    with no LLM call (mm's decider points at fake_openai, whose empty script would answer
-    500), leaving only new active. Returns the UPDATE's audit event."""
-    first = mm.update_memory(old, user_id="ana")
-    r = mm.update_memory(new, user_id="ana")
-    assert (r.op, r.tier, r.memory_id) == (Op.UPDATE, Tier.TOPIC, first.memory_id)
-    assert fake_openai.requests == []
-    assert active(mm) == [new]
-    [_, updated] = mm.history(first.memory_id, user_id="ana")
+    """The topic rule replaces old with new. Offline it settles alone: tier topic, in place,
+    only new active. With an LLM (mm's decider at fake_openai) a rule only proposes: the one
+    call shows old first, and the model's UPDATE of it applies. Returns the offline UPDATE's
+    audit event."""
+    offline = MemoryManager(":memory:")
+    first = offline.update_memory(old, user_id="ana")
+    r = offline.update_memory(new, user_id="ana")
+    assert (r.op, r.tier, r.memory_id) == (Op.UPDATE, Tier.TOPIC, first.memory_id), (old, new)
+    assert active(offline) == [new]
+    [_, updated] = offline.history(first.memory_id, user_id="ana")
     assert (updated.content_before, updated.content_after) == (old, new)
+
+    stored = mm.update_memory(old, user_id="ana")
+    fake_openai.script(answer("UPDATE", id=1, content=new))
+    r = mm.update_memory(new, user_id="ana")
+    [call] = chat_calls(fake_openai)
+    prompt = call["json"]["messages"][-1]["content"]
+    [first_shown] = [line for line in prompt.splitlines() if line.startswith("[1] (")]
+    assert first_shown.endswith(json.dumps(old, ensure_ascii=False)), (first_shown, old)
+    assert (r.op, r.tier, r.memory_id) == (Op.UPDATE, Tier.LLM, stored.memory_id)
+    assert active(mm) == [new]
     return updated
 
 

@@ -80,15 +80,21 @@ def test_an_invalid_or_missing_item_parks_only_its_fact(db, fake_openai):
 
 def test_a_later_fact_touching_a_pending_decision_waits_for_it(db, fake_openai):
     mm, ids = seeded(db, fake_openai.base_url)
-    fake_openai.script(answer("UPDATE", id=1, content="User supports Chelsea"))
+    fake_openai.script(
+        answer("UPDATE", id=1, content="User supports Chelsea"),
+        answer("UPDATE", id=1, content="User supports Arsenal"),
+    )
     # The second fact is the memory's old text: settled in the same walk it would be a hash
     # NOOP on text the first decision is about to change. It waits for that decision and is
     # then compared with the new text: the old text said again after the new one replaced
-    # it, the newest statement, with no call of its own (supersede._said_again).
+    # it, the newest statement (supersede._said_again proposes it; with an LLM the model
+    # decides, shown the memory's new text first).
     results = mm.update_many(["User supports Chelsea now", "User supports Arsenal"], user_id="u")
     assert [(r.op, r.memory_id) for r in results] == [(Op.UPDATE, ids[0]), (Op.UPDATE, ids[0])]
-    assert results[1].tier is Tier.TOPIC
-    assert len(fake_openai.requests) == 1
+    assert results[1].tier is Tier.LLM
+    assert len(fake_openai.requests) == 2
+    second = prompt_of(fake_openai.requests[1])
+    assert '"User supports Chelsea"' in second.partition("Candidate")[0]
     assert mm.get(ids[0], user_id="u").content == "User supports Arsenal"
 
 

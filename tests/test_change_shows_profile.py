@@ -38,8 +38,12 @@ def test_an_unfiled_change_is_decided_with_the_profile_shown(db, fake_openai):
     # move ("User moved to Boston") finds it by topic.
     updated = mm.get(home_id, user_id="ana")
     assert (updated.subject, updated.attribute) == ("user", "residence")
+    fake_openai.script(answer("UPDATE", id=1, content="User moved to Boston"))
     moved = mm.update_memory("User moved to Boston", user_id="ana")
-    assert (moved.op, moved.tier, moved.memory_id) == (Op.UPDATE, Tier.TOPIC, home_id)
+    assert (moved.op, moved.tier, moved.memory_id) == (Op.UPDATE, Tier.LLM, home_id)
+    assert shown(chat_calls(fake_openai)[-1]).strip().splitlines()[0].endswith(
+        '"User just signed a lease in Austin"'
+    )
 
 
 def test_a_fact_announcing_no_change_is_decided_with_the_profile_shown(db, fake_openai):
@@ -93,12 +97,18 @@ def test_a_change_filed_where_no_memory_is_decided_with_the_profile_shown(db, fa
     assert active(mm) == [news]
 
 
-def test_a_filed_fact_whose_topic_holds_a_memory_costs_no_call(db, fake_openai):
-    seed(db, ["User lives in York", "User lives with her parents"])
+def test_a_filed_fact_is_decided_with_the_memory_of_its_topic_shown_first(db, fake_openai):
+    """The reader files the news as a household: the rule's proposal, the household memory,
+    is shown first; the residence beside it (the profile), and the model decides."""
+    _, parents = seed(db, ["User lives in York", "User lives with her parents"])
     mm = llm_manager(db, fake_openai.base_url)
-    r = mm.update_memory("User now shares a flat with two friends", user_id="ana")
-    assert (r.op, r.tier) == (Op.UPDATE, Tier.TOPIC)
-    assert chat_calls(fake_openai) == []
+    news = "User now shares a flat with two friends"
+    fake_openai.script(answer("UPDATE", id=1, content=news))
+    r = mm.update_memory(news, user_id="ana")
+    [call] = chat_calls(fake_openai)
+    assert shown(call).strip().splitlines()[0].endswith('"User lives with her parents"')
+    assert "User lives in York" in shown(call)
+    assert (r.op, r.tier, r.memory_id) == (Op.UPDATE, Tier.LLM, parents)
 
 
 def test_a_change_sent_to_the_llm_shows_what_its_words_retrieved(db, fake_openai):

@@ -97,10 +97,10 @@ def test_an_extracted_change_is_decided_against_the_stored_fact(llm, vcr):  # no
                user_id="ana", session_id="s2")  # fmt: skip
     result = mm.flush("s2", user_id="ana")
 
-    # Both state where the user lives, a single-valued attribute: the newer value replaces the
-    # older one with no decision call (the LLM is asked only what the topic cannot settle).
+    # Both state where the user lives: the topic rule proposes the old home, shown first to
+    # the decision call after the extraction, and the model's UPDATE replaces it.
     [update] = result.results
-    assert (update.op, update.tier, update.memory_id) == (Op.UPDATE, Tier.TOPIC, old.memory_id)
+    assert (update.op, update.tier, update.memory_id) == (Op.UPDATE, Tier.LLM, old.memory_id)
     memory = mm.get(old.memory_id, user_id="ana")
     assert (memory.content, memory.subject, memory.attribute) == (
         "User lives in Lisbon now",
@@ -110,6 +110,7 @@ def test_an_extracted_change_is_decided_against_the_stored_fact(llm, vcr):  # no
     assert (memory.category, memory.importance) == ("location", 7.0)  # filled; max(5, 7)
     _, updated = mm.history(old.memory_id, user_id="ana")
     assert (updated.source, updated.content_before) == ("extraction:1", "User lives in Berlin")
-    [extract_call] = requests(vcr)
+    extract_call, decide_call = requests(vcr)
     assert extract_call["tools"][0]["function"]["name"] == "ExtractedFacts"
+    assert '"User lives in Berlin"' in decide_call["messages"][-1]["content"]
     mm.close()

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from memman import MemoryManager, Op, Tier
-from tests.decisions import llm_manager
+from tests.decisions import llm_manager, replaced_by_topic
 
 
 def considered(mm: MemoryManager, old: str, new: str) -> tuple[bool, Op]:
@@ -62,12 +62,13 @@ def test_a_partner_named_with_a_capital_is_the_relationship_status_not_an_adject
     assert (r.op, r.tier, r.memory_id) == (Op.UPDATE, Tier.TOPIC, single.memory_id)
 
 
-def test_a_new_field_of_study_replaces_the_old_with_no_llm_call(db, fake_openai):
-    mm = llm_manager(db, fake_openai.base_url)  # any call would get a 500 from the empty script
-    first = mm.update_memory("I study law at King's College", user_id="ana")
-    r = mm.update_memory("I'm a nursing student now", user_id="ana")
-    assert (r.op, r.tier, r.memory_id) == (Op.UPDATE, Tier.TOPIC, first.memory_id)
-    assert fake_openai.requests == []
+def test_a_new_field_of_study_replaces_the_old(db, fake_openai):
+    replaced_by_topic(
+        llm_manager(db, fake_openai.base_url),
+        fake_openai,
+        "I study law at King's College",
+        "I'm a nursing student now",
+    )
 
 
 def test_a_plural_names_the_subject_too(db):

@@ -9,7 +9,7 @@ import pytest
 
 from memman import EmbeddingError, InvalidInputError, MemoryManager, Op, Status, Tier
 from memman.language.topic import Topic, about
-from tests.decisions import active, answer, llm_manager, replaced_by_topic
+from tests.decisions import active, answer, kept_apart, llm_manager, replaced_by_topic
 from tests.postgres import db_on_each_backend, postgres_url  # noqa: F401
 
 
@@ -69,15 +69,8 @@ def test_a_new_value_replaces_the_old_with_no_llm_call(db, fake_openai, old, new
         ("User speaks German", "User speaks Spanish"),
     ],
 )
-def test_look_alikes_about_other_values_or_people_both_stay_with_no_llm_call(
-    db, fake_openai, old, new
-):
-    mm = llm_manager(db, fake_openai.base_url)
-    mm.update_memory(old, user_id="ana")
-    r = mm.update_memory(new, user_id="ana")
-    assert r.op is Op.ADD
-    assert fake_openai.requests == []
-    assert active(mm) == sorted([old, new])
+def test_look_alikes_about_other_values_or_people_both_stay_offline(db, old, new):
+    kept_apart(db, old, new)
 
 
 def test_a_retraction_replaces_only_the_value_it_takes_back(db):
@@ -189,13 +182,12 @@ def test_a_multi_valued_repeat_in_other_words_is_still_compared_not_added_blindl
     assert mm.get(first.memory_id, user_id="ana").status is Status.ACTIVE
 
 
-def test_a_new_count_of_the_same_value_replaces_the_old_with_no_llm_call(db, fake_openai):
-    mm = llm_manager(db, fake_openai.base_url)
+def test_a_new_count_of_the_same_value_replaces_the_old_offline(db):
+    mm = MemoryManager(db)
     dog = mm.update_memory("I have a dog", user_id="ana")
     cats = mm.update_memory("I have two cats", user_id="ana")
     r = mm.update_memory("I have three cats since we adopted a kitten", user_id="ana")
     assert (r.op, r.tier, r.memory_id) == (Op.UPDATE, Tier.TOPIC, cats.memory_id)
-    assert fake_openai.requests == []
     assert mm.get(dog.memory_id, user_id="ana").content == "I have a dog"
 
 

@@ -143,7 +143,7 @@ class WritePath(ChunkWalk):
             replacing=replacing,
         )
         settled = topical.decision
-        if settled is not None and (self.offline or self._certain(settled, topical.same_topic)):
+        if settled is not None and (self.offline or self._certain(settled)):
             scores = {m.id: {"topic": 1.0} for m in topical.same_topic}
             return self._whole(candidate, settled), scores | similarity_scores(retrieved)
         related = [r for r in retrieved if r.memory.id not in topical.other_topics]
@@ -229,22 +229,15 @@ class WritePath(ChunkWalk):
         reason = f"{len(memories)} memories shown to the decider ({routed.reason})"
         return Route(RouteKind.AMBIGUOUS, reason, memories, routed.measure)
 
-    def _certain(self, decision: Decision, same_topic: list[Memory]) -> bool:
+    def _certain(self, decision: Decision) -> bool:
         """With an LLM, whether a topic rule's decision stands without it: a restatement
-        (NOOP), or a replacement of the one memory of the fact's topic when that memory
-        states nothing else (checked by _whole). Anything else the model decides, shown the
-        memory the rule proposed first: a rule that picked one of several memories of a kind
-        ended the wrong one (issue 27: a take-back, a second job)."""
-        if decision.op is Op.NOOP:
-            return True
-        target = decision.target
-        ids = {m.id for m in same_topic}
-        return (
-            decision.op in (Op.UPDATE, Op.DELETE)
-            and target is not None
-            and ids == {target.id}
-            and not decision.also
-        )
+        (NOOP) only. A replacement or a retraction the rule reads is a proposal: the model
+        decides it, shown the memory the rule picked first beside every other memory that
+        may hold the old value. Measured from outside (issue 27), rules settled alone ended
+        a memory other than the one meant (a take-back, a second job) and left a second
+        memory of the old value active, which one decision naming both (`also`) fixes; and
+        with the profile in every decision the call is made for nearly every fact anyway."""
+        return decision.op is Op.NOOP
 
     def _whole(self, candidate: Candidate, decision: Decision) -> Decision:
         """Offline, a topic rule replaces or retracts a memory only when it states nothing

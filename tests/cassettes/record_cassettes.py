@@ -183,8 +183,9 @@ EXTRACTION_RECORDINGS: dict[str, tuple[Any, dict[str, Any], list[Reply]]] = {
         x.test_an_extracted_change_is_decided_against_the_stored_fact,
         {},
         [
-            # The topic tier settles the move: no decision call follows.
+            # The topic rule proposes the old home; the decision call replaces it.
             extracted(("User lives in Lisbon now", "location", 7, "durable")),
+            reply(op="UPDATE", id=1, content="User lives in Lisbon now", prompt_tokens=1100),
         ],
     ),
 }
