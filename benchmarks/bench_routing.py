@@ -301,6 +301,11 @@ def seed(mm: MemoryManager, user_id: str, texts: list[str]) -> dict[str, str]:
     if report.bad:
         raise RuntimeError(f"{user_id}: seeding refused lines: {report.bad[:3]}")
     mm.relabel(user_id=user_id)
+    # An import copies no vector it was not given: with an embedder the seeded memories are
+    # embedded here, as a store written through update_memory would hold them (without this
+    # the local modes retrieved by meaning only the case's own facts).
+    if mm.settings.embedder != "none":
+        mm.reindex()
     held = {m.content for m in mm.list(user_id=user_id)}
     if held != set(ids):
         raise RuntimeError(f"{user_id}: seeding did not store the texts verbatim")
