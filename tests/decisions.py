@@ -102,12 +102,25 @@ def replaced_by_topic(mm: MemoryManager, fake_openai: Any, old: str, new: str) -
 
 def add_everything(request: dict) -> Reply:
     """ADD for every candidate the request asks about: one decision, or one per candidate of
-    a batch call (its prompt numbers them "Candidate N:")."""
-    tool = request["tools"][0]["function"]["name"]
-    if tool != "BatchDecisions":
-        return answer("ADD", reason="kept")
+    a batch call (its prompt numbers them "Candidate N:"); as a tool call, or as JSON text
+    when the request asks for a JSON schema instead of a tool."""
     prompt = request["messages"][0]["content"]
     numbers = [int(n) for n in re.findall(r"^Candidate (\d+):", prompt, re.M)]
-    items = [{"number": n, "decision": {"op": "ADD", "reason": "kept"}} for n in numbers]
-    body = chat_completion(tool_args={"decisions": items}, tool_name="BatchDecisions")
-    return Reply(body=body)
+    if numbers:
+        tool = "BatchDecisions"
+        args: dict = {
+            "decisions": [
+                {"number": n, "decision": {"op": "ADD", "reason": "kept"}} for n in numbers
+            ]
+        }
+    else:
+        tool, args = "MemoryDecision", {"decision": {"op": "ADD", "reason": "kept"}}
+    if "tools" in request:
+        return Reply(body=chat_completion(tool_args=args, tool_name=tool))
+    return Reply(body=chat_completion(content=json.dumps(args)))
+
+
+def asks_a_decision(request: dict) -> bool:
+    """A decision request (one candidate or a batch), not an extraction or a merge."""
+    prompt = request["messages"][0]["content"]
+    return re.search(r"^Candidate( \d+)?:", prompt, re.M) is not None

@@ -16,7 +16,7 @@ from memman import MemoryManager
 from memman.errors import LeaseLostError
 from memman.models import Op
 from tests.clock import Clock
-from tests.decisions import NEW, OLD, answer
+from tests.decisions import NEW, OLD, add_everything, answer, asks_a_decision
 from tests.fake_openai import Reply
 from tests.postgres import db_on_each_backend, postgres_url  # noqa: F401
 from tests.test_erase import raw_bytes
@@ -48,6 +48,8 @@ class ForgetWhileAnswering:
 
     def __call__(self, sent: Any) -> Reply:
         prompt = str(sent)
+        if self.marker not in prompt and asks_a_decision(sent):
+            return add_everything(sent)  # a fact decided with the profile shown: kept
         if self.marker not in prompt:
             return facts_of(BOB if BOB[0] in prompt else CAROL)
         with MemoryManager(self.db, clock=self.clock) as other:
@@ -123,6 +125,7 @@ def test_an_idle_flush_keeps_every_fact_of_the_users_not_erased(db, clock, fake_
 def test_observed_metadata_reaches_each_extracted_fact(db, clock, fake_openai):
     """observe(metadata=) on either backend: the LLM's durable facts carry their messages'."""
     fake_openai.script(facts_of(BOB))
+    fake_openai.default_reply = add_everything  # the second fact meets the first's profile
     with llm_manager(db, fake_openai.base_url, clock) as mm:
         said = [{"role": "user", "content": f"I live in {BOB[0]}"}]
         mm.observe(said, user_id="bob", session_id="b", metadata={"via": "onboarding"})
