@@ -119,7 +119,8 @@ def test_a_change_sent_to_the_llm_shows_what_its_words_retrieved(db, fake_openai
     _, church_id = seed(db, ["I live in York", "I go to St Mark's church"])
     mm = llm_manager(db, fake_openai.base_url)
     news = "I started going to a mosque now"
-    fake_openai.script(answer("UPDATE", id=1, content=news))  # by words, before the profile
+    # The profile's York is 1; the church, found by "go" alone, is shown last: 2.
+    fake_openai.script(answer("UPDATE", id=2, content=news))
 
     r = mm.update_memory(news, user_id="ana")
 

@@ -9,6 +9,7 @@ from memman import MemoryManager
 from memman.errors import InvalidInputError
 from memman.models import Op
 from tests.clock import Clock
+from tests.decisions import answer
 from tests.fake_openai import Reply, chat_completion
 from tests.postgres import db_on_each_backend, direct, postgres_url  # noqa: F401
 
@@ -267,7 +268,10 @@ def test_a_backlog_is_extracted_in_batches_and_a_failed_batch_stays_buffered(
         assert said[2] in prompts[1] and said[1] not in prompts[1]
         assert [content for _, content in buffered_rows(db)] == said[2:]
         clock.advance(seconds=60)  # the failed batch's backoff
-        fake_openai.script(extraction(("User teaches chemistry", "work", 5, "durable")))
+        fake_openai.script(
+            extraction(("User teaches chemistry", "work", 5, "durable")),
+            answer("ADD"),  # decided with the home in Porto (the profile) shown
+        )
         second = mm.flush("s", user_id="u")
         assert (second.extracted_messages, second.buffered, second.error) == (2, 0, None)
         assert sorted(m.content for m in mm.list(user_id="u")) == [

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from memman import MemoryManager, Op, Tier
+from tests.decisions import answer
 from tests.fake_openai import Reply, chat_completion
 from tests.test_lifecycle_observe import llm_manager
 
@@ -47,7 +48,8 @@ def test_the_llms_subject_and_attribute_are_stored(tmp_path, clock, fake_openai)
     }
     odd = {**fact, "content": "User's desk faces a window", "attribute": "!!"}
     fake_openai.script(
-        Reply(body=chat_completion(tool_args={"facts": [fact, odd]}, tool_name="ExtractedFacts"))
+        Reply(body=chat_completion(tool_args={"facts": [fact, odd]}, tool_name="ExtractedFacts")),
+        answer("ADD"),  # the desk, decided with the commute (the profile) shown
     )
     with llm_manager(str(tmp_path / "m.db"), fake_openai.base_url, clock, llm_mode="tools") as mm:
         mm.observe([{"role": "user", "content": "I bike to work"}], user_id="u", session_id="s")

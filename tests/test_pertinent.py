@@ -16,15 +16,15 @@ def prompt_of(request: dict) -> str:
 def test_a_fact_sharing_only_relation_words_makes_no_call(db, fake_openai):
     fake_openai.default_reply = add_everything
     mm = llm_manager(db, fake_openai.base_url, llm_mode="tools")
-    for fact in ["I love animals.", "I used to work at Monsanto.", "I am a lumberjack."]:
+    for fact in ["I love animals.", "I used to have a cat named Tom."]:
         mm.update_memory(fact, user_id="u")
     calls = len(chat_calls(fake_openai))
     results = [
         mm.update_memory(fact, user_id="u")
-        for fact in ["I'd love to visit New York.", "I used to have a cat.", "I am lonely."]
+        for fact in ["I'd love to visit New York.", "I used to own a boat."]
     ]
-    assert len(chat_calls(fake_openai)) == calls
-    assert [(r.op, r.tier) for r in results] == [(Op.ADD, Tier.NOVEL)] * 3
+    assert len(chat_calls(fake_openai)) == calls  # no profile, no word but "love", "used"
+    assert [(r.op, r.tier) for r in results] == [(Op.ADD, Tier.NOVEL)] * 2
 
 
 def test_a_fact_sharing_a_topic_word_still_reaches_the_decider(db, fake_openai):
@@ -38,26 +38,10 @@ def test_a_fact_sharing_a_topic_word_still_reaches_the_decider(db, fake_openai):
     assert (result.op, result.tier, len(asked)) == (Op.ADD, Tier.LLM, 1)
     prompt = prompt_of(asked[0])
     assert "I watch basketball on TV." in prompt
-    # It shares only "love", yet is shown: "used to" announces a change, and a call made for
-    # a change shows retrieval's best too (write/profile.with_best_retrieved). It costs no
-    # call: basketball's memory made this one.
-    assert "I love animals." in prompt
-
-
-def test_a_memory_sharing_only_a_relation_word_is_not_shown_with_a_fact_of_no_change(
-    db, fake_openai
-):
-    fake_openai.default_reply = add_everything
-    mm = llm_manager(db, fake_openai.base_url, llm_mode="tools")
-    for fact in ["I love animals.", "I watch basketball on TV."]:
-        mm.update_memory(fact, user_id="u")
-    calls = len(chat_calls(fake_openai))
-    mm.update_memory("I love playing basketball.", user_id="u")
-    asked = chat_calls(fake_openai)[calls:]
-    assert len(asked) == 1
-    prompt = prompt_of(asked[0])
-    assert "I watch basketball on TV." in prompt
-    assert "I love animals." not in prompt  # it shares only "love"
+    # It shares only "love", yet is shown: a call made anyway shows retrieval's other word
+    # matches too, last (write/writepath._for_reader). It costs no call: basketball's
+    # memory made this one.
+    assert prompt.index("I watch basketball on TV.") < prompt.index("I love animals.")
 
 
 def test_a_memory_of_the_same_attribute_reaches_the_decider_sharing_no_topic_word(
@@ -108,9 +92,9 @@ def embedded_manager(db: str, fake_openai, near: dict[str, float]):
 
 
 def test_with_an_embedder_a_memory_sharing_no_word_needs_the_halfway_cosine(db, fake_openai):
-    # Halfway from novel_cosine to noop_cosine is 0.725: "I do ballet." at 0.6 from the fact
-    # (two chat facts of one shape score 0.5-0.7 with MiniLM) costs no call; at 0.8 it does.
-    for cosine, asked in [(0.6**0.5, 0), (0.8**0.5, 1)]:
+    # With an LLM a memory sharing no word is shown at or above novel_cosine (0.5 here),
+    # where the embedder no longer calls the texts unrelated: at 0.4 no call, at 0.6 one.
+    for cosine, asked in [(0.4**0.5, 0), (0.6**0.5, 1)]:
         fake_openai.requests.clear()
         path = f"{db}.{asked}"
         mm = embedded_manager(path, fake_openai, {"I do ballet.": cosine, "I am a dancer.": cosine})
@@ -126,9 +110,9 @@ def test_with_an_embedder_another_value_of_the_attribute_is_judged_by_the_cosine
     db, fake_openai
 ):
     # Both (user, likes): without an embedder their words tell the values apart; with one,
-    # "I like winter." at cosine 0.6 from "I like rain." is set aside (no call), and "I like
+    # "I like winter." at cosine 0.4 from "I like rain." is set aside (no call), and "I like
     # the snow." at 0.89 reaches the decider.
-    near = {"I like rain.": 0.8**0.5, "I like winter.": 0.6 / 0.8**0.5, "I like the snow.": 1.0}
+    near = {"I like rain.": 0.8**0.5, "I like winter.": 0.4 / 0.8**0.5, "I like the snow.": 1.0}
     mm = embedded_manager(db, fake_openai, near)
     mm.update_memory("I like winter.", user_id="u")
     calls = len(chat_calls(fake_openai))
@@ -140,5 +124,6 @@ def test_with_an_embedder_another_value_of_the_attribute_is_judged_by_the_cosine
     mm.update_memory("I like rain.", user_id="v")
     asked = chat_calls(fake_openai)[calls:]
     assert len(asked) == 1
-    assert "I like the snow." in prompt_of(asked[0])
-    assert "I like winter." not in prompt_of(asked[0])
+    prompt = prompt_of(asked[0])
+    # Winter shares only "like" with the fact: retrieval's leftover, shown after the snow.
+    assert prompt.index("I like the snow.") < prompt.index("I like winter.")

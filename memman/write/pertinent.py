@@ -40,6 +40,16 @@ from memman.write.route import Thresholds
 _RELATION_SHARE = 0.5
 
 
+def sharing_topic_words(candidate: Candidate, related: list[Retrieved]) -> list[Retrieved]:
+    """The related memories that share a word naming what the candidate is about, not only
+    words of how one relates to it ("like", "have", "used to"); all of them when the
+    candidate is made of such words alone ("I love it")."""
+    words = bearing_words(candidate.content)
+    if not words:
+        return related
+    return [r for r in related if words & bearing_words(r.memory.content)]
+
+
 def pertinent(
     candidate: Candidate,
     related: list[Retrieved],

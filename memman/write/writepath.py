@@ -20,6 +20,7 @@ import sqlalchemy as sa
 
 from memman.config import Settings
 from memman.errors import DecisionError, EmbeddingError
+from memman.language.attributes import is_verb_topic
 from memman.language.clauses import states_other_facts
 from memman.language.text import content_tokens, jaccard
 from memman.models import Memory, Op, Tier, UpdateResult
@@ -34,7 +35,7 @@ from memman.write.chunkwalk import Also, ChunkWalk, Embedded
 from memman.write.decide import Decided, Decider, Decision, OfflineDecider, decide_all
 from memman.write.holders import with_other_side
 from memman.write.meaning import kindred, topic_by_meaning
-from memman.write.pertinent import pertinent
+from memman.write.pertinent import pertinent, sharing_topic_words
 from memman.write.replaced import with_replacing
 from memman.write.retrieval import (
     Retrieved,
@@ -183,7 +184,15 @@ class WritePath(ChunkWalk):
         if self.offline:
             return routed
         proposed = [] if settled is None or settled.target is None else [settled.target]
-        return self._for_reader(conn, candidate, vector, routed, [*proposed, *same_topic])
+        # A verb's fallback topic names no attribute ("I used to own a boat" / "I used to have
+        # a cat"): its memories come by words or meaning, like any other.
+        named = topic is not None and not is_verb_topic(topic.attribute)
+        nearest = sorted(  # the most alike in words first, as the router orders its related
+            same_topic if named else nearby,
+            key=lambda m: jaccard(tokens, content_tokens(m.content)),
+            reverse=True,
+        )
+        return self._for_reader(conn, candidate, vector, routed, [*proposed, *nearest])
 
     def _for_reader(
         self,
@@ -199,21 +208,29 @@ class WritePath(ChunkWalk):
         if routed.kind is RouteKind.DUPLICATE:
             return routed
         scope, k = candidate.scope, self.settings.top_k
-        # A memory sharing only words no content token counts ("User", "I'm") is no candidate.
+        # Each signal's own bar, and no other's: by words, a memory sharing a word that names
+        # what the fact is about, not only "User", "I'm" or "love" (write/pertinent.py); by
+        # meaning, one at or above the embedder's novel cosine, below which it calls two
+        # texts unrelated.
         words = lexical_candidates(self.store, conn, scope, candidate.content, k)
-        by_words = [r for r in words if r.jaccard > 0]
+        by_words = sharing_topic_words(candidate, [r for r in words if r.jaccard > 0])
         by_meaning = []
         if self.embedder is not None and vector is not None:
-            by_meaning = semantic_candidates(
-                self.store,
-                conn,
-                scope,
-                candidate.content,
-                k,
-                index=self.vectors,
-                model=self.embedder.name,
-                vector=vector,
-            )
+            _, novel = cosine_thresholds(self.settings, self.embedder.name)
+            by_meaning = [
+                r
+                for r in semantic_candidates(
+                    self.store,
+                    conn,
+                    scope,
+                    candidate.content,
+                    k,
+                    index=self.vectors,
+                    model=self.embedder.name,
+                    vector=vector,
+                )
+                if r.cosine is not None and r.cosine >= novel
+            ]
         limit = self.settings.decision_memories
         single = self.settings.single_valued_attributes
         memories = shown_union(
@@ -225,7 +242,12 @@ class WritePath(ChunkWalk):
             limit=limit,
         )
         if not memories:
-            return Route(RouteKind.NOVEL, "no memory stored to compare with")
+            return Route(RouteKind.NOVEL, routed.reason)  # nothing any signal or profile shows
+        # The call is made: retrieval's other top_k by words are shown too, last ("I go to St
+        # Mark's church" shares only "go" with "I started going to a mosque now").
+        seen = {r.memory.id for r in memories}
+        rest = [r for r in words if r.memory.id not in seen]
+        memories += rest[: max(0, limit - len(memories))]
         reason = f"{len(memories)} memories shown to the decider ({routed.reason})"
         return Route(RouteKind.AMBIGUOUS, reason, memories, routed.measure)
 
