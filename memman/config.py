@@ -90,8 +90,11 @@ class Settings(BaseSettings):
     top_k: int = Field(default=8, ge=1, le=100)
     # With an LLM: how many memories one decision is shown at most (memman/write/shown.py):
     # those of the fact's topic, the top_k by words and the top_k by meaning, then the user's
-    # profile (their newest memory of each single-valued attribute), in that order.
-    decision_memories: int = Field(default=24, ge=1, le=200)
+    # profile (their newest memory of each single-valued attribute, and those no reader could
+    # label), in that order. 32: on the routing dev sets 24 -> 32 -> 40 showed the replaced
+    # memory 0.83 -> 0.86 -> 0.87 (no embedder) for 1,160 -> 1,230 -> 1,280 prompt tokens a
+    # fact (benchmarks/RESULTS.md, routing).
+    decision_memories: int = Field(default=32, ge=1, le=200)
     noop_jaccard: float = Field(default=0.8, gt=0, le=1)
     novel_jaccard: float = Field(default=0.1, ge=0, le=1)
     # Attributes that hold one current value (memman/language/attributes.py): a fact stating a

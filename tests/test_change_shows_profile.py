@@ -10,6 +10,8 @@ them only to facts the reader took for a change, and a change said without a cha
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from memman import MemoryManager, Op, Tier
@@ -54,6 +56,21 @@ def test_a_fact_announcing_no_change_is_decided_with_the_profile_shown(db, fake_
     [call] = chat_calls(fake_openai)
     assert "User lives in Denver" in shown(call)
     assert (r.op, r.tier) == (Op.ADD, Tier.LLM)
+
+
+def test_a_memory_no_reader_labels_is_shown_though_it_shares_no_word(db, fake_openai):
+    """The reader files neither text; they share no word; the model reads them together."""
+    old = "User's mobile provider is giffgaff"
+    [old_id] = seed(db, [old, "User lives in Denver"])[:1]
+    mm = llm_manager(db, fake_openai.base_url)
+    news = "User's phone network is now Three"
+    fake_openai.script(answer("UPDATE", id=2, content=news))
+    r = mm.update_memory(news, user_id="ana")
+    [call] = chat_calls(fake_openai)
+    [second] = [line for line in shown(call).splitlines() if line.startswith("[2] (")]
+    assert second.endswith(json.dumps(old))  # the profile, newest first: Denver is [1]
+    assert (r.op, r.memory_id) == (Op.UPDATE, old_id)
+    assert active(mm) == ["User lives in Denver", news]
 
 
 def test_another_users_profile_is_never_shown(db, fake_openai):

@@ -112,6 +112,12 @@ class MemoryRows:
         )
         return [self._memory_from_values(row) for row in rows]
 
+    def active_unlabelled(self, conn: sa.Connection, scope: Scope, limit: int) -> list[Memory]:
+        """The scope's active memories no reader labelled (no attribute), newest observed
+        first, at most limit."""
+        rows = run_sql(conn, self._unlabelled_sql, (scope.user_id, scope.agent_key, limit))
+        return [self._memory_from_values(row) for row in rows]
+
     def active_replacing(
         self, conn: sa.Connection, scope: Scope, content_hash: str
     ) -> Memory | None:

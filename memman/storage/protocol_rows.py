@@ -33,6 +33,10 @@ class MemoryStorage(Protocol):
         """The scope's active memories about (subject, attribute), newest observed first."""
         ...
 
+    def active_unlabelled(self, conn: sa.Connection, scope: Scope, limit: int) -> list[Memory]:
+        """The scope's active memories no reader labelled, newest observed first."""
+        ...
+
     def active_replacing(
         self, conn: sa.Connection, scope: Scope, content_hash: str
     ) -> Memory | None:

@@ -193,6 +193,10 @@ class Store(
             )
             self._by_pk_sql = select_memory + " WHERE pk IN ({})"
             self._by_id_sql = select_memory + " WHERE id = ?"
+            self._unlabelled_sql = (
+                select_memory + " WHERE user_id = ? AND agent_id = ? AND attribute IS NULL"
+                " AND status = 'active' ORDER BY observed_at DESC, pk DESC LIMIT ?"
+            )
             self._by_topic_sql = (
                 select_memory + " WHERE user_id = ? AND agent_id = ? AND subject = ?"
                 " AND attribute = ? AND status = 'active'"

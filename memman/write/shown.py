@@ -13,8 +13,10 @@ in this order, up to `decision_memories`:
 2. retrieval's best by words (BM25) and, with an embedder, by meaning (cosine), interleaved
    rank by rank, so neither ranking's head is cut by the other;
 3. the user's profile: their newest memory of each single-valued attribute (residence,
-   employer, relationship status, diet, phone ... and whatever the model labelled so), newest
-   first, so a fact meets the memory it replaces even when they share no word.
+   employer, relationship status, diet, phone ... and whatever the model labelled so), and
+   the memories no reader could label ("User's mobile provider is giffgaff": about anything,
+   as far as memman can tell), newest first, so a fact meets the memory it replaces even when
+   they share no word.
 
 Only what the cheap tiers settle for certain costs no call: the same text (hash), a near-copy
 (the router's DUPLICATE) and a restatement the topic tier reads as a NOOP. Offline nothing
@@ -39,14 +41,17 @@ from memman.write.retrieval import Retrieved
 def user_profile(
     store: Store, conn: sa.Connection, scope: Scope, single_valued: Iterable[str], limit: int
 ) -> list[Memory]:
-    """The user's newest active memory of each single-valued attribute, newest first, at most
-    `limit`. One seek of the topic index per attribute (0.2 ms CPU for 29 attributes in a
-    100k scope: RESULTS.md, Session 11), inside the write transaction."""
+    """The user's newest active memory of each single-valued attribute and their newest
+    unlabelled memories, newest first, at most `limit`. One seek of the topic index per
+    attribute (0.2 ms CPU for 29 attributes in a 100k scope: RESULTS.md, Session 11) and one
+    for the unlabelled, inside the write transaction."""
     newest = [
         memory
         for attribute in sorted(single_valued)
         for memory in store.active_by_topic(conn, scope, USER, attribute, 1)
     ]
+    # What no reader could label may be about anything: the model reads it.
+    newest += store.active_unlabelled(conn, scope, limit)
     newest.sort(key=lambda m: m.observed_at or m.updated_at, reverse=True)
     return newest[:limit]
 
