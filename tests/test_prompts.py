@@ -18,8 +18,8 @@ SHIPPED = Path(__file__).resolve().parents[1] / "prompts"
 def test_an_edited_template_is_used_and_hashed_anew_without_a_restart(tmp_path):
     folder = tmp_path / "prompts"
     shutil.copytree(SHIPPED, folder)
-    facts = [{"content": "User likes {{ tea }}", "date": "1 January 2026"}]
-    context = {"memories": [{"label": None, "facts": facts}], "core": [], "left_out": 0}
+    fact = {"content": "User likes {{ tea }}", "date": "1 January 2026"}
+    context = {"memories": [{"newest": [fact], "earlier": []}], "core": [], "left_out": 0}
     first = render("recall.j2", {**context, "right_now": []}, directory=str(folder))
     assert "User likes {{ tea }}" in first.text  # user text is data, never template syntax
     template = folder / "recall.j2"

@@ -105,9 +105,10 @@ class ReadCalls(Parts):
         The core part (`block.core`) is shown whatever the query, within context_core_share of
         max_tokens: memories of the protected categories (safety, constraint), pinned ones
         (metadata {"pinned": true}) and the user's single-valued profile (name, residence,
-        job...). Then the hits the core does not already show. Memories are grouped by topic,
-        newest first, each dated when the user said it; `block.left_out` counts what did not
-        fit the budget.
+        job...). Then the hits the core does not already show. Related memories are shown
+        together, the newest first and the older ones under it marked "earlier", each dated
+        when the user said it; `block.left_out` counts what did not fit the budget.
+        `str(block)` is `block.text`, the part that goes into the prompt.
         """
         check_count("max_tokens", max_tokens, minimum=1)
         hits = self.search(query, user_id=user_id, agent_id=agent_id, limit=limit)
