@@ -149,6 +149,13 @@ def _label(topic: tuple[str, ...]) -> str:
     return attribute if subject == "user" else f"{subject}'s {attribute}"
 
 
+def topic_label(memory: Memory) -> str | None:
+    """The label of what a memory is about ("residence", "sister's job", a category), None
+    when it has neither topic nor category: how the context block heads a group."""
+    topic = _topic(memory)
+    return None if topic[0] == "memory" else _label(topic)
+
+
 def _groups(memories: list[Memory]) -> list[dict[str, Any]]:
     """Memories by topic, groups in the order of their best-ranked member, newest first inside.
 
