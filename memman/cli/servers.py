@@ -31,9 +31,7 @@ def serve(
     db: DbOption = None,
     host: Annotated[
         str | None,
-        typer.Option(
-            help="Address to listen on (default 127.0.0.1). Any other needs an API key."
-        ),
+        typer.Option(help="Address to listen on (default 127.0.0.1). Any other needs an API key."),
     ] = None,
     port: Annotated[int | None, typer.Option(help="Port (default 8000).")] = None,
     api_key: Annotated[

@@ -15,6 +15,14 @@ from memman.config import Settings
 from memman.errors import ConfigError
 from memman.storage.backends import is_postgres_url
 
+try:  # every module of the package needs them: one message naming the extra
+    import starlette  # noqa: F401
+    import uvicorn
+except ImportError as error:
+    raise ConfigError(
+        f"memman serve needs the serve extra: pip install 'memman[serve]' ({error})"
+    ) from error
+
 # What each option of `memman serve` is, for uvicorn's worker processes: they read their
 # settings from the environment (app.app_from_environment).
 WORKER_VARIABLES = {
@@ -29,15 +37,9 @@ WORKER_VARIABLES = {
 def run(settings: Settings, *, workers: int = 1) -> None:
     """Serve until interrupted: one process, or `workers` processes on a PostgreSQL store
     (SQLite's single file has one writer at a time: more processes only queue on its lock)."""
-    try:
-        import uvicorn
+    from memman.serve.app import make_app
+    from memman.serve.guard import check_bind
 
-        from memman.serve.app import make_app
-        from memman.serve.guard import check_bind
-    except ImportError as error:
-        raise ConfigError(
-            f"memman serve needs the serve extra: pip install 'memman[serve]' ({error})"
-        ) from error
     check_bind(settings.serve_host, settings.serve_api_key)
     host, port = settings.serve_host, settings.serve_port
     if workers < 1:

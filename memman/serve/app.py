@@ -37,9 +37,7 @@ def make_app(settings: Settings | None = None, *, memory: Memory | None = None) 
     check_bind(settings.serve_host, settings.serve_api_key)
     owned = memory is None
     memory = memory or Memory(manager=MemoryManager(settings.db, settings=settings))
-    schema = document(
-        API_ROUTES, version=version("memman"), keyed=bool(settings.serve_api_key)
-    )
+    schema = document(API_ROUTES, version=version("memman"), keyed=bool(settings.serve_api_key))
 
     async def openapi(request: Request) -> JSONResponse:
         return JSONResponse(schema)

@@ -214,13 +214,9 @@ ROUTES = (
     Api("GET", "/memories", list_memories, "Get memories", query=ListQuery),
     Api("DELETE", "/memories", delete_all_memories, "Delete all memories", query=Scoped),
     Api("GET", "/memories/{memory_id}", get_memory, "Get a memory", query=Scoped),
-    Api(
-        "PUT", "/memories/{memory_id}", update_memory, "Update a memory", MemoryUpdate, Scoped
-    ),
+    Api("PUT", "/memories/{memory_id}", update_memory, "Update a memory", MemoryUpdate, Scoped),
     Api("DELETE", "/memories/{memory_id}", delete_memory, "Delete a memory", query=Scoped),
-    Api(
-        "GET", "/memories/{memory_id}/history", memory_history, "Get memory history", query=Scoped
-    ),
+    Api("GET", "/memories/{memory_id}/history", memory_history, "Get memory history", query=Scoped),
     Api("POST", "/search", search_memories, "Search memories", body=SearchRequest),
     Api("POST", "/reset", reset_memories, "Reset all memories"),
     Api("GET", "/configure", get_configuration, "Get the server's configuration"),
