@@ -11,6 +11,7 @@ import threading
 
 import httpx
 import pytest
+from starlette.datastructures import Headers
 
 from memman import MemoryManager
 from memman.config import load_settings
@@ -26,8 +27,8 @@ from memman.errors import (
 )
 from memman.mem0 import Memory
 from memman.serve.app import make_app
-from memman.serve.failures import status_of
-from memman.serve.guard import check_bind, is_loopback, key_matches
+from memman.serve.failures import HttpProblem, status_of
+from memman.serve.guard import Guard, check_bind, is_loopback, key_matches
 from tests.liveserver import running
 
 KEY = "k" * 8 + "-0123456789abcdef"
@@ -312,6 +313,11 @@ def test_a_body_over_the_limit_is_413(client):
 
     streamed = client.post("/memories", content=chunks())
     assert streamed.status_code == 413
+    # A length that is no number (HTTP clients will not send one; the check does not trust it).
+    guard = Guard(None, api_key=None, loopback=True, max_body_bytes=1024)
+    with pytest.raises(HttpProblem) as refused:
+        guard.check("POST", "/memories", Headers({"host": "127.0.0.1", "content-length": "-2"}))
+    assert refused.value.status == 400
     assert client.get("/memories", params={"user_id": "alice"}).json()["results"] == []
 
 

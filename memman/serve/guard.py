@@ -107,7 +107,9 @@ class Guard:
                 {"WWW-Authenticate": challenge},
             )
         length = headers.get("content-length")
-        if length is not None and (not length.isdigit() or int(length) > self.max_body_bytes):
+        if length is not None and not length.isdigit():
+            raise HttpProblem(400, f"Content-Length {length!r} is not a number of bytes")
+        if length is not None and int(length) > self.max_body_bytes:
             raise HttpProblem(413, f"the request body is over {self.max_body_bytes} bytes")
 
 

@@ -37,6 +37,7 @@ TEMPLATES = jinja2.Environment(
 )
 # Inactive memories shown for restoring, newest first: the rest are in the export.
 INACTIVE_SHOWN = 50
+SCOPES_SHOWN = 200  # users listed on the start page; any other is typed in
 SOURCE_PREFIX = "inspector: "  # the provenance of an edit: the person's reason follows
 
 
@@ -77,12 +78,11 @@ def _overview(
     manager: MemoryManager, user: str | None, agent: str | None, q: str, question: str
 ) -> dict[str, Any]:
     """Everything the start page shows (one thread: every read here is the store's)."""
-    with manager.store.read() as conn:  # the picker's list: every scope with a memory
-        scopes = manager.store.scopes_with_memories(conn)
-    values: dict[str, Any] = {"scopes": scopes, "user": user, "agent": agent, "q": q}
-    values["question"] = question
-    if user is None:
-        return values
+    values: dict[str, Any] = {"user": user, "agent": agent, "q": q, "question": question}
+    if user is None:  # the picker's list: the scopes with a memory, the first SCOPES_SHOWN
+        with manager.store.read() as conn:
+            scopes = manager.store.scopes_with_memories(conn)
+        return values | {"scopes": scopes[:SCOPES_SHOWN], "more": len(scopes) - SCOPES_SHOWN}
     everything = manager.list(user_id=user, agent_id=agent, include_inactive=True)
     active = [m for m in everything if m.status is Status.ACTIVE]
     inactive = sorted(
