@@ -88,9 +88,7 @@ async def add_memories(request: Request) -> JSONResponse:
     result = await call(
         memory_of(request).add,
         [m.model_dump() for m in body.messages],
-        user_id=body.user_id,
-        agent_id=body.agent_id,
-        run_id=body.run_id,
+        **body.ids(),
         metadata=body.metadata,
         infer=True if body.infer is None else body.infer,
         memory_type=body.memory_type,
@@ -103,13 +101,7 @@ async def list_memories(request: Request) -> JSONResponse:
     """The scope's active memories, oldest first, then its unexpired short-term facts."""
     query = query_of(request, ListQuery)
     query.scope()
-    result = await call(
-        memory_of(request).get_all,
-        user_id=query.user_id,
-        agent_id=query.agent_id,
-        run_id=query.run_id,
-        top_k=query.top_k,
-    )
+    result = await call(memory_of(request).get_all, **query.ids(), top_k=query.top_k)
     return JSONResponse(result)
 
 
@@ -156,12 +148,7 @@ async def delete_all_memories(request: Request) -> JSONResponse:
     """Soft-delete every active memory the ids match (user_id alone: every agent's)."""
     query = query_of(request, Scoped)
     query.scope()
-    await call(
-        memory_of(request).delete_all,
-        user_id=query.user_id,
-        agent_id=query.agent_id,
-        run_id=query.run_id,
-    )
+    await call(memory_of(request).delete_all, **query.ids())
     return JSONResponse({"message": "All relevant memories deleted"})
 
 
@@ -173,9 +160,7 @@ async def search_memories(request: Request) -> JSONResponse:
     result = await call(
         memory_of(request).search,
         body.query,
-        user_id=body.user_id,
-        agent_id=body.agent_id,
-        run_id=body.run_id,
+        **body.ids(),
         filters=body.filters,
         top_k=body.top_k,
         threshold=body.threshold,

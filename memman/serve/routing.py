@@ -52,7 +52,11 @@ class Scoped(BaseModel):
 
     def scope(self) -> tuple[str, str | None]:
         """memman's (user_id, agent_id); 400 when none is given."""
-        return scope_of(self.model_dump())
+        return scope_of(self.ids())
+
+    def ids(self) -> dict[str, str | None]:
+        """The three ids as the facade's calls take them."""
+        return {"user_id": self.user_id, "agent_id": self.agent_id, "run_id": self.run_id}
 
 
 async def body_of(request: Request, model: type[Model]) -> Model:
