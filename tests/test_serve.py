@@ -423,13 +423,22 @@ def test_other_hosts_and_origins_are_refused(client):
     ).is_success
 
 
-def test_the_command_refuses_a_public_bind_without_a_key_and_workers_on_sqlite(db):
-    from memman.serve import run
+def test_the_command_refuses_a_public_bind_without_a_key_and_workers_on_sqlite(
+    db, monkeypatch, capsys
+):
+    from memman.cli import main
 
-    with pytest.raises(ConfigError, match="needs an API key"):
-        run(load_settings(db=db, serve_host="0.0.0.0"))
-    with pytest.raises(ConfigError, match="PostgreSQL"):
-        run(load_settings(db=db), workers=2)
+    for args, says in (
+        (["--host", "0.0.0.0"], "serving on 0.0.0.0 needs an API key"),
+        (["--workers", "2"], "several workers need a PostgreSQL store"),
+        (["--api-key", "short"], "serve_api_key"),
+    ):
+        monkeypatch.setattr("sys.argv", ["memman", "serve", "--db", db, *args])
+        with pytest.raises(SystemExit) as exit_:
+            main()
+        assert exit_.value.code == 1
+        error = capsys.readouterr().err
+        assert error.startswith("Error: ") and says in error and "Traceback" not in error
 
 
 # -- one worker, many clients ---------------------------------------------------------------
