@@ -186,6 +186,14 @@ class Settings(BaseSettings):
     max_message_chars: int = Field(default=100_000, ge=1)
     journal_size_limit_mb: float = Field(default=64.0, ge=0)
 
+    # `memman serve` (memman/serve/): where it listens, and the key every request must carry
+    # as a bearer token (MEMMAN_SERVE_API_KEY); without a key it binds to a loopback address
+    # only. A request body larger than serve_max_body_bytes is refused (413) unread.
+    serve_host: str = "127.0.0.1"
+    serve_port: int = Field(default=8000, ge=0, le=65535)
+    serve_api_key: str | None = Field(default=None, min_length=16)
+    serve_max_body_bytes: int = Field(default=1_000_000, ge=1024)
+
     @field_validator("db")
     @classmethod
     def _a_store(cls, db: str) -> str:
@@ -233,6 +241,8 @@ class Settings(BaseSettings):
         values = self.model_dump()
         if key := values["llm_api_key"]:  # a short key is shown as nothing of itself
             values["llm_api_key"] = key[:3] + "…" if len(key) > 12 else "…"
+        if values["serve_api_key"]:  # memman's own key: nothing of it shown
+            values["serve_api_key"] = "…"
         for name in ("db", "llm_base_url"):
             values[name] = _without_password(values[name])
         return values

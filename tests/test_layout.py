@@ -150,7 +150,7 @@ LAYERS = [
     {"lifecycle"},
     {"api"},
     {"tuning"},
-    {"cli", "mem0", "langgraph", "mcp_server", "aio", "__main__", ""},  # adapters, the package
+    {"cli", "mem0", "langgraph", "mcp_server", "serve", "aio", "__main__", ""},  # adapters
 ]
 
 

@@ -66,13 +66,20 @@ class ReadCalls(Parts):
             offset += len(batch)
 
     def search(
-        self, query: str, *, user_id: str, agent_id: str | None = None, limit: int = 5
+        self,
+        query: str,
+        *,
+        user_id: str,
+        agent_id: str | None = None,
+        limit: int = 5,
+        reinforce: bool = True,
     ) -> list[SearchHit]:
         """Active memories of the scope, best first, near-duplicates collapsed, reinforced.
 
         Ranked by a blend of relevance (BM25, and cosine when an embedder is configured),
         recency and importance (see memman/lifecycle/recall.py and the recall_* settings); every
-        returned memory's access count and last access are updated.
+        returned memory's access count and last access are updated, unless not `reinforce`
+        (a look that changes nothing: the inspector page's).
         """
         if not isinstance(query, str):
             raise InvalidInputError("query must be a string")
@@ -87,6 +94,7 @@ class ReadCalls(Parts):
             now=self.clock(),
             embedder=self.embedder,
             index=self.vectors,
+            reinforce=reinforce,
         )
 
     def context(
@@ -97,6 +105,7 @@ class ReadCalls(Parts):
         agent_id: str | None = None,
         max_tokens: int = 500,
         limit: int = 20,
+        reinforce: bool = True,
     ) -> ContextBlock:
         """A memory block for a system prompt: what to always keep in mind, then the best hits.
 
@@ -108,10 +117,13 @@ class ReadCalls(Parts):
         job...). Then the hits the core does not already show. Related memories are shown
         together, the newest first and the older ones under it marked "earlier", each dated
         when the user said it; `block.left_out` counts what did not fit the budget.
-        `str(block)` is `block.text`, the part that goes into the prompt.
+        `str(block)` is `block.text`, the part that goes into the prompt. Not `reinforce`:
+        nothing recalled is counted (see search).
         """
         check_count("max_tokens", max_tokens, minimum=1)
-        hits = self.search(query, user_id=user_id, agent_id=agent_id, limit=limit)
+        hits = self.search(
+            query, user_id=user_id, agent_id=agent_id, limit=limit, reinforce=reinforce
+        )
         return recall.context(
             self.store,
             Scope(user_id, agent_id),
@@ -120,6 +132,7 @@ class ReadCalls(Parts):
             max_tokens=max_tokens,
             settings=self.settings,
             now=self.clock(),
+            reinforce=reinforce,
         )
 
     def history(

@@ -72,6 +72,7 @@ for command, name in (
     (tuning.calibrate, None),
     (tuning.eval_cases, "eval"),
     (servers.mcp, None),
+    (servers.serve, None),
     (upkeep.config, None),
 ):
     app.command(name)(command)

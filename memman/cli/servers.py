@@ -1,4 +1,4 @@
-"""Commands that serve the memory to other programs: mcp."""
+"""Commands that serve the memory to other programs: mcp, serve."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 
 from memman.cli.common import AgentOption, DbOption
+from memman.config import load_settings
 
 
 def mcp(
@@ -24,3 +25,31 @@ def mcp(
     from memman.mcp_server import serve
 
     serve(db, user_id=user, agent_id=agent, locked=lock)
+
+
+def serve(
+    db: DbOption = None,
+    host: Annotated[
+        str | None,
+        typer.Option(help="Address to listen on (default 127.0.0.1). Any other needs an API key."),
+    ] = None,
+    port: Annotated[int | None, typer.Option(help="Port (default 8000).")] = None,
+    api_key: Annotated[
+        str | None,
+        typer.Option(
+            "--api-key",
+            envvar="MEMMAN_SERVE_API_KEY",
+            help="Bearer key every request must carry (16+ characters); prefer the variable.",
+            show_envvar=True,
+        ),
+    ] = None,
+    workers: Annotated[
+        int, typer.Option(help="Worker processes (more than 1: PostgreSQL stores only).")
+    ] = 1,
+) -> None:
+    """Serve mem0's REST API, memman's own routes and the inspector page over HTTP (needs the
+    serve extra)."""
+    from memman.serve import run
+
+    settings = load_settings(db=db, serve_host=host, serve_port=port, serve_api_key=api_key)
+    run(settings, workers=workers)

@@ -186,6 +186,16 @@ def _topic(memory: Memory) -> tuple[str, str] | None:
     return (memory.subject or "user", memory.attribute) if memory.attribute else None
 
 
+def topic_label(memory: Memory) -> str | None:
+    """What a memory is about, as a person reads it: "residence", "sister's job", else its
+    category; None when it has neither (how the inspector page heads a group)."""
+    topic = _topic(memory)
+    if topic is None or topic[1].startswith("verb:"):  # a verb's fallback names nothing
+        return memory.category
+    subject, attribute = topic[0], topic[1].replace("_", " ")
+    return attribute if subject == "user" else f"{subject}'s {attribute}"
+
+
 def _related_groups(memories: list[Memory]) -> list[Group]:
     """Related memories together, newest first; groups in the order of their best-ranked member.
 

@@ -145,8 +145,10 @@ def search(
     now: dt.datetime,
     embedder: Embedder | None = None,
     index: VectorSearch | None = None,
+    reinforce: bool = True,
 ) -> list[SearchHit]:
-    """Rank a pool of recall_pool_factor x limit, dedup, reinforce the returned hits.
+    """Rank a pool of recall_pool_factor x limit, dedup, reinforce the returned hits (unless
+    not `reinforce`: a look that must not change what it looks at, as the inspector's).
 
     With an embedder (and its vector index) the pool is hybrid (BM25 and cosine fused by
     reciprocal rank), so a memory that shares no word with the query can still be recalled.
@@ -165,7 +167,7 @@ def search(
             pool = lexical_candidates(store, conn, scope, query, size)
     ranked = rank(pool, settings=settings, now=now, semantic=vector is not None)
     hits = collapse(ranked, noop_jaccard=settings.noop_jaccard, limit=limit)
-    if hits:
+    if hits and reinforce:
         when = stamp(now)
         ids = [h.id for h in hits]
         # Recalled facts decay slower and rank higher (one UPDATE for every hit).
@@ -186,6 +188,7 @@ def context(
     max_tokens: int,
     settings: Settings,
     now: dt.datetime,
+    reinforce: bool = True,
 ) -> ContextBlock:
     """The core memories, the scope's unexpired short-term facts relevant to the query, `hits`.
 
@@ -194,7 +197,8 @@ def context(
     read with one bounded query, so "hi" still gets the user's name and allergies.
     Each short-term fact that made it into the block counts one recall, unless its last
     counted recall is under promote_recall_spacing_hours ago: recalled on enough occasions
-    (promote_min_recalls), consolidate promotes it to long-term memory.
+    (promote_min_recalls), consolidate promotes it to long-term memory. Not `reinforce`: none
+    is counted.
     """
     with store.read() as conn:
         current = shortterm.relevant(store, conn, scope, query, now=now)
@@ -215,7 +219,7 @@ def context(
         core_share=settings.context_core_share,
         safety_first=bool(core) and _protected(core[0], settings),
     )
-    if block.short_term:
+    if block.short_term and reinforce:
         ids = [f.id for f in block.short_term]
         spacing = dt.timedelta(hours=settings.promote_recall_spacing_hours)
         store.try_write(
