@@ -210,27 +210,24 @@ class WritePath(ChunkWalk):
         scope, k = candidate.scope, self.settings.top_k
         # Each signal's own bar, and no other's: by words, a memory sharing a word that names
         # what the fact is about, not only "User", "I'm" or "love" (write/pertinent.py); by
-        # meaning, one at or above the embedder's novel cosine, below which it calls two
-        # texts unrelated.
+        # meaning, the top_k nearest whatever their cosine: a fact sharing no word with what
+        # it replaces scores low ("User drinks black coffee" / "User quit caffeine and sticks
+        # to herbal tea"), and a bar at the novel cosine (MiniLM 0.5) cut the replaced memory
+        # shown from 0.95 to 0.90 on a dev set (benchmarks/RESULTS.md, routing).
         words = lexical_candidates(self.store, conn, scope, candidate.content, k)
         by_words = sharing_topic_words(candidate, [r for r in words if r.jaccard > 0])
         by_meaning = []
         if self.embedder is not None and vector is not None:
-            _, novel = cosine_thresholds(self.settings, self.embedder.name)
-            by_meaning = [
-                r
-                for r in semantic_candidates(
-                    self.store,
-                    conn,
-                    scope,
-                    candidate.content,
-                    k,
-                    index=self.vectors,
-                    model=self.embedder.name,
-                    vector=vector,
-                )
-                if r.cosine is not None and r.cosine >= novel
-            ]
+            by_meaning = semantic_candidates(
+                self.store,
+                conn,
+                scope,
+                candidate.content,
+                k,
+                index=self.vectors,
+                model=self.embedder.name,
+                vector=vector,
+            )
         limit = self.settings.decision_memories
         single = self.settings.single_valued_attributes
         memories = shown_union(
