@@ -4,9 +4,10 @@ No model is reachable here, so a helper agent plays the model: it is given only 
 rendered requests (the messages and the tool's JSON schema; never the case's labels or
 memman's code) and writes one answer per request. Two steps:
 
-    python tests/cassettes/record_capable.py requests OUT.jsonl
-        runs every case of the dev routing set against the fake server answering ADD and
-        writes each decision request it sent: {"key", "tool", "messages", "schema"}
+    python tests/cassettes/record_capable.py requests OUT.jsonl [ANSWERS.jsonl]
+        runs every case of the dev routing set against the fake server answering ADD (or
+        from ANSWERS where it has the request) and writes each decision request it sent
+        that ANSWERS lacks: {"key", "tool", "messages", "schema"}
     python tests/cassettes/record_capable.py cassettes ANSWERS.jsonl
         runs every case again with the fake server answering from ANSWERS.jsonl (lines
         {"key", "answer", "source"}) while vcrpy records, one cassette per case, the address
@@ -59,8 +60,14 @@ def _factory(folder: str, base_url: str):
     return llm
 
 
-def requests(out: Path) -> None:
-    fake = FakeOpenAI(default_reply=add_everything).start()
+def requests(out: Path, answered: Path | None = None) -> None:
+    known = _answers(answered) if answered else {}
+
+    def reply(request: dict) -> Reply:
+        row = known.get(request_key(request))
+        return _reply(request, row) if row else add_everything(request)
+
+    fake = FakeOpenAI(default_reply=reply).start()
     rows = {}
     try:
         for name in c.BY_NAME:
@@ -70,6 +77,8 @@ def requests(out: Path) -> None:
             for sent in fake.requests:
                 request = sent["json"]
                 tool = request["tools"][0]["function"]
+                if request_key(request) in known:
+                    continue
                 rows[request_key(request)] = {
                     "key": request_key(request),
                     "tool": tool["name"],
@@ -82,11 +91,21 @@ def requests(out: Path) -> None:
     print(f"{len(rows)} requests written to {out}")
 
 
+def _answers(path: Path) -> dict[str, dict]:
+    rows = (json.loads(line) for line in path.read_text(encoding="utf-8").splitlines())
+    return {row["key"]: row for row in rows}
+
+
+def _reply(request: dict, row: dict) -> Reply:
+    """The recorded answer as the tool call of an OpenAI chat.completion."""
+    tool = request["tools"][0]["function"]["name"]
+    body = chat_completion(tool_args=row["answer"], tool_name=tool, model=MODEL)
+    body["system_fingerprint"] = "fp_capable_stand_in"
+    return Reply(body=body)
+
+
 def cassettes(answers_path: Path) -> None:
-    answers = {}
-    for line in answers_path.read_text(encoding="utf-8").splitlines():
-        row = json.loads(line)
-        answers[row["key"]] = row
+    answers = _answers(answers_path)
     missing: set[str] = set()
 
     def reply(request: dict) -> Reply:
@@ -94,10 +113,7 @@ def cassettes(answers_path: Path) -> None:
         if key not in answers:
             missing.add(key)
             return Reply(500, {"error": {"message": "no recorded answer"}})
-        tool = request["tools"][0]["function"]["name"]
-        body = chat_completion(tool_args=answers[key]["answer"], tool_name=tool, model=MODEL)
-        body["system_fingerprint"] = "fp_capable_stand_in"
-        return Reply(body=body)
+        return _reply(request, answers[key])
 
     fake = FakeOpenAI(default_reply=reply).start()
     recorder = vcr.VCR(
@@ -140,8 +156,11 @@ def main() -> None:
     for variable in list(os.environ):  # the same isolation the tests have
         if variable.startswith(("MEMMAN_", "OPENAI_")):
             del os.environ[variable]
-    step, path = sys.argv[1], Path(sys.argv[2])
-    {"requests": requests, "cassettes": cassettes}[step](path)
+    step, path, *answered = sys.argv[1:]
+    if step == "requests":
+        requests(Path(path), Path(answered[0]) if answered else None)
+    else:
+        cassettes(Path(path))
 
 
 if __name__ == "__main__":
