@@ -29,7 +29,6 @@ from sqlalchemy.pool import StaticPool
 from memman.errors import (
     StoreCorruptError,
     StoreError,
-    StoreFullError,
     StoreReadOnlyError,
 )
 
@@ -39,6 +38,7 @@ from memman.storage.busy import BusyRetry, typed_sqlite_error
 from memman.storage.events import EventRows
 from memman.storage.fts import LexicalRows
 from memman.storage.labels import LabelRows
+from memman.storage.later import Bookkeeping, Later
 from memman.storage.lifecycle import LifecycleRows
 from memman.storage.memories import MemoryRows
 from memman.storage.messages import MessageRows
@@ -142,7 +142,8 @@ class Store(
         # shared in-memory connection, readers must queue too.
         self._write_lock = threading.RLock()
         self._read_lock = self._write_lock if in_memory else nullcontext()
-        timeout_ms = int(busy_timeout_s * 1000)
+        self._later = Later()
+        timeout_ms = self._busy_timeout_ms = int(busy_timeout_s * 1000)
         journal_limit = int(journal_size_limit_mb * 1024 * 1024)
 
         @sa.event.listens_for(self.engine, "connect")
@@ -270,6 +271,7 @@ class Store(
         self._with_busy_retry(attempt)
 
     def close(self) -> None:
+        self.flush_later()  # one last try, without waiting
         self.engine.dispose()
 
     def sizes(self) -> dict[str, Any]:
@@ -338,7 +340,8 @@ class Store(
         fn may run more than once if the database is busy, so it must not have side effects
         outside the connection. `scope`: fn writes that scope's rows only, so a backend that
         can lock per scope (PostgreSQL) lets writes of other scopes run beside it; SQLite has
-        one writer at a time either way.
+        one writer at a time either way. Reads' bookkeeping left waiting (try_write) is tried
+        after it, while the lock is likely free.
         """
 
         if self.read_only:
@@ -350,7 +353,10 @@ class Store(
                 with connection.begin():
                     return fn(connection)
 
-        return self._with_busy_retry(attempt)
+        result = self._with_busy_retry(attempt)
+        if len(self._later):
+            self.flush_later()
+        return result
 
     def _queue(self, scope: Scope | None) -> AbstractContextManager[Any]:
         """The in-process lock a write waits on before taking a connection: one for every
@@ -358,12 +364,67 @@ class Store(
         return self._write_lock
 
     def try_write(
-        self, fn: Callable[[sa.Connection], T], what: str, *, scope: Scope | None = None
-    ) -> T | None:
-        """write(fn) for bookkeeping a read does (access counts): on a full disk or a
-        read-only store it is skipped with a log line, so the read still answers."""
+        self, fn: Callable[[sa.Connection], object], what: str, *, scope: Scope | None = None
+    ) -> None:
+        """Bookkeeping a read does (access counts, short-term recalls): written now if the
+        write lock is free, else kept for a later attempt (memman/storage/later.py), so the
+        read never waits for another writer. Skipped with a log line on a read-only store.
+        fn may run in a transaction with other reads' bookkeeping; it writes only counts.
+        `scope` is kept for callers (the counts say their scope themselves)."""
+        if self.read_only:
+            log.debug("%s skipped: %s is open read-only", what, self.path)
+            return
+        self._later.add(Bookkeeping(fn, what))
+        self.flush_later()
+
+    def flush_later(self) -> None:
+        """Write the reads' bookkeeping waiting in this process, in one transaction, if the
+        write lock can be had without waiting; else leave it waiting (a busy lock) or drop it
+        with a log line (a full disk, a read-only or damaged file)."""
+        if self.read_only or not self._later.flushing.acquire(blocking=False):
+            return
         try:
-            return self.write(fn, scope=scope)
-        except (StoreFullError, StoreReadOnlyError) as error:
-            log.warning("%s skipped: %s", what, error)
-            return None
+            if not self._write_lock.acquire(blocking=False):  # this process is writing
+                return
+            try:
+                items = self._later.take()
+                if items:
+                    self._flush(items)
+            finally:
+                self._write_lock.release()
+        finally:
+            self._later.flushing.release()
+
+    def _flush(self, items: list[Bookkeeping]) -> None:
+        def run(connection: sa.Connection) -> None:
+            for item in items:
+                item.fn(connection)
+
+        try:
+            self._write_now(run)
+        except (sa.exc.OperationalError, self.dbapi.OperationalError) as error:
+            if self._busy(error):
+                log.debug("write lock held: %d read counts wait for the next try", len(items))
+                self._later.put_back(items)
+                return
+            typed = self._typed_error(error)
+            if typed is None:
+                raise
+            log.warning("%s skipped: %s", items[0].what, typed)
+        except (sa.exc.DatabaseError, self.dbapi.DatabaseError) as error:
+            typed = self._typed_error(error)
+            if typed is None:
+                raise
+            log.warning("%s skipped: %s", items[0].what, typed)
+
+    def _write_now(self, fn: Callable[[sa.Connection], None]) -> None:
+        """fn in one write transaction if the write lock is free now: SQLite's busy timeout is
+        0 for it, so a held lock fails the BEGIN IMMEDIATE at once (SQLITE_BUSY)."""
+        with self.engine.connect() as connection:
+            raw = connection.connection.dbapi_connection
+            raw.execute("PRAGMA busy_timeout=0")
+            try:
+                with connection.execution_options(memman_write=True).begin():
+                    fn(connection)
+            finally:
+                raw.execute(f"PRAGMA busy_timeout={self._busy_timeout_ms}")
