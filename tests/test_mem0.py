@@ -140,7 +140,7 @@ def test_a_plan_for_tonight_is_in_short_term_memory_and_in_add_results(tmp_path)
         ]
         short = memory.manager.short_term(user_id="alice")
         assert [(f.content, f.category) for f in short] == [(MOVIE_CHAT[0]["content"], "plan")]
-        assert added["results"][1]["id"] == f"short_term:{short[0].id}"
+        assert added["results"][1]["id"] == memory.short_term.item_id(short[0])
 
 
 def chat_with_memories(memory, reply, message: str, user_id: str = "default_user") -> str:

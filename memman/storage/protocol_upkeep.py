@@ -290,6 +290,14 @@ class UpkeepStorage(Protocol):
         """Record the reader version that labelled the store."""
         ...
 
+    def state(self, conn: sa.Connection, key: str) -> str | None:
+        """The store's own state under key (store_state), None if nothing is on record."""
+        ...
+
+    def keep_state(self, conn: sa.Connection, key: str, value: str) -> str:
+        """Record value under key unless one is on record; the value on record."""
+        ...
+
     def count_unlabelled(self, conn: sa.Connection, scope: Scope | None) -> int:
         """Active memories of the scope (every scope's if None) without an attribute."""
         ...
