@@ -262,6 +262,10 @@ class UpkeepStorage(Protocol):
         """(parked facts, those failed at least stuck_attempts times)."""
         ...
 
+    def memories_without_history(self, conn: sa.Connection) -> int:
+        """Memories no audit event names."""
+        ...
+
     def orphan_vectors(self, conn: sa.Connection) -> int:
         """Vectors of no memory, or malformed."""
         ...

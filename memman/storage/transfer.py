@@ -22,6 +22,14 @@ here are the ones that apply. A copied memory left without any event (an export 
 its events) gets an ADD event saying so. A bad line is reported with its number and the rest
 are imported.
 
+Importing is resumable: memories and events are written in batches, so an import killed
+between them leaves memories whose events were not copied yet (issue 29: 3,000 of 4,500, and a
+second import counted them as duplicates and copied nothing). A memory of the file the store
+holds under the same id is the same memory, whatever the store held before: its events in the
+file are copied unless the store has them already (same op, time, texts and reason), so
+importing the same file again reaches the end state of an import that was not stopped, and
+`memman check` counts memories without history meanwhile.
+
 After a scope's memories come its parked facts, short-term facts and buffered messages, a line
 each of "kind" their table (transfer_rows.py: which are written, and how they are read back
 without duplicating a row the scope holds). A whole-store copy (store_copy.py) adds vector
@@ -96,6 +104,7 @@ class ImportReport:
     duplicates: int = 0  # memories the store already held (same id, or same active text)
     decided: dict[str, int] = field(default_factory=dict)  # through MemoryManager.ingest, by op
     events_copied: int = 0
+    events_held: int = 0  # events of a memory held by id that the store had (a re-import)
     events_written: int = 0  # an ADD event for each copied memory the file had none for
     events_skipped: int = 0  # a merge import records its own decisions instead
     rows_copied: dict[str, int] = field(default_factory=dict)  # vectors and rows, by kind
@@ -201,14 +210,17 @@ def import_lines(mm: Manager, lines: Iterable[str], *, raw: bool = False) -> Imp
     batch: list[tuple[int, Memory | Event | Row]] = []
     deciding: list[tuple[int, Memory]] = []
     copied: list[Memory] = []
+    # Memories of the file the store holds under their own id: copied now or by an earlier
+    # import of it (`held`); the file's events of them are theirs (see the module docstring).
+    same = _SameMemories()
     seen_memory = False
 
     def flush() -> None:  # in file order: a decision sees every record before it
         if deciding:
-            _decide(mm, deciding, report)
+            _decide(mm, deciding, report, same)
             deciding.clear()
         if batch:
-            store.write(lambda conn: _copy(conn, mm, batch, bool(events), report, copied))
+            store.write(lambda conn: _copy(conn, mm, batch, bool(events), report, copied, same))
             batch.clear()
 
     for number, line in parse_lines(lines, ExportLine):
@@ -232,7 +244,11 @@ def import_lines(mm: Manager, lines: Iterable[str], *, raw: bool = False) -> Imp
                 " with --with-events (and --all for inactive memories) to import both, or import"
                 " with --raw to copy the events alone"
             )
+        if isinstance(record, Event) and (deciding or any(isinstance(r, Memory) for _, r in batch)):
+            flush()  # which memories the store holds under their ids is known from here on
         copying = copy or (not isinstance(record, Row) and not held_before(record))
+        if isinstance(record, Event) and record.memory_id in same.ids:
+            copying = True
         if isinstance(record, Event) and not copying:
             report.events_skipped += 1
         elif isinstance(record, Row) and not (copy or scope_row(record)):
@@ -250,12 +266,38 @@ def import_lines(mm: Manager, lines: Iterable[str], *, raw: bool = False) -> Imp
             if len(deciding) >= BATCH:
                 flush()
     flush()
-    for start in range(0, len(copied), BATCH):
-        chunk = copied[start : start + BATCH]
+    unrecorded = copied + same.held  # held: an earlier import may have stopped before this
+    for start in range(0, len(unrecorded), BATCH):
+        chunk = unrecorded[start : start + BATCH]
         report.events_written += store.write(
             lambda conn, chunk=chunk: _without_history(conn, store, chunk)
         )
     return report
+
+
+@dataclass
+class _SameMemories:
+    """The file's memories the store holds under their own id, and of them those it held
+    before this import wrote them (an earlier import of the file did)."""
+
+    ids: set[str] = field(default_factory=set)
+    held: list[Memory] = field(default_factory=list)
+
+    def add(self, memory: Memory, *, held: bool) -> None:
+        self.ids.add(memory.id)
+        if held:
+            self.held.append(memory)
+
+
+def _has_event(conn: sa.Connection, store: Store, event: Event) -> bool:
+    """Whether the store has this event of its memory already (an earlier import copied it):
+    the same op at the same time, with the same texts and reason."""
+
+    def key(e: Event) -> tuple[Any, ...]:
+        return (e.op, e.created_at, e.content_before, e.content_after, e.reason)
+
+    assert event.memory_id is not None
+    return any(key(e) == key(event) for e in store.events_for_memory(conn, event.memory_id))
 
 
 def _without_history(conn: sa.Connection, store: Store, memories: list[Memory]) -> int:
@@ -293,9 +335,10 @@ def _copy(
     renumber_events: bool,
     report: ImportReport,
     copied: list[Memory],
+    same: _SameMemories,
 ) -> None:
     """Write a batch of records as they are, in one transaction, skipping what is held;
-    the memories written are appended to `copied`."""
+    the memories written are appended to `copied`, they and those held by id to `same`."""
     store = mm.store
     start = len(copied)
     memories = [record.id for _, record in batch if isinstance(record, Memory)]
@@ -322,17 +365,26 @@ def _copy(
             if names_another_scope(conn, store, record):
                 report.bad.append(f"line {number}: the event names another scope's memory")
                 continue
+            if record.memory_id in same.ids and _has_event(conn, store, record):
+                report.events_held += 1
+                continue
             store.copy_event(conn, record, keep_id=not renumber_events)
             report.events_copied += 1
             continue
         digest = content_hash(record.content)
         scope = Scope(record.user_id, record.agent_id)
         active = record.status is Status.ACTIVE
-        if record.id in held or (active and store.active_by_hash(conn, scope, digest)):
+        if record.id in held:
+            if record.id not in same.ids:  # not an earlier line of this file
+                same.add(record, held=True)
+            report.duplicates += 1
+            continue
+        if active and store.active_by_hash(conn, scope, digest):
             report.duplicates += 1
             continue
         store.copy_memory(conn, record, digest)
         copied.append(record)
+        same.add(record, held=False)
         held.add(record.id)
         report.copied += 1
     if any(relabel_would_label(m) for m in copied[start:]):  # by a reader of unknown age
@@ -342,7 +394,9 @@ def _copy(
         store.copy_rows(conn, table, values)
 
 
-def _decide(mm: Manager, memories: list[tuple[int, Memory]], report: ImportReport) -> None:
+def _decide(
+    mm: Manager, memories: list[tuple[int, Memory]], report: ImportReport, same: _SameMemories
+) -> None:
     """Active memories into a store that has some: each skipped if held (same id, or same
     active text of the scope, earlier lines of the run included), the rest decided together
     by MemoryManager.ingest (one transaction per chunk)."""
@@ -354,13 +408,17 @@ def _decide(mm: Manager, memories: list[tuple[int, Memory]], report: ImportRepor
             for scope, digests in _hashes_by_scope(memories).items()
             for digest in store.active_hashes(conn, scope, digests)
         }
+    decided: set[str] = set()  # ids of this run's decisions: not held by the store under them
     numbers, records = [], []
     for number, memory in memories:
         key = (Scope(memory.user_id, memory.agent_id), content_hash(memory.content))
+        if memory.id in held_ids and memory.id not in same.ids and memory.id not in decided:
+            same.add(memory, held=True)
         if memory.id in held_ids or key in held_texts:
             report.duplicates += 1
             continue
         held_ids.add(memory.id)
+        decided.add(memory.id)
         held_texts.add(key)
         numbers.append(number)
         records.append(

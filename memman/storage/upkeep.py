@@ -28,6 +28,10 @@ _FTS_OPTIMIZE = "INSERT INTO long_term_fts(long_term_fts) VALUES('optimize')"
 _FTS_CHECK = "INSERT INTO long_term_fts(long_term_fts, rank) VALUES('integrity-check', 1)"
 # A vector is orphaned when its memory row is gone (a write that bypassed memman) or its blob
 # is not dim float32 values (a torn or foreign write); either would break cosine search.
+_WITHOUT_HISTORY = (
+    "SELECT count(*) FROM long_term WHERE NOT EXISTS"
+    " (SELECT 1 FROM events WHERE events.memory_id = long_term.id)"
+)
 _ORPHAN_VECTORS = """
     SELECT count(*) FROM memory_vectors AS v
     WHERE NOT EXISTS (SELECT 1 FROM long_term WHERE long_term.pk = v.memory_pk)
@@ -171,6 +175,11 @@ class UpkeepRows:
             sa.select(sa.func.count(), sa.func.count().filter(pe.c.attempts >= stuck_attempts))
         ).one()
         return total, stuck
+
+    def memories_without_history(self, conn: sa.Connection) -> int:
+        """Memories no audit event names (an import killed between its memories and their
+        events left such; every write of memman records one with the change)."""
+        return conn.exec_driver_sql(_WITHOUT_HISTORY).scalar_one()
 
     def orphan_vectors(self, conn: sa.Connection) -> int:
         """Vectors of no memory, or whose blob does not hold dim float32 values."""
