@@ -18,6 +18,7 @@ from pydantic import (
     Field,
     ValidationError,
     create_model,
+    field_validator,
     model_validator,
 )
 
@@ -29,7 +30,7 @@ from memman.language.wording import affirmed, elaborates, extends
 from memman.llm.client import CallInfo, LLMClient, answer_budget
 from memman.llm.prompts import render
 from memman.models import Memory, Op, Tier
-from memman.write.candidate import Candidate
+from memman.write.candidate import Candidate, model_reason, model_text
 from memman.write.retrieval import Retrieved
 
 
@@ -126,6 +127,8 @@ def negates(candidate: str, memory: str) -> bool:
 # -- LLM ----------------------------------------------------------------------------------
 
 _REASON = Field(description="One short sentence: why this operation.")
+# Every op's reason is kept as the audit trail keeps reasons (cut, not refused):
+# `_reason = field_validator("reason")(model_reason)` in each.
 
 
 class AddOp(TopicLabels):
@@ -133,6 +136,7 @@ class AddOp(TopicLabels):
 
     op: Literal["ADD"]
     reason: str = _REASON
+    _reason = field_validator("reason")(model_reason)
 
 
 class UpdateOp(TopicLabels):
@@ -142,6 +146,7 @@ class UpdateOp(TopicLabels):
     id: int = Field(description="The id of the shown memory to update.")
     content: str = Field(description="The full new text of that memory: the current truth.")
     reason: str = _REASON
+    _reason = field_validator("reason")(model_reason)
 
 
 class DeleteOp(BaseModel):
@@ -150,6 +155,7 @@ class DeleteOp(BaseModel):
     op: Literal["DELETE"]
     id: int = Field(description="The id of the shown memory the candidate retracts.")
     reason: str = _REASON
+    _reason = field_validator("reason")(model_reason)
 
 
 class NoopOp(BaseModel):
@@ -158,6 +164,7 @@ class NoopOp(BaseModel):
     op: Literal["NOOP"]
     id: int | None = Field(default=None, description="The id of the memory that already says it.")
     reason: str = _REASON
+    _reason = field_validator("reason")(model_reason)
 
 
 class MemoryDecision(BaseModel):
@@ -183,13 +190,8 @@ class MemoryDecision(BaseModel):
         if isinstance(d, UpdateOp | DeleteOp) and ids is None:
             raise ValueError(f"{d.op} needs the id of one of the memories shown ({valid}).")
         if isinstance(d, UpdateOp):
-            content = d.content.strip()
-            if not content:
-                raise ValueError("UPDATE content is empty: write the full new text of the memory.")
-            if len(content) > self.max_chars:
-                raise ValueError(
-                    f"UPDATE content is too long; keep it under {self.max_chars} characters."
-                )
+            # The checks a user's fact passes (no NUL, not only invisible characters, ...).
+            content = model_text("UPDATE content", d.content, self.max_chars)
             if normalize(content) == normalize(self.shown[d.id]):
                 # Not invalid: the model says memory d.id stays as it is, which is a NOOP.
                 # Re-asking does not converge (small models repeat the same UPDATE).
