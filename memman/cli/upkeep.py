@@ -48,6 +48,7 @@ def stats(
         table.add_row("messages failing extraction", str(data["extraction_stuck"]))
         storage = data["storage"]
         if storage:
+            table.add_row("opened", storage["opened"])
             table.add_row("file bytes", str(storage["file_bytes"]))
             table.add_row("wal bytes", str(storage["wal_bytes"]))
             for name, n in storage["rows"].items():

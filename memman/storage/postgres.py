@@ -48,7 +48,7 @@ from memman.storage.changes import NewVector
 from memman.storage.later import Later
 from memman.storage.postgres_search import postings, ranked_by_tsquery
 from memman.storage.sql import run_sql
-from memman.storage.store import GROWING_TABLES, Store
+from memman.storage.store import GROWING_TABLES, READ_WRITE, Store
 
 # Writers of one process that may hold a connection at once, one per stripe of scopes, and
 # those naming no scope: within the engine's pool (5, and 10 more on demand) beside readers.
@@ -135,6 +135,7 @@ class PostgresStore(Store):
         self.busy_patience_s = busy_patience_s
         self.dbapi = psycopg
         self.read_only = False
+        self.opened = READ_WRITE
         self.engine = sa.create_engine(
             parsed,
             connect_args={
@@ -224,6 +225,7 @@ class PostgresStore(Store):
                     "SELECT pg_database_size(current_database())"
                 ).scalar(),
                 "wal_bytes": 0,
+                "opened": self.opened,
             }
             found["rows"] = {
                 table: conn.exec_driver_sql(f"SELECT count(*) FROM {table}").scalar()

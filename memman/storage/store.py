@@ -68,17 +68,45 @@ GROWING_TABLES = (
 KNOWN_MIGRATIONS = [m.name for m in migrations.pending(sqlite_utils.Database(memory=True))]
 
 
-def _sqlite_url(path: str, read_only: bool) -> str:
-    """SQLAlchemy's URL for a file path or a `file:` URI (read_only adds mode=ro)."""
+def _sqlite_url(path: str, read_only: bool, immutable: bool = False) -> str:
+    """SQLAlchemy's URL for a file path or a `file:` URI (read_only adds mode=ro, immutable
+    immutable=1)."""
     if path.startswith("file:"):
         uri = path
     elif read_only:
         uri = f"file:{path}"
     else:
         return f"sqlite:///{path}"
+    if immutable and "immutable=1" not in uri:
+        uri += ("&" if "?" in uri else "?") + "immutable=1"
     if read_only and "mode=ro" not in uri and "immutable=1" not in uri:
         uri += ("&" if "?" in uri else "?") + "mode=ro"
     return f"sqlite:///{uri}{'&' if '?' in uri else '?'}uri=true"
+
+
+# How a SQLite store was opened, as `stats` says it.
+READ_WRITE = "read-write"
+READ_ONLY = "read-only"
+IMMUTABLE = "read-only, immutable (on read-only media: no locks, no -shm)"
+
+
+def _opening(path: str) -> str:
+    """How to open a file path or URI: READ_WRITE; READ_ONLY for a mode=ro URI or a file this
+    process cannot write; IMMUTABLE for such a file in a folder it cannot write either, with
+    no -wal beside it (a store closed cleanly on read-only media). There SQLite cannot make
+    the -shm file a WAL reader needs, and mode=ro alone fails with "unable to open database
+    file"; immutable=1 reads the file without it. A -wal left beside it holds writes the file
+    lacks: immutable would not read them, so mode=ro is tried (and fails as it did)."""
+    if "immutable=1" in path:
+        return IMMUTABLE
+    if "mode=ro" in path:
+        return READ_ONLY
+    if not os.path.exists(path) or os.access(path, os.W_OK):
+        return READ_WRITE
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.access(folder, os.W_OK) and not os.path.exists(f"{path}-wal"):
+        return IMMUTABLE
+    return READ_ONLY
 
 
 class Store(
@@ -117,6 +145,7 @@ class Store(
         self.busy_patience_s = busy_patience_s
         self.dbapi = dbapi
         self.read_only = False
+        self.opened = READ_WRITE
         in_memory = path == ":memory:"
         if in_memory:
             # One shared connection, or every checkout would see a different empty database.
@@ -128,13 +157,10 @@ class Store(
             )
         else:
             # A file this process cannot write (or a mode=ro URI) is served read-only.
-            self.read_only = (
-                "mode=ro" in path
-                or "immutable=1" in path
-                or (os.path.exists(path) and not os.access(path, os.W_OK))
-            )
+            self.opened = _opening(path)
+            self.read_only = self.opened != READ_WRITE
             self.engine = sa.create_engine(
-                _sqlite_url(path, self.read_only),
+                _sqlite_url(path, self.read_only, immutable=self.opened == IMMUTABLE),
                 module=dbapi,
                 connect_args={"check_same_thread": False, "timeout": busy_timeout_s},
             )
@@ -282,6 +308,7 @@ class Store(
             name: os.path.getsize(path) if os.path.exists(path) else 0
             for name, path in files.items()
         }
+        found["opened"] = self.opened
         with self.read() as conn:
             found["rows"] = {
                 table: conn.exec_driver_sql(f"SELECT count(*) FROM {table}").scalar()
