@@ -10,6 +10,7 @@ was not stopped: every memory with exactly its events, and `check` clean.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -115,3 +116,53 @@ def test_check_counts_memories_without_history(db, tmp_path):
     with MemoryManager(db, decider="offline") as mm:
         mm.update_memory("User likes green tea", user_id="u")
         assert mm.check().without_history == 0
+
+
+def _as_user(lines: list[str], user: str) -> list[str]:
+    """The same export lines with another user_id: the same memory ids, another owner."""
+    out = []
+    for line in lines:
+        record = json.loads(line)
+        record["user_id"] = user
+        out.append(json.dumps(record))
+    return out
+
+
+def test_a_memory_whose_id_another_user_holds_is_imported_under_a_new_id(db, tmp_path):
+    """Issue 29: an imported memory whose id the store held for another user was counted a
+    duplicate and dropped: nothing for the user being imported."""
+    with MemoryManager(str(tmp_path / "source.db"), decider="offline") as source:
+        first = source.update_memory("User collects stamps from Boland", user_id="alice")
+        lines = list(source.export_jsonl(user_id="alice", events=True))
+        alice_history = [
+            (e.op, e.content_after) for e in source.history(first.memory_id, user_id="alice")
+        ]
+    with MemoryManager(db, decider="offline") as mm:
+        mm.import_jsonl(_as_user(lines, "bob"))  # bob holds the id now
+        assert mm.get(first.memory_id, user_id="bob").content == "User collects stamps from Boland"
+
+        report = mm.import_jsonl(lines)
+
+        assert [m.content for m in mm.list(user_id="alice")] == ["User collects stamps from Boland"]
+        (renamed,) = report.renamed.values()
+        assert report.renamed == {first.memory_id: renamed} and renamed != first.memory_id
+        assert (report.copied, report.duplicates, report.bad) == (1, 0, [])
+        (alice,) = mm.list(user_id="alice")
+        assert (alice.id, alice.content) == (renamed, "User collects stamps from Boland")
+        assert [(e.op, e.content_after) for e in mm.history(renamed, user_id="alice")] == (
+            alice_history
+        )
+        # Bob's memory and history are untouched.
+        assert len(mm.history(first.memory_id, user_id="bob")) == len(alice_history)
+        assert mm.check().ok
+
+    # Into a scope that holds memories (the line is decided, not copied): decided, not dropped.
+    with MemoryManager(str(tmp_path / "other.db"), decider="offline") as other:
+        other.import_jsonl(_as_user(lines, "bob"))
+        other.update_memory("User plays chess", user_id="alice")
+        report = other.import_jsonl(lines)
+        assert sorted(m.content for m in other.list(user_id="alice")) == [
+            "User collects stamps from Boland",
+            "User plays chess",
+        ]
+        assert (report.duplicates, report.decided) == (0, {"ADD": 1})

@@ -22,6 +22,10 @@ here are the ones that apply. A copied memory left without any event (an export 
 its events) gets an ADD event saying so. A bad line is reported with its number and the rest
 are imported.
 
+A memory whose id the store holds in another scope is copied under a new id (report.renamed,
+old id -> new; its events follow it), never dropped as a duplicate; decided, it gets its own
+id anyway.
+
 Importing is resumable: memories and events are written in batches, so an import killed
 between them leaves memories whose events were not copied yet (issue 29: 3,000 of 4,500, and a
 second import counted them as duplicates and copied nothing). A memory of the file the store
@@ -58,6 +62,7 @@ from memman.models import Event, Memory, Op, Status, Tier, UpdateResult
 from memman.scope import Scope
 from memman.storage.changes import ChangeSet, NewVector
 from memman.storage.labels import UNKNOWN_READER, relabel_would_label
+from memman.storage.memories import new_memory_id
 from memman.storage.store import Store
 from memman.storage.transfer_checks import (
     ScopesHeld,
@@ -111,6 +116,8 @@ class ImportReport:
     rows_skipped: int = 0  # vectors of a whole-store copy, into a store that has memories
     rows_held: int = 0  # parked, short-term facts and messages the scope held already
     rows_renumbered: int = 0  # of those copied, the ones whose id the store held: a new id
+    # Memories copied under a new id, the store holding theirs in another scope: old -> new.
+    renamed: dict[str, str] = field(default_factory=dict)
     bad: list[str] = field(default_factory=list)  # "line N: why", the line left out
 
 
@@ -282,6 +289,8 @@ class _SameMemories:
 
     ids: set[str] = field(default_factory=set)
     held: list[Memory] = field(default_factory=list)
+    # (scope, id in the file) -> the new id of a memory whose id the store held in another scope
+    renamed: dict[tuple[Scope, str], str] = field(default_factory=dict)
 
     def add(self, memory: Memory, *, held: bool) -> None:
         self.ids.add(memory.id)
@@ -342,7 +351,7 @@ def _copy(
     store = mm.store
     start = len(copied)
     memories = [record.id for _, record in batch if isinstance(record, Memory)]
-    held = store.existing_memory_ids(conn, memories) if memories else set()
+    held = store.memory_scopes(conn, memories) if memories else {}
     rows: dict[tuple[str, bool], list[dict[str, Any]]] = {}
     scope_rows = ScopeRows(conn, store)
     for number, record in batch:
@@ -362,6 +371,9 @@ def _copy(
             store.save_vectors(conn, [new])
             continue
         if isinstance(record, Event):
+            renamed = same.renamed.get((Scope(record.user_id, record.agent_id), record.memory_id))
+            if renamed is not None:  # its memory was copied under a new id
+                record = record.model_copy(update={"memory_id": renamed})
             if names_another_scope(conn, store, record):
                 report.bad.append(f"line {number}: the event names another scope's memory")
                 continue
@@ -374,7 +386,7 @@ def _copy(
         digest = content_hash(record.content)
         scope = Scope(record.user_id, record.agent_id)
         active = record.status is Status.ACTIVE
-        if record.id in held:
+        if held.get(record.id) == scope:
             if record.id not in same.ids:  # not an earlier line of this file
                 same.add(record, held=True)
             report.duplicates += 1
@@ -382,10 +394,15 @@ def _copy(
         if active and store.active_by_hash(conn, scope, digest):
             report.duplicates += 1
             continue
+        if record.id in held:  # another scope's id here: copied under a new one
+            renamed = new_memory_id()
+            same.renamed[(scope, record.id)] = report.renamed[record.id] = renamed
+            same.ids.add(record.id)  # its events in the file follow it
+            record = record.model_copy(update={"id": renamed})
         store.copy_memory(conn, record, digest)
         copied.append(record)
         same.add(record, held=False)
-        held.add(record.id)
+        held[record.id] = scope
         report.copied += 1
     if any(relabel_would_label(m) for m in copied[start:]):  # by a reader of unknown age
         store.set_reader_version(conn, UNKNOWN_READER)
@@ -402,23 +419,26 @@ def _decide(
     by MemoryManager.ingest (one transaction per chunk)."""
     store = mm.store
     with store.read() as conn:
-        held_ids = store.existing_memory_ids(conn, [m.id for _, m in memories])
+        owners = store.memory_scopes(conn, [m.id for _, m in memories])
         held_texts = {
             (scope, digest)
             for scope, digests in _hashes_by_scope(memories).items()
             for digest in store.active_hashes(conn, scope, digests)
         }
-    decided: set[str] = set()  # ids of this run's decisions: not held by the store under them
+    # The ids the store holds in the line's own scope (another scope's id is no duplicate: the
+    # decision gives the memory an id of its own), and the lines of this run already decided.
+    decided: set[tuple[Scope, str]] = set()
     numbers, records = [], []
     for number, memory in memories:
-        key = (Scope(memory.user_id, memory.agent_id), content_hash(memory.content))
-        if memory.id in held_ids and memory.id not in same.ids and memory.id not in decided:
+        scope = Scope(memory.user_id, memory.agent_id)
+        key = (scope, content_hash(memory.content))
+        held_here = owners.get(memory.id) == scope
+        if held_here and memory.id not in same.ids:
             same.add(memory, held=True)
-        if memory.id in held_ids or key in held_texts:
+        if held_here or (scope, memory.id) in decided or key in held_texts:
             report.duplicates += 1
             continue
-        held_ids.add(memory.id)
-        decided.add(memory.id)
+        decided.add((scope, memory.id))
         held_texts.add(key)
         numbers.append(number)
         records.append(
