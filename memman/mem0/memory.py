@@ -86,6 +86,13 @@ class Memory:
 
     @classmethod
     def from_config(cls, config_dict: dict[str, Any]) -> Memory:
+        """mem0's constructor from a config dict; anything else is a ConfigError (a string
+        was taken for a path and made a file of that name)."""
+        if not isinstance(config_dict, dict):
+            raise ConfigError(
+                f"from_config takes a mem0 config dict, not {type(config_dict).__name__}: "
+                "Memory(path) opens a store file"
+            )
         return cls(config_dict)
 
     def close(self) -> None:
