@@ -14,7 +14,7 @@ import sqlite3
 import pytest
 
 from memman import ConfigError, DecisionError, InvalidInputError, MemoryManager, Status
-from memman.mem0 import Memory
+from memman.mem0 import AsyncMemory, Memory
 from tests.decisions import decision
 from tests.fake_openai import Reply, chat_completion
 
@@ -397,6 +397,9 @@ def test_config_that_cannot_map_is_a_clear_error(config, message):
     ("make", "message"),
     [
         pytest.param(lambda: Memory.from_config("x"), "config dict, not str", id="from-config-str"),
+        pytest.param(
+            lambda: AsyncMemory.from_config("x"), "config dict, not str", id="async-from-config"
+        ),
         pytest.param(
             lambda: Memory.from_config(
                 {"vector_store": {"provider": "sqlite", "config": {"path": 5}}}

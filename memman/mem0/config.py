@@ -90,6 +90,17 @@ def _base_url(provider: str, config: dict[str, Any], name: str) -> str | None:
     return url
 
 
+def config_dict(value: Any) -> dict[str, Any]:
+    """from_config's argument: a mem0 config dict, else ConfigError (a string was taken for a
+    path and made a file of that name, issue 29)."""
+    if not isinstance(value, dict):
+        raise ConfigError(
+            f"from_config takes a mem0 config dict, not {type(value).__name__}: "
+            "Memory(path) opens a store file"
+        )
+    return value
+
+
 def settings_from_config(config: dict[str, Any]) -> dict[str, Any]:
     """MemoryManager keyword arguments for a mem0 config dict (`Memory.from_config`).
 

@@ -31,6 +31,7 @@ from typing import Any
 from memman.api.manager import MemoryManager
 from memman.errors import ConfigError, DecisionError, InvalidInputError, NotFoundError
 from memman.lifecycle.buffer import text_of
+from memman.mem0.config import config_dict as config_dict_of
 from memman.mem0.config import settings_from_config
 from memman.mem0.shapes import (
     UPDATE_SOURCE,
@@ -86,14 +87,8 @@ class Memory:
 
     @classmethod
     def from_config(cls, config_dict: dict[str, Any]) -> Memory:
-        """mem0's constructor from a config dict; anything else is a ConfigError (a string
-        was taken for a path and made a file of that name)."""
-        if not isinstance(config_dict, dict):
-            raise ConfigError(
-                f"from_config takes a mem0 config dict, not {type(config_dict).__name__}: "
-                "Memory(path) opens a store file"
-            )
-        return cls(config_dict)
+        """mem0's constructor from a config dict; anything else is a ConfigError."""
+        return cls(config_dict_of(config_dict))
 
     def close(self) -> None:
         self.manager.close()
