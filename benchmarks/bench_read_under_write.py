@@ -24,8 +24,6 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 from memman import MemmanError, MemoryManager
@@ -117,22 +115,6 @@ def run(db: str, memories: int, patience_s: float) -> None:
         print(f"  access counts written: {counted} of {5 * (500 + len(wall))} hits returned")
 
 
-@contextmanager
-def fresh_postgres(url: str) -> Iterator[str]:
-    import sqlalchemy as sa
-
-    name = f"memman_bench_{uuid.uuid4().hex[:12]}"
-    admin = sa.create_engine(url, isolation_level="AUTOCOMMIT")
-    with admin.connect() as connection:
-        connection.exec_driver_sql(f"CREATE DATABASE {name}")
-    try:
-        yield sa.engine.make_url(url).set(database=name).render_as_string(hide_password=False)
-    finally:
-        with admin.connect() as connection:
-            connection.exec_driver_sql(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
-        admin.dispose()
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--memories", type=int, default=100_000)
@@ -149,7 +131,10 @@ def main() -> None:
         run(str(Path(tmp) / "m.db"), args.memories, args.patience)
     if args.pg_url:
         print("PostgreSQL:")
-        with fresh_postgres(args.pg_url) as url:
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+        from tests.postgres import fresh_database
+
+        with fresh_database(args.pg_url) as url:
             run(url, args.memories, args.patience)
 
 
