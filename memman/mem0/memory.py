@@ -33,6 +33,7 @@ from memman.errors import ConfigError, DecisionError, InvalidInputError, NotFoun
 from memman.lifecycle.buffer import text_of
 from memman.mem0.config import config_dict as config_dict_of
 from memman.mem0.config import settings_from_config
+from memman.mem0.ids import MemoryIds, caller_of
 from memman.mem0.shapes import (
     UPDATE_SOURCE,
     as_history_entry,
@@ -48,10 +49,9 @@ from memman.mem0.shapes import (
     scope_of,
     split_filters,
 )
-from memman.mem0.short_term import Owner, ShortTermPart, is_short_term, owns
-from memman.models import Memory as Record
-from memman.models import Op, Status
-from memman.scope import Scope, check_id
+from memman.mem0.short_term import ShortTermPart, is_short_term
+from memman.models import Op
+from memman.scope import Scope
 
 log = logging.getLogger(__name__)
 
@@ -83,6 +83,7 @@ class Memory:
             self.manager = MemoryManager(None if config is None else str(config))
         else:
             raise ConfigError("Memory takes a database path, a mem0 config dict or manager=")
+        self.ids = MemoryIds(self.manager)
         self.short_term = ShortTermPart(self.manager)
 
     @classmethod
@@ -178,9 +179,9 @@ class Memory:
         `metadata`, as in mem0, replaces the custom metadata of the memory holding the text,
         in the transaction that writes the decision (update_memory's replace_metadata);
         without it the memory's own metadata goes with the text (mem0 would clear it).
-        user_id, agent_id, run_id (not mem0's): the memory must be the caller's (see _caller).
+        user_id, agent_id, run_id (not mem0's): the memory must be the caller's (mem0/ids.py).
         """
-        caller = _caller(user_id, agent_id, run_id)
+        caller = caller_of(user_id, agent_id, run_id)
         text = text if text is not None else data
         if text is None:
             raise InvalidInputError("update() needs the new text (text= or data=)")
@@ -191,7 +192,7 @@ class Memory:
                 "message": "Memory updated successfully!",
                 **self.short_term.update(memory_id, text, metadata, caller),
             }
-        memory = self._active(memory_id, caller)
+        memory = self.ids.active(memory_id, caller)
         result = self.manager.update_memory(
             text,
             user_id=memory.user_id,
@@ -219,11 +220,11 @@ class Memory:
     ) -> dict[str, Any]:
         """Soft-delete one memory (MemoryManager.restore brings it back); a short-term fact
         is retired for good. user_id, agent_id, run_id: the memory must be the caller's."""
-        caller = _caller(user_id, agent_id, run_id)
+        caller = caller_of(user_id, agent_id, run_id)
         if is_short_term(memory_id):
             self.short_term.delete(memory_id, "deleted through mem0 delete()", caller)
             return {"message": "Memory deleted successfully!"}
-        memory = self._active(memory_id, caller)
+        memory = self.ids.active(memory_id, caller)
         self.manager.delete(
             memory.id,
             reason="deleted through mem0 delete()",
@@ -277,53 +278,6 @@ class Memory:
 
     # -- reads -------------------------------------------------------------------------------
 
-    def _owner(self, memory_id: str, caller: Owner | None = None) -> dict[str, str | None]:
-        """The scope of a memory named by id alone, as mem0's calls name one: mem0's ids are
-        global, so the facade looks the owner up (NotFoundError for an unknown id, and for
-        one of another scope than the caller named)."""
-        try:  # an id no memory can have (not a string, not UTF-8): as unknown as any other
-            check_id("memory_id", memory_id)
-        except InvalidInputError:
-            raise NotFoundError(f"no memory with id {memory_id!r}") from None
-        with self.manager.store.read() as conn:
-            memory = self.manager.store.get(conn, memory_id)
-        if not owns(caller, memory.user_id, memory.agent_id):
-            raise NotFoundError(f"no memory with id {memory_id!r}")
-        return {"user_id": memory.user_id, "agent_id": memory.agent_id}
-
-    def _chain(self, memory_id: str, caller: Owner | None = None) -> list[Record]:
-        """The memories an id has stood for, oldest first: itself, then each memory update()
-        moved its text to (the last is active unless that text was deleted since).
-
-        update() may store the new text under another id (see update); the memory that
-        received it carries the source "mem0.update:<old id>", so an id a caller holds keeps
-        answering get, update, delete, history and search results as mem0's ids do.
-        """
-        try:
-            memory = self.manager.get(memory_id, **self._owner(memory_id, caller))
-        except NotFoundError:
-            raise InvalidInputError(f"Memory with id {memory_id} not found") from None
-        chain = [memory]
-        while memory.status is not Status.ACTIVE:
-            mark = UPDATE_SOURCE + memory.id
-            scope = self.manager.list(
-                user_id=memory.user_id, agent_id=memory.agent_id, include_inactive=True
-            )
-            heirs = [m for m in scope if m.id != memory.id and mark in m.sources]
-            active = [m for m in heirs if m.status is Status.ACTIVE]
-            memory = (active or heirs or [memory])[-1]
-            if memory.id in {m.id for m in chain}:
-                break
-            chain.append(memory)
-        return chain
-
-    def _active(self, memory_id: str, caller: Owner | None = None) -> Record:
-        """The active memory an id stands for: itself, or where update() moved its text."""
-        memory = self._chain(memory_id, caller)[-1]
-        if memory.status is not Status.ACTIVE:
-            raise InvalidInputError(f"Memory with id {memory_id} not found")
-        return memory
-
     def get(
         self,
         memory_id: str,
@@ -334,11 +288,11 @@ class Memory:
     ) -> dict[str, Any] | None:
         """The memory as a mem0 item, None if there is no active memory with that id (of the
         caller's, when it names user_id, agent_id or run_id: see _caller)."""
-        caller = _caller(user_id, agent_id, run_id)
+        caller = caller_of(user_id, agent_id, run_id)
         try:
             if is_short_term(memory_id):
                 return self.short_term.item(self.short_term.live(memory_id, caller))
-            return as_item(self._active(memory_id, caller))
+            return as_item(self.ids.active(memory_id, caller))
         except InvalidInputError:
             return None
 
@@ -416,12 +370,12 @@ class Memory:
         """Every change of a memory, oldest first, keyed as mem0's history (plus memman's
         reason and tier), with the history of each memory update() moved its text to;
         [] for an unknown id (or one of another scope than the caller named), as mem0 answers."""
-        caller = _caller(user_id, agent_id, run_id)
+        caller = caller_of(user_id, agent_id, run_id)
         if is_short_term(memory_id):
             return self.short_term.history(memory_id, caller)
         try:
-            owner = self._owner(memory_id, caller)
-            chain = self._chain(memory_id, caller)
+            owner = self.ids.owner(memory_id, caller)
+            chain = self.ids.chain(memory_id, caller)
         except (NotFoundError, InvalidInputError):
             return []
         events = {
@@ -431,11 +385,3 @@ class Memory:
         }
         return [as_history_entry(events[key]) for key in sorted(events)]
 
-
-def _caller(user_id: Any, agent_id: Any, run_id: Any) -> Owner | None:
-    """The scope a call by id is confined to, as the core's calls by id take user_id: mem0's
-    calls name none (then any memory the id names; short-term ids cannot be guessed), memman's
-    callers should. user_id alone covers the user's memories of every agent, as delete_all's."""
-    if user_id is None and agent_id is None and run_id is None:
-        return None
-    return scope_of({"user_id": user_id, "agent_id": agent_id, "run_id": run_id})

@@ -30,6 +30,7 @@ from memman.errors import InvalidInputError, NotFoundError
 from memman.language.text import content_hash
 from memman.lifecycle import shortterm
 from memman.lifecycle.shortterm import ShortTermFact
+from memman.mem0.ids import Owner, owns
 from memman.mem0.shapes import UPDATE_SOURCE
 from memman.scope import Scope
 
@@ -39,21 +40,10 @@ MAX_DIGITS = 18
 # The store_state key of the facade's id key, and the token's length: 96 bits of HMAC-SHA256.
 ID_KEY = "mem0_short_term_id_key"
 TOKEN_HEX = 24
-# (user_id, agent_id or None) a caller named, as shapes.scope_of reads them.
-Owner = tuple[str, str | None]
 
 
 def is_short_term(memory_id: object) -> bool:
     return isinstance(memory_id, str) and memory_id.startswith(PREFIX)
-
-
-def owns(caller: Owner | None, user_id: str, agent_id: str | None) -> bool:
-    """Whether a memory or fact of (user_id, agent_id) is within what the caller named: any,
-    if it named no one; the user's of any agent, or of the one agent it named."""
-    if caller is None:
-        return True
-    user, agent = caller
-    return user == user_id and (agent is None or agent == agent_id)
 
 
 def _id_key(manager: MemoryManager) -> bytes:

@@ -17,7 +17,13 @@ import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+import sqlalchemy as sa
+
+from memman.errors import StoreError
+from memman.scope import Scope
 
 log = logging.getLogger(__name__)
 
@@ -67,3 +73,83 @@ class Later:
                 del self._waiting[:dropped]
         if dropped > 0:
             log.warning("the write lock stayed held: %d read counts dropped", dropped)
+
+
+class LaterWrites:
+    """try_write and the flush of the buffer, a mixin of Store: a backend says how to write
+    without waiting (_write_now; PostgresStore overrides it) and what busy means (_busy)."""
+
+    path: str
+    read_only: bool
+    dbapi: ModuleType
+    engine: sa.Engine
+    _later: Later
+    _write_lock: threading.RLock
+    _busy_timeout_ms: int
+
+    if TYPE_CHECKING:  # BusyRetry's, beside it in Store
+
+        def _busy(self, error: Exception) -> bool: ...
+
+        def _typed_error(self, error: Exception) -> StoreError | None: ...
+
+    def try_write(
+        self, fn: Callable[[sa.Connection], object], what: str, *, scope: Scope | None = None
+    ) -> None:
+        """Bookkeeping a read does (access counts, short-term recalls): written now if the
+        write lock is free, else kept for a later attempt (Later, above), so the read never
+        waits for another writer. Skipped with a log line on a read-only store.
+        fn may run in a transaction with other reads' bookkeeping; it writes only counts.
+        `scope` is kept for callers (the counts say their scope themselves)."""
+        if self.read_only:
+            log.debug("%s skipped: %s is open read-only", what, self.path)
+            return
+        self._later.add(Bookkeeping(fn, what))
+        self.flush_later()
+
+    def flush_later(self) -> None:
+        """Write the reads' bookkeeping waiting in this process, in one transaction, if the
+        write lock can be had without waiting; else leave it waiting (a busy lock) or drop it
+        with a log line (a full disk, a read-only or damaged file)."""
+        if self.read_only or not self._later.flushing.acquire(blocking=False):
+            return
+        try:
+            if not self._write_lock.acquire(blocking=False):  # this process is writing
+                return
+            try:
+                items = self._later.take()
+                if items:
+                    self._flush(items)
+            finally:
+                self._write_lock.release()
+        finally:
+            self._later.flushing.release()
+
+    def _flush(self, items: list[Bookkeeping]) -> None:
+        def run(connection: sa.Connection) -> None:
+            for item in items:
+                item.fn(connection)
+
+        try:
+            self._write_now(run)
+        except (sa.exc.DatabaseError, self.dbapi.DatabaseError) as error:
+            if self._busy(error):
+                log.debug("write lock held: %d read counts wait for the next try", len(items))
+                self._later.put_back(items)
+                return
+            typed = self._typed_error(error)
+            if typed is None:
+                raise
+            log.warning("%s skipped: %s", items[0].what, typed)
+
+    def _write_now(self, fn: Callable[[sa.Connection], None]) -> None:
+        """fn in one write transaction if the write lock is free now: SQLite's busy timeout is
+        0 for it, so a held lock fails the BEGIN IMMEDIATE at once (SQLITE_BUSY)."""
+        with self.engine.connect() as connection:
+            raw = connection.connection.dbapi_connection
+            raw.execute("PRAGMA busy_timeout=0")
+            try:
+                with connection.execution_options(memman_write=True).begin():
+                    fn(connection)
+            finally:
+                raw.execute(f"PRAGMA busy_timeout={self._busy_timeout_ms}")

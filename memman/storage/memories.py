@@ -352,13 +352,8 @@ class MemoryRows:
 
     def existing_memory_ids(self, conn: sa.Connection, ids: list[str]) -> set[str]:
         """Which of these memory ids the store already holds, in any status."""
-        return set(self.memory_scopes(conn, ids))
-
-    def memory_scopes(self, conn: sa.Connection, ids: list[str]) -> dict[str, Scope]:
-        """The scope of each of these memory ids the store holds, in any status."""
         lt = self.long_term
-        rows = conn.execute(sa.select(lt.c.id, lt.c.user_id, lt.c.agent_id).where(lt.c.id.in_(ids)))
-        return {memory_id: Scope(user, agent or None) for memory_id, user, agent in rows}
+        return set(conn.execute(sa.select(lt.c.id).where(lt.c.id.in_(ids))).scalars())
 
 
 def memory_row(

@@ -179,10 +179,6 @@ class MemoryStorage(Protocol):
         """Which of these ids the store holds, in any status."""
         ...
 
-    def memory_scopes(self, conn: sa.Connection, ids: list[str]) -> dict[str, Scope]:
-        """The scope of each of these ids the store holds, in any status."""
-        ...
-
     # -- audit events -------------------------------------------------------------------------
 
     def insert_event(self, conn: sa.Connection, scope: Scope, **values: Any) -> int:

@@ -38,7 +38,7 @@ from memman.storage.busy import BusyRetry, typed_sqlite_error
 from memman.storage.events import EventRows
 from memman.storage.fts import LexicalRows
 from memman.storage.labels import LabelRows
-from memman.storage.later import Bookkeeping, Later
+from memman.storage.later import Later, LaterWrites
 from memman.storage.lifecycle import LifecycleRows
 from memman.storage.memories import MemoryRows
 from memman.storage.messages import MessageRows
@@ -111,6 +111,7 @@ def _opening(path: str) -> str:
 
 class Store(
     BusyRetry,
+    LaterWrites,
     MemoryRows,
     EventRows,
     VectorRows,
@@ -389,69 +390,3 @@ class Store(
         """The in-process lock a write waits on before taking a connection: one for every
         write, as SQLite has one writer (PostgresStore's is per scope)."""
         return self._write_lock
-
-    def try_write(
-        self, fn: Callable[[sa.Connection], object], what: str, *, scope: Scope | None = None
-    ) -> None:
-        """Bookkeeping a read does (access counts, short-term recalls): written now if the
-        write lock is free, else kept for a later attempt (memman/storage/later.py), so the
-        read never waits for another writer. Skipped with a log line on a read-only store.
-        fn may run in a transaction with other reads' bookkeeping; it writes only counts.
-        `scope` is kept for callers (the counts say their scope themselves)."""
-        if self.read_only:
-            log.debug("%s skipped: %s is open read-only", what, self.path)
-            return
-        self._later.add(Bookkeeping(fn, what))
-        self.flush_later()
-
-    def flush_later(self) -> None:
-        """Write the reads' bookkeeping waiting in this process, in one transaction, if the
-        write lock can be had without waiting; else leave it waiting (a busy lock) or drop it
-        with a log line (a full disk, a read-only or damaged file)."""
-        if self.read_only or not self._later.flushing.acquire(blocking=False):
-            return
-        try:
-            if not self._write_lock.acquire(blocking=False):  # this process is writing
-                return
-            try:
-                items = self._later.take()
-                if items:
-                    self._flush(items)
-            finally:
-                self._write_lock.release()
-        finally:
-            self._later.flushing.release()
-
-    def _flush(self, items: list[Bookkeeping]) -> None:
-        def run(connection: sa.Connection) -> None:
-            for item in items:
-                item.fn(connection)
-
-        try:
-            self._write_now(run)
-        except (sa.exc.OperationalError, self.dbapi.OperationalError) as error:
-            if self._busy(error):
-                log.debug("write lock held: %d read counts wait for the next try", len(items))
-                self._later.put_back(items)
-                return
-            typed = self._typed_error(error)
-            if typed is None:
-                raise
-            log.warning("%s skipped: %s", items[0].what, typed)
-        except (sa.exc.DatabaseError, self.dbapi.DatabaseError) as error:
-            typed = self._typed_error(error)
-            if typed is None:
-                raise
-            log.warning("%s skipped: %s", items[0].what, typed)
-
-    def _write_now(self, fn: Callable[[sa.Connection], None]) -> None:
-        """fn in one write transaction if the write lock is free now: SQLite's busy timeout is
-        0 for it, so a held lock fails the BEGIN IMMEDIATE at once (SQLITE_BUSY)."""
-        with self.engine.connect() as connection:
-            raw = connection.connection.dbapi_connection
-            raw.execute("PRAGMA busy_timeout=0")
-            try:
-                with connection.execution_options(memman_write=True).begin():
-                    fn(connection)
-            finally:
-                raw.execute(f"PRAGMA busy_timeout={self._busy_timeout_ms}")

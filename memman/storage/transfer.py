@@ -18,21 +18,10 @@ recorded (MemoryManager.ingest: update_memory's
 decisions, a chunk at a time; held texts are looked up once per run of such records, so a text
 that an earlier decision of the run wrote, an UPDATE's new text, is decided as a hash NOOP rather
 than counted a duplicate). The source's events are then not copied, since the decisions made
-here are the ones that apply. A copied memory left without any event (an export taken without
-its events) gets an ADD event saying so. A bad line is reported with its number and the rest
-are imported.
-
-A memory whose id the store holds in another scope is copied under a new id (report.renamed,
-old id -> new; its events follow it), never dropped as a duplicate; decided, it gets its own
-id anyway.
-
-Importing is resumable: memories and events are written in batches, so an import killed
-between them leaves memories whose events were not copied yet (issue 29: 3,000 of 4,500, and a
-second import counted them as duplicates and copied nothing). A memory of the file the store
-holds under the same id is the same memory, whatever the store held before: its events in the
-file are copied unless the store has them already (same op, time, texts and reason), so
-importing the same file again reaches the end state of an import that was not stopped, and
-`memman check` counts memories without history meanwhile.
+here are the ones that apply. A bad line is reported with its number and the rest are
+imported. Which events a copied memory gets, also after an import that was stopped (importing
+again finishes it) or under a new id (the store held its id in another scope), is
+transfer_history.py's.
 
 After a scope's memories come its parked facts, short-term facts and buffered messages, a line
 each of "kind" their table (transfer_rows.py: which are written, and how they are read back
@@ -58,20 +47,21 @@ from memman.config import Settings
 from memman.errors import BadLineError, InvalidInputError, MemmanError
 from memman.jsonl import parse_lines
 from memman.language.text import content_hash
-from memman.models import Event, Memory, Op, Status, Tier, UpdateResult
+from memman.models import Event, Memory, Status, UpdateResult
 from memman.scope import Scope
-from memman.storage.changes import ChangeSet, NewVector
+from memman.storage.changes import NewVector
 from memman.storage.labels import UNKNOWN_READER, relabel_would_label
-from memman.storage.memories import new_memory_id
 from memman.storage.store import Store
 from memman.storage.transfer_checks import (
     ScopesHeld,
     checked_event,
     checked_memory,
+    memory_scopes,
     names_another_scope,
     too_large,
     unknown_keys,
 )
+from memman.storage.transfer_history import SameMemories, has_event, without_history
 from memman.storage.transfer_rows import VECTOR, Row, ScopeRows, line_row, row_too_large, scope_row
 from memman.storage.upkeep import COPIED_TABLES
 
@@ -219,7 +209,7 @@ def import_lines(mm: Manager, lines: Iterable[str], *, raw: bool = False) -> Imp
     copied: list[Memory] = []
     # Memories of the file the store holds under their own id: copied now or by an earlier
     # import of it (`held`); the file's events of them are theirs (see the module docstring).
-    same = _SameMemories()
+    same = SameMemories()
     seen_memory = False
 
     def flush() -> None:  # in file order: a decision sees every record before it
@@ -277,64 +267,9 @@ def import_lines(mm: Manager, lines: Iterable[str], *, raw: bool = False) -> Imp
     for start in range(0, len(unrecorded), BATCH):
         chunk = unrecorded[start : start + BATCH]
         report.events_written += store.write(
-            lambda conn, chunk=chunk: _without_history(conn, store, chunk)
+            lambda conn, chunk=chunk: without_history(conn, store, chunk)
         )
     return report
-
-
-@dataclass
-class _SameMemories:
-    """The file's memories the store holds under their own id, and of them those it held
-    before this import wrote them (an earlier import of the file did)."""
-
-    ids: set[str] = field(default_factory=set)
-    held: list[Memory] = field(default_factory=list)
-    # (scope, id in the file) -> the new id of a memory whose id the store held in another scope
-    renamed: dict[tuple[Scope, str], str] = field(default_factory=dict)
-
-    def add(self, memory: Memory, *, held: bool) -> None:
-        self.ids.add(memory.id)
-        if held:
-            self.held.append(memory)
-
-
-def _has_event(conn: sa.Connection, store: Store, event: Event) -> bool:
-    """Whether the store has this event of its memory already (an earlier import copied it):
-    the same op at the same time, with the same texts and reason."""
-
-    def key(e: Event) -> tuple[Any, ...]:
-        return (e.op, e.created_at, e.content_before, e.content_after, e.reason)
-
-    assert event.memory_id is not None
-    return any(key(e) == key(event) for e in store.events_for_memory(conn, event.memory_id))
-
-
-def _without_history(conn: sa.Connection, store: Store, memories: list[Memory]) -> int:
-    """An ADD event (tier manual, source import) for each copied memory that arrived without
-    one (an export taken without its events), so every memory has an audit trail; how many."""
-    ev = store.events
-    ids = [memory.id for memory in memories]
-    held = set(conn.execute(sa.select(ev.c.memory_id).where(ev.c.memory_id.in_(ids))).scalars())
-    by_scope: dict[Scope, list[ChangeSet]] = {}
-    for memory in memories:
-        if memory.id in held:
-            continue
-        event = {
-            "memory_id": memory.id,
-            "op": Op.ADD.value,
-            "tier": Tier.MANUAL.value,
-            "candidate": None,
-            "content_before": None,
-            "content_after": memory.content,
-            "reason": f"copied from an export that carried no history for it ({memory.status})",
-            "source": "import",
-            "created_at": memory.created_at,
-        }
-        by_scope.setdefault(Scope(memory.user_id, memory.agent_id), []).append(ChangeSet(event))
-    written = 0
-    for scope, changes in by_scope.items():
-        written += len(store.apply(conn, scope, changes))
-    return written
 
 
 def _copy(
@@ -344,14 +279,14 @@ def _copy(
     renumber_events: bool,
     report: ImportReport,
     copied: list[Memory],
-    same: _SameMemories,
+    same: SameMemories,
 ) -> None:
     """Write a batch of records as they are, in one transaction, skipping what is held;
     the memories written are appended to `copied`, they and those held by id to `same`."""
     store = mm.store
     start = len(copied)
     memories = [record.id for _, record in batch if isinstance(record, Memory)]
-    held = store.memory_scopes(conn, memories) if memories else {}
+    held = memory_scopes(conn, store, memories) if memories else {}
     rows: dict[tuple[str, bool], list[dict[str, Any]]] = {}
     scope_rows = ScopeRows(conn, store)
     for number, record in batch:
@@ -371,13 +306,11 @@ def _copy(
             store.save_vectors(conn, [new])
             continue
         if isinstance(record, Event):
-            renamed = same.renamed.get((Scope(record.user_id, record.agent_id), record.memory_id))
-            if renamed is not None:  # its memory was copied under a new id
-                record = record.model_copy(update={"memory_id": renamed})
+            record = same.followed(record)  # its memory may have been copied under a new id
             if names_another_scope(conn, store, record):
                 report.bad.append(f"line {number}: the event names another scope's memory")
                 continue
-            if record.memory_id in same.ids and _has_event(conn, store, record):
+            if record.memory_id in same.ids and has_event(conn, store, record):
                 report.events_held += 1
                 continue
             store.copy_event(conn, record, keep_id=not renumber_events)
@@ -395,10 +328,7 @@ def _copy(
             report.duplicates += 1
             continue
         if record.id in held:  # another scope's id here: copied under a new one
-            renamed = new_memory_id()
-            same.renamed[(scope, record.id)] = report.renamed[record.id] = renamed
-            same.ids.add(record.id)  # its events in the file follow it
-            record = record.model_copy(update={"id": renamed})
+            record = same.renamed_copy(record, report.renamed)
         store.copy_memory(conn, record, digest)
         copied.append(record)
         same.add(record, held=False)
@@ -412,14 +342,14 @@ def _copy(
 
 
 def _decide(
-    mm: Manager, memories: list[tuple[int, Memory]], report: ImportReport, same: _SameMemories
+    mm: Manager, memories: list[tuple[int, Memory]], report: ImportReport, same: SameMemories
 ) -> None:
     """Active memories into a store that has some: each skipped if held (same id, or same
     active text of the scope, earlier lines of the run included), the rest decided together
     by MemoryManager.ingest (one transaction per chunk)."""
     store = mm.store
     with store.read() as conn:
-        owners = store.memory_scopes(conn, [m.id for _, m in memories])
+        owners = memory_scopes(conn, store, [m.id for _, m in memories])
         held_texts = {
             (scope, digest)
             for scope, digests in _hashes_by_scope(memories).items()

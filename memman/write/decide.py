@@ -127,8 +127,6 @@ def negates(candidate: str, memory: str) -> bool:
 # -- LLM ----------------------------------------------------------------------------------
 
 _REASON = Field(description="One short sentence: why this operation.")
-# Every op's reason is kept as the audit trail keeps reasons (cut, not refused):
-# `_reason = field_validator("reason")(model_reason)` in each.
 
 
 class AddOp(TopicLabels):
