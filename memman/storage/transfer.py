@@ -207,10 +207,8 @@ def import_lines(mm: Manager, lines: Iterable[str], *, raw: bool = False) -> Imp
     batch: list[tuple[int, Memory | Event | Row]] = []
     deciding: list[tuple[int, Memory]] = []
     copied: list[Memory] = []
-    # Memories of the file the store holds under their own id: copied now or by an earlier
-    # import of it (`held`); the file's events of them are theirs (see the module docstring).
-    same = SameMemories()
-    seen_memory = False
+    same = SameMemories()  # the file's memories the store holds by id (transfer_history.py)
+    seen_memory = after_event = False
 
     def flush() -> None:  # in file order: a decision sees every record before it
         if deciding:
@@ -241,8 +239,9 @@ def import_lines(mm: Manager, lines: Iterable[str], *, raw: bool = False) -> Imp
                 " with --with-events (and --all for inactive memories) to import both, or import"
                 " with --raw to copy the events alone"
             )
-        if isinstance(record, Event) and (deciding or any(isinstance(r, Memory) for _, r in batch)):
-            flush()  # which memories the store holds under their ids is known from here on
+        if isinstance(record, Event) and (deciding or (batch and not after_event)):
+            flush()  # the first event after memories: which the store holds by id is known
+        after_event = isinstance(record, Event)
         copying = copy or (not isinstance(record, Row) and not held_before(record))
         if isinstance(record, Event) and record.memory_id in same.ids:
             copying = True
