@@ -59,6 +59,12 @@ def store(tmp_path):
     [
         pytest.param("", {}, "empty", id="empty"),
         pytest.param(" \t\n ", {}, "empty", id="whitespace"),
+        # Invisible characters alone show as nothing: refused as empty (issue 29).
+        pytest.param("\u200b", {}, "empty", id="zero-width-space"),
+        pytest.param("\ufeff", {}, "empty", id="byte-order-mark"),
+        pytest.param("\u2063", {}, "empty", id="invisible-separator"),
+        pytest.param("\u00ad", {}, "empty", id="soft-hyphen"),
+        pytest.param(" \u200b\u200c\u200d\u2060 ", {}, "empty", id="zero-width-run"),
         pytest.param("...!?", {}, "no content", id="punctuation-only"),
         pytest.param("User likes\x00tea", {}, "NUL", id="nul"),
         pytest.param("User likes \ud800 tea", {}, "surrogate", id="lone-surrogate"),
@@ -169,3 +175,14 @@ def test_limits_are_configurable(tmp_path):
         with pytest.raises(InvalidInputError, match="deeper than 2"):
             mm.update_memory("User: tea", user_id="alice", metadata=nested(3))
         assert mm.update_memory("User: tea", user_id="alice", metadata=nested(2)).op is Op.ADD
+
+
+@pytest.mark.parametrize("fact", ["\u200b", "\ufeff", "\u2063", "\u00ad"])
+def test_an_invisible_fact_is_refused_by_every_door_that_takes_a_fact(store, fact):
+    path, mm = store
+    before = row_counts(path)
+    with pytest.raises(InvalidInputError, match="empty"):
+        mm.remember_short_term(fact, user_id="alice", session_id="s")
+    with pytest.raises(InvalidInputError, match="empty"):
+        mm.update_many(["User owns a bike", fact], user_id="alice")
+    assert row_counts(path) == before

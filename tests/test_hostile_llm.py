@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from memman import MemoryManager, Op
 from memman.language.text import normalize
 from memman.models import Memory
+from memman.write.candidate import MAX_REASON_CHARS
 from tests.decisions import answer, decision, llm_manager, seed
 from tests.fake_openai import FakeOpenAI, Reply, chat_completion
 
@@ -214,3 +215,54 @@ def test_injected_delete_of_an_id_not_shown_is_parked(tmp_path, fake_openai, bad
     assert snapshot(mm, "alice", None) == before
     (parked,) = mm.pending(user_id="alice")
     assert "not one of the memories shown" in parked.error or "DELETE" in parked.error
+
+
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [
+        pytest.param("User supports\x00 Chelsea", "NUL", id="nul"),
+        pytest.param("\u200b", "empty", id="zero-width-only"),
+        pytest.param("\ufeff\u2063", "empty", id="invisible-only"),
+    ],
+)
+def test_an_update_text_a_user_could_not_store_is_asked_again_never_stored(
+    tmp_path, fake_openai, content, problem
+):
+    """Issue 29: an UPDATE's content skipped the checks a user's fact passes; a NUL or a text
+    of invisible characters was stored, and the export then could not be imported."""
+    path = str(tmp_path / "m.db")
+    with llm_manager(path, fake_openai.base_url, llm_max_retries=1) as mm:
+        mm.update_memory("User supports Arsenal", user_id="alice")
+        fake_openai.script(
+            answer("UPDATE", id=1, content=content),
+            answer("UPDATE", id=1, content="User supports Chelsea"),
+        )
+        result = mm.update_memory(CANDIDATE, user_id="alice")
+        assert (result.op, result.content) == (Op.UPDATE, "User supports Chelsea")
+        reask = str(fake_openai.requests[-1]["json"]["messages"][-1]["content"])
+        assert problem in reask and "UPDATE content" in reask
+
+        # Never valid: the fact is parked, the memory unchanged.
+        fake_openai.script(*[answer("UPDATE", id=1, content=content)] * 2)
+        parked = mm.update_memory("User supports Spurs now", user_id="alice")
+        assert parked.op is Op.PENDING
+        assert [m.content for m in mm.list(user_id="alice")] == ["User supports Chelsea"]
+
+        lines = list(mm.export_jsonl(events=True))
+    with MemoryManager(str(tmp_path / "copy.db")) as copy:
+        report = copy.import_jsonl(lines)
+        assert report.bad == [] and report.copied == 1
+
+
+def test_a_runaway_reason_is_cut_to_the_audit_trail_limit(tmp_path, fake_openai):
+    """Issue 29: a reason of 1,000,000 characters was stored in the audit trail."""
+    with llm_manager(str(tmp_path / "m.db"), fake_openai.base_url, llm_max_retries=0) as mm:
+        mm.update_memory("User supports Arsenal", user_id="alice")
+        fake_openai.script(
+            answer("UPDATE", id=1, content="User supports Chelsea", reason="why\x00 " * 200_000)
+        )
+        result = mm.update_memory(CANDIDATE, user_id="alice")
+        assert result.op is Op.UPDATE
+        (event,) = [e for e in mm.events(user_id="alice") if e.op is Op.UPDATE]
+        assert len(event.reason) <= MAX_REASON_CHARS and event.reason.endswith("...")
+        assert event.reason.startswith("why why") and "\x00" not in event.reason

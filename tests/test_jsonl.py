@@ -125,3 +125,23 @@ def test_an_export_holding_line_separators_in_a_fact_is_read_back_by_ingest(memm
 def test_import_of_neither_a_path_nor_lines_is_invalid_input(tmp_path):
     with MemoryManager(str(tmp_path / "m.db")) as mm, pytest.raises(InvalidInputError):
         mm.import_jsonl(12)  # was a TypeError from iterating an int
+
+
+@pytest.mark.parametrize("size", [1, 30])
+def test_export_text_given_as_a_path_is_refused_in_one_short_line(tmp_path, size):
+    """Issue 29: JSON-lines text passed as one string was opened as a path, and the error
+    repeated the whole text twice (10 MB of it). It is refused in one short line; the lines
+    themselves import."""
+    with MemoryManager(str(tmp_path / "a.db")) as mm:
+        for n in range(size):
+            mm.update_memory(f"User collects stamps from land number {n}", user_id="alice")
+        text = "\n".join(mm.export_jsonl()) + "\n"
+    with MemoryManager(str(tmp_path / "b.db")) as mm:
+        with pytest.raises(InvalidInputError) as refused:
+            mm.import_jsonl(text)
+        message = str(refused.value)
+        assert "looks like JSON-lines text, not a path" in message
+        assert len(message) < 200 and "\n" not in message
+        with pytest.raises(InvalidInputError, match="not a path"):
+            mm.import_jsonl(text.splitlines()[0])  # one record, no line break
+        assert mm.import_jsonl(text.splitlines()).copied == size

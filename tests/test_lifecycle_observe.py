@@ -7,6 +7,7 @@ import sqlalchemy as sa
 
 from memman import MemoryManager
 from memman.errors import InvalidInputError
+from memman.lifecycle.shortterm import KEEP_SESSIONS
 from memman.models import Op
 from tests.clock import Clock
 from tests.decisions import answer
@@ -165,6 +166,25 @@ def test_short_term_renews_across_sessions(db, clock):
                                    category="location")  # fmt: skip
         assert a.id == b.id and b.sessions == ["s1", "s2"]
         assert b.expires_at > a.expires_at
+
+
+def test_a_fact_said_in_many_sessions_keeps_its_latest_sessions_only(db, clock):
+    """Issue 29: one fact said in 20,000 sessions kept them all (a 189 KB list rewritten at
+    every mention). The latest KEEP_SESSIONS stay: enough to promote it, and the last one."""
+    with MemoryManager(db, clock=clock) as mm:
+        for n in range(KEEP_SESSIONS + 8):
+            fact = mm.remember_short_term("User is in Berlin", user_id="u", session_id=f"s{n}")
+        latest = [f"s{n}" for n in range(8, KEEP_SESSIONS + 8)]
+        assert fact.sessions == latest
+        # Said again in a session it keeps: that one becomes the latest, nothing is dropped.
+        again = mm.remember_short_term("User is in Berlin", user_id="u", session_id="s8")
+        assert again.sessions == [*latest[1:], "s8"]
+        (stored,) = mm.short_term(user_id="u")
+        assert stored.sessions == again.sessions
+    with MemoryManager(db, clock=clock, promote_min_sessions=40) as mm:
+        for n in range(45):  # never fewer than promotion asks for
+            fact = mm.remember_short_term("User is in Paris", user_id="u", session_id=f"p{n}")
+        assert len(fact.sessions) == 40 and fact.sessions[-1] == "p44"
 
 
 def test_a_bad_extracted_category_is_reasked_not_written(db, clock, fake_openai):

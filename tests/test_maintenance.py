@@ -10,8 +10,9 @@ from typer.testing import CliRunner
 
 from memman import MemoryManager
 from memman.cli import app
-from memman.errors import InvalidInputError, StoreCorruptError, StoreError
+from memman.errors import InvalidInputError, StoreCorruptError, StoreError, StoreFullError
 from memman.storage.maintenance import STUCK_ATTEMPTS
+from tests.mounts import tmpfs
 from tests.postgres import fresh_database, postgres_url  # noqa: F401 (fixture)
 from tests.reliability import (
     audit,
@@ -217,6 +218,29 @@ def test_backup_refuses_to_overwrite(db, tmp_path):
     with offline_manager(db) as mm, pytest.raises(InvalidInputError, match="already exists"):
         mm.backup(target)
     assert target.read_text() == "precious"
+
+
+def test_a_backup_onto_a_full_disk_leaves_no_file_and_names_the_backup(db, tmp_path, memman):  # noqa: F811
+    """Issue 29: a backup that failed on a full disk left a 0-byte file (the retry then failed
+    with "already exists") and its message named the store. A 64 KB tmpfs is the full disk:
+    the store is larger."""
+    with tmpfs(tmp_path / "small", size="64k") as small:
+        target = small / "copy.db"
+        with offline_manager(db) as mm, pytest.raises(StoreFullError) as failed:
+            mm.backup(target)
+        assert str(target) in str(failed.value) and db not in str(failed.value)
+        assert list(small.iterdir()) == []  # neither the copy nor its temporary file
+        run = memman("backup", str(target), "--db", db)
+        assert run.code == 1 and str(target) in run.out + run.err
+        assert list(small.iterdir()) == []
+    # Retried where there is room, the same name works.
+    with offline_manager(db) as mm:
+        copy = mm.backup(tmp_path / "copy.db")
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith((".copy", "copy"))) == [
+        "copy.db"
+    ]
+    with offline_manager(str(copy)) as restored:
+        assert [m.content for m in restored.list(user_id="alice")] == list(FACTS)
 
 
 def test_backup_of_an_in_memory_store(tmp_path):

@@ -14,7 +14,7 @@ import sqlite3
 import pytest
 
 from memman import ConfigError, DecisionError, InvalidInputError, MemoryManager, Status
-from memman.mem0 import Memory
+from memman.mem0 import AsyncMemory, Memory
 from tests.decisions import decision
 from tests.fake_openai import Reply, chat_completion
 
@@ -140,7 +140,7 @@ def test_a_plan_for_tonight_is_in_short_term_memory_and_in_add_results(tmp_path)
         ]
         short = memory.manager.short_term(user_id="alice")
         assert [(f.content, f.category) for f in short] == [(MOVIE_CHAT[0]["content"], "plan")]
-        assert added["results"][1]["id"] == f"short_term:{short[0].id}"
+        assert added["results"][1]["id"] == memory.short_term.item_id(short[0])
 
 
 def chat_with_memories(memory, reply, message: str, user_id: str = "default_user") -> str:
@@ -212,11 +212,13 @@ def test_scopes_errors_and_unknown_ids_as_mem0_answers_them(tmp_path):
             m.update("no-such-id", text="x")
         assert m.get("no-such-id") is None and m.history("no-such-id") == []
 
-        # Scopes never mix; an agent's own memories and int ids work as in mem0.
+        # Scopes never mix; an agent's own memories work as in mem0. An id is a string, as the
+        # core's are: an int was stored as the user "42" (issue 29).
         m.add("User likes jazz", user_id="ann", infer=False)
-        m.add("User likes jazz", user_id=42, infer=False)
+        with pytest.raises(InvalidInputError, match="user_id: must be a string, not int"):
+            m.add("User likes jazz", user_id=42, infer=False)
+        assert m.get_all(user_id="42")["results"] == []
         m.add("Answer in French", agent_id="helper", infer=False)
-        assert [i["user_id"] for i in m.get_all(user_id="42")["results"]] == ["42"]
         [own] = m.get_all(filters={"agent_id": "helper"})["results"]
         assert (own["memory"], own["agent_id"]) == ("Answer in French", "helper")
         assert m.search("french", user_id="ann")["results"] == []
@@ -389,6 +391,50 @@ def test_a_failed_extraction_raises_and_keeps_the_messages(tmp_path, fake_openai
 def test_config_that_cannot_map_is_a_clear_error(config, message):
     with pytest.raises(ConfigError, match=message):
         Memory.from_config(config)
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        pytest.param(lambda: Memory.from_config("x"), "config dict, not str", id="from-config-str"),
+        pytest.param(
+            lambda: AsyncMemory.from_config("x"), "config dict, not str", id="async-from-config"
+        ),
+        pytest.param(
+            lambda: Memory.from_config(
+                {"vector_store": {"provider": "sqlite", "config": {"path": 5}}}
+            ),
+            "vector_store.config.path must be a file path",
+            id="vector-store-path-int",
+        ),
+        pytest.param(
+            lambda: Memory.from_config({"history_db_path": 5}),
+            "history_db_path must be a file path",
+            id="history-path-int",
+        ),
+        pytest.param(
+            lambda: Memory({"history_db_path": ["m.db"]}),
+            "history_db_path must be a file path",
+            id="history-path-list",
+        ),
+    ],
+)
+def test_what_the_core_refuses_the_facade_refuses_and_makes_no_file(tmp_path, make, message):
+    """Issue 29: Memory.from_config("x") and a vector-store path of 5 made files named "x"
+    and "5" in the working directory (the tests run in tmp_path)."""
+    with pytest.raises(ConfigError, match=message):
+        make()
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("ids", [{"user_id": 5}, {"agent_id": 7}, {"run_id": 1.5}])
+def test_an_id_that_is_no_string_is_refused_by_the_facade(tmp_path, ids):
+    with Memory(str(tmp_path / "m.db")) as m:
+        with pytest.raises(InvalidInputError, match="must be a string"):
+            m.add("User likes jazz", infer=False, **ids)
+        with pytest.raises(InvalidInputError, match="must be a string"):
+            m.search("jazz", **ids)
+        assert m.manager.export() is not None and list(m.manager.export()) == []
 
 
 def test_config_maps_to_memman_settings(tmp_path):

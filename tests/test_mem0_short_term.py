@@ -4,8 +4,8 @@ and history find, until the fact expires.
 Offline, a plan for tonight or where the user is right now is a short-term fact with a TTL
 (memman/lifecycle/pieces.py). A mem0 user expects what `add` reported to be findable: the
 facade shows the scope's unexpired short-term facts in mem0's item shape, with the id
-"short_term:<n>" and metadata {"short_term": true, "expires_at": ...}. Real SQLite files,
-the injected clock.
+"short_term:<n>-<token>" (no id another user can guess) and metadata {"short_term": true,
+"expires_at": ...}. Real SQLite files, the injected clock.
 """
 
 from __future__ import annotations
@@ -227,3 +227,52 @@ def test_an_llm_s_transient_fact_is_reported_and_found(tmp_path, clock, fake_ope
         assert [i["memory"] for i in m.get_all(user_id="alice")["results"]] == [
             "User loves sci-fi movies"
         ]
+
+
+def test_short_term_ids_cannot_be_counted_through_and_stay_in_their_scope(db, clock):
+    """Issue 29: ids were "short_term:1", "short_term:2", ...: anyone could read or delete
+    another user's facts by counting. Now the id holds a token only the store can make, and a
+    caller that names its user reaches none of another user's facts."""
+    with Memory(manager=MemoryManager(db, clock=clock)) as memory:
+        [alice] = memory.add("I'm heading to the gym now", user_id="alice")["results"]
+        [bob] = memory.add("I'm heading to the airport now", user_id="bob")["results"]
+        for item in (alice, bob):
+            number = item["id"].removeprefix("short_term:").split("-")[0]
+            counted = f"short_term:{number}"
+            assert item["id"] != counted
+            assert memory.get(counted) is None and memory.history(counted) == []
+            with pytest.raises(InvalidInputError, match="not found"):
+                memory.delete(counted)
+            with pytest.raises(InvalidInputError, match="not found"):
+                memory.update(counted, "I'm at home now")
+        assert alice["id"] != bob["id"]
+        forged = bob["id"][:-1] + ("0" if bob["id"][-1] != "0" else "1")
+        assert memory.get(forged) is None
+
+        # Named by its owner, the id answers; named by another user, it is not found.
+        assert memory.get(bob["id"], user_id="bob")["memory"] == bob["memory"]
+        assert memory.get(bob["id"], user_id="alice") is None
+        assert memory.history(bob["id"], user_id="alice") == []
+        with pytest.raises(InvalidInputError, match="not found"):
+            memory.delete(bob["id"], user_id="alice")
+        with pytest.raises(InvalidInputError, match="not found"):
+            memory.update(bob["id"], "I'm at home now", user_id="alice")
+        assert [f.content for f in memory.manager.short_term(user_id="bob")] == [bob["memory"]]
+        # The same id in another process (a new facade on the same store).
+        with Memory(manager=MemoryManager(db, clock=clock)) as again:
+            assert again.get(bob["id"], user_id="bob")["memory"] == bob["memory"]
+        memory.delete(bob["id"], user_id="bob")
+        assert memory.manager.short_term(user_id="bob") == []
+
+
+def test_a_long_term_id_named_with_another_user_is_not_found(db, clock):
+    with Memory(manager=MemoryManager(db, clock=clock)) as memory:
+        [bob] = memory.add("I love sci-fi movies", user_id="bob", infer=False)["results"]
+        assert memory.get(bob["id"], user_id="bob")["memory"] == "I love sci-fi movies"
+        assert memory.get(bob["id"], user_id="alice") is None
+        assert memory.history(bob["id"], user_id="alice") == []
+        with pytest.raises(InvalidInputError, match="not found"):
+            memory.delete(bob["id"], user_id="alice")
+        with pytest.raises(InvalidInputError, match="not found"):
+            memory.update(bob["id"], "I love westerns", user_id="alice")
+        assert [m.content for m in memory.manager.list(user_id="bob")] == ["I love sci-fi movies"]

@@ -107,7 +107,10 @@ def test_import_into_a_store_with_memories_skips_duplicates_and_decides_the_rest
     # The deleted dog, still deleted; bob's chess (a scope the store held nothing of) as it was.
     assert report.copied == 2
     assert report.decided == {"UPDATE": 1}  # Porto replaces Madrid
-    assert report.events_copied == 1 and report.events_skipped > 0  # bob's only
+    # Bob's event and the dog's two (a memory copied under its own id keeps its history);
+    # the decided memories' events are skipped: the decisions made here are recorded instead.
+    assert report.events_copied == 3 and report.events_skipped > 0
+    assert report.events_written == 0
     assert alice["User has a dog named Rex"].status is Status.DELETED
     assert alice["User lives in Porto"].status is Status.ACTIVE
     assert "User lives in Madrid" not in alice  # updated in place to Porto

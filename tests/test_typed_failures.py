@@ -23,6 +23,8 @@ from memman.errors import (
 from memman.storage import busy
 from memman.storage.store import KNOWN_MIGRATIONS
 from memman.write.decide import OfflineDecider
+from tests.mounts import remount_read_only, tmpfs
+from tests.test_cli import memman  # noqa: F401  (the CLI runner fixture)
 from tests.test_erase import PARK, SeededEmbedder
 
 
@@ -174,6 +176,37 @@ def test_a_read_only_store_serves_reads_and_refuses_writes(tmp_path):
             mm.update_memory("User likes coffee", user_id="u")
     with MemoryManager(str(path)) as mm:
         assert [m.content for m in mm.list(user_id="u")] == ["User likes green tea"]
+
+
+def test_a_store_on_read_only_media_opens_read_only_and_says_so(tmp_path, memman):  # noqa: F811
+    """Issue 29: a cleanly closed store (no -wal, no -shm) on a read-only medium failed with
+    "unable to open database file": SQLite could not make the -shm file a WAL reader needs.
+    A read-only tmpfs stops root too, as a CD or a read-only volume would."""
+    with tmpfs(tmp_path / "media") as media:
+        path = media / "m.db"
+        with MemoryManager(str(path)) as mm:
+            mm.update_memory("User likes green tea", user_id="u")
+        assert sorted(p.name for p in media.iterdir()) == ["m.db"]  # closed cleanly
+        remount_read_only(media)
+
+        with MemoryManager(str(path)) as mm:
+            assert mm.store.read_only
+            assert mm.stats()["storage"]["opened"].startswith("read-only, immutable")
+            hits = mm.search("green tea", user_id="u")
+            assert [hit.memory.content for hit in hits] == ["User likes green tea"]
+            assert "User likes green tea" in mm.context("green tea", user_id="u").text
+            assert len(list(mm.export_jsonl(user_id="u"))) == 1
+            with pytest.raises(StoreReadOnlyError):
+                mm.update_memory("User likes coffee", user_id="u")
+        shown = memman("stats", "--db", str(path))
+        assert shown.code == 0 and "read-only, immutable" in shown.out
+        refused = memman("add", "User likes coffee", "-u", "u", "--db", str(path))
+        assert refused.code == 1 and "read-only" in refused.out + refused.err
+
+
+def test_a_writable_store_says_it_opened_read_write(tmp_path):
+    with MemoryManager(str(tmp_path / "m.db")) as mm:
+        assert mm.stats()["storage"]["opened"] == "read-write"
 
 
 def test_metadata_sqlite_cannot_parse_is_no_damaged_file(tmp_path):

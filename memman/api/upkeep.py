@@ -95,6 +95,13 @@ class UpkeepCalls(Parts):
         and the rest are imported. Events with no memory before them (an audit trail exported
         alone) raise InvalidInputError before anything is written, unless raw.
         """
+        if isinstance(source, str) and _json_lines_text(source):
+            # Refused rather than read: a string is a path here, and guessing would make a file
+            # named like a record ambiguous; the lines are taken as they are (issue 29).
+            raise InvalidInputError(
+                "import_jsonl: that looks like JSON-lines text, not a path; pass a file path,"
+                " or the lines (text.splitlines())"
+            )
         if isinstance(source, str | Path):
             try:
                 # A line that is not UTF-8 is reported as a bad line (see jsonl.read_lines).
@@ -252,3 +259,10 @@ class UpkeepCalls(Parts):
         report = erase.forget(self.store, user_id, agent_id)
         self.vectors.forget(user_id, agent_id)
         return report
+
+
+def _json_lines_text(source: str) -> bool:
+    """Whether a string given as a path is an export's text: it holds a line break, is longer
+    than any path (PATH_MAX, 4096), or is one JSON object."""
+    text = source.strip()
+    return "\n" in text or "\r" in text or len(text) > 4096 or text[:1] + text[-1:] == "{}"

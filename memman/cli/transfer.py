@@ -94,7 +94,12 @@ def import_file(
     decided = ", ".join(f"{op} {n}" for op, n in sorted(report.decided.items())) or "none"
     console.print(
         f"{report.copied} memories copied, {report.duplicates} already held, decided: {decided};"
-        f" {report.events_copied} events copied, {report.events_skipped} not copied,"
+        + (
+            f" {len(report.renamed)} under a new id (another user's id here);"
+            if report.renamed
+            else ""
+        )
+        + f" {report.events_copied} events copied, {report.events_skipped} not copied,"
         f" {report.events_written} written for memories that came without one;"
         f" {len(report.bad)} bad lines skipped"
         + (f"; {_rows(report.rows_copied)} copied" if report.rows_copied else "")
@@ -105,7 +110,10 @@ def import_file(
             else ""
         )
         + (f"; {report.rows_skipped} vectors not copied" if report.rows_skipped else "")
+        + (f"; {report.events_held} events already held" if report.events_held else "")
     )
+    for old, new in report.renamed.items():
+        console.print(f"memory {old} copied as {new}: the store holds {old} for another user")
     if report.bad:
         raise typer.Exit(2)
 

@@ -48,6 +48,7 @@ def stats(
         table.add_row("messages failing extraction", str(data["extraction_stuck"]))
         storage = data["storage"]
         if storage:
+            table.add_row("opened", storage["opened"])
             table.add_row("file bytes", str(storage["file_bytes"]))
             table.add_row("wal bytes", str(storage["wal_bytes"]))
             for name, n in storage["rows"].items():
@@ -62,8 +63,9 @@ def stats(
 
 
 def check(db: DbOption = None) -> None:
-    """Check SQLite integrity, FTS agreement, orphan vectors, stuck pending, rows memman cannot
-    read (exit 1 if not ok), and whether memories await `memman relabel`."""
+    """Check SQLite integrity, FTS agreement, orphan vectors, memories without history, stuck
+    pending, rows memman cannot read (exit 1 if not ok), and whether memories await
+    `memman relabel`."""
     with _open(db) as mm:
         report = mm.check()
         table = Table(title=f"memman check ({mm.store.path})")
@@ -75,6 +77,7 @@ def check(db: DbOption = None) -> None:
     table.add_row("pending facts", str(report.pending))
     table.add_row(f"stuck pending (>= {STUCK_ATTEMPTS} failures)", str(report.stuck_pending))
     table.add_row("orphan vectors", str(report.orphan_vectors))
+    table.add_row("memories without history", str(report.without_history))
     table.add_row("rows memman cannot read", "; ".join(report.unreadable) or "none")
     table.add_row("topics", _labels_note(report.relabel_due, report.reader_version))
     console.print(table)

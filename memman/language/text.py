@@ -55,6 +55,21 @@ _NUMBER_WORDS = {
 }  # fmt: skip
 
 
+# Letters that render as nothing (Hangul fillers, the Braille blank): a text of these alone
+# shows as empty, as one of format characters (zero-width space, BOM, soft hyphen) does.
+_BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
+
+
+def blank(text: str) -> bool:
+    """Whether text shows nothing: only whitespace, control and format characters (zero-width
+    space U+200B, BOM U+FEFF, invisible separator U+2063, soft hyphen U+00AD ...) and letters
+    that render as nothing. Such a "fact" is refused as an empty one is."""
+    return all(
+        c.isspace() or c in _BLANK_LETTERS or unicodedata.category(c) in ("Cc", "Cf", "Zs")
+        for c in text
+    )
+
+
 def normalize(text: str) -> str:
     """The canonical form used for the content hash.
 

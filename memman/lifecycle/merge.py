@@ -32,7 +32,7 @@ from itertools import combinations
 from typing import Annotated, ClassVar, Literal
 
 import sqlalchemy as sa
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 
 from memman.config import Settings
 from memman.language.text import jaccard, negations, numbers, token_spellings
@@ -42,6 +42,7 @@ from memman.llm.prompts import render
 from memman.scope import Scope
 from memman.storage.fts import scoped_match
 from memman.storage.store import Store
+from memman.write.candidate import model_reason, model_text
 
 # An ambiguous cluster is one LLM call; beyond this many memories it is rejected instead (a
 # lower merge_related_jaccard can chain whole topics together).
@@ -238,6 +239,7 @@ class MergeOp(BaseModel):
     op: Literal["MERGE"]
     content: str = Field(description="The one merged memory, keeping every detail of each.")
     reason: str = _REASON
+    _reason = field_validator("reason")(model_reason)
 
 
 class KeepSeparateOp(BaseModel):
@@ -245,6 +247,7 @@ class KeepSeparateOp(BaseModel):
 
     op: Literal["KEEP_SEPARATE"]
     reason: str = _REASON
+    _reason = field_validator("reason")(model_reason)
 
 
 class MergeDecision(BaseModel):
@@ -262,14 +265,16 @@ class MergeDecision(BaseModel):
         d = self.decision
         if not isinstance(d, MergeOp):
             return self
-        content = d.content.strip()
-        if not content:
+        given = d.content.strip()
+        if not given:
             raise ValueError("MERGE content is empty: write the one merged memory text.")
-        if len(content) > self.max_chars:
+        if len(given) > self.max_chars:
             raise ValueError(
-                f"MERGE content is too long ({len(content)} characters); a merge restates the"
+                f"MERGE content is too long ({len(given)} characters); a merge restates the"
                 f" memories shown once, in at most {self.max_chars} characters."
             )
+        # The checks a user's fact passes (no NUL, not only invisible characters, ...).
+        content = model_text("MERGE content", d.content, self.max_chars)
         first = self.shown[0]
         if negations(content) != negations(first) or numbers(content) != numbers(first):
             raise ValueError(

@@ -31,6 +31,11 @@ from memman.write.commit import record_event
 # At most this many short-term facts go into one context block: the prompt needs the user's
 # current situation, not a log of it.
 MAX_RELEVANT = 5
+# A fact said again keeps its latest sessions only (at least promote_min_sessions of them):
+# the list decides promotion (seen in enough sessions) and names the last session; one fact
+# said in 20,000 sessions kept a 189 KB list read and rewritten at every mention (issue 29).
+# 32 ids of at most 256 characters stay under 9 KB.
+KEEP_SESSIONS = 32
 
 
 @dataclass(frozen=True)
@@ -131,9 +136,7 @@ def remember(
             expires_at=expires,
         )
     else:
-        sessions = json.loads(row._mapping["sessions"])
-        if session_id not in sessions:
-            sessions.append(session_id)
+        sessions = kept_sessions(json.loads(row._mapping["sessions"]), session_id, settings)
         store.refresh_short_term(
             conn,
             scope,
@@ -146,6 +149,15 @@ def remember(
     fresh = store.short_term_by_hash(conn, scope, digest)
     assert fresh is not None  # written above, in this transaction
     return _from_row(fresh)
+
+
+def kept_sessions(sessions: list[str], session_id: str, settings: Settings) -> list[str]:
+    """A fact's sessions with session_id as the latest, the oldest dropped beyond
+    max(KEEP_SESSIONS, promote_min_sessions): the list only has to tell whether the fact
+    recurred in enough sessions to be promoted, and which session saw it last."""
+    keep = max(KEEP_SESSIONS, settings.promote_min_sessions)
+    others = [s for s in sessions if s != session_id]
+    return [*others[max(0, len(others) - keep + 1) :], session_id]
 
 
 def active(store: Store, conn: sa.Connection, scope: Scope | None) -> list[ShortTermFact]:

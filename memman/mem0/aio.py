@@ -7,6 +7,7 @@ from typing import Any
 
 from memman.aio import AsyncMemoryManager, off_loop
 from memman.api.manager import MemoryManager
+from memman.mem0.config import config_dict as config_dict_of
 from memman.mem0.memory import Memory
 
 
@@ -42,7 +43,7 @@ class AsyncMemory:
 
     @classmethod
     def from_config(cls, config_dict: dict[str, Any]) -> AsyncMemory:
-        return cls(config_dict)
+        return cls(config_dict_of(config_dict))
 
     async def close(self) -> None:
         await self.manager.close()

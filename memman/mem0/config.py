@@ -6,6 +6,7 @@ not OpenAI-compatible) is refused with a ConfigError rather than ignored.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from memman.errors import ConfigError
@@ -89,6 +90,17 @@ def _base_url(provider: str, config: dict[str, Any], name: str) -> str | None:
     return url
 
 
+def config_dict(value: Any) -> dict[str, Any]:
+    """from_config's argument: a mem0 config dict, else ConfigError (a string was taken for a
+    path and made a file of that name, issue 29)."""
+    if not isinstance(value, dict):
+        raise ConfigError(
+            f"from_config takes a mem0 config dict, not {type(value).__name__}: "
+            "Memory(path) opens a store file"
+        )
+    return value
+
+
 def settings_from_config(config: dict[str, Any]) -> dict[str, Any]:
     """MemoryManager keyword arguments for a mem0 config dict (`Memory.from_config`).
 
@@ -147,8 +159,18 @@ def settings_from_config(config: dict[str, Any]) -> dict[str, Any]:
                 f"vector_store provider {provider!r}: memman keeps memories and vectors in its "
                 "own SQLite file; give its path as history_db_path"
             )
-        if store_config.get("path"):
-            settings["path"] = str(store_config["path"])
-    if config.get("history_db_path"):
-        settings["path"] = str(config["history_db_path"])
+        if store_config.get("path") is not None:
+            settings["path"] = _path(store_config["path"], "vector_store.config.path")
+    if config.get("history_db_path") is not None:
+        settings["path"] = _path(config["history_db_path"], "history_db_path")
     return settings
+
+
+def _path(value: Any, name: str) -> str:
+    """A store path from the config: a non-empty string or path. A number was made a file
+    named "5" in the working directory (issue 29)."""
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(f"{name} must be a file path (a string), not {value!r}")
+    return value

@@ -31,7 +31,9 @@ from typing import Any
 from memman.api.manager import MemoryManager
 from memman.errors import ConfigError, DecisionError, InvalidInputError, NotFoundError
 from memman.lifecycle.buffer import text_of
+from memman.mem0.config import config_dict as config_dict_of
 from memman.mem0.config import settings_from_config
+from memman.mem0.ids import MemoryIds, caller_of
 from memman.mem0.shapes import (
     UPDATE_SOURCE,
     as_history_entry,
@@ -47,10 +49,9 @@ from memman.mem0.shapes import (
     scope_of,
     split_filters,
 )
-from memman.mem0.short_term import ShortTermPart, as_short_item, is_short_term
-from memman.models import Memory as Record
-from memman.models import Op, Status
-from memman.scope import Scope, check_id
+from memman.mem0.short_term import ShortTermPart, is_short_term
+from memman.models import Op
+from memman.scope import Scope
 
 log = logging.getLogger(__name__)
 
@@ -82,11 +83,13 @@ class Memory:
             self.manager = MemoryManager(None if config is None else str(config))
         else:
             raise ConfigError("Memory takes a database path, a mem0 config dict or manager=")
+        self.ids = MemoryIds(self.manager)
         self.short_term = ShortTermPart(self.manager)
 
     @classmethod
     def from_config(cls, config_dict: dict[str, Any]) -> Memory:
-        return cls(config_dict)
+        """mem0's constructor from a config dict; anything else is a ConfigError."""
+        return cls(config_dict_of(config_dict))
 
     def close(self) -> None:
         self.manager.close()
@@ -161,6 +164,10 @@ class Memory:
         text: str | None = None,
         metadata: dict[str, Any] | None = None,
         data: str | None = None,
+        *,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        run_id: str | None = None,
     ) -> dict[str, Any]:
         """Replace a memory's text, through update_memory in the memory's scope.
 
@@ -172,7 +179,9 @@ class Memory:
         `metadata`, as in mem0, replaces the custom metadata of the memory holding the text,
         in the transaction that writes the decision (update_memory's replace_metadata);
         without it the memory's own metadata goes with the text (mem0 would clear it).
+        user_id, agent_id, run_id (not mem0's): the memory must be the caller's (mem0/ids.py).
         """
+        caller = caller_of(user_id, agent_id, run_id)
         text = text if text is not None else data
         if text is None:
             raise InvalidInputError("update() needs the new text (text= or data=)")
@@ -181,9 +190,9 @@ class Memory:
         if is_short_term(memory_id):
             return {
                 "message": "Memory updated successfully!",
-                **self.short_term.update(memory_id, text, metadata),
+                **self.short_term.update(memory_id, text, metadata, caller),
             }
-        memory = self._active(memory_id)
+        memory = self.ids.active(memory_id, caller)
         result = self.manager.update_memory(
             text,
             user_id=memory.user_id,
@@ -201,13 +210,21 @@ class Memory:
             )
         return {"message": "Memory updated successfully!", **as_result(result, text)}
 
-    def delete(self, memory_id: str) -> dict[str, Any]:
+    def delete(
+        self,
+        memory_id: str,
+        *,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        run_id: str | None = None,
+    ) -> dict[str, Any]:
         """Soft-delete one memory (MemoryManager.restore brings it back); a short-term fact
-        is retired for good."""
+        is retired for good. user_id, agent_id, run_id: the memory must be the caller's."""
+        caller = caller_of(user_id, agent_id, run_id)
         if is_short_term(memory_id):
-            self.short_term.delete(memory_id, "deleted through mem0 delete()")
+            self.short_term.delete(memory_id, "deleted through mem0 delete()", caller)
             return {"message": "Memory deleted successfully!"}
-        memory = self._active(memory_id)
+        memory = self.ids.active(memory_id, caller)
         self.manager.delete(
             memory.id,
             reason="deleted through mem0 delete()",
@@ -261,56 +278,21 @@ class Memory:
 
     # -- reads -------------------------------------------------------------------------------
 
-    def _owner(self, memory_id: str) -> dict[str, str | None]:
-        """The scope of a memory named by id alone, as mem0's calls name one: mem0's ids are
-        global, so the facade looks the owner up (NotFoundError for an unknown id)."""
-        try:  # an id no memory can have (not a string, not UTF-8): as unknown as any other
-            check_id("memory_id", memory_id)
-        except InvalidInputError:
-            raise NotFoundError(f"no memory with id {memory_id!r}") from None
-        with self.manager.store.read() as conn:
-            memory = self.manager.store.get(conn, memory_id)
-        return {"user_id": memory.user_id, "agent_id": memory.agent_id}
-
-    def _chain(self, memory_id: str) -> list[Record]:
-        """The memories an id has stood for, oldest first: itself, then each memory update()
-        moved its text to (the last is active unless that text was deleted since).
-
-        update() may store the new text under another id (see update); the memory that
-        received it carries the source "mem0.update:<old id>", so an id a caller holds keeps
-        answering get, update, delete, history and search results as mem0's ids do.
-        """
-        try:
-            memory = self.manager.get(memory_id, **self._owner(memory_id))
-        except NotFoundError:
-            raise InvalidInputError(f"Memory with id {memory_id} not found") from None
-        chain = [memory]
-        while memory.status is not Status.ACTIVE:
-            mark = UPDATE_SOURCE + memory.id
-            scope = self.manager.list(
-                user_id=memory.user_id, agent_id=memory.agent_id, include_inactive=True
-            )
-            heirs = [m for m in scope if m.id != memory.id and mark in m.sources]
-            active = [m for m in heirs if m.status is Status.ACTIVE]
-            memory = (active or heirs or [memory])[-1]
-            if memory.id in {m.id for m in chain}:
-                break
-            chain.append(memory)
-        return chain
-
-    def _active(self, memory_id: str) -> Record:
-        """The active memory an id stands for: itself, or where update() moved its text."""
-        memory = self._chain(memory_id)[-1]
-        if memory.status is not Status.ACTIVE:
-            raise InvalidInputError(f"Memory with id {memory_id} not found")
-        return memory
-
-    def get(self, memory_id: str) -> dict[str, Any] | None:
-        """The memory as a mem0 item, None if there is no active memory with that id."""
+    def get(
+        self,
+        memory_id: str,
+        *,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        run_id: str | None = None,
+    ) -> dict[str, Any] | None:
+        """The memory as a mem0 item, None if there is no active memory with that id (of the
+        caller's, when it names user_id, agent_id or run_id: see _caller)."""
+        caller = caller_of(user_id, agent_id, run_id)
         try:
             if is_short_term(memory_id):
-                return as_short_item(self.short_term.live(memory_id))
-            return as_item(self._active(memory_id))
+                return self.short_term.item(self.short_term.live(memory_id, caller))
+            return as_item(self.ids.active(memory_id, caller))
         except InvalidInputError:
             return None
 
@@ -377,15 +359,23 @@ class Memory:
         kept = [item for item in found if threshold is None or item["score"] >= threshold]
         return {"results": kept[:count]}
 
-    def history(self, memory_id: str) -> list[dict[str, Any]]:
+    def history(
+        self,
+        memory_id: str,
+        *,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        run_id: str | None = None,
+    ) -> list[dict[str, Any]]:
         """Every change of a memory, oldest first, keyed as mem0's history (plus memman's
         reason and tier), with the history of each memory update() moved its text to;
-        [] for an unknown id, as mem0 answers."""
+        [] for an unknown id (or one of another scope than the caller named), as mem0 answers."""
+        caller = caller_of(user_id, agent_id, run_id)
         if is_short_term(memory_id):
-            return self.short_term.history(memory_id)
+            return self.short_term.history(memory_id, caller)
         try:
-            owner = self._owner(memory_id)
-            chain = self._chain(memory_id)
+            owner = self.ids.owner(memory_id, caller)
+            chain = self.ids.chain(memory_id, caller)
         except (NotFoundError, InvalidInputError):
             return []
         events = {
@@ -394,3 +384,4 @@ class Memory:
             for event in self.manager.history(memory.id, **owner)
         }
         return [as_history_entry(events[key]) for key in sorted(events)]
+

@@ -23,10 +23,13 @@ UPDATE_SOURCE = "mem0.update:"
 
 
 def mem0_id(value: Any, name: str) -> str | None:
-    """mem0's id rules: ints become strings, whitespace is trimmed, blank is refused."""
+    """mem0's id rules: whitespace is trimmed, blank is refused; an id is a string, as the
+    core's are (an int was stored as the user "5", issue 29)."""
     if value is None:
         return None
-    text = str(value).strip()
+    if not isinstance(value, str):
+        raise InvalidInputError(f"Invalid {name}: must be a string, not {type(value).__name__}")
+    text = value.strip()
     if not text or any(c.isspace() for c in text):
         raise InvalidInputError(f"Invalid {name}: must be a non-empty identifier without spaces")
     return text

@@ -13,7 +13,8 @@ all of them:
 - Transactions are the store's: `read()` gives a snapshot, `write(fn)` runs fn in one write
   transaction and retries it while the database is busy (so fn has no side effects outside
   the connection). Every other method takes that connection and runs inside the caller's
-  transaction; none commits.
+  transaction; none commits. `try_write(fn)` is for a read's own bookkeeping (access counts):
+  written if the write lock is free, else kept for later (`later.py`): a read never waits.
 - Every statement on a scoped table (long_term, events, pending, short_term, message_buffer,
   memory_vectors, vector_log, the FTS index) names the scope: `user_id = ? AND agent_id = ?`,
   the scope token in an FTS query, or the scope's values in an INSERT.

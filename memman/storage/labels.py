@@ -27,6 +27,7 @@ READER_KEY = "reader_version"
 UNKNOWN_READER = 0
 
 _READ_STATE = "SELECT value FROM store_state WHERE key = ?"
+_KEEP_STATE = "INSERT INTO store_state (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING"
 _WRITE_STATE = (
     "INSERT INTO store_state (key, value) VALUES (?, ?)"
     " ON CONFLICT (key) DO UPDATE SET value = excluded.value"
@@ -76,6 +77,17 @@ class LabelRows:
     def set_reader_version(self, conn: sa.Connection, version: int) -> None:
         """Record the reader version that labelled the store."""
         run_sql(conn, _WRITE_STATE, (READER_KEY, str(version)))
+
+    def state(self, conn: sa.Connection, key: str) -> str | None:
+        """The store's own state under key (store_state), None if nothing is on record."""
+        row = run_sql(conn, _READ_STATE, (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def keep_state(self, conn: sa.Connection, key: str, value: str) -> str:
+        """Record value under key unless a value is on record already; the value on record
+        (the first writer's, when two race)."""
+        run_sql(conn, _KEEP_STATE, (key, value))
+        return str(run_sql(conn, _READ_STATE, (key,)).fetchone()[0])
 
     def count_unlabelled(self, conn: sa.Connection, scope: Scope | None) -> int:
         """Active memories of the scope (every scope's if None) without an attribute."""

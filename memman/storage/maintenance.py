@@ -36,6 +36,9 @@ class CheckReport:
     # current reader may read (MemoryManager.relabel). Advice, not a fault: `ok` ignores it.
     reader_version: int = READER_VERSION
     relabel_due: int = 0
+    # Memories no audit event names: an import stopped between its memories and their events
+    # (importing the same file again copies what is missing).
+    without_history: int = 0
 
     @property
     def ok(self) -> bool:
@@ -45,6 +48,7 @@ class CheckReport:
             and self.stuck_pending == 0
             and self.orphan_vectors == 0
             and not self.unreadable
+            and self.without_history == 0
         )
 
 
@@ -62,12 +66,13 @@ def check(store: Store) -> CheckReport:
             pending, stuck = store.pending_counts(conn, STUCK_ATTEMPTS)
     except damaged as error:
         integrity.append(f"pending facts unreadable: {_why(error)}")
-    orphans = 0
+    orphans = without_history = 0
     try:
         with store.read() as conn:
             orphans = store.orphan_vectors(conn)
+            without_history = store.memories_without_history(conn)
     except damaged as error:
-        integrity.append(f"vectors unreadable: {_why(error)}")
+        integrity.append(f"vectors or events unreadable: {_why(error)}")
     if store.read_only:
         fts_error = store.check_fts_of_snapshot()
     else:
@@ -95,6 +100,7 @@ def check(store: Store) -> CheckReport:
         unreadable,
         version,
         due,
+        without_history,
     )
 
 

@@ -26,7 +26,7 @@ import re
 import threading
 import weakref
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
@@ -45,9 +45,10 @@ from memman.models import Event
 from memman.scope import Scope
 from memman.storage import pgvector, postgres_schema
 from memman.storage.changes import NewVector
+from memman.storage.later import Later
 from memman.storage.postgres_search import postings, ranked_by_tsquery
 from memman.storage.sql import run_sql
-from memman.storage.store import GROWING_TABLES, Store
+from memman.storage.store import GROWING_TABLES, READ_WRITE, Store
 
 # Writers of one process that may hold a connection at once, one per stripe of scopes, and
 # those naming no scope: within the engine's pool (5, and 10 more on demand) beside readers.
@@ -134,6 +135,7 @@ class PostgresStore(Store):
         self.busy_patience_s = busy_patience_s
         self.dbapi = psycopg
         self.read_only = False
+        self.opened = READ_WRITE
         self.engine = sa.create_engine(
             parsed,
             connect_args={
@@ -147,6 +149,7 @@ class PostgresStore(Store):
         self._write_lock = threading.RLock()
         self._stripes = [threading.RLock() for _ in range(_STRIPES)]
         self._read_lock = nullcontext()
+        self._later = Later()  # reads' counts waiting for a free lock (Store.try_write)
         # The dimensions whose index an open write transaction made (save_vectors).
         self._made: weakref.WeakKeyDictionary[Any, set[int]] = weakref.WeakKeyDictionary()
 
@@ -170,6 +173,14 @@ class PostgresStore(Store):
         if scope is None:
             return self._write_lock
         return self._stripes[zlib.crc32(scope_lock_key(scope).encode()) % _STRIPES]
+
+    def _write_now(self, fn: Callable[[sa.Connection], None]) -> None:
+        """fn (reads' counts: single-statement increments, atomic by themselves) in one
+        transaction that takes no advisory lock and waits for no row lock another writer
+        holds: a held lock fails it (lock_not_available) after a millisecond."""
+        with self.engine.connect() as connection, connection.begin():
+            connection.exec_driver_sql("SET LOCAL lock_timeout = 1")
+            fn(connection)
 
     @contextmanager
     def read(self) -> Iterator[sa.Connection]:
@@ -214,6 +225,7 @@ class PostgresStore(Store):
                     "SELECT pg_database_size(current_database())"
                 ).scalar(),
                 "wal_bytes": 0,
+                "opened": self.opened,
             }
             found["rows"] = {
                 table: conn.exec_driver_sql(f"SELECT count(*) FROM {table}").scalar()

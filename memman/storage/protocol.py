@@ -47,9 +47,10 @@ class Storage(MemoryStorage, UpkeepStorage, Protocol):
         ...
 
     def try_write(
-        self, fn: Callable[[sa.Connection], T], what: str, *, scope: Scope | None = None
-    ) -> T | None:
-        """write(fn) for bookkeeping a read does: None (logged) on a full or read-only store."""
+        self, fn: Callable[[sa.Connection], object], what: str, *, scope: Scope | None = None
+    ) -> None:
+        """fn (bookkeeping a read does) written now if the write lock is free, else kept for
+        a later try; never waits, never raises for a busy, full or read-only store."""
         ...
 
     def sizes(self) -> dict[str, Any]:

@@ -262,6 +262,10 @@ class UpkeepStorage(Protocol):
         """(parked facts, those failed at least stuck_attempts times)."""
         ...
 
+    def memories_without_history(self, conn: sa.Connection) -> int:
+        """Memories no audit event names."""
+        ...
+
     def orphan_vectors(self, conn: sa.Connection) -> int:
         """Vectors of no memory, or malformed."""
         ...
@@ -288,6 +292,14 @@ class UpkeepStorage(Protocol):
 
     def set_reader_version(self, conn: sa.Connection, version: int) -> None:
         """Record the reader version that labelled the store."""
+        ...
+
+    def state(self, conn: sa.Connection, key: str) -> str | None:
+        """The store's own state under key (store_state), None if nothing is on record."""
+        ...
+
+    def keep_state(self, conn: sa.Connection, key: str, value: str) -> str:
+        """Record value under key unless one is on record; the value on record."""
         ...
 
     def count_unlabelled(self, conn: sa.Connection, scope: Scope | None) -> int:

@@ -29,7 +29,6 @@ from sqlalchemy.pool import StaticPool
 from memman.errors import (
     StoreCorruptError,
     StoreError,
-    StoreFullError,
     StoreReadOnlyError,
 )
 
@@ -39,6 +38,7 @@ from memman.storage.busy import BusyRetry, typed_sqlite_error
 from memman.storage.events import EventRows
 from memman.storage.fts import LexicalRows
 from memman.storage.labels import LabelRows
+from memman.storage.later import Later, LaterWrites
 from memman.storage.lifecycle import LifecycleRows
 from memman.storage.memories import MemoryRows
 from memman.storage.messages import MessageRows
@@ -68,21 +68,50 @@ GROWING_TABLES = (
 KNOWN_MIGRATIONS = [m.name for m in migrations.pending(sqlite_utils.Database(memory=True))]
 
 
-def _sqlite_url(path: str, read_only: bool) -> str:
-    """SQLAlchemy's URL for a file path or a `file:` URI (read_only adds mode=ro)."""
+def _sqlite_url(path: str, read_only: bool, immutable: bool = False) -> str:
+    """SQLAlchemy's URL for a file path or a `file:` URI (read_only adds mode=ro, immutable
+    immutable=1)."""
     if path.startswith("file:"):
         uri = path
     elif read_only:
         uri = f"file:{path}"
     else:
         return f"sqlite:///{path}"
+    if immutable and "immutable=1" not in uri:
+        uri += ("&" if "?" in uri else "?") + "immutable=1"
     if read_only and "mode=ro" not in uri and "immutable=1" not in uri:
         uri += ("&" if "?" in uri else "?") + "mode=ro"
     return f"sqlite:///{uri}{'&' if '?' in uri else '?'}uri=true"
 
 
+# How a SQLite store was opened, as `stats` says it.
+READ_WRITE = "read-write"
+READ_ONLY = "read-only"
+IMMUTABLE = "read-only, immutable (on read-only media: no locks, no -shm)"
+
+
+def _opening(path: str) -> str:
+    """How to open a file path or URI: READ_WRITE; READ_ONLY for a mode=ro URI or a file this
+    process cannot write; IMMUTABLE for such a file in a folder it cannot write either, with
+    no -wal beside it (a store closed cleanly on read-only media). There SQLite cannot make
+    the -shm file a WAL reader needs, and mode=ro alone fails with "unable to open database
+    file"; immutable=1 reads the file without it. A -wal left beside it holds writes the file
+    lacks: immutable would not read them, so mode=ro is tried (and fails as it did)."""
+    if "immutable=1" in path:
+        return IMMUTABLE
+    if "mode=ro" in path:
+        return READ_ONLY
+    if not os.path.exists(path) or os.access(path, os.W_OK):
+        return READ_WRITE
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.access(folder, os.W_OK) and not os.path.exists(f"{path}-wal"):
+        return IMMUTABLE
+    return READ_ONLY
+
+
 class Store(
     BusyRetry,
+    LaterWrites,
     MemoryRows,
     EventRows,
     VectorRows,
@@ -117,6 +146,7 @@ class Store(
         self.busy_patience_s = busy_patience_s
         self.dbapi = dbapi
         self.read_only = False
+        self.opened = READ_WRITE
         in_memory = path == ":memory:"
         if in_memory:
             # One shared connection, or every checkout would see a different empty database.
@@ -128,13 +158,10 @@ class Store(
             )
         else:
             # A file this process cannot write (or a mode=ro URI) is served read-only.
-            self.read_only = (
-                "mode=ro" in path
-                or "immutable=1" in path
-                or (os.path.exists(path) and not os.access(path, os.W_OK))
-            )
+            self.opened = _opening(path)
+            self.read_only = self.opened != READ_WRITE
             self.engine = sa.create_engine(
-                _sqlite_url(path, self.read_only),
+                _sqlite_url(path, self.read_only, immutable=self.opened == IMMUTABLE),
                 module=dbapi,
                 connect_args={"check_same_thread": False, "timeout": busy_timeout_s},
             )
@@ -142,7 +169,8 @@ class Store(
         # shared in-memory connection, readers must queue too.
         self._write_lock = threading.RLock()
         self._read_lock = self._write_lock if in_memory else nullcontext()
-        timeout_ms = int(busy_timeout_s * 1000)
+        self._later = Later()
+        timeout_ms = self._busy_timeout_ms = int(busy_timeout_s * 1000)
         journal_limit = int(journal_size_limit_mb * 1024 * 1024)
 
         @sa.event.listens_for(self.engine, "connect")
@@ -274,6 +302,7 @@ class Store(
         self._with_busy_retry(attempt)
 
     def close(self) -> None:
+        self.flush_later()  # one last try, without waiting
         self.engine.dispose()
 
     def sizes(self) -> dict[str, Any]:
@@ -284,6 +313,7 @@ class Store(
             name: os.path.getsize(path) if os.path.exists(path) else 0
             for name, path in files.items()
         }
+        found["opened"] = self.opened
         with self.read() as conn:
             found["rows"] = {
                 table: conn.exec_driver_sql(f"SELECT count(*) FROM {table}").scalar()
@@ -342,7 +372,8 @@ class Store(
         fn may run more than once if the database is busy, so it must not have side effects
         outside the connection. `scope`: fn writes that scope's rows only, so a backend that
         can lock per scope (PostgreSQL) lets writes of other scopes run beside it; SQLite has
-        one writer at a time either way.
+        one writer at a time either way. Reads' bookkeeping left waiting (try_write) is tried
+        after it, while the lock is likely free.
         """
 
         if self.read_only:
@@ -354,20 +385,12 @@ class Store(
                 with connection.begin():
                     return fn(connection)
 
-        return self._with_busy_retry(attempt)
+        result = self._with_busy_retry(attempt)
+        if len(self._later):
+            self.flush_later()
+        return result
 
     def _queue(self, scope: Scope | None) -> AbstractContextManager[Any]:
         """The in-process lock a write waits on before taking a connection: one for every
         write, as SQLite has one writer (PostgresStore's is per scope)."""
         return self._write_lock
-
-    def try_write(
-        self, fn: Callable[[sa.Connection], T], what: str, *, scope: Scope | None = None
-    ) -> T | None:
-        """write(fn) for bookkeeping a read does (access counts): on a full disk or a
-        read-only store it is skipped with a log line, so the read still answers."""
-        try:
-            return self.write(fn, scope=scope)
-        except (StoreFullError, StoreReadOnlyError) as error:
-            log.warning("%s skipped: %s", what, error)
-            return None

@@ -18,9 +18,10 @@ recorded (MemoryManager.ingest: update_memory's
 decisions, a chunk at a time; held texts are looked up once per run of such records, so a text
 that an earlier decision of the run wrote, an UPDATE's new text, is decided as a hash NOOP rather
 than counted a duplicate). The source's events are then not copied, since the decisions made
-here are the ones that apply. A copied memory left without any event (an export taken without
-its events) gets an ADD event saying so. A bad line is reported with its number and the rest
-are imported.
+here are the ones that apply. A bad line is reported with its number and the rest are
+imported. Which events a copied memory gets, also after an import that was stopped (importing
+again finishes it) or under a new id (the store held its id in another scope), is
+transfer_history.py's.
 
 After a scope's memories come its parked facts, short-term facts and buffered messages, a line
 each of "kind" their table (transfer_rows.py: which are written, and how they are read back
@@ -46,19 +47,21 @@ from memman.config import Settings
 from memman.errors import BadLineError, InvalidInputError, MemmanError
 from memman.jsonl import parse_lines
 from memman.language.text import content_hash
-from memman.models import Event, Memory, Op, Status, Tier, UpdateResult
+from memman.models import Event, Memory, Status, UpdateResult
 from memman.scope import Scope
-from memman.storage.changes import ChangeSet, NewVector
+from memman.storage.changes import NewVector
 from memman.storage.labels import UNKNOWN_READER, relabel_would_label
 from memman.storage.store import Store
 from memman.storage.transfer_checks import (
     ScopesHeld,
     checked_event,
     checked_memory,
+    memory_scopes,
     names_another_scope,
     too_large,
     unknown_keys,
 )
+from memman.storage.transfer_history import SameMemories, has_event, without_history
 from memman.storage.transfer_rows import VECTOR, Row, ScopeRows, line_row, row_too_large, scope_row
 from memman.storage.upkeep import COPIED_TABLES
 
@@ -96,12 +99,15 @@ class ImportReport:
     duplicates: int = 0  # memories the store already held (same id, or same active text)
     decided: dict[str, int] = field(default_factory=dict)  # through MemoryManager.ingest, by op
     events_copied: int = 0
+    events_held: int = 0  # events of a memory held by id that the store had (a re-import)
     events_written: int = 0  # an ADD event for each copied memory the file had none for
     events_skipped: int = 0  # a merge import records its own decisions instead
     rows_copied: dict[str, int] = field(default_factory=dict)  # vectors and rows, by kind
     rows_skipped: int = 0  # vectors of a whole-store copy, into a store that has memories
     rows_held: int = 0  # parked, short-term facts and messages the scope held already
     rows_renumbered: int = 0  # of those copied, the ones whose id the store held: a new id
+    # Memories copied under a new id, the store holding theirs in another scope: old -> new.
+    renamed: dict[str, str] = field(default_factory=dict)
     bad: list[str] = field(default_factory=list)  # "line N: why", the line left out
 
 
@@ -201,14 +207,15 @@ def import_lines(mm: Manager, lines: Iterable[str], *, raw: bool = False) -> Imp
     batch: list[tuple[int, Memory | Event | Row]] = []
     deciding: list[tuple[int, Memory]] = []
     copied: list[Memory] = []
-    seen_memory = False
+    same = SameMemories()  # the file's memories the store holds by id (transfer_history.py)
+    seen_memory = after_event = False
 
     def flush() -> None:  # in file order: a decision sees every record before it
         if deciding:
-            _decide(mm, deciding, report)
+            _decide(mm, deciding, report, same)
             deciding.clear()
         if batch:
-            store.write(lambda conn: _copy(conn, mm, batch, bool(events), report, copied))
+            store.write(lambda conn: _copy(conn, mm, batch, bool(events), report, copied, same))
             batch.clear()
 
     for number, line in parse_lines(lines, ExportLine):
@@ -232,7 +239,12 @@ def import_lines(mm: Manager, lines: Iterable[str], *, raw: bool = False) -> Imp
                 " with --with-events (and --all for inactive memories) to import both, or import"
                 " with --raw to copy the events alone"
             )
+        if isinstance(record, Event) and (deciding or (batch and not after_event)):
+            flush()  # the first event after memories: which the store holds by id is known
+        after_event = isinstance(record, Event)
         copying = copy or (not isinstance(record, Row) and not held_before(record))
+        if isinstance(record, Event) and record.memory_id in same.ids:
+            copying = True
         if isinstance(record, Event) and not copying:
             report.events_skipped += 1
         elif isinstance(record, Row) and not (copy or scope_row(record)):
@@ -250,40 +262,13 @@ def import_lines(mm: Manager, lines: Iterable[str], *, raw: bool = False) -> Imp
             if len(deciding) >= BATCH:
                 flush()
     flush()
-    for start in range(0, len(copied), BATCH):
-        chunk = copied[start : start + BATCH]
+    unrecorded = copied + same.held  # held: an earlier import may have stopped before this
+    for start in range(0, len(unrecorded), BATCH):
+        chunk = unrecorded[start : start + BATCH]
         report.events_written += store.write(
-            lambda conn, chunk=chunk: _without_history(conn, store, chunk)
+            lambda conn, chunk=chunk: without_history(conn, store, chunk)
         )
     return report
-
-
-def _without_history(conn: sa.Connection, store: Store, memories: list[Memory]) -> int:
-    """An ADD event (tier manual, source import) for each copied memory that arrived without
-    one (an export taken without its events), so every memory has an audit trail; how many."""
-    ev = store.events
-    ids = [memory.id for memory in memories]
-    held = set(conn.execute(sa.select(ev.c.memory_id).where(ev.c.memory_id.in_(ids))).scalars())
-    by_scope: dict[Scope, list[ChangeSet]] = {}
-    for memory in memories:
-        if memory.id in held:
-            continue
-        event = {
-            "memory_id": memory.id,
-            "op": Op.ADD.value,
-            "tier": Tier.MANUAL.value,
-            "candidate": None,
-            "content_before": None,
-            "content_after": memory.content,
-            "reason": f"copied from an export that carried no history for it ({memory.status})",
-            "source": "import",
-            "created_at": memory.created_at,
-        }
-        by_scope.setdefault(Scope(memory.user_id, memory.agent_id), []).append(ChangeSet(event))
-    written = 0
-    for scope, changes in by_scope.items():
-        written += len(store.apply(conn, scope, changes))
-    return written
 
 
 def _copy(
@@ -293,13 +278,14 @@ def _copy(
     renumber_events: bool,
     report: ImportReport,
     copied: list[Memory],
+    same: SameMemories,
 ) -> None:
     """Write a batch of records as they are, in one transaction, skipping what is held;
-    the memories written are appended to `copied`."""
+    the memories written are appended to `copied`, they and those held by id to `same`."""
     store = mm.store
     start = len(copied)
     memories = [record.id for _, record in batch if isinstance(record, Memory)]
-    held = store.existing_memory_ids(conn, memories) if memories else set()
+    held = memory_scopes(conn, store, memories) if memories else {}
     rows: dict[tuple[str, bool], list[dict[str, Any]]] = {}
     scope_rows = ScopeRows(conn, store)
     for number, record in batch:
@@ -319,8 +305,12 @@ def _copy(
             store.save_vectors(conn, [new])
             continue
         if isinstance(record, Event):
+            record = same.followed(record)  # its memory may have been copied under a new id
             if names_another_scope(conn, store, record):
                 report.bad.append(f"line {number}: the event names another scope's memory")
+                continue
+            if record.memory_id in same.ids and has_event(conn, store, record):
+                report.events_held += 1
                 continue
             store.copy_event(conn, record, keep_id=not renumber_events)
             report.events_copied += 1
@@ -328,12 +318,20 @@ def _copy(
         digest = content_hash(record.content)
         scope = Scope(record.user_id, record.agent_id)
         active = record.status is Status.ACTIVE
-        if record.id in held or (active and store.active_by_hash(conn, scope, digest)):
+        if held.get(record.id) == scope:
+            if record.id not in same.ids:  # not an earlier line of this file
+                same.add(record, held=True)
             report.duplicates += 1
             continue
+        if active and store.active_by_hash(conn, scope, digest):
+            report.duplicates += 1
+            continue
+        if record.id in held:  # another scope's id here: copied under a new one
+            record = same.renamed_copy(record, report.renamed)
         store.copy_memory(conn, record, digest)
         copied.append(record)
-        held.add(record.id)
+        same.add(record, held=False)
+        held[record.id] = scope
         report.copied += 1
     if any(relabel_would_label(m) for m in copied[start:]):  # by a reader of unknown age
         store.set_reader_version(conn, UNKNOWN_READER)
@@ -342,25 +340,34 @@ def _copy(
         store.copy_rows(conn, table, values)
 
 
-def _decide(mm: Manager, memories: list[tuple[int, Memory]], report: ImportReport) -> None:
+def _decide(
+    mm: Manager, memories: list[tuple[int, Memory]], report: ImportReport, same: SameMemories
+) -> None:
     """Active memories into a store that has some: each skipped if held (same id, or same
     active text of the scope, earlier lines of the run included), the rest decided together
     by MemoryManager.ingest (one transaction per chunk)."""
     store = mm.store
     with store.read() as conn:
-        held_ids = store.existing_memory_ids(conn, [m.id for _, m in memories])
+        owners = memory_scopes(conn, store, [m.id for _, m in memories])
         held_texts = {
             (scope, digest)
             for scope, digests in _hashes_by_scope(memories).items()
             for digest in store.active_hashes(conn, scope, digests)
         }
+    # The ids the store holds in the line's own scope (another scope's id is no duplicate: the
+    # decision gives the memory an id of its own), and the lines of this run already decided.
+    decided: set[tuple[Scope, str]] = set()
     numbers, records = [], []
     for number, memory in memories:
-        key = (Scope(memory.user_id, memory.agent_id), content_hash(memory.content))
-        if memory.id in held_ids or key in held_texts:
+        scope = Scope(memory.user_id, memory.agent_id)
+        key = (scope, content_hash(memory.content))
+        held_here = owners.get(memory.id) == scope
+        if held_here and memory.id not in same.ids:
+            same.add(memory, held=True)
+        if held_here or (scope, memory.id) in decided or key in held_texts:
             report.duplicates += 1
             continue
-        held_ids.add(memory.id)
+        decided.add((scope, memory.id))
         held_texts.add(key)
         numbers.append(number)
         records.append(

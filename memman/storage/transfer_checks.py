@@ -121,6 +121,14 @@ def over_limits(longest: int, metadata_bytes: int, settings: Settings) -> str | 
     return None
 
 
+def memory_scopes(conn: sa.Connection, store: Store, ids: list[str]) -> dict[str, Scope]:
+    """The scope of each of these memory ids the store holds, in any status: an id held in
+    another scope is no duplicate of a line (transfer.py copies it under a new id)."""
+    lt = store.long_term
+    rows = conn.execute(sa.select(lt.c.id, lt.c.user_id, lt.c.agent_id).where(lt.c.id.in_(ids)))
+    return {memory_id: Scope(user, agent or None) for memory_id, user, agent in rows}
+
+
 def names_another_scope(conn: sa.Connection, store: Store, event: Event) -> bool:
     """Whether the event names a memory the store holds in another scope: history() reads a
     memory's events by its id alone, so another user's line would show in that history."""

@@ -7,6 +7,7 @@ maintenance.py call these methods instead of writing SQL or PRAGMAs.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -15,9 +16,10 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from memman.errors import InvalidInputError, StoreCorruptError
+from memman.errors import InvalidInputError, StoreCorruptError, StoreError, StoreFullError
 from memman.language.text import content_hash
 from memman.scope import Scope
+from memman.storage.busy import typed_sqlite_error
 from memman.storage.sql import run_sql
 from memman.storage.vector_format import decoded
 
@@ -28,6 +30,10 @@ _FTS_OPTIMIZE = "INSERT INTO long_term_fts(long_term_fts) VALUES('optimize')"
 _FTS_CHECK = "INSERT INTO long_term_fts(long_term_fts, rank) VALUES('integrity-check', 1)"
 # A vector is orphaned when its memory row is gone (a write that bypassed memman) or its blob
 # is not dim float32 values (a torn or foreign write); either would break cosine search.
+_WITHOUT_HISTORY = (
+    "SELECT count(*) FROM long_term WHERE NOT EXISTS"
+    " (SELECT 1 FROM events WHERE events.memory_id = long_term.id)"
+)
 _ORPHAN_VECTORS = """
     SELECT count(*) FROM memory_vectors AS v
     WHERE NOT EXISTS (SELECT 1 FROM long_term WHERE long_term.pk = v.memory_pk)
@@ -172,6 +178,11 @@ class UpkeepRows:
         ).one()
         return total, stuck
 
+    def memories_without_history(self, conn: sa.Connection) -> int:
+        """Memories no audit event names (an import killed between its memories and their
+        events left such; every write of memman records one with the change)."""
+        return conn.exec_driver_sql(_WITHOUT_HISTORY).scalar_one()
+
     def orphan_vectors(self, conn: sa.Connection) -> int:
         """Vectors of no memory, or whose blob does not hold dim float32 values."""
         return conn.exec_driver_sql(_ORPHAN_VECTORS).scalar_one()
@@ -250,16 +261,44 @@ class UpkeepRows:
 
     def backup_to(self, target: Path) -> None:
         """Copy one consistent snapshot into a new file at target with SQLite's online backup
-        (other processes keep writing); InvalidInputError if the file cannot be created."""
+        (other processes keep writing); InvalidInputError if the file cannot be created,
+        StoreFullError or StoreError naming target if writing it fails (a full disk).
+
+        The copy is written to `.<name>.partial` beside target and renamed when complete, so
+        a failed backup leaves no file: a 0-byte target made the retry fail with "already
+        exists" (issue 29)."""
+        partial = target.with_name(f".{target.name}.partial")
+        partial.unlink(missing_ok=True)  # left by a backup killed before it removed it
+        try:
+            self._backup_into(partial, target)
+            if target.exists():  # made meanwhile: never overwritten
+                raise InvalidInputError(f"{target} already exists; choose a new backup path")
+            os.replace(partial, target)
+        except BaseException:
+            partial.unlink(missing_ok=True)
+            raise
+
+    def _backup_into(self, path: Path, target: Path) -> None:
+        """SQLite's online backup into a new file at path; errors name target."""
         try:
             # The store's own driver: the backup API only copies between connections of one
             # module (pysqlite3 when sqlite-vec is in use).
-            copy = self.dbapi.connect(target)
+            copy = self.dbapi.connect(path)
         except self.dbapi.Error as error:
             raise InvalidInputError(f"cannot create backup {target}: {error}") from error
         try:
             with self.read() as conn:
-                conn.connection.dbapi_connection.backup(copy)
+                try:
+                    conn.connection.dbapi_connection.backup(copy)
+                except self.dbapi.Error as error:  # the copy's failure, unless a damaged page
+                    typed = typed_sqlite_error(error, self.path)
+                    if isinstance(typed, StoreCorruptError):
+                        raise typed from error
+                    if isinstance(typed, StoreFullError):
+                        raise StoreFullError(
+                            f"the disk is full, no backup written: {target}"
+                        ) from error
+                    raise StoreError(f"cannot write backup {target}: {error}") from error
         finally:
             copy.close()
 

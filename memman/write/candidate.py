@@ -15,13 +15,18 @@ from typing import Any
 from memman.config import DEFAULT_CONFIDENCE, Settings
 from memman.errors import InvalidInputError
 from memman.language.attributes import USER, check_label, person
-from memman.language.text import content_hash, normalize
+from memman.language.text import blank, content_hash, normalize
 from memman.language.topic import Topic, about
 from memman.models import MAX_IMPORTANCE, MIN_IMPORTANCE
 from memman.scope import Scope, check_encodable
 from memman.timestamps import check_moment
 
 MAX_SOURCE_CHARS = 1000
+# A model's reason for a decision, as the audit trail keeps it: its first sentence or two is
+# the reason; the rest of a runaway answer (a million characters seen, issue 29) is cut
+# rather than refused, since a re-ask for an overlong reason costs a call and may park a
+# fact whose decision was sound. Cut texts end with "...".
+MAX_REASON_CHARS = 500
 MAX_CATEGORY_CHARS = 64
 # A memory stored without an importance gets the middle of the scale.
 DEFAULT_IMPORTANCE = 5.0
@@ -57,17 +62,39 @@ class Candidate:
 
 
 def check_text(name: str, value: Any, max_chars: int) -> str:
-    """value stripped, or InvalidInputError: not a string, empty, a NUL, not UTF-8, too long."""
+    """value stripped, or InvalidInputError: not a string, empty (or only invisible
+    characters: language/text.blank), a NUL, not UTF-8, too long."""
     if not isinstance(value, str):
         raise InvalidInputError(f"{name} must be a string, not {type(value).__name__}")
     text = value.strip()
-    if not text:
-        raise InvalidInputError(f"{name} is empty")
     if "\x00" in text:
         raise InvalidInputError(f"{name} contains a NUL byte")
+    if blank(text):
+        raise InvalidInputError(f"{name} is empty")
     check_encodable(name, text)
     if len(text) > max_chars:
         raise InvalidInputError(f"{name} is {len(text)} characters; the limit is {max_chars}")
+    return text
+
+
+def model_text(name: str, value: str, max_chars: int) -> str:
+    """Text a model wrote to be stored (an UPDATE's or a merge's content) under the checks a
+    user's fact passes (check_text); else ValueError worded for the model, which the
+    structured-output engine sends back as the re-ask."""
+    try:
+        return check_text(name, value, max_chars)
+    except InvalidInputError as error:
+        raise ValueError(
+            f"{error}: write the full text as plain words, at most {max_chars} characters."
+        ) from None
+
+
+def model_reason(value: str) -> str:
+    """A model's reason as the audit trail keeps it: NUL bytes and lone surrogates dropped
+    (they cannot be stored or exported), at most MAX_REASON_CHARS characters."""
+    text = value.replace("\x00", "").encode("utf-8", "replace").decode("utf-8").strip()
+    if len(text) > MAX_REASON_CHARS:
+        text = text[: MAX_REASON_CHARS - 3].rstrip() + "..."
     return text
 
 

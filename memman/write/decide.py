@@ -18,6 +18,7 @@ from pydantic import (
     Field,
     ValidationError,
     create_model,
+    field_validator,
     model_validator,
 )
 
@@ -29,7 +30,7 @@ from memman.language.wording import affirmed, elaborates, extends
 from memman.llm.client import CallInfo, LLMClient, answer_budget
 from memman.llm.prompts import render
 from memman.models import Memory, Op, Tier
-from memman.write.candidate import Candidate
+from memman.write.candidate import Candidate, model_reason, model_text
 from memman.write.retrieval import Retrieved
 
 
@@ -144,6 +145,7 @@ class AddOp(TopicLabels):
 
     op: Literal["ADD"]
     reason: str = _REASON
+    _reason = field_validator("reason")(model_reason)
 
 
 class UpdateOp(TopicLabels):
@@ -154,6 +156,7 @@ class UpdateOp(TopicLabels):
     content: str = Field(description="The full new text of that memory: the current truth.")
     also: list[int] = _also()
     reason: str = _REASON
+    _reason = field_validator("reason")(model_reason)
 
 
 class DeleteOp(BaseModel):
@@ -163,6 +166,7 @@ class DeleteOp(BaseModel):
     id: int = Field(description="The id of the shown memory the candidate retracts.")
     also: list[int] = _also()
     reason: str = _REASON
+    _reason = field_validator("reason")(model_reason)
 
 
 class NoopOp(BaseModel):
@@ -171,6 +175,7 @@ class NoopOp(BaseModel):
     op: Literal["NOOP"]
     id: int | None = Field(default=None, description="The id of the memory that already says it.")
     reason: str = _REASON
+    _reason = field_validator("reason")(model_reason)
 
 
 class MemoryDecision(BaseModel):
@@ -204,13 +209,8 @@ class MemoryDecision(BaseModel):
                 )
             d.also = [i for i in dict.fromkeys(d.also) if i != ids]
         if isinstance(d, UpdateOp):
-            content = d.content.strip()
-            if not content:
-                raise ValueError("UPDATE content is empty: write the full new text of the memory.")
-            if len(content) > self.max_chars:
-                raise ValueError(
-                    f"UPDATE content is too long; keep it under {self.max_chars} characters."
-                )
+            # The checks a user's fact passes (no NUL, not only invisible characters, ...).
+            content = model_text("UPDATE content", d.content, self.max_chars)
             if normalize(content) == normalize(self.shown[d.id]):
                 # Not invalid: the model says memory d.id stays as it is, which is a NOOP.
                 # Re-asking does not converge (small models repeat the same UPDATE).
