@@ -5,7 +5,8 @@ arrives here as a validated `Candidate`. The cheap tiers and the offline decider
 one write transaction; an LLM decision is made outside any transaction (it can take seconds)
 and re-checked when applied. Embeddings are computed before a transaction starts, so a slow
 or failing model never holds the write lock, and a failure parks the fact instead of losing it.
-update_many's chunks are walked by the ChunkWalk mixin (memman/write/chunkwalk.py).
+update_many's chunks are walked by the ChunkWalk mixin (memman/write/chunkwalk.py); decisions
+that came with their facts from one extraction call are applied by Told (memman/write/told.py).
 """
 
 from __future__ import annotations
@@ -44,8 +45,9 @@ from memman.write.retrieval import (
     semantic_candidates,
 )
 from memman.write.route import Route, RouteKind, Thresholds, route, similarity_scores
-from memman.write.shown import shown_union, user_profile
+from memman.write.shown import rank_by_rank, shown_union, user_profile
 from memman.write.supersede import route_by_topic
+from memman.write.told import Told
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +57,7 @@ MAX_STALE_RETRIES = 3
 Outcome = TypeVar("Outcome", UpdateResult, UpdateResult | Route)
 
 
-class WritePath(ChunkWalk):
+class WritePath(ChunkWalk, Told):
     """Decides and applies candidates for one store with the manager's decider and embedder."""
 
     def __init__(
@@ -207,49 +209,71 @@ class WritePath(ChunkWalk):
         scope holds nothing to show."""
         if routed.kind is RouteKind.DUPLICATE:
             return routed
-        scope, k = candidate.scope, self.settings.top_k
+        memories = self._shown(conn, candidate.scope, [(candidate.content, vector)], about_it)
+        if not memories:
+            return Route(RouteKind.NOVEL, routed.reason)  # nothing any signal or profile shows
+        reason = f"{len(memories)} memories shown to the decider ({routed.reason})"
+        return Route(RouteKind.AMBIGUOUS, reason, memories, routed.measure)
+
+    def _shown(
+        self,
+        conn: sa.Connection,
+        scope: Scope,
+        texts: list[tuple[str, Embedded]],
+        about_it: list[Memory],
+    ) -> list[Retrieved]:
+        """What a decision is shown (write/shown.py) for these texts (a candidate's, or the
+        user's messages of one extraction batch) with their vectors: `about_it` first, then
+        each signal's memories, rank by rank over the texts, then the profile; none when no
+        signal nor the profile shows anything."""
+        k = self.settings.top_k
         # Each signal's own bar, and no other's: by words, a memory sharing a word that names
-        # what the fact is about, not only "User", "I'm" or "love" (write/pertinent.py); by
+        # what the text is about, not only "User", "I'm" or "love" (write/pertinent.py); by
         # meaning, one at or above the embedder's novel cosine, below which it calls two
         # texts unrelated.
-        words = lexical_candidates(self.store, conn, scope, candidate.content, k)
-        by_words = sharing_topic_words(candidate, [r for r in words if r.jaccard > 0])
-        by_meaning = []
-        if self.embedder is not None and vector is not None:
+        words = [lexical_candidates(self.store, conn, scope, text, k) for text, _ in texts]
+        by_words = [
+            sharing_topic_words(text, [r for r in found if r.jaccard > 0])
+            for (text, _), found in zip(texts, words, strict=True)
+        ]
+        by_meaning: list[list[Retrieved]] = []
+        if self.embedder is not None:
             _, novel = cosine_thresholds(self.settings, self.embedder.name)
             by_meaning = [
-                r
-                for r in semantic_candidates(
-                    self.store,
-                    conn,
-                    scope,
-                    candidate.content,
-                    k,
-                    index=self.vectors,
-                    model=self.embedder.name,
-                    vector=vector,
-                )
-                if r.cosine is not None and r.cosine >= novel
+                [
+                    r
+                    for r in semantic_candidates(
+                        self.store,
+                        conn,
+                        scope,
+                        text,
+                        k,
+                        index=self.vectors,
+                        model=self.embedder.name,
+                        vector=vector,
+                    )
+                    if r.cosine is not None and r.cosine >= novel
+                ]
+                for text, vector in texts
+                if isinstance(vector, np.ndarray)
             ]
         limit = self.settings.decision_memories
         single = self.settings.single_valued_attributes
         memories = shown_union(
-            candidate.content,
+            " ".join(text for text, _ in texts),
             first=about_it,
-            by_words=by_words,
-            by_meaning=by_meaning,
+            by_words=rank_by_rank(by_words),
+            by_meaning=rank_by_rank(by_meaning),
             profile=user_profile(self.store, conn, scope, single, limit),
             limit=limit,
         )
         if not memories:
-            return Route(RouteKind.NOVEL, routed.reason)  # nothing any signal or profile shows
+            return []
         # The call is made: retrieval's other top_k by words are shown too, last ("I go to St
         # Mark's church" shares only "go" with "I started going to a mosque now").
         seen = {r.memory.id for r in memories}
-        rest = [r for r in words if r.memory.id not in seen]
-        memories += rest[: max(0, limit - len(memories))]
-        reason = f"{len(memories)} memories shown to the decider ({routed.reason})"
-        return Route(RouteKind.AMBIGUOUS, reason, memories, routed.measure)
+        rest = [r for r in rank_by_rank(words) if r.memory.id not in seen]
+        return memories + rest[: max(0, limit - len(memories))]
 
     def _certain(self, decision: Decision) -> bool:
         """With an LLM, whether a topic rule's decision stands without it: a restatement
