@@ -268,3 +268,11 @@ def test_the_mem0_facade_makes_one_call_per_add(tmp_path, fake_openai):
     lisbon = [m for m in memory.manager.list(user_id="ana") if "Lisbon" in m.content]
     assert [m.status for m in lisbon] == [Status.ACTIVE]
     memory.close()
+
+
+def test_a_server_failure_is_not_retried_as_two_calls(mm, fake_openai):
+    fake_openai.script(Reply(500, {"error": {"message": "boom"}}))
+    done = say(mm, "I play tennis.")
+    assert len(chat_calls(fake_openai)) == 1  # extraction alone would fail alike
+    assert "InternalServerError" in done.error and done.buffered == 1
+    assert active(mm) == sorted(STORED) and mm.pending(user_id="ana") == []

@@ -51,7 +51,7 @@ from memman.lifecycle.extraction_failures import (
 from memman.lifecycle.pieces import IMPORTANCE, pieces, transient
 from memman.lifecycle.shortterm import ShortTermFact
 from memman.lifecycle.utterance import Why, skip_reason
-from memman.llm.client import LLMClient
+from memman.llm.client import LLMClient, unanswerable
 from memman.llm.prompts import render
 from memman.models import UpdateResult
 from memman.scope import Scope
@@ -239,26 +239,25 @@ def extract(
                             continue  # reported in stats; must not hold the session's others
                         stop = True
                         break
-                    turn = _asked_turn(ask_turn, scope, batch)
-                    if turn is not None:
-                        facts = [(found, durability) for found, durability, _ in turn.facts]
-                        given = [d for _, durable, d in turn.facts if durable != "transient"]
-                        if all(d is not None for d in given):
-                            decided, shown = given, turn.shown
-                    else:
-                        try:
-                            answer = _ask(client, batch, settings)
-                        except DecisionError as failure:
-                            log.warning("extraction failed, messages stay buffered: %s", failure)
-                            error, stop = str(failure), True
-                            store.write(
-                                lambda conn, s=scope, b=batch, f=failure: note_failure(
-                                    conn, store, s, b, f, client, now
-                                ),
-                                scope=scope,
-                            )
-                            break
-                        facts = found_facts(answer.facts, batch)
+                    try:
+                        turn = _asked_turn(ask_turn, scope, batch)
+                        if turn is None:
+                            facts = found_facts(_ask(client, batch, settings).facts, batch)
+                        else:
+                            facts = [(found, durability) for found, durability, _ in turn.facts]
+                            given = [d for _, durable, d in turn.facts if durable != "transient"]
+                            if all(d is not None for d in given):
+                                decided, shown = given, turn.shown
+                    except DecisionError as failure:
+                        log.warning("extraction failed, messages stay buffered: %s", failure)
+                        error, stop = str(failure), True
+                        store.write(
+                            lambda conn, s=scope, b=batch, f=failure: note_failure(
+                                conn, store, s, b, f, client, now
+                            ),
+                            scope=scope,
+                        )
+                        break
                 durable: list[Found] = []
                 marks: list[Mark] = []
                 last = max((i for i, (_, d) in enumerate(facts) if d != "transient"), default=-1)
@@ -333,12 +332,16 @@ def _ask(client: LLMClient, rows: list[sa.Row], settings: Settings) -> Extracted
 
 def _asked_turn(ask_turn: AskTurn | None, scope: Scope, batch: list[sa.Row]) -> Turn | None:
     """The one call's answer for the batch; None without one (llm_turn_calls "two") or when
-    the model gave no usable answer (logged: the batch then takes the two calls)."""
+    the model could not answer its schema (logged: the batch then takes the two calls).
+    DecisionError when the server failed (unreachable, timeout, 5xx): extraction alone would
+    fail alike, so the batch stays buffered as a failed extraction does."""
     if ask_turn is None:
         return None
     try:
         return ask_turn(scope, batch)
     except DecisionError as failure:
+        if not unanswerable(failure):
+            raise
         log.warning("the combined extraction call failed, extracting alone: %s", failure)
         return None
 

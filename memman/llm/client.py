@@ -289,6 +289,27 @@ class LLMClient:
         return self.fallback
 
 
+# The first words of a failed call's error (structured.describe) when the server answered, but
+# not in the schema (invalid, unparsable or cut-off output), or refused the request itself
+# (400): a simpler request may still succeed. A transport failure (connection, timeout, 5xx,
+# 429) would fail any other request alike.
+_UNANSWERED = (
+    "validationerror",
+    "unparsableanswer",
+    "incompleteanswer",
+    "incompleteoutputexception",
+    "instructorretryexception",
+    "jsondecodeerror",
+    "badrequesterror",
+)
+
+
+def unanswerable(error: DecisionError) -> bool:
+    """The model could not answer this request's schema (see _UNANSWERED), as opposed to the
+    server being unreachable or failing."""
+    return str(error).lower().startswith(_UNANSWERED)
+
+
 def _refused(mode: str, error: DecisionError) -> bool:
     """The server does not accept this mode: a 400 naming it, or (tools) no tool call."""
     text = str(error).lower()
