@@ -198,7 +198,7 @@ def run_mem0(chat: list[list[dict]], latency: bool) -> dict[str, Any]:
                 memory.add(turn, user_id="chat", infer=True)
             cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
             result = figures(server.requests, len(chat), wall, cpu)
-            result["active_after"] = len(memory.get_all(user_id="chat", limit=100_000)["results"])
+            result["active_after"] = len(memory.get_all(filters={"user_id": "chat"}, top_k=100_000)["results"])
     finally:
         server.stop()
     return result

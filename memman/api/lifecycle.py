@@ -92,7 +92,7 @@ class LifecycleCalls(Parts):
         scope: Scope,
         found: list[observe.Found],
         marks: list[observe.Mark],
-        told: observe.Decisions | None = None,
+        told: list[Decided] | None = None,
     ) -> list[UpdateResult | InvalidInputError]:
         """Facts one extraction batch found, with the decisions the one call made (`told`),
         else through update_many's path (so their ambiguous ones share one decision call); a
@@ -100,7 +100,7 @@ class LifecycleCalls(Parts):
         transaction that writes it."""
         refused: list[InvalidInputError | None] = []  # None: a candidate, decided below
         candidates: list[Candidate] = []
-        decided: list[Decided] = []  # told's, for the candidates
+        decided: list[Decided] = []  # told's, of the candidates
         alsos: dict[int, Also] = {}
         for number, (fact, mark) in enumerate(zip(found, marks, strict=True)):
             try:
@@ -121,12 +121,12 @@ class LifecycleCalls(Parts):
                 refused.append(error)
                 continue
             if told is not None:
-                decided.append(told.decided[number])
+                decided.append(told[number])
             if mark is not None:
                 alsos[len(candidates) - 1] = mark
             refused.append(None)
         if told is not None:
-            written = self._writes.apply_told(scope, candidates, decided, told.shown, alsos)
+            written = self._writes.apply_told(scope, candidates, decided, alsos)
         else:
             size = self.settings.batch_chunk_size
             written = self._writes.batch(scope, candidates, size, alsos=alsos)
@@ -138,8 +138,7 @@ class LifecycleCalls(Parts):
         user messages touch; DecisionError when it gives no usable answer."""
         assert self._llm_client is not None
         shown = self._writes.shown_for(scope, [row.content for row in rows if row.role == "user"])
-        facts = turn.ask_turn(self._llm_client, rows, shown, self.settings, self.clock().date())
-        return observe.Turn(facts, shown)
+        return turn.ask_turn(self._llm_client, rows, shown, self.settings, self.clock().date())
 
     def flush(
         self, session_id: str, *, user_id: str | None = None, agent_id: str | None = None

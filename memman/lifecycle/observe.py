@@ -60,7 +60,6 @@ from memman.storage.store import Store
 from memman.timestamps import stamp
 from memman.write.candidate import check_category
 from memman.write.decide import Decided
-from memman.write.retrieval import Retrieved
 
 log = logging.getLogger(__name__)
 
@@ -70,19 +69,12 @@ FACT_TOKENS = 64
 Mark = Callable[[sa.Connection], None] | None
 
 
-class Decisions(NamedTuple):
-    """What the one-call extraction decided for the durable facts it found, in their order,
-    and the memories it was shown (their scores go into the audit trail)."""
-
-    decided: list[Decided]
-    shown: list[Retrieved]
-
-
 # One scope's found facts written, results in order (a refused fact: its error): decided as
-# update_many decides them, or applied as `Decisions` says. Each fact's mark (or None) runs in
-# the transaction that writes that fact.
+# update_many decides them, or as the one-call extraction decided each (its decisions, in the
+# facts' order). Each fact's mark (or None) runs in the transaction that writes that fact.
 WriteFacts = Callable[
-    [Scope, list["Found"], list[Mark], Decisions | None], list[UpdateResult | InvalidInputError]
+    [Scope, list["Found"], list[Mark], list[Decided] | None],
+    list[UpdateResult | InvalidInputError],
 ]
 
 
@@ -99,15 +91,10 @@ class Found(NamedTuple):
     metadata: dict[str, Any] | None = None  # given to observe() with its messages
 
 
-class Turn(NamedTuple):
-    """The one-call extraction's answer for a batch (lifecycle/turn.py): each fact with its
-    durability and decision, and the memories the call was shown."""
-
-    facts: list[tuple[Found, str, Decided | None]]  # None: decided as "two" decides
-    shown: list[Retrieved]
-
-
-# The one call for a batch of a scope's messages; DecisionError when it gives no usable answer.
+# The one call for a batch of a scope's messages (lifecycle/turn.py): each fact with its
+# durability and decision (None: decided as "two" decides); DecisionError when the call
+# gives no usable answer.
+Turn = list[tuple[Found, str, Decided | None]]
 AskTurn = Callable[[Scope, list[sa.Row]], Turn]
 
 
@@ -227,7 +214,6 @@ def extract(
                 # process, has taken them, and nothing extracted from them may outlive it.
                 guard: Mark = partial(store.check_buffered, scope=scope, ids=ids)
                 decided: list[Decided] | None = None  # one call: each fact's, in order
-                shown: list[Retrieved] = []
                 if client is None:
                     facts, skipped = _offline_candidates(batch)
                     skips += skipped
@@ -244,10 +230,10 @@ def extract(
                         if turn is None:
                             facts = found_facts(_ask(client, batch, settings).facts, batch)
                         else:
-                            facts = [(found, durability) for found, durability, _ in turn.facts]
-                            given = [d for _, durable, d in turn.facts if durable != "transient"]
+                            facts = [(found, durability) for found, durability, _ in turn]
+                            given = [d for _, durable, d in turn if durable != "transient"]
                             if all(d is not None for d in given):
-                                decided, shown = given, turn.shown
+                                decided = given
                     except DecisionError as failure:
                         log.warning("extraction failed, messages stay buffered: %s", failure)
                         error, stop = str(failure), True
@@ -283,8 +269,7 @@ def extract(
                     )
                 # Decided by the one call, or one update_many: the ambiguous facts of the batch
                 # share one decision call.
-                told = None if decided is None else Decisions(decided, shown)
-                written = write_facts(scope, durable, marks, told)
+                written = write_facts(scope, durable, marks, decided)
                 for found, outcome in zip(durable, written, strict=True):
                     if isinstance(outcome, InvalidInputError):
                         # One unusable candidate (a pasted 10 kB document, a NUL byte) must not

@@ -4,10 +4,11 @@ With `llm_turn_calls = "one"` the extraction call is shown the memories the batc
 touch and decides each fact it finds (memman/lifecycle/turn.py). This mixin of WritePath
 gives that call what a decision is shown (`shown_for`, the union `_for_reader` builds for one
 candidate, here for the user's messages) and applies its answers fact by fact through the
-write path's one door (`apply_told`), with the deterministic tiers around them: an exact
-repeat of an active memory is a NOOP whatever the model said, an answer that failed its
-checks parks its fact alone, and a decision on a memory that changed meanwhile is decided
-again through the ordinary path (`process`).
+write path's one door (`apply_told`), with the deterministic tiers around them: what they
+settle for certain stands whatever the model said (an exact repeat of an active memory, a
+near-copy, a restatement the topic tier reads: NOOPs), an answer that failed its checks parks
+its fact alone, and a decision on a memory that changed meanwhile is decided again through
+the ordinary path (`process`).
 """
 
 from __future__ import annotations
@@ -16,18 +17,15 @@ import datetime as dt
 import logging
 from collections.abc import Callable, Mapping
 
-import sqlalchemy as sa
-
 from memman.config import Settings
-from memman.models import Memory, Op, Tier, UpdateResult
+from memman.models import UpdateResult
 from memman.scope import Scope
 from memman.storage.store import Store
 from memman.write.apply import StaleDecision
 from memman.write.candidate import Candidate
 from memman.write.chunkwalk import Also, Embedded
-from memman.write.decide import Decided, Decision
+from memman.write.decide import Decided
 from memman.write.retrieval import Retrieved
-from memman.write.route import Route, RouteKind
 
 log = logging.getLogger(__name__)
 
@@ -53,43 +51,30 @@ class Told:
         scope: Scope,
         candidates: list[Candidate],
         decided: list[Decided],
-        shown: list[Retrieved],
         alsos: Mapping[int, Also] | None = None,
     ) -> list[UpdateResult]:
         """Apply each candidate's decision (or park it with its error), in order, one write
         transaction each; `alsos[i]` runs in the transaction that writes candidate i."""
         alsos = alsos or {}
         vectors = self._embed([c.content for c in candidates])
-        route = Route(RouteKind.AMBIGUOUS, f"{len(shown)} memories shown with the messages", shown)
         return [
-            self._apply_one_told(candidate, told, vector, route, alsos.get(i))
+            self._apply_one_told(candidate, told, vector, alsos.get(i))
             for i, (candidate, told, vector) in enumerate(
                 zip(candidates, decided, vectors, strict=True)
             )
         ]
 
     def _apply_one_told(
-        self, candidate: Candidate, told: Decided, vector: Embedded, route: Route, also: Also
+        self, candidate: Candidate, told: Decided, vector: Embedded, also: Also
     ) -> UpdateResult:
+        """What the cheap tiers settle for certain (WritePath._settle, told), else the model's
+        decision, audited with the fact's own route scores."""
         write = self._writer(also, candidate.scope)
-        repeat = write(lambda conn: self._repeat(conn, candidate))
-        if repeat is not None:
-            return repeat
+        settled = write(lambda conn: self._settle(conn, candidate, vector=vector, told=True))
+        if isinstance(settled, UpdateResult):
+            return settled
         try:
-            return self._apply_or_park(candidate, route, told, vector, None, write)
+            return self._apply_or_park(candidate, settled, told, vector, None, write)
         except StaleDecision as stale:  # changed since it was shown: decided again, alone
             log.info("memory %s changed since the combined call; deciding again", stale)
             return self.process(candidate, vector=vector, also=also)
-
-    def _repeat(self, conn: sa.Connection, candidate: Candidate) -> UpdateResult | None:
-        """The hash tier: a fact whose text an active memory holds is a NOOP of it, whatever
-        the model decided; None for any other."""
-        existing: Memory | None = self.store.active_by_hash(
-            conn, candidate.scope, candidate.content_hash
-        )
-        if existing is None:
-            return None
-        decision = Decision(
-            Op.NOOP, "same normalised text as an existing memory", Tier.HASH, target=existing
-        )
-        return self._apply(conn, candidate, decision, None, None, vector=None)

@@ -319,12 +319,16 @@ class WritePath(ChunkWalk, Told):
         vector: Embedded = None,
         *,
         absent: bool = False,
+        told: bool = False,
     ) -> UpdateResult | Route:
         """Inside a write transaction: settle the candidate by the cheap tiers if possible.
 
         Returns the applied result, or the ambiguous Route when an LLM has to decide.
         `absent` says the store holds no active memory with the candidate's hash (checked for
-        update_many's whole chunk at once). When
+        update_many's whole chunk at once). `told`: the LLM has decided already (the one-call
+        extraction, write/told.py), so only what the cheap tiers settle for certain is applied
+        here (the same text, a near-copy, a restatement the topic tier reads); a NOVEL route is
+        returned like an AMBIGUOUS one, the model having seen more than this fact's words. When
         embedding failed, the hash tier may still settle an exact repeat (it needs no vector
         and decides the same with or without one); anything else is parked, because routing
         without the vector would decide differently from the configured semantic tier.
@@ -345,12 +349,12 @@ class WritePath(ChunkWalk, Told):
         if isinstance(routed, tuple):
             decision, scores = routed
             return self._apply(conn, candidate, decision, scores, pending_id, vector)
-        if routed.kind is RouteKind.NOVEL:
-            decision = Decision(Op.ADD, routed.reason, Tier.NOVEL)
-        elif routed.kind is RouteKind.DUPLICATE:
+        if routed.kind is RouteKind.DUPLICATE:
             assert routed.target is not None
             tier = Tier.SEMANTIC if routed.measure == "cosine" else Tier.LEXICAL
             decision = Decision(Op.NOOP, routed.reason, tier, target=routed.target.memory)
+        elif routed.kind is RouteKind.NOVEL and not told:
+            decision = Decision(Op.ADD, routed.reason, Tier.NOVEL)
         elif self.offline:
             decision = self.decider.decide(candidate, routed.related, today=self.clock().date())
         else:
