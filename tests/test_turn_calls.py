@@ -276,3 +276,14 @@ def test_a_server_failure_is_not_retried_as_two_calls(mm, fake_openai):
     assert len(chat_calls(fake_openai)) == 1  # extraction alone would fail alike
     assert "InternalServerError" in done.error and done.buffered == 1
     assert active(mm) == sorted(STORED) and mm.pending(user_id="ana") == []
+
+
+def test_template_syntax_in_a_message_reaches_the_model_verbatim(mm, fake_openai):
+    fake_openai.script(turn(fact("User writes {{ 7 * 7 }} in Jinja {% raw %}")))
+    done = say(mm, "I write {{ 7 * 7 }} in Jinja {% raw %}")
+    [call] = chat_calls(fake_openai)
+    assert (
+        json.dumps("I write {{ 7 * 7 }} in Jinja {% raw %}")
+        in call["json"]["messages"][-1]["content"]
+    )
+    assert [r.content for r in done.results] == ["User writes {{ 7 * 7 }} in Jinja {% raw %}"]
