@@ -160,9 +160,8 @@ def run_memman(chat: list[list[dict]], calls: str, way: str, latency: bool) -> d
 def run_mem0(chat: list[list[dict]], latency: bool) -> dict[str, Any]:
     """mem0 2.2.1's add per turn (in mem0's venv), against a fake server of its own."""
     os.environ["MEM0_TELEMETRY"] = "False"
-    from bench_vs_mem0 import DIMS, FakeEmbedding
+    from bench_vs_mem0 import FakeEmbedding, mem0_config
     from mem0 import Memory
-    from mem0.configs.base import MemoryConfig
 
     current = {"text": ""}
 
@@ -174,23 +173,8 @@ def run_mem0(chat: list[list[dict]], latency: bool) -> dict[str, Any]:
     try:
         with tempfile.TemporaryDirectory() as tmp:
             os.environ.setdefault("MEM0_DIR", str(Path(tmp) / "mem0home"))
-            config = MemoryConfig(
-                llm={
-                    "provider": "openai",
-                    "config": {
-                        "api_key": "x",
-                        "model": "gpt-4o-mini",
-                        "openai_base_url": server.base_url,
-                    },
-                },
-                embedder={"provider": "openai", "config": {"api_key": "x", "embedding_dims": DIMS}},
-                vector_store={
-                    "provider": "qdrant",
-                    "config": {"path": str(Path(tmp) / "qdrant"), "embedding_model_dims": DIMS},
-                },
-                history_db_path=str(Path(tmp) / "history.db"),
-            )
-            memory = Memory(config)
+            llm = {"api_key": "x", "model": "gpt-4o-mini", "openai_base_url": server.base_url}
+            memory = Memory(mem0_config(tmp, llm))
             memory.embedding_model = FakeEmbedding()
             cpu, wall = time.process_time(), time.perf_counter()
             for turn in chat:
@@ -198,7 +182,9 @@ def run_mem0(chat: list[list[dict]], latency: bool) -> dict[str, Any]:
                 memory.add(turn, user_id="chat", infer=True)
             cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
             result = figures(server.requests, len(chat), wall, cpu)
-            result["active_after"] = len(memory.get_all(filters={"user_id": "chat"}, top_k=100_000)["results"])
+            result["active_after"] = len(
+                memory.get_all(filters={"user_id": "chat"}, top_k=100_000)["results"]
+            )
     finally:
         server.stop()
     return result

@@ -46,6 +46,12 @@ def short_id(request: dict, text: str) -> int:
     return int(number)
 
 
+def moved(request: dict, said: str = "User moved to Lisbon") -> Reply:
+    """The answer to a request that shows Berlin: the fact said, an UPDATE of Berlin."""
+    berlin = short_id(request, STORED[0])
+    return turn(fact(said, "UPDATE", id=berlin, content="User lives in Lisbon"))
+
+
 def asked(request: dict) -> str:
     """The response model a request asks for (a tool, or a JSON schema from a local server)."""
     if "tools" in request:
@@ -154,14 +160,7 @@ def test_an_unusable_answer_keeps_the_messages_for_the_next_flush(tmp_path, fake
     assert done.error is not None and (done.extracted_messages, done.buffered) == (0, 1)
     assert active(mm) == sorted(STORED) and mm.pending(user_id="ana") == []
 
-    fake_openai.default_reply = lambda request: turn(
-        fact(
-            "User moved to Lisbon",
-            "UPDATE",
-            id=short_id(request, STORED[0]),
-            content="User lives in Lisbon",
-        )
-    )
+    fake_openai.default_reply = moved
     later = mm.flush("s", user_id="ana")
     assert [r.op for r in later.results] == [Op.UPDATE] and later.buffered == 0
     mm.close()
@@ -252,14 +251,7 @@ def test_the_mem0_facade_makes_one_call_per_add(tmp_path, fake_openai):
     db = str(tmp_path / "m.db")
     seed(db, STORED)
     memory = Memory(manager=llm_manager(db, fake_openai.base_url))
-    fake_openai.default_reply = lambda request: turn(
-        fact(
-            "User lives in Lisbon",
-            "UPDATE",
-            id=short_id(request, STORED[0]),
-            content="User lives in Lisbon",
-        )
-    )
+    fake_openai.default_reply = lambda request: moved(request, "User lives in Lisbon")
     memory.add([{"role": "user", "content": "I live in Lisbon now."}], user_id="ana")
     fake_openai.default_reply = turn(fact("User lives in Lisbon"))  # a repeat: NOOP by hash
     again = memory.add([{"role": "user", "content": "Yes, Lisbon."}], user_id="ana")
