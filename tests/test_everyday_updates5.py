@@ -232,7 +232,7 @@ def test_look_alikes_of_the_new_families_both_stay(db, old, new):
 )
 def test_with_an_llm_a_gym_cancelled_is_decided_with_the_gym_shown(db, fake_openai, news):
     """A take-back of "the gym" names no gym: the change cue "cancelled" shows the user's
-    single-valued profile, which now holds the gym by its name (write/profile.py)."""
+    single-valued profile, which now holds the gym by its name (write/shown.py)."""
     mm = llm_manager(db, fake_openai.base_url)
     gym = mm.update_memory("I have a membership at Equinox", user_id="ana")
     fake_openai.script(answer("UPDATE", id=1, content=news))

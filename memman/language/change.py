@@ -3,13 +3,11 @@
 "User now calls Austin home" ends "User lives in Denver", "I kicked the smoking habit for
 good" ends "I smoke about ten cigarettes a day", and neither shares a word or a topic the
 offline reader can name with what it ends. A fact that says nothing changed ("I like
-hiking", "I have two dogs") ends nothing: whatever it is about, it can only be added. So
-the write path, with an LLM configured, shows the decider the user's single-valued profile
-for a fact it cannot file only when the fact says something changed (write/profile.py):
-the cue costs nothing, and a call is spent only where a supersession is possible.
-
-The cue is a vocabulary, wide on purpose: a fact it marks wrongly costs one batched
-decision that answers ADD; a change it misses stays as before (both versions kept).
+hiking", "I have two dogs") ends nothing. The offline reader asks this cue when a statement
+may add to a value rather than replace it (language/beside.py: a student who also works).
+With an LLM the write path no longer asks it: every fact is decided with the profile shown
+(write/shown.py; issue 27: a vocabulary of change words reached the phrasings it was written
+from).
 """
 
 from __future__ import annotations

@@ -1,0 +1,71 @@
+"""memman on a capable model's answers (issue 27): the dev routing set's cases replayed from
+cassettes whose answers a capable model gave to memman's own decision requests.
+
+Hand-scripted answers test plumbing; these test behaviour on realistic answers: the model
+reads the memories memman shows it (by topic, words and the user's profile) and answers as it
+will (an UPDATE that keeps the rest of a memory, `also` for a value stated twice, ADD for a
+look-alike), and memman must apply that so the case's labels hold: every memory the new fact
+makes out of date is no longer active, every look-alike is untouched, a restatement adds
+nothing. Where the answers came from, and how to refresh them when a prompt changes, is in
+tests/cassettes/README.md ("Answers of a capable model").
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memman import MemoryManager, Op, UpdateResult
+from memman.models import Status
+from tests.routing_cases import Case, fixed_clock, load_set, seed
+from tests.test_llm_decider import llm  # noqa: F401 (fixture)
+
+SET = "routing_dev"
+PERSONAS, CASES = load_set(SET)
+BY_NAME = {case.name.split()[0]: case for case in CASES}
+# The cases whose cassettes hold a capable model's answers (tests/cassettes/record_capable.py
+# lists those it left out, and why).
+CASSETTES = Path(__file__).parent / "cassettes" / "test_capable_model"
+TEST = "test_a_capable_models_answers_keep_memory_current"
+RECORDED = sorted(
+    path.stem.removeprefix(f"{TEST}[").removesuffix("]") for path in CASSETTES.glob("*.yaml")
+)
+
+
+def write_case(
+    llm, name: str  # noqa: F811 (the fixture's factory)
+) -> tuple[MemoryManager, Case, dict[str, str], list[UpdateResult]]:
+    """Store the case's persona verbatim (text -> id), then write its facts with one
+    update_many."""
+    case = BY_NAME[name]
+    mm = llm(clock=fixed_clock(), llm_mode="tools", llm_max_retries=0)
+    ids = seed(mm, "u", [*PERSONAS[case.persona], *case.existing])
+    return mm, case, ids, mm.update_many(case.facts, user_id="u")
+
+
+@pytest.mark.vcr
+@pytest.mark.parametrize("name", RECORDED)
+def test_a_capable_models_answers_keep_memory_current(llm, vcr, name):  # noqa: F811
+    mm, case, ids, results = write_case(llm, name)
+    assert [r.op for r in results if r.op is Op.PENDING] == []  # every answer applied
+    memories = {m.id: m for m in mm.list(user_id="u", include_inactive=True)}
+    for fact, outcome in zip(case.facts, case.outcomes, strict=True):
+        for text in outcome.keep:
+            kept = memories[ids[text]]
+            assert (kept.content, kept.status) == (text, Status.ACTIVE), (fact, text)
+        if outcome.op == "supersede":
+            for text in outcome.targets:
+                old = memories[ids[text]]
+                assert old.status is not Status.ACTIVE or old.content != text, (fact, text)
+        if outcome.op == "noop":
+            [text] = outcome.targets
+            assert memories[ids[text]].status is Status.ACTIVE, (fact, text)
+    if all(o.op == "noop" for o in case.outcomes):
+        assert len([m for m in memories.values() if m.status is Status.ACTIVE]) == len(ids)
+    assert len(vcr.requests) >= 1  # the model was asked: these are its answers
+
+
+def test_the_capable_models_cassettes_are_there():
+    """An empty folder would leave the test above with no case, skipped rather than failed."""
+    assert len(RECORDED) >= 15, RECORDED
