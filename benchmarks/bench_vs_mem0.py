@@ -33,14 +33,13 @@ import tempfile
 import uuid
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 from sides import run_child, tree_options
 from timing import medians, timed
 
 DIMS = 64
 FILL_BATCH = 500
-
-
 
 
 def _vector(text: str) -> list[float]:
@@ -74,17 +73,13 @@ class FakeLLM:
         return json.dumps({"memory": [{"text": FakeLLM.current}]})
 
 
-def _mem0_round(workdir: str, texts: dict) -> dict:
-    """One mem0 round: a fresh store filled with the stored facts, then timed novel adds."""
-    os.environ.setdefault("MEM0_TELEMETRY", "False")
-    from mem0 import Memory
+def mem0_config(workdir: str, llm: dict) -> Any:
+    """mem0's MemoryConfig: an OpenAI LLM with this config, an OpenAI embedder of DIMS
+    (replaced by FakeEmbedding once built), local Qdrant and the history in workdir."""
     from mem0.configs.base import MemoryConfig
 
-    # mem0 validates provider names against its own list, so it is built with OpenAI clients
-    # (constructed offline, never called) and the fakes are put in their place, as mem0's own
-    # tests mock them.
-    config = MemoryConfig(
-        llm={"provider": "openai", "config": {"api_key": "unused"}},
+    return MemoryConfig(
+        llm={"provider": "openai", "config": llm},
         embedder={"provider": "openai", "config": {"api_key": "unused", "embedding_dims": DIMS}},
         vector_store={
             "provider": "qdrant",
@@ -92,7 +87,17 @@ def _mem0_round(workdir: str, texts: dict) -> dict:
         },
         history_db_path=str(Path(workdir) / "history.db"),
     )
-    memory = Memory(config)
+
+
+def _mem0_round(workdir: str, texts: dict) -> dict:
+    """One mem0 round: a fresh store filled with the stored facts, then timed novel adds."""
+    os.environ.setdefault("MEM0_TELEMETRY", "False")
+    from mem0 import Memory
+
+    # mem0 validates provider names against its own list, so it is built with OpenAI clients
+    # (constructed offline, never called) and the fakes are put in their place, as mem0's own
+    # tests mock them.
+    memory = Memory(mem0_config(workdir, {"api_key": "unused"}))
     memory.llm, memory.embedding_model = FakeLLM(), FakeEmbedding()
     user = "user-0"
     stored = texts["stored"]

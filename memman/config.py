@@ -14,7 +14,7 @@ import os
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 from urllib.parse import urlparse, urlsplit, urlunsplit
 
 from pydantic import Field, ValidationError, field_validator
@@ -85,6 +85,11 @@ class Settings(BaseSettings):
     # update_many and extraction decide up to this many independent ambiguous facts in one
     # LLM call (prompts/update_memory_batch.j2), each checked on its own.
     llm_batch_size: int = Field(default=10, ge=1, le=50)
+    # LLM calls per extraction batch (observe + flush, the mem0 facade's add): "one" asks for
+    # the facts and their decisions together, shown the memories the messages touch
+    # (prompts/extract_and_decide.j2); "two" extracts, then decides as update_many does. A
+    # model that cannot answer the combined schema falls back to "two" for that batch.
+    llm_turn_calls: Literal["one", "two"] = "one"
 
     # Routing (see README "How decisions are routed" for the data behind these defaults).
     top_k: int = Field(default=8, ge=1, le=100)

@@ -2,7 +2,9 @@
 
 The cassettes in tests/cassettes/test_llm_extraction/ were synthesised by
 tests/cassettes/record_cassettes.py (see the README there): the requests are exactly what
-memman sends, the answers are hand-written. Each test takes `llm`, a factory for a
+memman sends, the answers are hand-written. They hold llm_turn_calls "two"'s exchange (an
+extraction call, then a decision call); the one-call path is tested against the fake server in
+test_turn_calls.py. Each test takes `llm`, a factory for a
 MemoryManager wired to the model, and `vcr`, the cassette. Faults (an extraction that fails
 keeps the messages buffered) are tested against the fake server in test_lifecycle_observe.py.
 """
@@ -40,7 +42,7 @@ def requests(cassette) -> list[dict]:
 @pytest.mark.vcr
 def test_extraction_routes_durable_and_transient_facts(llm, vcr):  # noqa: F811
     clock = Clock()
-    mm = llm(clock=clock)
+    mm = llm(clock=clock, llm_turn_calls="two")  # the cassette's exchange: two calls
     mm.observe(CHAT, user_id="ana", session_id="trip")
     result = mm.flush("trip", user_id="ana")
 
@@ -91,7 +93,7 @@ def test_extraction_routes_durable_and_transient_facts(llm, vcr):  # noqa: F811
 
 @pytest.mark.vcr
 def test_an_extracted_change_is_decided_against_the_stored_fact(llm, vcr):  # noqa: F811
-    mm = llm(clock=Clock())
+    mm = llm(clock=Clock(), llm_turn_calls="two")  # the cassette's exchange: two calls
     old = mm.update_memory("User lives in Berlin", user_id="ana")  # novel: no LLM call
     mm.observe([{"role": "user", "content": "We finally moved to Lisbon last month!"}],
                user_id="ana", session_id="s2")  # fmt: skip

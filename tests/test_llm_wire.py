@@ -73,16 +73,25 @@ def test_every_decision_sends_max_tokens_sized_for_its_answer(primed, fake_opena
     assert request["json"]["max_tokens"] == 100 + math.ceil((len(NEW) + len(OLD)) / 3)
 
 
-def test_extraction_sends_max_tokens_and_a_bounded_list(tmp_path, clock, fake_openai):
+# "two": extraction alone, 64 tokens a fact; "one": each fact with its decision, twice that
+# (the store is empty: no memory an UPDATE might restate).
+@pytest.mark.parametrize("calls, per_fact", [("two", 64), ("one", 128)])
+def test_extraction_sends_max_tokens_and_a_bounded_list(
+    tmp_path, clock, fake_openai, calls, per_fact
+):
     with llm_manager(
-        str(tmp_path / "m.db"), fake_openai.base_url, clock=clock, extract_max_facts=5
+        str(tmp_path / "m.db"),
+        fake_openai.base_url,
+        clock=clock,
+        extract_max_facts=5,
+        llm_turn_calls=calls,
     ) as mm:
         fake_openai.script(extraction(("User lives in Porto", "location", 6, "durable")))
         mm.observe([{"role": "user", "content": "I live in Porto."}], user_id="u", session_id="s")
         assert mm.flush("s", user_id="u").error is None
     (request,) = fake_openai.requests
     sent = request["json"]
-    assert sent["max_tokens"] == 256 + 5 * 64
+    assert sent["max_tokens"] == 256 + 5 * per_fact
     schema = sent["response_format"]["json_schema"]["schema"]
     assert schema["properties"]["facts"]["maxItems"] == 5
 

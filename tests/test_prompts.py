@@ -42,7 +42,7 @@ def test_a_prompts_folder_that_cannot_serve_is_refused_when_the_manager_opens(tm
     (broken / "merge.j2").write_text("{{ unclosed\n", encoding="utf-8")
     for folder, why in (
         (tmp_path / "typo", "does not exist"),
-        (partial, "lacks _decision_rules.j2, extract_facts.j2"),
+        (partial, "lacks _decision_rules.j2, extract_and_decide.j2, extract_facts.j2"),
         (broken, "merge.j2"),
     ):
         with pytest.raises(ConfigError, match=why):

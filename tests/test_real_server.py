@@ -37,6 +37,10 @@ CANDIDATES = [
     "User likes coffee with oat milk",
     "User moved from Berlin to Lisbon",
 ]
+TURN = [
+    {"role": "user", "content": "I moved from Berlin to Lisbon last month."},
+    {"role": "assistant", "content": "How exciting!"},
+]
 CHAT = [
     {"role": "user", "content": "I'm flying home to Porto tonight."},
     {"role": "assistant", "content": "Safe travels!"},
@@ -95,12 +99,37 @@ def extract(mm: MemoryManager):
     return mm.flush("s", user_id="u")
 
 
-def check_extraction(mm: MemoryManager, done) -> None:
+def extract_and_decide(mm: MemoryManager):
+    """The one-call scenario (llm_turn_calls "one", shared with the replay test): memories
+    stored without the LLM, then a chat that touches one of them, flushed."""
+    offline = MemoryManager(mm.path)
+    for fact in STORED:
+        offline.update_memory(fact, user_id="u")
+    offline.close()
+    mm.observe(TURN, user_id="u", session_id="s")
+    return mm.flush("s", user_id="u")
+
+
+def check_turn(mm: MemoryManager, done) -> None:
+    """Extracted or kept buffered (check_extraction); each fact's outcome a valid operation on
+    a stored memory, or parked with the fact kept: nothing applied to a memory not shown."""
+    check_extraction(mm, done, len(TURN))
+    stored = {m.id for m in mm.list(user_id="u", include_inactive=True)}
+    parked = {p.content for p in mm.pending(user_id="u")}
+    for result in done.results:
+        assert result.op in (Op.ADD, Op.UPDATE, Op.DELETE, Op.NOOP, Op.PENDING)
+        if result.op is Op.PENDING:
+            assert result.content in parked
+        elif result.op is not Op.ADD:
+            assert result.memory_id in stored
+
+
+def check_extraction(mm: MemoryManager, done, messages: int = 3) -> None:
     """Extracted and marked, or kept buffered with the error: never half done, never lost."""
     if done.error is None:
-        assert (done.extracted_messages, done.buffered) == (3, 0)
+        assert (done.extracted_messages, done.buffered) == (messages, 0)
     else:
-        assert (done.extracted_messages, done.buffered) == (0, 3)
+        assert (done.extracted_messages, done.buffered) == (0, messages)
 
 
 def bounded(cassette) -> None:
@@ -152,10 +181,24 @@ def test_decisions_in_the_default_mode_are_valid_and_bounded(server, tmp_path):
 
 def test_extraction_through_observe_and_flush(server, tmp_path):
     context, path = recording(tmp_path, "extraction", server)
-    with context as cassette, manager(tmp_path / "m.db", server.base_url) as mm:
+    two = {"llm_turn_calls": "two"}  # extraction alone; the one call is tested below
+    with context as cassette, manager(tmp_path / "m.db", server.base_url, **two) as mm:
         check_extraction(mm, extract(mm))
         schema = json.loads(cassette.requests[0].body)["response_format"]["json_schema"]
         assert schema["schema"]["properties"]["facts"]["maxItems"] == 20
+        bounded(cassette)
+    _rewrite_address(path, server)
+
+
+def test_extraction_and_decisions_in_one_call(server, tmp_path):
+    context, path = recording(tmp_path, "turn", server)
+    with context as cassette, manager(tmp_path / "m.db", server.base_url) as mm:
+        check_turn(mm, extract_and_decide(mm))
+        first = json.loads(cassette.requests[0].body)
+        schema = first["response_format"]["json_schema"]
+        assert schema["name"] == "DecidedFacts"
+        assert schema["schema"]["properties"]["facts"]["maxItems"] == 20
+        assert '"User lives in Berlin"' in first["messages"][-1]["content"]
         bounded(cassette)
     _rewrite_address(path, server)
 

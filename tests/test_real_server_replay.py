@@ -35,8 +35,18 @@ def test_recorded_decisions_replay(tmp_path):
 def test_recorded_extraction_replays(tmp_path):
     with (
         replaying("extraction") as cassette,
-        real.manager(tmp_path / "m.db", real.REPLAY_URL) as mm,
+        real.manager(tmp_path / "m.db", real.REPLAY_URL, llm_turn_calls="two") as mm,
     ):
         real.check_extraction(mm, real.extract(mm))
+        real.bounded(cassette)
+        assert cassette.all_played
+
+
+def test_recorded_extraction_and_decisions_in_one_call_replay(tmp_path):
+    with (
+        replaying("turn") as cassette,
+        real.manager(tmp_path / "m.db", real.REPLAY_URL) as mm,
+    ):
+        real.check_turn(mm, real.extract_and_decide(mm))
         real.bounded(cassette)
         assert cassette.all_played

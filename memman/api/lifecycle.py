@@ -13,7 +13,7 @@ import sqlalchemy as sa
 from memman.api.arguments import all_or_scope, check_count, id_scope
 from memman.api.parts import Parts
 from memman.errors import InvalidInputError, NotFoundError
-from memman.lifecycle import buffer, consolidate, idle, observe, shortterm
+from memman.lifecycle import buffer, consolidate, idle, observe, shortterm, turn
 from memman.lifecycle.consolidation_report import ConsolidationReport
 from memman.lifecycle.idle import SessionExtraction
 from memman.lifecycle.observe import ObserveResult
@@ -21,6 +21,7 @@ from memman.lifecycle.shortterm import ShortTermFact, ShortTermHit
 from memman.models import UpdateResult
 from memman.scope import Scope, check_encodable, check_id
 from memman.write.candidate import Candidate, check_metadata
+from memman.write.decide import Decided
 from memman.write.writepath import Also
 
 
@@ -87,15 +88,21 @@ class LifecycleCalls(Parts):
         return self._writes.process(candidate, also=also)
 
     def _write_found_facts(
-        self, scope: Scope, found: list[observe.Found], marks: list[observe.Mark]
+        self,
+        scope: Scope,
+        found: list[observe.Found],
+        marks: list[observe.Mark],
+        told: list[Decided] | None = None,
     ) -> list[UpdateResult | InvalidInputError]:
-        """Facts one extraction batch found, through update_many's path (so their ambiguous
-        ones share one decision call); a fact refused as input is returned as its error.
-        Each fact's mark runs in the transaction that writes it."""
+        """Facts one extraction batch found, with the decisions the one call made (`told`),
+        else through update_many's path (so their ambiguous ones share one decision call); a
+        fact refused as input is returned as its error. Each fact's mark runs in the
+        transaction that writes it."""
         refused: list[InvalidInputError | None] = []  # None: a candidate, decided below
         candidates: list[Candidate] = []
+        decided: list[Decided] = []  # told's, of the candidates
         alsos: dict[int, Also] = {}
-        for fact, mark in zip(found, marks, strict=True):
+        for number, (fact, mark) in enumerate(zip(found, marks, strict=True)):
             try:
                 candidates.append(
                     self._candidate(
@@ -113,12 +120,25 @@ class LifecycleCalls(Parts):
             except InvalidInputError as error:
                 refused.append(error)
                 continue
+            if told is not None:
+                decided.append(told[number])
             if mark is not None:
                 alsos[len(candidates) - 1] = mark
             refused.append(None)
-        size = self.settings.batch_chunk_size
-        decided = iter(self._writes.batch(scope, candidates, size, alsos=alsos))
-        return [next(decided) if error is None else error for error in refused]
+        if told is not None:
+            written = self._writes.apply_told(scope, candidates, decided, alsos)
+        else:
+            size = self.settings.batch_chunk_size
+            written = self._writes.batch(scope, candidates, size, alsos=alsos)
+        results = iter(written)
+        return [next(results) if error is None else error for error in refused]
+
+    def _ask_turn(self, scope: Scope, rows: list[sa.Row]) -> observe.Turn:
+        """The one call for a batch of messages (lifecycle/turn.py), shown the memories its
+        user messages touch; DecisionError when it gives no usable answer."""
+        assert self._llm_client is not None
+        shown = self._writes.shown_for(scope, [row.content for row in rows if row.role == "user"])
+        return turn.ask_turn(self._llm_client, rows, shown, self.settings, self.clock().date())
 
     def flush(
         self, session_id: str, *, user_id: str | None = None, agent_id: str | None = None
@@ -171,7 +191,15 @@ class LifecycleCalls(Parts):
             now=self.clock(),
             leases=self._leases,
             only=only,
+            ask_turn=self._ask_turn if self._one_call else None,
         )
+
+    @property
+    def _one_call(self) -> bool:
+        """Extraction decides its facts in the same call (llm_turn_calls "one"): only when an
+        LLM both extracts and decides (decider "offline" decides without one)."""
+        one = self.settings.llm_turn_calls == "one"
+        return one and self._llm_client is not None and not self._writes.offline
 
     def remember_short_term(
         self,

@@ -13,9 +13,13 @@ about the user (lifecycle/utterance.py): chatter ("ok thanks!", "hmm", "hi"), qu
 17 * 23?") and requests ("Tell me a joke") to the assistant are listed, with why, in
 `ObserveResult.skips` (their texts in `skipped`) instead; a message of facts that stand alone
 is stored as its clauses, a plan for now goes to short-term memory (lifecycle/pieces.py).
-With an LLM, one structured call (`prompts/extract_facts.j2`) returns facts with a category,
-an importance and a durability: durable facts go through update_memory with their category
-and importance (into the memory's columns), transient ones to short-term memory.
+With an LLM, one structured call per batch returns facts with a category, an importance and a
+durability: durable facts are written with their category and importance (into the memory's
+columns), transient ones go to short-term memory. With `llm_turn_calls = "one"` that call also
+decides each fact against the memories the messages touch (lifecycle/turn.py,
+`prompts/extract_and_decide.j2`) and the decisions are applied as they are (write/told.py);
+with "two", or when the model cannot answer that schema, it only extracts
+(`prompts/extract_facts.j2`) and the facts are decided as update_many decides them.
 Assistant and system messages are context, never stored as the user's facts.
 """
 
@@ -47,7 +51,7 @@ from memman.lifecycle.extraction_failures import (
 from memman.lifecycle.pieces import IMPORTANCE, pieces, transient
 from memman.lifecycle.shortterm import ShortTermFact
 from memman.lifecycle.utterance import Why, skip_reason
-from memman.llm.client import LLMClient
+from memman.llm.client import LLMClient, unanswerable
 from memman.llm.prompts import render
 from memman.models import UpdateResult
 from memman.scope import Scope
@@ -55,16 +59,23 @@ from memman.storage.pending import Leases
 from memman.storage.store import Store
 from memman.timestamps import stamp
 from memman.write.candidate import check_category
+from memman.write.decide import Decided
 
 log = logging.getLogger(__name__)
 
 # max_tokens per extracted fact: its JSON keys (~25 tokens) and a sentence of ~100 characters.
 FACT_TOKENS = 64
 
-# update_many for one scope's found facts, results in order (a refused fact: its error); each
-# fact's mark (or None) runs in the transaction that writes that fact.
 Mark = Callable[[sa.Connection], None] | None
-WriteFacts = Callable[[Scope, list["Found"], list[Mark]], list[UpdateResult | InvalidInputError]]
+
+
+# One scope's found facts written, results in order (a refused fact: its error): decided as
+# update_many decides them, or as the one-call extraction decided each (its decisions, in the
+# facts' order). Each fact's mark (or None) runs in the transaction that writes that fact.
+WriteFacts = Callable[
+    [Scope, list["Found"], list[Mark], list[Decided] | None],
+    list[UpdateResult | InvalidInputError],
+]
 
 
 class Found(NamedTuple):
@@ -78,6 +89,13 @@ class Found(NamedTuple):
     subject: str | None = None  # what it is about, when the LLM said so
     attribute: str | None = None
     metadata: dict[str, Any] | None = None  # given to observe() with its messages
+
+
+# The one call for a batch of a scope's messages (lifecycle/turn.py): each fact with its
+# durability and decision (None: decided as "two" decides); DecisionError when the call
+# gives no usable answer.
+Turn = list[tuple[Found, str, Decided | None]]
+AskTurn = Callable[[Scope, list[sa.Row]], Turn]
 
 
 # remember_short_term for the session extracted (a transient Found's content, source,
@@ -159,6 +177,7 @@ def extract(
     now: dt.datetime,
     leases: Leases,
     only: Scope | None = None,
+    ask_turn: AskTurn | None = None,
 ) -> ObserveResult:
     """Extract every buffered message of the session (of that scope `only`, if given); mark
     them only once written.
@@ -167,7 +186,9 @@ def extract(
     first: a backlog that piled up while the LLM was down must not become one prompt too long
     for the model, failing on every flush. A failed batch stops the run; it and the later
     ones stay buffered, the batches before are written and marked. Messages another worker
-    has claimed (`leases`) are left to it.
+    has claimed (`leases`) are left to it. With `ask_turn` each batch is first asked in one
+    call that also decides its facts; when that gives no usable answer the batch is
+    extracted alone and its facts decided as update_many decides them.
     """
     results: list[UpdateResult] = []
     short_ids: list[int] = []
@@ -192,6 +213,7 @@ def extract(
                 # too): a forget() that erased the user while the LLM answered, from any
                 # process, has taken them, and nothing extracted from them may outlive it.
                 guard: Mark = partial(store.check_buffered, scope=scope, ids=ids)
+                decided: list[Decided] | None = None  # one call: each fact's, in order
                 if client is None:
                     facts, skipped = _offline_candidates(batch)
                     skips += skipped
@@ -204,7 +226,14 @@ def extract(
                         stop = True
                         break
                     try:
-                        answer = _ask(client, batch, settings)
+                        turn = _asked_turn(ask_turn, scope, batch)
+                        if turn is None:
+                            facts = found_facts(_ask(client, batch, settings).facts, batch)
+                        else:
+                            facts = [(found, durability) for found, durability, _ in turn]
+                            given = [d for _, durable, d in turn if durable != "transient"]
+                            if all(d is not None for d in given):
+                                decided = given
                     except DecisionError as failure:
                         log.warning("extraction failed, messages stay buffered: %s", failure)
                         error, stop = str(failure), True
@@ -215,7 +244,6 @@ def extract(
                             scope=scope,
                         )
                         break
-                    facts = _extracted(answer, batch)
                 durable: list[Found] = []
                 marks: list[Mark] = []
                 last = max((i for i, (_, d) in enumerate(facts) if d != "transient"), default=-1)
@@ -239,8 +267,9 @@ def extract(
                         if client is None or position == last
                         else guard
                     )
-                # One update_many: the ambiguous facts of the batch share one decision call.
-                written = write_facts(scope, durable, marks)
+                # Decided by the one call, or one update_many: the ambiguous facts of the batch
+                # share one decision call.
+                written = write_facts(scope, durable, marks, decided)
                 for found, outcome in zip(durable, written, strict=True):
                     if isinstance(outcome, InvalidInputError):
                         # One unusable candidate (a pasted 10 kB document, a NUL byte) must not
@@ -286,6 +315,22 @@ def _ask(client: LLMClient, rows: list[sa.Row], settings: Settings) -> Extracted
     return answer
 
 
+def _asked_turn(ask_turn: AskTurn | None, scope: Scope, batch: list[sa.Row]) -> Turn | None:
+    """The one call's answer for the batch; None without one (llm_turn_calls "two") or when
+    the model could not answer its schema (logged: the batch then takes the two calls).
+    DecisionError when the server failed (unreachable, timeout, 5xx): extraction alone would
+    fail alike, so the batch stays buffered as a failed extraction does."""
+    if ask_turn is None:
+        return None
+    try:
+        return ask_turn(scope, batch)
+    except DecisionError as failure:
+        if not unanswerable(failure):
+            raise
+        log.warning("the combined extraction call failed, extracting alone: %s", failure)
+        return None
+
+
 def _offline_candidates(rows: list[sa.Row]) -> tuple[list[tuple[Found, str]], list[Skip]]:
     """The user's messages that may state something about the user, verbatim (as of the
     message's time; a message of facts standing alone as its clauses, a plan for now or
@@ -311,9 +356,9 @@ def _offline_candidates(rows: list[sa.Row]) -> tuple[list[tuple[Found, str]], li
     return facts, skips
 
 
-def _extracted(answer: ExtractedFacts, rows: list[sa.Row]) -> list[tuple[Found, str]]:
-    """The LLM's facts, each as of the newest message of the batch it came from, with the
-    batch's metadata (one per batch: extraction_failures.batches)."""
+def found_facts(facts: list[ExtractedFact], rows: list[sa.Row]) -> list[tuple[Found, str]]:
+    """The LLM's facts (but those with no text), each as of the newest message of the batch
+    it came from, with the batch's metadata (one per batch: extraction_failures.batches)."""
     source = "extraction:" + ",".join(str(row.id) for row in rows)
     said = max(_said_at(row) for row in rows)
     metadata = _metadata(rows[0])
@@ -324,7 +369,7 @@ def _extracted(answer: ExtractedFacts, rows: list[sa.Row]) -> list[tuple[Found, 
             ),
             f.durability,
         )
-        for f in answer.facts
+        for f in facts
         if normalize(f.content)
     ]
 

@@ -178,20 +178,29 @@ class LLMClient:
         self._local.attempts += 1
 
     def structured_call(
-        self, prompt: RenderedPrompt, response_model: type[M], *, max_tokens: int
+        self,
+        prompt: RenderedPrompt,
+        response_model: type[M],
+        *,
+        max_tokens: int,
+        max_retries: int | None = None,
     ) -> tuple[M, CallInfo]:
-        """One validated answer of at most max_tokens tokens (per attempt); DecisionError else."""
+        """One validated answer of at most max_tokens tokens (per attempt); DecisionError else.
+
+        `max_retries`: re-asks for this call, at most llm_max_retries (a call with a fallback
+        of its own gives up sooner)."""
         started = time.perf_counter()
         mode = self.mode
+        retries = self.max_retries if max_retries is None else min(max_retries, self.max_retries)
         try:
-            parsed, tokens, attempts = self._create(prompt, response_model, max_tokens)
+            parsed, tokens, attempts = self._create(prompt, response_model, max_tokens, retries)
             fallback = None
         except DecisionError as error:
             switched = self._fall_back(mode, error)
             if switched is None:
                 raise
             fallback = switched
-            parsed, tokens, attempts = self._create(prompt, response_model, max_tokens)
+            parsed, tokens, attempts = self._create(prompt, response_model, max_tokens, retries)
             attempts += error.attempts
         info = CallInfo(
             model=self.model,
@@ -213,20 +222,20 @@ class LLMClient:
         return parsed, info
 
     def _create(
-        self, prompt: RenderedPrompt, response_model: type[M], max_tokens: int
+        self, prompt: RenderedPrompt, response_model: type[M], max_tokens: int, retries: int
     ) -> tuple[M, int | None, int]:
         """(answer, total tokens, attempts) from the client's engine; DecisionError else,
         naming the fallback when one happened (the audit trail keeps why the mode changed)."""
         try:
             if self.engine == "instructor":
-                return self._instructor_create(prompt, response_model, max_tokens)
+                return self._instructor_create(prompt, response_model, max_tokens, retries)
             return structured.create(
                 self._raw,
                 model=self.model,
                 mode=self.mode,
                 prompt_text=prompt.text,
                 response_model=response_model,
-                max_retries=self.max_retries,
+                max_retries=retries,
                 max_tokens=max_tokens,
             )
         except DecisionError as error:
@@ -237,7 +246,7 @@ class LLMClient:
             ) from error.__cause__
 
     def _instructor_create(
-        self, prompt: RenderedPrompt, response_model: type[M], max_tokens: int
+        self, prompt: RenderedPrompt, response_model: type[M], max_tokens: int, retries: int
     ) -> tuple[M, int | None, int]:
         import openai
         from instructor.core import InstructorError
@@ -248,7 +257,7 @@ class LLMClient:
                 model=self.model,
                 messages=[{"role": "user", "content": prompt.text}],
                 response_model=response_model,
-                max_retries=self.max_retries,  # re-asks: instructor makes max_retries + 1 calls
+                max_retries=retries,  # re-asks: instructor makes max_retries + 1 calls
                 temperature=0,
                 max_tokens=max_tokens,
             )
@@ -278,6 +287,27 @@ class LLMClient:
                 self.can_fall_back = False  # one fallback per client
                 self._use(target)
         return self.fallback
+
+
+# The first words of a failed call's error (structured.describe) when the server answered, but
+# not in the schema (invalid, unparsable or cut-off output), or refused the request itself
+# (400): a simpler request may still succeed. A transport failure (connection, timeout, 5xx,
+# 429) would fail any other request alike.
+_UNANSWERED = (
+    "validationerror",
+    "unparsableanswer",
+    "incompleteanswer",
+    "incompleteoutputexception",
+    "instructorretryexception",
+    "jsondecodeerror",
+    "badrequesterror",
+)
+
+
+def unanswerable(error: DecisionError) -> bool:
+    """The model could not answer this request's schema (see _UNANSWERED), as opposed to the
+    server being unreachable or failing."""
+    return str(error).lower().startswith(_UNANSWERED)
 
 
 def _refused(mode: str, error: DecisionError) -> bool:

@@ -13,7 +13,8 @@ Where the models differ (README "Switching from mem0"):
 - `run_id` names the chat session `add` buffers its messages in; the facts extracted from
   it are the scope's memories, so reads do not filter by run_id.
 - `infer=True` extracts now (memman's `observe` + `flush`: no cooldown) and decides each
-  fact; `infer=False` writes each message's text through `update_memory`.
+  fact, in one LLM call per add by default (`llm_turn_calls`); `infer=False` writes each
+  message's text through `update_memory`.
 - `update(id, text)` goes through `update_memory` too; when the decision stores the text
   under another id, the old id keeps standing for it (followed through the provenance
   "mem0.update:<id>", so the facade needs no table of its own).
@@ -117,9 +118,10 @@ class Memory:
         """Remember a conversation (or one string): `{"results": [decision, ...]}`.
 
         infer=True: the messages are buffered in the run's session (a new one without
-        run_id) with the metadata and extracted at once, each fact decided by update_memory
-        with that metadata (kept with the buffered messages: also when a failed extraction
-        raises DecisionError and flush or consolidate extracts them later).
+        run_id) with the metadata and extracted at once, each fact decided through the write
+        path with that metadata (in the extraction's own call with llm_turn_calls "one"; kept
+        with the buffered messages: also when a failed extraction raises DecisionError and
+        flush or consolidate extracts them later).
         infer=False: each non-system message's text goes through update_memory as it is.
         mem0's memory_type (procedural memory) and prompt (its extraction prompt in place of
         the default) have no memman counterpart: anything but None is an InvalidInputError

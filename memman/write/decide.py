@@ -311,7 +311,6 @@ class LLMDecider:
             for r in related:
                 if r.memory not in memories.values():
                     memories[len(memories) + 1] = r.memory
-        shown = {i: m.content for i, m in memories.items()}
         prompt = render(
             self.batch_template,
             {
@@ -339,27 +338,29 @@ class LLMDecider:
         for item in answer.decisions:
             given.setdefault(item.number, item.decision)
         return [
-            self._checked(given.get(number), shown, memories, call)
+            checked(given.get(number), memories, call, self.settings.max_fact_chars)
             for number in range(1, len(items) + 1)
         ]
 
-    def _checked(
-        self,
-        answered: AddOp | UpdateOp | DeleteOp | NoopOp | None,
-        shown: dict[int, str],
-        memories: dict[int, Memory],
-        call: CallInfo,
-    ) -> Decided:
-        """One candidate's answer, checked against the ids shown for it."""
-        if answered is None:
-            return DecisionError("the batch answer had no decision for this fact", attempts=1)
-        model = MemoryDecision.for_shown(shown, self.settings.max_fact_chars)
-        try:
-            d = model.model_validate({"decision": answered.model_dump()}).decision
-        except ValidationError as error:
-            problem = "; ".join(e["msg"] for e in error.errors())
-            return DecisionError(f"invalid decision in the batch answer: {problem}", attempts=1)
-        return _decision(d, memories, call)
+
+def checked(
+    answered: AddOp | UpdateOp | DeleteOp | NoopOp | None,
+    memories: dict[int, Memory],
+    call: CallInfo,
+    max_chars: int,
+) -> Decided:
+    """One fact's answer from a call that decided several (a batch, the one-call extraction),
+    checked on its own against the memories shown by short id: a bad one is that fact's
+    DecisionError (it parks), never the call's."""
+    if answered is None:
+        return DecisionError("the batch answer had no decision for this fact", attempts=1)
+    model = MemoryDecision.for_shown({i: m.content for i, m in memories.items()}, max_chars)
+    try:
+        d = model.model_validate({"decision": answered.model_dump()}).decision
+    except ValidationError as error:
+        problem = "; ".join(e["msg"] for e in error.errors())
+        return DecisionError(f"invalid decision in the batch answer: {problem}", attempts=1)
+    return _decision(d, memories, call)
 
 
 def _decision(

@@ -40,11 +40,11 @@ from memman.write.route import Thresholds
 _RELATION_SHARE = 0.5
 
 
-def sharing_topic_words(candidate: Candidate, related: list[Retrieved]) -> list[Retrieved]:
-    """The related memories that share a word naming what the candidate is about, not only
-    words of how one relates to it ("like", "have", "used to"); all of them when the
-    candidate is made of such words alone ("I love it")."""
-    words = bearing_words(candidate.content)
+def sharing_topic_words(text: str, related: list[Retrieved]) -> list[Retrieved]:
+    """The related memories that share a word naming what the text (a candidate's, a chat
+    message's) is about, not only words of how one relates to it ("like", "have", "used
+    to"); all of them when the text is made of such words alone ("I love it")."""
+    words = bearing_words(text)
     if not words:
         return related
     return [r for r in related if words & bearing_words(r.memory.content)]

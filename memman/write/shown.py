@@ -81,7 +81,7 @@ def shown_union(
             return known
         return Retrieved(memory, bm25=None, jaccard=jaccard(tokens, content_tokens(memory.content)))
 
-    interleaved = [found[r.memory.id] for pair in _ranks(by_words, by_meaning) for r in pair]
+    interleaved = [found[r.memory.id] for r in rank_by_rank([by_words, by_meaning])]
     ordered = [
         *(scored(m) for m in first),
         *interleaved,
@@ -95,6 +95,12 @@ def shown_union(
     return list(shown.values())
 
 
-def _ranks(a: list[Retrieved], b: list[Retrieved]) -> list[list[Retrieved]]:
-    """Rank by rank: [a[0], b[0]], [a[1], b[1]] ..., the shorter list's gaps left out."""
-    return [[*a[i : i + 1], *b[i : i + 1]] for i in range(max(len(a), len(b)))]
+def rank_by_rank(rankings: list[list[Retrieved]]) -> list[Retrieved]:
+    """The rankings interleaved, first of each, then second of each ..., each memory once
+    (where it ranks first): no ranking's head is cut by another's tail."""
+    merged: dict[str, Retrieved] = {}
+    for rank in range(max((len(r) for r in rankings), default=0)):
+        for ranking in rankings:
+            if rank < len(ranking):
+                merged.setdefault(ranking[rank].memory.id, ranking[rank])
+    return list(merged.values())

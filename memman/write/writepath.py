@@ -5,7 +5,8 @@ arrives here as a validated `Candidate`. The cheap tiers and the offline decider
 one write transaction; an LLM decision is made outside any transaction (it can take seconds)
 and re-checked when applied. Embeddings are computed before a transaction starts, so a slow
 or failing model never holds the write lock, and a failure parks the fact instead of losing it.
-update_many's chunks are walked by the ChunkWalk mixin (memman/write/chunkwalk.py).
+update_many's chunks are walked by the ChunkWalk mixin (memman/write/chunkwalk.py); decisions
+that came with their facts from one extraction call are applied by Told (memman/write/told.py).
 """
 
 from __future__ import annotations
@@ -44,8 +45,9 @@ from memman.write.retrieval import (
     semantic_candidates,
 )
 from memman.write.route import Route, RouteKind, Thresholds, route, similarity_scores
-from memman.write.shown import shown_union, user_profile
+from memman.write.shown import rank_by_rank, shown_union, user_profile
 from memman.write.supersede import route_by_topic
+from memman.write.told import Told
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +57,7 @@ MAX_STALE_RETRIES = 3
 Outcome = TypeVar("Outcome", UpdateResult, UpdateResult | Route)
 
 
-class WritePath(ChunkWalk):
+class WritePath(ChunkWalk, Told):
     """Decides and applies candidates for one store with the manager's decider and embedder."""
 
     def __init__(
@@ -207,46 +209,66 @@ class WritePath(ChunkWalk):
         scope holds nothing to show."""
         if routed.kind is RouteKind.DUPLICATE:
             return routed
-        scope, k = candidate.scope, self.settings.top_k
+        memories = self._shown(conn, candidate.scope, [(candidate.content, vector)], about_it)
+        if not memories:
+            return Route(RouteKind.NOVEL, routed.reason)  # nothing any signal or profile shows
+        reason = f"{len(memories)} memories shown to the decider ({routed.reason})"
+        return Route(RouteKind.AMBIGUOUS, reason, memories, routed.measure)
+
+    def _shown(
+        self,
+        conn: sa.Connection,
+        scope: Scope,
+        texts: list[tuple[str, Embedded]],
+        about_it: list[Memory],
+    ) -> list[Retrieved]:
+        """What a decision is shown (write/shown.py) for these texts (a candidate's, or the
+        user's messages of one extraction batch) with their vectors: `about_it` first, then
+        each signal's memories, rank by rank over the texts, then the profile; none when no
+        signal nor the profile shows anything."""
+        k = self.settings.top_k
         # Each signal's own bar, and no other's: by words, a memory sharing a word that names
-        # what the fact is about, not only "User", "I'm" or "love" (write/pertinent.py); by
+        # what the text is about, not only "User", "I'm" or "love" (write/pertinent.py); by
         # meaning, the top_k nearest whatever their cosine: a fact sharing no word with what
         # it replaces scores low ("User drinks black coffee" / "User quit caffeine and sticks
         # to herbal tea"), and a bar at the novel cosine (MiniLM 0.5) cut the replaced memory
         # shown from 0.95 to 0.90 on a dev set (benchmarks/RESULTS.md, routing).
-        words = lexical_candidates(self.store, conn, scope, candidate.content, k)
-        by_words = sharing_topic_words(candidate, [r for r in words if r.jaccard > 0])
-        by_meaning = []
-        if self.embedder is not None and vector is not None:
-            by_meaning = semantic_candidates(
+        words = [lexical_candidates(self.store, conn, scope, text, k) for text, _ in texts]
+        by_words = [
+            sharing_topic_words(text, [r for r in found if r.jaccard > 0])
+            for (text, _), found in zip(texts, words, strict=True)
+        ]
+        by_meaning = [
+            semantic_candidates(
                 self.store,
                 conn,
                 scope,
-                candidate.content,
+                text,
                 k,
                 index=self.vectors,
                 model=self.embedder.name,
                 vector=vector,
             )
+            for text, vector in texts
+            if self.embedder is not None and isinstance(vector, np.ndarray)
+        ]
         limit = self.settings.decision_memories
         single = self.settings.single_valued_attributes
         memories = shown_union(
-            candidate.content,
+            " ".join(text for text, _ in texts),
             first=about_it,
-            by_words=by_words,
-            by_meaning=by_meaning,
+            by_words=rank_by_rank(by_words),
+            by_meaning=rank_by_rank(by_meaning),
             profile=user_profile(self.store, conn, scope, single, limit),
             limit=limit,
         )
         if not memories:
-            return Route(RouteKind.NOVEL, routed.reason)  # nothing any signal or profile shows
+            return []
         # The call is made: retrieval's other top_k by words are shown too, last ("I go to St
         # Mark's church" shares only "go" with "I started going to a mosque now").
         seen = {r.memory.id for r in memories}
-        rest = [r for r in words if r.memory.id not in seen]
-        memories += rest[: max(0, limit - len(memories))]
-        reason = f"{len(memories)} memories shown to the decider ({routed.reason})"
-        return Route(RouteKind.AMBIGUOUS, reason, memories, routed.measure)
+        rest = [r for r in rank_by_rank(words) if r.memory.id not in seen]
+        return memories + rest[: max(0, limit - len(memories))]
 
     def _certain(self, decision: Decision) -> bool:
         """With an LLM, whether a topic rule's decision stands without it: a restatement
@@ -292,12 +314,16 @@ class WritePath(ChunkWalk):
         vector: Embedded = None,
         *,
         absent: bool = False,
+        told: bool = False,
     ) -> UpdateResult | Route:
         """Inside a write transaction: settle the candidate by the cheap tiers if possible.
 
         Returns the applied result, or the ambiguous Route when an LLM has to decide.
         `absent` says the store holds no active memory with the candidate's hash (checked for
-        update_many's whole chunk at once). When
+        update_many's whole chunk at once). `told`: the LLM has decided already (the one-call
+        extraction, write/told.py), so only what the cheap tiers settle for certain is applied
+        here (the same text, a near-copy, a restatement the topic tier reads); a NOVEL route is
+        returned like an AMBIGUOUS one, the model having seen more than this fact's words. When
         embedding failed, the hash tier may still settle an exact repeat (it needs no vector
         and decides the same with or without one); anything else is parked, because routing
         without the vector would decide differently from the configured semantic tier.
@@ -318,12 +344,12 @@ class WritePath(ChunkWalk):
         if isinstance(routed, tuple):
             decision, scores = routed
             return self._apply(conn, candidate, decision, scores, pending_id, vector)
-        if routed.kind is RouteKind.NOVEL:
-            decision = Decision(Op.ADD, routed.reason, Tier.NOVEL)
-        elif routed.kind is RouteKind.DUPLICATE:
+        if routed.kind is RouteKind.DUPLICATE:
             assert routed.target is not None
             tier = Tier.SEMANTIC if routed.measure == "cosine" else Tier.LEXICAL
             decision = Decision(Op.NOOP, routed.reason, tier, target=routed.target.memory)
+        elif routed.kind is RouteKind.NOVEL and not told:
+            decision = Decision(Op.ADD, routed.reason, Tier.NOVEL)
         elif self.offline:
             decision = self.decider.decide(candidate, routed.related, today=self.clock().date())
         else:

@@ -1,0 +1,80 @@
+"""Facts that came with their decisions: one LLM call per extraction batch (issue 28).
+
+With `llm_turn_calls = "one"` the extraction call is shown the memories the batch's messages
+touch and decides each fact it finds (memman/lifecycle/turn.py). This mixin of WritePath
+gives that call what a decision is shown (`shown_for`, the union `_for_reader` builds for one
+candidate, here for the user's messages) and applies its answers fact by fact through the
+write path's one door (`apply_told`), with the deterministic tiers around them: what they
+settle for certain stands whatever the model said (an exact repeat of an active memory, a
+near-copy, a restatement the topic tier reads: NOOPs), an answer that failed its checks parks
+its fact alone, and a decision on a memory that changed meanwhile is decided again through
+the ordinary path (`process`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from collections.abc import Callable, Mapping
+
+from memman.config import Settings
+from memman.models import UpdateResult
+from memman.scope import Scope
+from memman.storage.store import Store
+from memman.write.apply import StaleDecision
+from memman.write.candidate import Candidate
+from memman.write.chunkwalk import Also, Embedded
+from memman.write.decide import Decided
+from memman.write.retrieval import Retrieved
+
+log = logging.getLogger(__name__)
+
+
+class Told:
+    """A mixin of WritePath: the one-call extraction's memories and its decisions applied,
+    with WritePath's _embed, _shown, _writer, _apply, _apply_or_park and process."""
+
+    store: Store
+    settings: Settings
+    clock: Callable[[], dt.datetime]
+
+    def shown_for(self, scope: Scope, texts: list[str]) -> list[Retrieved]:
+        """The memories a decision about these texts is shown (write/shown.py), each text
+        retrieved for on its own and the rankings interleaved, at most decision_memories."""
+        texts = list(dict.fromkeys(t for t in texts if t.strip()))
+        vectors = self._embed(texts)
+        with self.store.read() as conn:
+            return self._shown(conn, scope, list(zip(texts, vectors, strict=True)), [])
+
+    def apply_told(
+        self,
+        scope: Scope,
+        candidates: list[Candidate],
+        decided: list[Decided],
+        alsos: Mapping[int, Also] | None = None,
+    ) -> list[UpdateResult]:
+        """Apply each candidate's decision (or park it with its error), in order, one write
+        transaction each; `alsos[i]` runs in the transaction that writes candidate i."""
+        alsos = alsos or {}
+        vectors = self._embed([c.content for c in candidates])
+        return [
+            self._apply_one_told(candidate, told, vector, alsos.get(i))
+            for i, (candidate, told, vector) in enumerate(
+                zip(candidates, decided, vectors, strict=True)
+            )
+        ]
+
+    def _apply_one_told(
+        self, candidate: Candidate, told: Decided, vector: Embedded, also: Also
+    ) -> UpdateResult:
+        """What the cheap tiers settle for certain (WritePath._settle, told), else the model's
+        decision, audited with the fact's own route scores."""
+        write = self._writer(also, candidate.scope)
+        settled = write(lambda conn: self._settle(conn, candidate, vector=vector, told=True))
+        if isinstance(settled, UpdateResult):
+            return settled
+        try:
+            return self._apply_or_park(candidate, settled, told, vector, None, write)
+        except StaleDecision as stale:  # changed since it was shown: decided again, alone
+            log.info("memory %s changed since the combined call; deciding again", stale)
+            return self.process(candidate, vector=vector, also=also)
