@@ -135,7 +135,7 @@ def test_an_update_text_over_the_limit_parks_and_a_fact_over_it_is_refused(tmp_p
     )
     done = say(mm, "I moved. I really like tea. I play tennis.")
     assert [r.op for r in done.results] == [Op.PENDING, Op.ADD]
-    assert "too long" in mm.pending(user_id="ana")[0].error
+    assert "the limit is 200" in mm.pending(user_id="ana")[0].error
     [refused] = done.rejected
     assert "likes tea" not in " ".join(active(mm)) and "extraction:1" in refused
     assert active(mm) == sorted([*STORED, "User plays tennis"])
