@@ -11,6 +11,9 @@ import threading
 
 import httpx
 import pytest
+
+pytest.importorskip("starlette", reason="the serve extra is not installed")
+pytest.importorskip("uvicorn", reason="the serve extra is not installed")
 from starlette.datastructures import Headers
 
 from memman import MemoryManager

@@ -14,6 +14,9 @@ from pathlib import Path
 import httpx
 import pytest
 
+pytest.importorskip("starlette", reason="the serve extra is not installed")
+pytest.importorskip("uvicorn", reason="the serve extra is not installed")
+
 from memman import MemoryManager
 from memman.config import load_settings
 from memman.mem0 import Memory
