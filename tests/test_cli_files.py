@@ -58,3 +58,12 @@ def test_import_of_a_sqlite_store_says_so_in_one_line_and_creates_nothing(memman
     err = run.err.replace("\n", " ")
     assert "not a memman export (JSON lines)" in err and "memman migrate-db --from" in err
     assert not (tmp_path / "cli.db").exists()
+
+
+def test_import_of_an_ingest_line_points_to_ingest(memman, db, tmp_path):  # noqa: F811
+    path = tmp_path / "facts.jsonl"
+    path.write_text('{"fact": "User likes tea", "user_id": "u"}\n', encoding="utf-8")
+    run = memman("import", str(path), "--db", db)
+    err = run.err.replace("\n", " ")
+    assert run.code == 2 and "newer memman" not in err
+    assert "line 1: looks like ingest input" in err and "`memman ingest` takes it" in err
