@@ -67,3 +67,12 @@ def test_import_of_an_ingest_line_points_to_ingest(memman, db, tmp_path):  # noq
     err = run.err.replace("\n", " ")
     assert run.code == 2 and "newer memman" not in err
     assert "line 1: looks like ingest input" in err and "`memman ingest` takes it" in err
+
+
+def test_an_export_error_names_the_file_asked_for(memman, db, tmp_path):  # noqa: F811
+    with MemoryManager(db) as mm:
+        mm.update_memory("User likes tea", user_id="u")
+    out = tmp_path / "missing" / "x.jsonl"
+    run = memman("export", "-o", str(out), "--db", db)
+    assert run.code == 1
+    assert ".partial" not in run.err and str(out) in run.err.replace("\n", "")

@@ -53,8 +53,8 @@ def export(
         if output and output.exists():
             raise FileExistsError("the file exists")
         sink = partial.open("w", encoding="utf-8") if partial else sys.stdout
-    except OSError as error:
-        raise InvalidInputError(f"cannot write {output}: {error}") from error
+    except OSError as error:  # its strerror: str(error) named the hidden partial file
+        raise InvalidInputError(f"cannot write {output}: {error.strerror or error}") from error
     count = 0
     try:
         with _open(db) as mm, sink if output else nullcontext():
