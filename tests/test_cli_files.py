@@ -45,3 +45,34 @@ def test_reindex_without_an_embedder_errs_before_any_bar(memman, db, monkeypatch
     monkeypatch.setenv("MEMMAN_EMBEDDER", "fake")
     done = memman("reindex", "--db", db)  # with one, the bar is drawn
     assert done.code == 0 and "embedding" in done.err and done.out == "embedded 1 memories\n"
+
+
+def test_import_of_a_sqlite_store_says_so_in_one_line_and_creates_nothing(memman, db, tmp_path):  # noqa: F811
+    # Issue 30: `memman import mem.db` printed ~200 per-line errors and created the target.
+    source = tmp_path / "mem.db"
+    with MemoryManager(str(source)) as mm:
+        mm.update_memory("User likes tea", user_id="u")
+    run = memman("import", str(source), "--db", db)
+    assert run.code == 1
+    assert len(run.err.strip().splitlines()) == 1
+    err = run.err.replace("\n", " ")
+    assert "not a memman export (JSON lines)" in err and "memman migrate-db --from" in err
+    assert not (tmp_path / "cli.db").exists()
+
+
+def test_import_of_an_ingest_line_points_to_ingest(memman, db, tmp_path):  # noqa: F811
+    path = tmp_path / "facts.jsonl"
+    path.write_text('{"fact": "User likes tea", "user_id": "u"}\n', encoding="utf-8")
+    run = memman("import", str(path), "--db", db)
+    err = run.err.replace("\n", " ")
+    assert run.code == 2 and "newer memman" not in err
+    assert "line 1: looks like ingest input" in err and "`memman ingest` takes it" in err
+
+
+def test_an_export_error_names_the_file_asked_for(memman, db, tmp_path):  # noqa: F811
+    with MemoryManager(db) as mm:
+        mm.update_memory("User likes tea", user_id="u")
+    out = tmp_path / "missing" / "x.jsonl"
+    run = memman("export", "-o", str(out), "--db", db)
+    assert run.code == 1
+    assert ".partial" not in run.err and str(out) in run.err.replace("\n", "")

@@ -79,3 +79,11 @@ def test_ingest_of_an_export_s_other_rows_says_what_they_are(memman, db, tmp_pat
     with MemoryManager(db) as mm:
         stored = [m.content for m in mm.list(user_id="alice", agent_id="bot")]
         assert stored == ["User likes tea"]
+
+
+def test_ingest_of_only_bad_lines_draws_no_empty_bar(memman, db, tmp_path):  # noqa: F811
+    path = tmp_path / "bad.jsonl"
+    path.write_text('{"fakt": "User likes tea"}\n{"fact": "User owns a bike"}\n', encoding="utf-8")
+    run = memman("ingest", str(path), "--db", db)
+    assert run.code == 2 and "line 1:" in run.err and "line 2: no user_id" in run.err
+    assert "0/0" not in run.err

@@ -53,8 +53,8 @@ def export(
         if output and output.exists():
             raise FileExistsError("the file exists")
         sink = partial.open("w", encoding="utf-8") if partial else sys.stdout
-    except OSError as error:
-        raise InvalidInputError(f"cannot write {output}: {error}") from error
+    except OSError as error:  # its strerror: str(error) named the hidden partial file
+        raise InvalidInputError(f"cannot write {output}: {error.strerror or error}") from error
     count = 0
     try:
         with _open(db) as mm, sink if output else nullcontext():
@@ -87,6 +87,7 @@ def import_file(
     db: DbOption = None,
 ) -> None:
     """Read an export back: a copy into an empty store or scope, else decided against it."""
+    _refuse_what_is_no_export(file)  # before the store is opened: a refusal creates nothing
     with _open(db, create=True) as mm:
         report = mm.import_jsonl(file, raw=raw)
     for message in report.bad:
@@ -116,6 +117,31 @@ def import_file(
         console.print(f"memory {old} copied as {new}: the store holds {old} for another user")
     if report.bad:
         raise typer.Exit(2)
+
+
+# A SQLite database file starts with these 16 bytes (sqlite.org/fileformat.html).
+_SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def _refuse_what_is_no_export(file: Path) -> None:
+    """InvalidInputError, in one line, for a file that is plainly no JSON lines: a SQLite
+    store (read line by line it gave a bad line for every few hundred bytes) or another
+    binary file (a NUL byte in its first 4 KiB). A file that cannot be read is left to
+    import_jsonl, which says why."""
+    try:
+        with file.open("rb") as handle:
+            head = handle.read(4096)
+    except OSError:
+        return
+    if head.startswith(_SQLITE_HEADER):
+        raise InvalidInputError(
+            f"{file} is a SQLite store, not a memman export (JSON lines); to copy a store:"
+            f" memman migrate-db --from {file} --to TARGET"
+        )
+    if b"\x00" in head:
+        raise InvalidInputError(
+            f"{file} is not a memman export (JSON lines): it holds NUL bytes (binary, or not UTF-8)"
+        )
 
 
 def _rows(copied: dict[str, int]) -> str:

@@ -126,6 +126,7 @@ def ingest(
             MofNCompleteColumn(),
             TimeRemainingColumn(),
             console=errors,
+            disable=not records,  # every line bad (or none): no 0/0 bar above the report
         ) as progress,
     ):
         task = progress.add_task("ingest", total=len(records))

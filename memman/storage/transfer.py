@@ -180,6 +180,14 @@ class ExportLine(
     @model_validator(mode="before")
     @classmethod
     def _known_keys(cls, data: Any) -> Any:
+        if isinstance(data, str) or (
+            isinstance(data, dict) and "fact" in data and "kind" not in data
+        ):
+            # A line of `memman ingest` input ({"fact": ...} or a bare string) was refused as
+            # "written by a newer memman?", which sent the user looking for an upgrade.
+            raise InvalidInputError(
+                "looks like ingest input (a fact, not an export line): `memman ingest` takes it"
+            )
         kind = _kind(data)
         if kind in _RECORDS:
             unknown_keys(data, _RECORDS[kind])  # InvalidInputError is a ValueError
