@@ -107,13 +107,17 @@ def _reachable(graph: dict[str, set[str]], start: str) -> set[str]:
 # Importing memman.__main__ runs the CLI; it is in the graph all the same.
 @pytest.mark.parametrize("name", sorted(set(MODULES) - {"memman.__main__"}))
 def test_every_module_imports(name):
-    walked = {m.name for m in pkgutil.walk_packages(memman.__path__, "memman.")}
-    assert name == "memman" or name in walked
     try:
         importlib.import_module(name)
     except ConfigError as error:  # an integration whose extra is not installed says which
         assert "pip install 'memman[" in str(error), error
         pytest.skip(str(error))
+    # A package whose extra is missing (memman.serve) cannot be walked into; its modules
+    # skipped above, and any other module's import error was raised there.
+    walked = {
+        m.name for m in pkgutil.walk_packages(memman.__path__, "memman.", onerror=lambda _: None)
+    }
+    assert name == "memman" or name in walked
 
 
 def test_the_import_graph_has_no_cycles():
