@@ -51,7 +51,8 @@ Metrics per set and mode:
 - noop accuracy: noop facts settled as a NOOP on their target; added: add facts stored as
   their own new active memory.
 - current first: cases with a question whose `context(question).text` shows a line with the
-  `current` words before any line with a still-active target's text.
+  `current` words, or the text of a memory the write left active for a superseding fact (a
+  model's UPDATE words the value its own way: "parkrun PB: 19:30" for "PB is 19:30"), before any line with a still-active target's text.
 - LLM calls and prompt tokens (characters / 4 of the messages) per fact, at the fake server.
 """
 
@@ -274,7 +275,13 @@ def run_case(
         judged.calls = len(new)
         judged.prompt_tokens = sum(len(_joined(r)) for r in new) // CHARS_PER_TOKEN
     if case.question and case.current:
-        judged.current_first = _current_first(mm, case, user_id, ids, before, after)
+        written = {
+            r.memory_id
+            for r, o in zip(results, case.outcomes, strict=True)
+            if o.op == "supersede" and r.memory_id and r.memory_id in after
+        }
+        current = [after[i][0] for i in written if after[i][1] == Status.ACTIVE]
+        judged.current_first = _current_first(mm, case, user_id, ids, before, after, current)
     return judged
 
 
@@ -323,10 +330,16 @@ def _judge_fact(
 
 
 def _current_first(
-    mm: MemoryManager, case: Case, user_id: str, ids: dict, before: dict, after: dict
+    mm: MemoryManager,
+    case: Case,
+    user_id: str,
+    ids: dict,
+    before: dict,
+    after: dict,
+    current: list[str],
 ) -> bool:
-    """The first context line showing the current value or a still-active old target is
-    the current value's."""
+    """The first context line showing the current value (its words, or a memory the write
+    left active for it) or a still-active old target is the current value's."""
     assert case.question and case.current
     old = [
         t
@@ -337,7 +350,7 @@ def _current_first(
     ]
     text = mm.context(case.question, user_id=user_id).text
     for line in text.splitlines():
-        if _line_has(line, case.current):
+        if _line_has(line, case.current) or any(c.lower() in line.lower() for c in current):
             return True
         if any(t.lower() in line.lower() for t in old):
             return False
