@@ -39,8 +39,8 @@ OPS = {"ADD": AddOp, "UPDATE": UpdateOp, "DELETE": DeleteOp, "NOOP": NoopOp}
 
 
 def _untitled(schema: dict[str, Any]) -> None:
-    """Drop pydantic's titles (the property names again): the schema is part of every prompt."""
-    schema.pop("title", None)
+    """Drop the properties' titles (their names again): the schema is part of every prompt.
+    The object's own title stays: instructor names the tool after it."""
     for prop in schema.get("properties", {}).values():
         prop.pop("title", None)
 
