@@ -24,6 +24,7 @@ pytest.importorskip("mcp.server.mcpserver", reason="the mcp extra (the MCP SDK 2
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
+from tests.docs import blocks, section
 from tests.test_cli import memman  # noqa: F401 (the CLI runner fixture)
 
 REPO = Path(__file__).resolve().parents[1]
@@ -260,10 +261,9 @@ def test_a_locked_server_refuses_another_user(db):
         assert mm.list(user_id="u2") == []
 
 
-def test_the_readme_client_config_starts_this_server():
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## MCP server")[1].split("\n## ")[0]
-    config = json.loads(section.split("```json\n")[1].split("```")[0])
+def test_the_docs_client_config_starts_this_server():
+    [block] = blocks(section("docs/integrations.md", "MCP server"), "json")
+    config = json.loads(block)
     server = config["mcpServers"]["memory"]
     assert server["command"] == "memman" and server["args"][0] == "mcp"
     assert {"--db", "--user"} <= set(server["args"])
