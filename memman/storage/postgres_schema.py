@@ -311,7 +311,7 @@ def _statements(statements: list[str]) -> Callable[[sa.Connection], None]:
 def _p001(conn: sa.Connection) -> None:
     """p001's statements; on a server without unaccent (a build without PostgreSQL's contrib,
     as the pgserver wheel's), the text search configuration goes without it, so accents are
-    kept: "café" finds "café", not "cafe" (README, PostgreSQL). Where unaccent is offered, the
+    kept: "café" finds "café", not "cafe" (docs/postgresql.md). Where unaccent is offered, the
     statements are those p001 always ran."""
     offered = conn.exec_driver_sql(
         "SELECT EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'unaccent')"
