@@ -170,9 +170,7 @@ def test_an_unusable_answer_keeps_the_messages_for_the_next_flush(tmp_path, fake
 
 def test_a_model_that_cannot_answer_the_schema_falls_back_to_two_calls(mm, fake_openai):
     garbage = Reply(body=chat_completion(content="I cannot do that", tool_name="DecidedFacts"))
-    extraction = {
-        "facts": [fact("User plays tennis", None)]
-    }
+    extraction = {"facts": [fact("User plays tennis", None)]}
     fake_openai.script(
         garbage,
         garbage,  # the one re-ask
@@ -184,6 +182,10 @@ def test_a_model_that_cannot_answer_the_schema_falls_back_to_two_calls(mm, fake_
     assert names[:3] == ["DecidedFacts", "DecidedFacts", "ExtractedFacts"]
     assert [r.op for r in done.results] == [Op.ADD] and done.error is None
     assert "User plays tennis" in active(mm)
+    # The audit trail says the one call failed and the batch was decided apart.
+    [fell] = [e for e in mm.export_events(user_id="ana") if e.memory_id is None]
+    assert fell.prompt_template == "extract_and_decide.j2" and fell.op == "PENDING"
+    assert "decided apart" in fell.reason and fell.error
 
 
 def test_an_answer_without_decisions_is_an_extraction(mm, fake_openai):
