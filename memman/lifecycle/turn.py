@@ -46,7 +46,7 @@ def _untitled(schema: dict[str, Any]) -> None:
 
 
 class DecidedFact(ExtractedFact):
-    """A fact about the user and what it does to the memories listed."""
+    """A fact about the user and its op on the memories listed."""
 
     # One flat object per fact (the operation's fields side by side, not a union of four
     # objects): a third of the schema's tokens, and as easy for a small model's grammar. The
@@ -88,7 +88,7 @@ class DecidedFact(ExtractedFact):
 
 
 class DecidedFacts(BaseModel):
-    """Facts about the user stated in the conversation (empty if none), each decided."""
+    """The user's facts in the conversation, each decided (empty if none)."""
 
     model_config = ConfigDict(json_schema_extra=_untitled)
 
