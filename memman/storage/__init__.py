@@ -24,8 +24,8 @@ all of them:
 
 The layout. `memman.scope` (Scope, the id checks) and `memman.errors` sit at the bottom and
 import no storage; tests/test_layout.py keeps the import graph free of cycles. The interface is
-split by area (`protocol.py` combines `protocol_rows.py` and `protocol_upkeep.py`). This
-package holds the SQLite statements as mixins of `memman.storage.store.Store`:
+one Protocol, its operations grouped by area (`protocol.py`). This package holds the SQLite
+statements as mixins of `memman.storage.store.Store`, one module per area:
 
 - `memories.py`, `events.py`: the memories, and `apply`, which writes a change set (its row
   changes, its audit event and the vector of its new text, `changes.py`) in one call;
