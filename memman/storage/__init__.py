@@ -40,9 +40,9 @@ No module outside this package writes SQL (tests/test_storage_protocol.py reads 
 and only memman/write/commit.py calls the store's writers (tests/test_one_door.py).
 
 PostgreSQL. `backends.open_store(db)` opens a SQLite file or, for a postgresql:// URL,
-`postgres.PostgresStore`: Store with the dialect's parts replaced (schema and migrations in
-`postgres_schema.py`, tsvector candidates in `postgres_search.py`, an advisory lock where
-SQLite has BEGIN IMMEDIATE). The statements both share stay written once: SQLAlchemy compiles
+`postgres.PostgresStore`: Store with the dialect's parts replaced (tsvector candidates, an
+advisory lock where SQLite has BEGIN IMMEDIATE), and its schema and ordered migrations in
+`postgres_schema.py`. The statements both share stay written once: SQLAlchemy compiles
 Core and `text()` for either dialect, and `dialect.py` rewrites run_sql's sqlite3-style
 parameters for psycopg. Where the dialects differ, PostgresStore overrides the method
 (`lexical_ranked` ranks with ts_rank_cd) or the storage module branches (`vector_rows`,
