@@ -57,7 +57,7 @@ _SCOPE_PENDING = "SELECT id, content FROM pending WHERE user_id = ? AND agent_id
 # leaves out besides the vectors. fts_scopes, vector_log and the FTS index are derived; the
 # target's own triggers fill them as the copy writes.
 COPIED_TABLES = ("pending", "short_term", "message_buffer")
-# Their rows a scope's export writes without include_inactive (transfer_rows.py): every parked
+# Their rows a scope's export writes without include_inactive (transfer.py): every parked
 # fact (each still owed a decision), the short-term facts not expired, promoted or deleted, the
 # messages not yet extracted.
 _LIVE = {
