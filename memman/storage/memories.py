@@ -259,39 +259,10 @@ class MemoryRows:
             query = query.where(scope_where(lt, scope))
         return {status: n for status, n in conn.execute(query)}
 
-    def insert_memory(
-        self,
-        conn: sa.Connection,
-        scope: Scope,
-        *,
-        content: str,
-        content_hash: str,
-        now: str,
-        source: str | None,
-        metadata: dict[str, Any],
-        confidence: float = DEFAULT_CONFIDENCE,
-        category: str | None = None,
-        importance: float = 5.0,
-        subject: str | None = None,
-        attribute: str | None = None,
-        observed_at: str | None = None,
-        memory_id: str | None = None,
-    ) -> str:
-        """Insert one new active memory (insert_memories with one row) and return its id."""
-        row = memory_row(
-            memory_id=memory_id or new_memory_id(),
-            content=content,
-            content_hash=content_hash,
-            now=now,
-            source=source,
-            metadata=metadata,
-            confidence=confidence,
-            category=category,
-            importance=importance,
-            subject=subject,
-            attribute=attribute,
-            observed_at=observed_at,
-        )
+    def insert_memory(self, conn: sa.Connection, scope: Scope, **fields: Any) -> str:
+        """Insert one new active memory of memory_row's fields (insert_memories with one row;
+        a new memory_id unless given) and return its id."""
+        row = memory_row(**{**fields, "memory_id": fields.get("memory_id") or new_memory_id()})
         self.insert_memories(conn, scope, [row])
         return row["id"]
 

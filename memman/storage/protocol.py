@@ -179,27 +179,11 @@ class Storage(Protocol):
         below run inside it (and inside imports and erasure, which are storage's own)."""
         ...
 
-    def insert_memory(
-        self,
-        conn: sa.Connection,
-        scope: Scope,
-        *,
-        content: str,
-        content_hash: str,
-        now: str,
-        source: str | None,
-        metadata: dict[str, Any],
-        confidence: float = ...,
-        category: str | None = None,
-        importance: float = ...,
-        subject: str | None = None,
-        attribute: str | None = None,
-        observed_at: str | None = None,
-        memory_id: str | None = None,
-    ) -> str:
-        """The new active memory's id (memory_id, or a new one). Raises IntegrityError if the
-        scope already holds the hash as an active memory (the unique index: a concurrent
-        writer won)."""
+    def insert_memory(self, conn: sa.Connection, scope: Scope, **fields: Any) -> str:
+        """The new active memory's id. `fields` are memory_row's (memman/storage/memories.py,
+        the one list of a new memory's values), its memory_id a new one unless given. Raises
+        IntegrityError if the scope already holds the hash as an active memory (the unique
+        index: a concurrent writer won)."""
         ...
 
     def insert_memories(
