@@ -161,9 +161,8 @@ class MemoryRows:
         """
         pk = self._memory_columns.index("pk")
         found = {}
-        for start in range(0, len(pks), plain_sql.PKS_PER_STATEMENT):
-            chunk = pks[start : start + plain_sql.PKS_PER_STATEMENT]
-            sql = self._by_pk_sql.format(", ".join("?" * len(chunk)))
+        for chunk, marks in plain_sql.in_chunks(pks):
+            sql = self._by_pk_sql.format(marks)
             found.update(
                 (row[pk], self._memory_from_values(row)) for row in run_sql(conn, sql, chunk)
             )

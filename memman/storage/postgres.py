@@ -74,12 +74,6 @@ _ACTIVE_HASHES = (
     "SELECT content_hash FROM long_term WHERE user_id = ? AND agent_id = ?"
     " AND content_hash = ANY(?) AND status = 'active'"
 )
-# As upkeep's check; a REAL[] counts its values (cardinality: 0 for an empty array).
-_ORPHAN_VECTORS = """
-    SELECT count(*) FROM memory_vectors AS v
-    WHERE NOT EXISTS (SELECT 1 FROM long_term WHERE long_term.pk = v.memory_pk)
-       OR cardinality(v.vector) != v.dim
-"""
 
 
 # A write of one scope shares WRITE_LOCK and holds its scope's key alone (the two-key form,
@@ -167,6 +161,8 @@ class PostgresStore(Store):
     """One PostgreSQL database (15+) with memman's schema, migrated on open."""
 
     _hidden = frozenset({"fts"})  # the generated tsvector: the index's, never a record's
+    # A REAL[] (p002) counts its values (cardinality: 0 for an empty array).
+    _malformed_vector = "cardinality(v.vector) != v.dim"
 
     def __init__(
         self,
@@ -405,10 +401,6 @@ class PostgresStore(Store):
             deleted = run_sql(conn, f"DELETE FROM {table} WHERE {condition}", params).rowcount
             counts[name] = counts.get(name, 0) + deleted
         return counts
-
-    def orphan_vectors(self, conn: sa.Connection) -> int:
-        """Vectors of no memory, or whose array does not hold dim values."""
-        return conn.exec_driver_sql(_ORPHAN_VECTORS).scalar_one()
 
     def integrity_problems(self, conn: sa.Connection) -> list[str]:
         """None found: PostgreSQL checks pages as it reads them (amcheck is the deep check)."""
