@@ -24,6 +24,7 @@ from memman.models import Event, Memory, Status, Statuses
 from memman.scope import Scope
 from memman.storage import sql as plain_sql
 from memman.storage.busy import stored
+from memman.storage.changes import NewText
 from memman.storage.events import event_from_row
 from memman.storage.sql import insert_many, insert_returning_id, run_sql, scope_where
 
@@ -272,24 +273,14 @@ class MemoryRows:
         triggers fire per row as for a single insert)."""
         insert_many(conn, "long_term", scope, rows)
 
-    def change_content(
-        self,
-        conn: sa.Connection,
-        memory: Memory,
-        *,
-        content: str,
-        content_hash: str,
-        now: str,
-        source: str | None,
-        subject: str | None = None,
-        attribute: str | None = None,
-        observed_at: str | None = None,
-    ) -> None:
+    def change_content(self, conn: sa.Connection, change: NewText) -> None:
         """New text for a memory, with what it is about and when it was stated (each kept as
         it was when None). Through run_sql, as the write path's other per-fact statements."""
-        sources = json.dumps(_with_source(memory.sources, source))
-        about = (subject or memory.subject, attribute or memory.attribute)
-        values = (content, content_hash, now, sources, *about, observed_at or memory.observed_at)
+        memory = change.memory
+        sources = json.dumps(_with_source(memory.sources, change.source))
+        about = (change.subject or memory.subject, change.attribute or memory.attribute)
+        stated = change.observed_at or memory.observed_at
+        values = (change.content, change.content_hash, change.now, sources, *about, stated)
         run_sql(
             conn,
             "UPDATE long_term SET content = ?, content_hash = ?, updated_at = ?, sources = ?,"

@@ -25,7 +25,7 @@ import sqlalchemy as sa
 
 from memman.models import Event, Memory, PendingFact, Status, Statuses
 from memman.scope import Scope
-from memman.storage.changes import ChangeSet, NewVector
+from memman.storage.changes import ChangeSet, NewText, NewVector
 
 T = TypeVar("T")
 
@@ -193,20 +193,8 @@ class Storage(Protocol):
         insert_memory, and then none of the rows is written (the caller's transaction)."""
         ...
 
-    def change_content(
-        self,
-        conn: sa.Connection,
-        memory: Memory,
-        *,
-        content: str,
-        content_hash: str,
-        now: str,
-        source: str | None,
-        subject: str | None = None,
-        attribute: str | None = None,
-        observed_at: str | None = None,
-    ) -> None:
-        """New text for the memory (locks its row); the FTS index follows."""
+    def change_content(self, conn: sa.Connection, change: NewText) -> None:
+        """The memory's new text (locks its row); the FTS index follows."""
         ...
 
     def set_status(self, conn: sa.Connection, memory_id: str, status: Status, now: str) -> None:
