@@ -40,6 +40,13 @@ Modes (one SQLite file per set and mode):
   parks the fact: a miss) and is counted as missing. An answer that changes what a later
   request of the same case shows makes that request new: record again with `--answers`
   until nothing is missing.
+- `recorded-one`, `recorded-two` (and `local+` each): the case's chat message, not its facts,
+  through `observe` + `flush` with `llm_turn_calls` "one" (extraction and decisions in one
+  call, issue 28) or "two" (extraction, then decisions as update_many makes them), each
+  answered from FILE like the decisions (record rounds: a missing extraction is answered
+  with no facts, its decisions come in the next round). The model's facts need not be the
+  case's, so such a case is judged whole, on the store: targets stale, keeps changed, noop
+  targets NOOPed onto, and adds as new active memories (at most the case's add count).
 
 Metrics per set and mode:
 - routing recall: supersede targets the fact's decision was shown (a key of its audit
@@ -51,7 +58,9 @@ Metrics per set and mode:
 - noop accuracy: noop facts settled as a NOOP on their target; added: add facts stored as
   their own new active memory.
 - current first: cases with a question whose `context(question).text` shows a line with the
-  `current` words before any line with a still-active target's text.
+  `current` words, or the text of a memory the write left active for a superseding fact (a
+  model's UPDATE words the value its own way: "parkrun PB: 19:30" for "PB is 19:30"),
+  before any line with a still-active target's text.
 - LLM calls and prompt tokens (characters / 4 of the messages) per fact, at the fake server.
 """
 
@@ -84,8 +93,20 @@ from tests.decisions import decision  # noqa: E402
 from tests.fake_openai import FakeOpenAI, Reply, chat_completion  # noqa: E402
 from tests.routing_cases import Case, Outcome, fixed_clock, load_set, seed  # noqa: E402
 
-MODES = ("offline", "local", "oracle", "local+oracle", "recorded", "local+recorded")
+MODES = (
+    "offline",
+    "local",
+    "oracle",
+    "local+oracle",
+    "recorded",
+    "local+recorded",
+    "recorded-one",
+    "recorded-two",
+    "local+recorded-one",
+    "local+recorded-two",
+)
 DECISION_TOOLS = ("MemoryDecision", "BatchDecisions")
+EXTRACTION_TOOLS = ("DecidedFacts", "ExtractedFacts")  # the chat-message modes' first call
 CHARS_PER_TOKEN = 4
 
 
@@ -180,10 +201,11 @@ class Replay:
     def reply(self, request: dict) -> Reply:
         tool = _tool(request)
         key = request_key(request)
-        if tool in DECISION_TOOLS and key in self.answers:
+        answered = (*DECISION_TOOLS, *EXTRACTION_TOOLS)
+        if tool in answered and key in self.answers:
             return _reply(tool, self.answers[key])
         self.missing.add(key)
-        if not self.record or tool not in DECISION_TOOLS:
+        if not self.record or tool not in answered:
             return Reply(500, {"error": {"message": "no recorded answer for this request"}})
         schema = request["tools"][0]["function"].get("parameters")
         self.recorded.setdefault(
@@ -191,6 +213,8 @@ class Replay:
             {"key": key, "messages": request["messages"], "tool": tool, "schema": schema}
             | self.where,
         )
+        if tool in EXTRACTION_TOOLS:
+            return _reply(tool, {"facts": []})  # its facts come with the next round's answers
         numbers = [number for number, _, _ in _shown_per_candidate(_joined(request))]
         add = decision("ADD", reason="recording")["decision"]
         return _answers(tool, [(number, add) for number in numbers])
@@ -250,14 +274,26 @@ def run_case(
     user_id: str,
     requests: Callable[[], list[dict]] | None,
     oracle: Oracle | None,
+    *,
+    message: bool = False,
 ) -> Judged:
+    """One case: its facts through update_many, or (`message`) its chat message through
+    observe + flush, where the model extracts the facts itself and the case is judged whole."""
     ids = seed(mm, user_id, [*persona, *case.existing])
     before = _state(mm, user_id)
     asked = len(requests()) if requests else 0
     if oracle is not None:
         oracle.outcomes = dict(zip(case.facts, case.outcomes, strict=True))
+    error = None
     try:
-        results = mm.update_many(case.facts, user_id=user_id)
+        if message:
+            said = [{"role": "user", "content": case.message}]
+            observed = mm.observe(said, user_id=user_id, session_id=user_id)
+            flushed = mm.flush(user_id, user_id=user_id)
+            results = [*observed.results, *flushed.results]
+            error = observed.error or flushed.error
+        else:
+            results = mm.update_many(case.facts, user_id=user_id)
     finally:
         if oracle is not None:
             oracle.outcomes = {}
@@ -267,15 +303,89 @@ def run_case(
     named = {ids[t] for o in case.outcomes for t in (*o.targets, *o.keep)}
     changed = {i for i, was in before.items() if after.get(i) != was}
     judged.unrelated = len(changed - named)
-    for fact, outcome, result in zip(case.facts, case.outcomes, results, strict=True):
-        _judge_fact(judged, fact, outcome, result, events, ids, before, after)
+    if message:
+        _judge_message(judged, case, results, events, ids, before, after)
+        if error:
+            judged.parked += len(case.facts)
+            judged.notes.append(f"no extraction: {error}")
+    else:
+        for fact, outcome, result in zip(case.facts, case.outcomes, results, strict=True):
+            _judge_fact(judged, fact, outcome, result, events, ids, before, after)
     if requests:
         new = requests()[asked:]
         judged.calls = len(new)
         judged.prompt_tokens = sum(len(_joined(r)) for r in new) // CHARS_PER_TOKEN
     if case.question and case.current:
-        judged.current_first = _current_first(mm, case, user_id, ids, before, after)
+        # The memories the write added or rewrote (for a superseding fact; any, for a
+        # message, whose facts are the model's own), a kept memory never among them.
+        keeps = {ids[t] for o in case.outcomes for t in o.keep}
+        superseding = [o.op == "supersede" for o in case.outcomes]
+        written = {
+            r.memory_id
+            for i, r in enumerate(results)
+            if r.op in (Op.ADD, Op.UPDATE)
+            and r.memory_id in after
+            and r.memory_id not in keeps
+            and (message or superseding[i])
+        }
+        current = [after[i][0] for i in written if after[i][1] == Status.ACTIVE]
+        judged.current_first = _current_first(mm, case, user_id, ids, before, after, current)
     return judged
+
+
+def _judge_message(
+    judged: Judged,
+    case: Case,
+    results: list[UpdateResult],
+    events: dict,
+    ids: dict[str, str],
+    before: dict,
+    after: dict,
+) -> None:
+    """A chat message's write judged whole: the facts the model extracted need not be the
+    case's, so targets, keeps, noops and adds are checked on the store, not fact by fact."""
+    shown = {
+        key
+        for r in results
+        if r.op != Op.PENDING and (e := events.get(r.event_id)) is not None
+        for key in e.scores
+    }
+    acted = {r.memory_id for r in results if r.op != Op.PENDING}
+    judged.parked += sum(r.op == Op.PENDING for r in results)
+    noop_targets = {ids[t] for o in case.outcomes if o.op == "noop" for t in o.targets}
+    for outcome in case.outcomes:
+        for i, text in enumerate(outcome.targets if outcome.op == "supersede" else []):
+            target = ids[text]
+            still = after[target] == before[target]
+            reached = target in shown or target in acted or not still
+            judged.targets += 1
+            judged.routed += reached
+            if i:
+                judged.later_targets += 1
+                judged.later_routed += reached
+            judged.stale += still
+            if still:
+                judged.notes.append(f"stale: {text!r} ({', '.join(judged.ops) or 'no facts'})")
+        for text in outcome.keep:
+            keep = ids[text]
+            hit = after[keep] != before[keep] or (
+                keep not in noop_targets
+                and any(r.op == Op.NOOP and r.memory_id == keep for r in results)
+            )
+            judged.keeps += 1
+            judged.false_updates += hit
+            if hit:
+                judged.notes.append(f"false update: {text!r}")
+        if outcome.op == "noop":
+            judged.noops += 1
+            judged.noops_right += any(
+                r.op == Op.NOOP and r.memory_id in {ids[t] for t in outcome.targets}
+                for r in results
+            )
+    adds = sum(o.op == "add" for o in case.outcomes)
+    new = [i for i, (_, status) in after.items() if i not in before and status == Status.ACTIVE]
+    judged.adds += adds
+    judged.adds_apart += min(adds, len(new))
 
 
 def _judge_fact(
@@ -323,10 +433,16 @@ def _judge_fact(
 
 
 def _current_first(
-    mm: MemoryManager, case: Case, user_id: str, ids: dict, before: dict, after: dict
+    mm: MemoryManager,
+    case: Case,
+    user_id: str,
+    ids: dict,
+    before: dict,
+    after: dict,
+    current: list[str],
 ) -> bool:
-    """The first context line showing the current value or a still-active old target is
-    the current value's."""
+    """The first context line showing the current value (its words, or a memory the write
+    left active for it) or a still-active old target is the current value's."""
     assert case.question and case.current
     old = [
         t
@@ -337,7 +453,7 @@ def _current_first(
     ]
     text = mm.context(case.question, user_id=user_id).text
     for line in text.splitlines():
-        if _line_has(line, case.current):
+        if _line_has(line, case.current) or any(c.lower() in line.lower() for c in current):
             return True
         if any(t.lower() in line.lower() for t in old):
             return False
@@ -366,6 +482,7 @@ class Fake:
 @contextmanager
 def _mode(mode: str, replay: Replay | None) -> Iterator[tuple[dict, Fake | None]]:
     embedder = "local" if mode.startswith("local") else "none"
+    calls = {"llm_turn_calls": mode.rsplit("-", 1)[1]} if mode.endswith(("-one", "-two")) else {}
     if mode in ("offline", "local"):
         yield {"decider": "offline", "embedder": embedder}, None
         return
@@ -374,7 +491,7 @@ def _mode(mode: str, replay: Replay | None) -> Iterator[tuple[dict, Fake | None]
     assert answerer is not None, "recorded modes need --answers or --record-requests"
     server = FakeOpenAI(default_reply=answerer.reply).start()
     try:
-        settings = fake_llm_settings(server.base_url, embedder)
+        settings = fake_llm_settings(server.base_url, embedder) | calls
         yield settings, Fake(server, oracle, None if oracle else replay)
     finally:
         server.stop()
@@ -402,7 +519,9 @@ def run_mode(
                 requests = fake.requests if fake else None
                 oracle = fake.oracle if fake else None
                 user = f"{set_name}-{i}"
-                judged.append(run_case(mm, case, personas[case.persona], user, requests, oracle))
+                memories = personas[case.persona]
+                message = mode.endswith(("-one", "-two"))
+                judged.append(run_case(mm, case, memories, user, requests, oracle, message=message))
     report = {
         "wall_s": round(time.perf_counter() - started, 1),
         "cpu_s": round(time.process_time() - cpu, 1),
@@ -490,7 +609,7 @@ def main() -> None:
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
     if unknown := set(modes) - set(MODES):
         parser.error(f"unknown modes {sorted(unknown)}; choose from {', '.join(MODES)}")
-    recorded = [m for m in modes if m.endswith("recorded")]
+    recorded = [m for m in modes if "recorded" in m]
     if recorded and not (args.answers or args.record_requests):
         parser.error(f"{', '.join(recorded)} need --answers or --record-requests")
     replay = None

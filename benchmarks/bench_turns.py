@@ -93,7 +93,7 @@ def memman_reply(request: dict, latency: bool) -> Reply:
             for text in user_lines(prompt)
         ]
         if name == "DecidedFacts":
-            facts = [{**f, "decision": {"op": "ADD", "reason": "new"}} for f in facts]
+            facts = [{**f, "op": "ADD", "reason": "new"} for f in facts]
         args = {"facts": facts}
         body = (
             chat_completion(tool_args=args, tool_name=name)

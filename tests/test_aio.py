@@ -11,13 +11,13 @@ import inspect
 import json
 import textwrap
 import threading
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from memman import AsyncMemoryManager, InvalidInputError, MemoryManager, Op
 from memman.mem0 import AsyncMemory, Memory
+from tests.docs import blocks, section
 from tests.postgres import db_on_each_backend, postgres_url  # noqa: F401
 from tests.test_mem0 import extraction, llm_config
 
@@ -66,7 +66,8 @@ def test_async_manager_calls_are_the_sync_calls_awaited(db):
 
 
 def test_every_public_manager_method_has_its_coroutine(tmp_path):
-    """README: "every MemoryManager method as a coroutine", erasure and transfer included."""
+    """docs/integrations.md: "every MemoryManager method as a coroutine", erasure and transfer
+    included."""
     public = {
         name
         for name, value in inspect.getmembers(MemoryManager)
@@ -192,15 +193,13 @@ def test_async_memory_shares_an_async_manager(tmp_path):
     assert [x.content for x in asyncio.run(main())] == ["User likes tea"]
 
 
-def test_the_readme_async_example_runs(tmp_path):
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
-    section = readme.split("\n## Async\n")[1].split("\n## ")[0]
-    code = section.split("```python\n")[1].split("```")[0]
+def test_the_docs_async_example_runs(tmp_path):
+    [code] = blocks(section("docs/integrations.md", "Async"), "python")
     imports, body = code.split("\n\n", 1)
     source = imports + "\n\nasync def example():\n" + textwrap.indent(body, "    ")
     source += "    return r, hits\n"
     namespace: dict = {}
-    exec(compile(source, "README.md", "exec"), namespace)
+    exec(compile(source, "docs/integrations.md", "exec"), namespace)
     r, hits = asyncio.run(namespace["example"]())
     assert r.op is Op.ADD and [h.memory.id for h in hits] == [r.memory_id]
     assert (tmp_path / "memory.db").exists()

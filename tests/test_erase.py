@@ -242,8 +242,8 @@ ERASED_TABLES = [
 
 
 def test_forget_on_postgresql_vacuums_every_table_it_deleted_from(postgres_url, clock):  # noqa: F811
-    """The README's promise: the tables forget deletes from are vacuumed, the parked facts,
-    short-term facts, buffered messages and scope ids too, not only memories and events."""
+    """docs/postgresql.md's promise: the tables forget deletes from are vacuumed, the parked
+    facts, short-term facts, buffered messages and scope ids too, not only memories and events."""
 
     def vacuums(url: str) -> dict[str, int]:
         with direct(url) as conn:

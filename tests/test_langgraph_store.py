@@ -12,7 +12,6 @@ import asyncio
 import itertools
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -26,6 +25,7 @@ from langgraph.store.base import GetOp, InvalidNamespaceError, PutOp, SearchOp
 from langgraph.store.memory import InMemoryStore
 
 from memman.langgraph import KEY, VALUE, MemmanStore
+from tests.docs import blocks, section
 
 ALICE = ("users", "alice", "memories")
 BOB = ("users", "bob", "memories")
@@ -317,11 +317,9 @@ def test_async_twins_agree_with_in_memory_store(stores):
     assert asyncio.run(run(memman)) == asyncio.run(run(reference))
 
 
-def test_the_readme_example_runs():
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## LangGraph store")[1].split("\n## ")[0]
-    code = section.split("```python\n")[1].split("```")[0]
-    exec(compile(code, "README.md", "exec"), {})  # cwd is tmp_path: memory.db lands there
+def test_the_docs_example_runs():
+    [code] = blocks(section("docs/integrations.md", "LangGraph store"), "python")
+    exec(compile(code, "docs/integrations.md", "exec"), {})  # cwd is tmp_path: memory.db there
     with MemoryManager("memory.db") as mm:
         [memory] = mm.list(user_id="memories.alice")
         assert memory.content == "Prefers flat white with oat milk"

@@ -142,7 +142,7 @@ def test_value_types_sit_at_the_bottom():
 
 
 # The package's groups in the order of the flow: a module imports only from its own group or
-# the ones before it, so the folders read bottom-up (README "How decisions are routed").
+# the ones before it, so the folders read bottom-up (docs/concepts.md, "How decisions are routed").
 LAYERS = [
     {"errors", "scope", "timestamps", "models", "jsonl", "memo"},  # value types, readers, memo
     {"language"},  # reading a fact's text: words, hash, topic

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import subprocess
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -22,6 +24,7 @@ pytest.importorskip("mcp.server.mcpserver", reason="the mcp extra (the MCP SDK 2
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
+from tests.docs import blocks, section
 from tests.test_cli import memman  # noqa: F401 (the CLI runner fixture)
 
 REPO = Path(__file__).resolve().parents[1]
@@ -134,9 +137,9 @@ def test_bad_input_is_a_readable_tool_error_and_nothing_is_stored(db):
         assert "empty" in message
         assert "limit" in await refused(client, "recall", query="x", limit=0)
 
-    run_server(db, session)
+    run_server(db, session, "--user", "alice")
     with MemoryManager(db) as mm:
-        assert mm.list(user_id="default") == []
+        assert mm.list(user_id="alice") == []
 
 
 def test_reference_memory_server_tool_names(db):
@@ -258,10 +261,9 @@ def test_a_locked_server_refuses_another_user(db):
         assert mm.list(user_id="u2") == []
 
 
-def test_the_readme_client_config_starts_this_server():
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## MCP server")[1].split("\n## ")[0]
-    config = json.loads(section.split("```json\n")[1].split("```")[0])
+def test_the_docs_client_config_starts_this_server():
+    [block] = blocks(section("docs/integrations.md", "MCP server"), "json")
+    config = json.loads(block)
     server = config["mcpServers"]["memory"]
     assert server["command"] == "memman" and server["args"][0] == "mcp"
     assert {"--db", "--user"} <= set(server["args"])
@@ -273,3 +275,21 @@ def test_a_blank_server_user_is_refused_at_start(memman, db, user):  # noqa: F81
     # tool call then failed with "user_id must be a non-empty string".
     run = memman("mcp", "--user", user, "--db", db)
     assert run.code == 1 and run.err.startswith("Error: user_id") and run.out == ""
+
+
+def test_the_server_needs_a_user(tmp_path):
+    # Without --user the server used to start and act on a user named "default", while
+    # every other command that reads or changes one user's memories requires --user.
+    db = tmp_path / "m.db"
+    done = subprocess.run(
+        [sys.executable, "-m", "memman", "mcp", "--db", str(db)],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.splitlines()[-1] == "Error: Missing option '--user' / '-u'."
+    assert not db.exists()  # no store was opened, no user "default" written

@@ -5,7 +5,7 @@ them) in one call, and memman/write/commit.py is the only module outside memman/
 calls it or the store's lower-level row and event writers (read from the source with ast, like
 tests/test_layout.py). Then the behaviour: each public operation that changes memories leaves
 one event per memory it changed, on both backends. What is not a change: recall's usage
-counters (access_count, last_accessed_at; README "Every change has an audit event").
+counters (access_count, last_accessed_at; docs/concepts.md, "How decisions are routed").
 """
 
 from __future__ import annotations

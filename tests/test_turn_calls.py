@@ -24,15 +24,17 @@ from tests.fake_openai import Reply, chat_completion
 STORED = ["User lives in Berlin", "User likes jazz", "User has a cat named Miso"]
 
 
-def fact(text: str, op: str = "ADD", *, durability: str = "durable", **decision: Any) -> dict:
-    """One fact of a DecidedFacts answer, with its decision."""
-    return {
-        "content": text,
-        "category": "profile",
-        "importance": 5,
-        "durability": durability,
-        "decision": {"op": op, "reason": "x", **decision},
-    }
+def fact(
+    text: str, op: str | None = "ADD", *, durability: str = "durable", **decision: Any
+) -> dict:
+    """One fact of a DecidedFacts answer: its operation's fields beside it, an UPDATE's new
+    text as `memory` (given here as content=); op None: an extraction's fact."""
+    said = {"content": text, "category": "profile", "importance": 5, "durability": durability}
+    if op is None:
+        return said
+    if "content" in decision:
+        decision["memory"] = decision.pop("content")
+    return said | {"op": op, "reason": "x", **decision}
 
 
 def turn(*facts: dict) -> Reply:
@@ -168,9 +170,7 @@ def test_an_unusable_answer_keeps_the_messages_for_the_next_flush(tmp_path, fake
 
 def test_a_model_that_cannot_answer_the_schema_falls_back_to_two_calls(mm, fake_openai):
     garbage = Reply(body=chat_completion(content="I cannot do that", tool_name="DecidedFacts"))
-    extraction = {
-        "facts": [{k: v for k, v in fact("User plays tennis").items() if k != "decision"}]
-    }
+    extraction = {"facts": [fact("User plays tennis", None)]}
     fake_openai.script(
         garbage,
         garbage,  # the one re-ask
@@ -182,11 +182,15 @@ def test_a_model_that_cannot_answer_the_schema_falls_back_to_two_calls(mm, fake_
     assert names[:3] == ["DecidedFacts", "DecidedFacts", "ExtractedFacts"]
     assert [r.op for r in done.results] == [Op.ADD] and done.error is None
     assert "User plays tennis" in active(mm)
+    # The audit trail says the one call failed and the batch was decided apart.
+    [fell] = [e for e in mm.export_events(user_id="ana") if e.memory_id is None]
+    assert fell.prompt_template == "extract_and_decide.j2" and fell.op == "PENDING"
+    assert "decided apart" in fell.reason and fell.error
 
 
 def test_an_answer_without_decisions_is_an_extraction(mm, fake_openai):
     extraction = {
-        "facts": [{k: v for k, v in fact("User plays tennis").items() if k != "decision"}]
+        "facts": [fact("User plays tennis", None)]
     }
     fake_openai.script(Reply(body=chat_completion(tool_args=extraction, tool_name="DecidedFacts")))
     fake_openai.default_reply = add_everything
@@ -232,7 +236,7 @@ def test_the_setting_two_keeps_extraction_and_decisions_apart(tmp_path, fake_ope
     seed(db, STORED)
     mm = llm_manager(db, fake_openai.base_url, llm_turn_calls="two")
     extraction = {
-        "facts": [{k: v for k, v in fact("User moved to Lisbon").items() if k != "decision"}]
+        "facts": [fact("User moved to Lisbon", None)]
     }
     fake_openai.script(
         Reply(body=chat_completion(tool_args=extraction, tool_name="ExtractedFacts"))

@@ -11,9 +11,14 @@ from memman.config import load_settings
 
 
 def mcp(
+    # Required, as for every command that acts on one user's memories: a forgotten --user
+    # used to serve (and write to) a user named "default".
     user: Annotated[
-        str, typer.Option("--user", "-u", help="The user a tool call without user_id acts on.")
-    ] = "default",
+        str,
+        typer.Option(
+            "--user", "-u", help="The user a tool call without user_id acts on (required)."
+        ),
+    ],
     agent: AgentOption = None,
     db: DbOption = None,
     lock: Annotated[

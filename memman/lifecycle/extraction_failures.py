@@ -19,6 +19,7 @@ from memman.timestamps import stamp
 from memman.write.commit import record_event
 
 EXTRACT_TEMPLATE = "extract_facts.j2"
+TURN_TEMPLATE = "extract_and_decide.j2"  # the one call per batch (lifecycle/turn.py)
 
 
 # The slowest retry pace of a failing extraction: backoff doubles per failure up to this.
@@ -84,11 +85,22 @@ def note_failure(
     failure: DecisionError,
     client: LLMClient,
     now: dt.datetime,
+    *,
+    template: str = EXTRACT_TEMPLATE,
 ) -> None:
     """The PENDING event of a failed extraction; LeaseLostError (nothing written) if the
-    user was erased while the LLM was asked: the event would outlive the erasure."""
+    user was erased while the LLM was asked: the event would outlive the erasure.
+
+    `template` TURN_TEMPLATE: the combined call failed and the batch is extracted and
+    decided apart (two calls) right after; the event says so, and is not one of the failed
+    tries past_failures counts (those are extract_facts.j2's)."""
     store.check_buffered(conn, scope, [row.id for row in batch])
     ids = ",".join(str(row.id) for row in batch)
+    then = (
+        "stay buffered"
+        if template == EXTRACT_TEMPLATE
+        else "are extracted and decided apart (llm_turn_calls two)"
+    )
     record_event(
         store,
         conn,
@@ -97,9 +109,9 @@ def note_failure(
         op="PENDING",
         tier="pending",
         candidate=None,
-        reason=f"extraction failed, messages {ids} stay buffered: {failure}",
+        reason=f"extraction failed, messages {ids} {then}: {failure}",
         model=client.model,
-        prompt_template=EXTRACT_TEMPLATE,
+        prompt_template=template,
         attempts=failure.attempts,
         tokens=failure.usage.get("total_tokens"),
         error=str(failure),

@@ -42,6 +42,7 @@ from memman.language.text import normalize
 from memman.lifecycle.buffer import prune_extracted, rows_by_scope, waiting_count, waiting_rows
 from memman.lifecycle.extraction_failures import (
     EXTRACT_TEMPLATE,
+    TURN_TEMPLATE,
     backing_off,
     batches,
     note_failure,
@@ -96,6 +97,7 @@ class Found(NamedTuple):
 # gives no usable answer.
 Turn = list[tuple[Found, str, Decided | None]]
 AskTurn = Callable[[Scope, list[sa.Row]], Turn]
+FellBack = Callable[[DecisionError], None]  # records that the one call failed, and why
 
 
 # remember_short_term for the session extracted (a transient Found's content, source,
@@ -226,7 +228,17 @@ def extract(
                         stop = True
                         break
                     try:
-                        turn = _asked_turn(ask_turn, scope, batch)
+                        turn = _asked_turn(
+                            ask_turn,
+                            scope,
+                            batch,
+                            lambda f, s=scope, b=batch: store.write(
+                                lambda conn: note_failure(
+                                    conn, store, s, b, f, client, now, template=TURN_TEMPLATE
+                                ),
+                                scope=s,
+                            ),
+                        )
                         if turn is None:
                             facts = found_facts(_ask(client, batch, settings).facts, batch)
                         else:
@@ -315,11 +327,14 @@ def _ask(client: LLMClient, rows: list[sa.Row], settings: Settings) -> Extracted
     return answer
 
 
-def _asked_turn(ask_turn: AskTurn | None, scope: Scope, batch: list[sa.Row]) -> Turn | None:
+def _asked_turn(
+    ask_turn: AskTurn | None, scope: Scope, batch: list[sa.Row], fell_back: FellBack
+) -> Turn | None:
     """The one call's answer for the batch; None without one (llm_turn_calls "two") or when
-    the model could not answer its schema (logged: the batch then takes the two calls).
-    DecisionError when the server failed (unreachable, timeout, 5xx): extraction alone would
-    fail alike, so the batch stays buffered as a failed extraction does."""
+    the model could not answer its schema (logged and audited by `fell_back`: the batch then
+    takes the two calls). DecisionError when the server failed (unreachable, timeout, 5xx):
+    extraction alone would fail alike, so the batch stays buffered as a failed extraction
+    does."""
     if ask_turn is None:
         return None
     try:
@@ -328,6 +343,7 @@ def _asked_turn(ask_turn: AskTurn | None, scope: Scope, batch: list[sa.Row]) -> 
         if not unanswerable(failure):
             raise
         log.warning("the combined extraction call failed, extracting alone: %s", failure)
+        fell_back(failure)
         return None
 
 

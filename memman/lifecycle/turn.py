@@ -14,16 +14,18 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import replace
-from typing import Annotated
+from typing import Any, Literal
 
 import sqlalchemy as sa
-from pydantic import BaseModel, Field, create_model
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from memman.config import Settings
+from memman.errors import DecisionError
 from memman.language.text import normalize
 from memman.lifecycle.observe import FACT_TOKENS, ExtractedFact, Found, found_facts
-from memman.llm.client import LLMClient, answer_budget
+from memman.llm.client import CallInfo, LLMClient, answer_budget
 from memman.llm.prompts import render
+from memman.models import Memory
 from memman.write.decide import AddOp, Decided, DeleteOp, NoopOp, UpdateOp, checked, shown_line
 from memman.write.retrieval import Retrieved
 
@@ -33,18 +35,62 @@ TEMPLATE = "extract_and_decide.j2"
 RETRIES = 1
 
 
-class DecidedFact(ExtractedFact):
-    """A fact about the user and what it does to the memories shown."""
+OPS = {"ADD": AddOp, "UPDATE": UpdateOp, "DELETE": DeleteOp, "NOOP": NoopOp}
 
-    # Optional in the schema: an answer whose facts come without decisions (a model that only
+
+def _untitled(schema: dict[str, Any]) -> None:
+    """Drop the properties' titles (their names again): the schema is part of every prompt.
+    The object's own title stays: instructor names the tool after it."""
+    for prop in schema.get("properties", {}).values():
+        prop.pop("title", None)
+
+
+class DecidedFact(ExtractedFact):
+    """A fact about the user and what it does to the memories listed."""
+
+    # One flat object per fact (the operation's fields side by side, not a union of four
+    # objects): a third of the schema's tokens, and as easy for a small model's grammar. The
+    # operation is optional: an answer whose facts come without one (a model that only
     # extracts) is an extraction, and its facts are decided as "two" decides them.
-    decision: Annotated[AddOp | UpdateOp | DeleteOp | NoopOp, Field(discriminator="op")] | None = (
-        None
+    model_config = ConfigDict(json_schema_extra=_untitled)
+
+    op: Literal["ADD", "UPDATE", "DELETE", "NOOP"] | None = Field(
+        default=None, description="What the fact does to the memories listed"
     )
+    id: int | None = Field(default=None, description="UPDATE, DELETE, NOOP: the memory's id")
+    also: list[int] = Field(
+        default_factory=list, description="UPDATE, DELETE: other ids out of date with it"
+    )
+    memory: str = Field(default="", description="UPDATE: the memory's full new text")
+    reason: str = Field(default="", description="One short sentence: why")
+
+    def decision(self) -> AddOp | UpdateOp | DeleteOp | NoopOp | DecisionError | None:
+        """The operation as the decision call's models state it (None: no operation given);
+        an operation missing what it needs (an UPDATE without its text) is this fact's
+        DecisionError."""
+        if self.op is None:
+            return None
+        fields: dict[str, Any] = {"op": self.op, "reason": self.reason or "(no reason given)"}
+        if self.op in ("ADD", "UPDATE"):
+            fields |= {"subject": self.subject, "attribute": self.attribute}
+        if self.op != "ADD" and self.id is not None:
+            fields["id"] = self.id
+        if self.op in ("UPDATE", "DELETE"):
+            fields["also"] = self.also
+        if self.op == "UPDATE" and self.memory:
+            fields["content"] = self.memory
+        try:
+            return OPS[self.op].model_validate(fields)
+        except ValidationError as error:
+            first = error.errors()[0]
+            where = ".".join(str(part) for part in first["loc"])
+            return DecisionError(f"{self.op} answer: {where}: {first['msg']}", attempts=1)
 
 
 class DecidedFacts(BaseModel):
     """Facts about the user stated in the conversation (empty if none), each decided."""
+
+    model_config = ConfigDict(json_schema_extra=_untitled)
 
     facts: list[DecidedFact]
 
@@ -90,9 +136,22 @@ def ask_turn(
     if facts and call.tokens is not None:
         call = replace(call, tokens=call.tokens // len(facts))  # shared in the audit trail
     found = found_facts(facts, rows)
-    if any(f.decision is None and f.durability == "durable" for f in facts):
+    if any(f.op is None and f.durability == "durable" for f in facts):
         return [(fact, durability, None) for fact, durability in found]
     return [
-        (fact, durability, checked(f.decision, memories, call, settings.max_fact_chars))
+        (fact, durability, _checked(f.decision(), memories, call, settings.max_fact_chars))
         for (fact, durability), f in zip(found, facts, strict=True)
     ]
+
+
+def _checked(
+    answered: AddOp | UpdateOp | DeleteOp | NoopOp | DecisionError | None,
+    memories: dict[int, Memory],
+    call: CallInfo,
+    max_chars: int,
+) -> Decided:
+    return (
+        answered
+        if isinstance(answered, DecisionError)
+        else checked(answered, memories, call, max_chars)
+    )

@@ -7,7 +7,7 @@ created_at, updated_at, user_id, agent_id, run_id; history keyed old_memory, new
 event ...). Every write goes through memman's write path, so `add` reports the decision
 mem0's current release no longer makes: ADD, UPDATE, DELETE or NONE, with the reason.
 
-Where the models differ (README "Switching from mem0"):
+Where the models differ (docs/mem0.md):
 - memman scopes every memory by user (and optionally agent). Without a user_id, an agent's
   memories live under the user "agent:<agent_id>", a run's alone under "run:<run_id>".
 - `run_id` names the chat session `add` buffers its messages in; the facts extracted from

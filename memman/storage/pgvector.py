@@ -55,7 +55,7 @@ MAX_INDEXED_DIM = 2000
 # 35 s at 256 MB and at 512 MB (benchmarks/RESULTS.md "Session 8: pgvector index build"), so
 # 256 MB holds their graph. Safe for a server: memory of one backend for one statement, one
 # build at a time (INDEX_LOCK); a parallel build's workers share it (a segment in /dev/shm,
-# which a container must allow: README, PostgreSQL), they do not multiply it.
+# which a container must allow: docs/postgresql.md), they do not multiply it.
 BUILD_MEMORY = "256MB"
 # The session's value (returned, to set back), raised for this transaction if lower.
 _RAISE_BUILD_MEMORY_SQL = f"""

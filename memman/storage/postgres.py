@@ -327,7 +327,7 @@ class PostgresStore(Store):
         for reuse without blocking other sessions. Their bytes stay in the files' free space
         until overwritten, and in the server's WAL archive and backups: VACUUM FULL (an
         exclusive lock on each table while it is rewritten) and expiring those are the
-        operator's (README, PostgreSQL). True: nothing of the store's own is left to empty."""
+        operator's (docs/postgresql.md). True: nothing of the store's own is left to empty."""
 
         def attempt() -> bool:
             with self.engine.connect() as connection:

@@ -226,7 +226,7 @@ def _p001(conn: sa.Connection) -> None:
     """p001's statements: the text search configuration, SQLite's tables and indexes as of
     _P001_AS_OF, and the dialect's own parts. On a server without unaccent (a build without
     PostgreSQL's contrib, as the pgserver wheel's), the text search configuration goes without
-    it, so accents are kept: "café" finds "café", not "cafe" (README, PostgreSQL). Where
+    it, so accents are kept: "café" finds "café", not "cafe" (docs/postgresql.md). Where
     unaccent is offered, the statements are those p001 always ran."""
     offered = conn.exec_driver_sql(
         "SELECT EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'unaccent')"

@@ -1,9 +1,9 @@
 """How a vector is stored, per backend, written (save_vector) and read back into float32 arrays.
 
 SQLite keeps a vector as its float32 bytes (a BLOB); PostgreSQL as a float4 array (`REAL[]`,
-p002), so the server can read it: check its length, cast it to pgvector's `vector` type (README,
-PostgreSQL). Either way the in-process index (semantic/vectors.py) gets the same float32 rows,
-and a cosine computed from them is the same on both backends.
+p002), so the server can read it: check its length, cast it to pgvector's `vector` type
+(docs/postgresql.md). Either way the in-process index (semantic/vectors.py) gets the same
+float32 rows, and a cosine computed from them is the same on both backends.
 
 A whole scope's vectors are read at once when the index first searches it. psycopg would turn
 each REAL[] into a Python list of floats (100k x 384 objects for a 100k scope); instead the

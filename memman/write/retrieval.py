@@ -81,23 +81,37 @@ class Retrieved:
     cosine: float | None = None  # None: no embedder configured
 
 
+def _retrieved(
+    store: Store,
+    conn: sa.Connection,
+    text: str,
+    pks: list[int],
+    *,
+    bm25: dict[int, float] | None = None,
+    cosine: dict[int, float] | None = None,
+) -> list[Retrieved]:
+    """These memories in this order, each with its token Jaccard to the text and the scores
+    a retriever gave it (None where it gave none); a memory gone meanwhile is left out."""
+    memories = store.memories_by_pk(conn, pks)
+    tokens = content_tokens(text)
+    return [
+        Retrieved(
+            memory=memories[pk],
+            bm25=(bm25 or {}).get(pk),
+            jaccard=jaccard(tokens, content_tokens(memories[pk].content)),
+            cosine=(cosine or {}).get(pk),
+        )
+        for pk in pks
+        if pk in memories
+    ]
+
+
 def lexical_candidates(
     store: Store, conn: sa.Connection, scope: Scope, text: str, k: int
 ) -> list[Retrieved]:
     """Top-k active memories of the scope by BM25, best first, each with its token Jaccard."""
     ranked = store.lexical_ranked(conn, scope, fts_terms(text), k)
-    if not ranked:
-        return []
-    memories = store.memories_by_pk(conn, [pk for pk, _ in ranked])
-    tokens = content_tokens(text)
-    return [
-        Retrieved(
-            memory=memories[pk],
-            bm25=bm25,
-            jaccard=jaccard(tokens, content_tokens(memories[pk].content)),
-        )
-        for pk, bm25 in ranked
-    ]
+    return _retrieved(store, conn, text, [pk for pk, _ in ranked], bm25=dict(ranked))
 
 
 def semantic_candidates(
@@ -113,18 +127,7 @@ def semantic_candidates(
 ) -> list[Retrieved]:
     """Top-k active memories of the scope by cosine, best first, each with its Jaccard."""
     ranked = index.top(conn, scope, model, vector, k)
-    memories = store.memories_by_pk(conn, [pk for pk, _ in ranked])
-    tokens = content_tokens(text)
-    return [
-        Retrieved(
-            memory=memories[pk],
-            bm25=None,
-            jaccard=jaccard(tokens, content_tokens(memories[pk].content)),
-            cosine=cosine,
-        )
-        for pk, cosine in ranked
-        if pk in memories
-    ]
+    return _retrieved(store, conn, text, [pk for pk, _ in ranked], cosine=dict(ranked))
 
 
 # Reciprocal rank fusion constant (Cormack et al. 2009): 60 damps the head of each list so a
@@ -156,16 +159,5 @@ def hybrid_candidates(
         for rank, pk in enumerate(ranking):
             fused[pk] = fused.get(pk, 0.0) + 1.0 / (RRF_K + rank + 1)
     best = sorted(fused, key=lambda pk: fused[pk], reverse=True)[:k]
-    bm25s = dict(lexical)
     cosines = index.scores(conn, scope, model, vector, best)
-    memories = store.memories_by_pk(conn, best)
-    tokens = content_tokens(text)
-    return [
-        Retrieved(
-            memory=memories[pk],
-            bm25=bm25s.get(pk),
-            jaccard=jaccard(tokens, content_tokens(memories[pk].content)),
-            cosine=cosines.get(pk),
-        )
-        for pk in best
-    ]
+    return _retrieved(store, conn, text, best, bm25=dict(lexical), cosine=cosines)
