@@ -8,7 +8,7 @@ from __future__ import annotations
 from memman import MemoryManager, Op
 from memman.language.text import content_hash
 from memman.scope import Scope
-from memman.storage import postgres_backfills
+from memman.storage import postgres_schema
 from tests.decisions import CURRENT, NEW, OLD, add_everything, answer, llm_manager
 from tests.postgres import db_on_each_backend, direct, fresh_database, postgres_url  # noqa: F401
 
@@ -109,7 +109,7 @@ def test_a_postgresql_database_before_p006_gets_the_hashes_backfilled(
             conn.exec_driver_sql(
                 "DELETE FROM memman_migrations WHERE name = 'p006_events_absorbed_hash'"
             )
-        monkeypatch.setattr(postgres_backfills, "M025_BATCH", 1)
+        monkeypatch.setattr(postgres_schema, "M025_BATCH", 1)
         with caplog.at_level("INFO", logger="memman.storage.migrations"), MemoryManager(url) as mm:
             progress = [r.progress for r in caplog.records if hasattr(r, "progress")]
             assert progress == [(1, 1)]

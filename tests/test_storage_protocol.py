@@ -14,7 +14,7 @@ import memman
 from memman.storage.protocol import Storage
 from memman.storage.store import Store
 
-# Storage combines per-area Protocols (protocol_rows.py, protocol_upkeep.py): every one counts.
+# Every public operation of Storage (and of any Protocol it may be built from) counts.
 OPERATIONS = sorted(
     {
         name

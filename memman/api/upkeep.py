@@ -69,7 +69,7 @@ class UpkeepCalls(Parts):
         active short-term facts and messages not yet extracted (with include_inactive every
         one of them), then the audit events if asked (only them with memories=False, as
         `memman export --events`) as JSON lines without newlines, which `import_jsonl` reads
-        back (memman/storage/transfer.py, transfer_rows.py)."""
+        back (memman/storage/transfer.py, export_format.py)."""
         return transfer.export_lines(
             self,
             user_id=user_id,

@@ -24,8 +24,8 @@ all of them:
 
 The layout. `memman.scope` (Scope, the id checks) and `memman.errors` sit at the bottom and
 import no storage; tests/test_layout.py keeps the import graph free of cycles. The interface is
-split by area (`protocol.py` combines `protocol_rows.py` and `protocol_upkeep.py`). This
-package holds the SQLite statements as mixins of `memman.storage.store.Store`:
+one Protocol, its operations grouped by area (`protocol.py`). This package holds the SQLite
+statements as mixins of `memman.storage.store.Store`, one module per area:
 
 - `memories.py`, `events.py`: the memories, and `apply`, which writes a change set (its row
   changes, its audit event and the vector of its new text, `changes.py`) in one call;
@@ -40,9 +40,9 @@ No module outside this package writes SQL (tests/test_storage_protocol.py reads 
 and only memman/write/commit.py calls the store's writers (tests/test_one_door.py).
 
 PostgreSQL. `backends.open_store(db)` opens a SQLite file or, for a postgresql:// URL,
-`postgres.PostgresStore`: Store with the dialect's parts replaced (schema and migrations in
-`postgres_schema.py`, tsvector candidates in `postgres_search.py`, an advisory lock where
-SQLite has BEGIN IMMEDIATE). The statements both share stay written once: SQLAlchemy compiles
+`postgres.PostgresStore`: Store with the dialect's parts replaced (tsvector candidates, an
+advisory lock where SQLite has BEGIN IMMEDIATE), and its schema and ordered migrations in
+`postgres_schema.py`. The statements both share stay written once: SQLAlchemy compiles
 Core and `text()` for either dialect, and `dialect.py` rewrites run_sql's sqlite3-style
 parameters for psycopg. Where the dialects differ, PostgresStore overrides the method
 (`lexical_ranked` ranks with ts_rank_cd) or the storage module branches (`vector_rows`,

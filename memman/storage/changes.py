@@ -21,7 +21,7 @@ from memman.models import Memory, Status
 
 @dataclass(frozen=True)
 class NewMemory:
-    """A new active memory: the long_term values of store.memory_row (its id included)."""
+    """A new active memory: the long_term values of memories.memory_row (its id included)."""
 
     row: dict[str, Any]
 

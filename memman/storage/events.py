@@ -86,17 +86,7 @@ class EventRows:
             case NewMemory():
                 self.insert_memories(conn, scope, [row.row])
             case NewText():
-                self.change_content(
-                    conn,
-                    row.memory,
-                    content=row.content,
-                    content_hash=row.content_hash,
-                    now=row.now,
-                    source=row.source,
-                    subject=row.subject,
-                    attribute=row.attribute,
-                    observed_at=row.observed_at,
-                )
+                self.change_content(conn, row)
             case NewStatus():
                 self.set_status(conn, row.memory_id, row.status, row.now)
             case Reinforced():

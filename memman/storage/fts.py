@@ -1,7 +1,7 @@
 """Lexical candidates on SQLite: the FTS5 index of long_term, keyed by scope (m021), by BM25.
 
 retrieval.py turns a fact into terms (retrieval.fts_terms) and leaves the statements to
-`Store.lexical_ranked` (these), as PostgresStore leaves them to postgres_search.py. BM25 only
+`Store.lexical_ranked` (these), as PostgresStore leaves them to its tsvector search. BM25 only
 orders: on a small per-user corpus its IDF is near zero, so the router thresholds Jaccard.
 """
 

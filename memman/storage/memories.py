@@ -24,6 +24,7 @@ from memman.models import Event, Memory, Status, Statuses
 from memman.scope import Scope
 from memman.storage import sql as plain_sql
 from memman.storage.busy import stored
+from memman.storage.changes import NewText
 from memman.storage.events import event_from_row
 from memman.storage.sql import insert_many, insert_returning_id, run_sql, scope_where
 
@@ -161,9 +162,8 @@ class MemoryRows:
         """
         pk = self._memory_columns.index("pk")
         found = {}
-        for start in range(0, len(pks), plain_sql.PKS_PER_STATEMENT):
-            chunk = pks[start : start + plain_sql.PKS_PER_STATEMENT]
-            sql = self._by_pk_sql.format(", ".join("?" * len(chunk)))
+        for chunk, marks in plain_sql.in_chunks(pks):
+            sql = self._by_pk_sql.format(marks)
             found.update(
                 (row[pk], self._memory_from_values(row)) for row in run_sql(conn, sql, chunk)
             )
@@ -259,39 +259,10 @@ class MemoryRows:
             query = query.where(scope_where(lt, scope))
         return {status: n for status, n in conn.execute(query)}
 
-    def insert_memory(
-        self,
-        conn: sa.Connection,
-        scope: Scope,
-        *,
-        content: str,
-        content_hash: str,
-        now: str,
-        source: str | None,
-        metadata: dict[str, Any],
-        confidence: float = DEFAULT_CONFIDENCE,
-        category: str | None = None,
-        importance: float = 5.0,
-        subject: str | None = None,
-        attribute: str | None = None,
-        observed_at: str | None = None,
-        memory_id: str | None = None,
-    ) -> str:
-        """Insert one new active memory (insert_memories with one row) and return its id."""
-        row = memory_row(
-            memory_id=memory_id or new_memory_id(),
-            content=content,
-            content_hash=content_hash,
-            now=now,
-            source=source,
-            metadata=metadata,
-            confidence=confidence,
-            category=category,
-            importance=importance,
-            subject=subject,
-            attribute=attribute,
-            observed_at=observed_at,
-        )
+    def insert_memory(self, conn: sa.Connection, scope: Scope, **fields: Any) -> str:
+        """Insert one new active memory of memory_row's fields (insert_memories with one row;
+        a new memory_id unless given) and return its id."""
+        row = memory_row(**{**fields, "memory_id": fields.get("memory_id") or new_memory_id()})
         self.insert_memories(conn, scope, [row])
         return row["id"]
 
@@ -302,24 +273,14 @@ class MemoryRows:
         triggers fire per row as for a single insert)."""
         insert_many(conn, "long_term", scope, rows)
 
-    def change_content(
-        self,
-        conn: sa.Connection,
-        memory: Memory,
-        *,
-        content: str,
-        content_hash: str,
-        now: str,
-        source: str | None,
-        subject: str | None = None,
-        attribute: str | None = None,
-        observed_at: str | None = None,
-    ) -> None:
+    def change_content(self, conn: sa.Connection, change: NewText) -> None:
         """New text for a memory, with what it is about and when it was stated (each kept as
         it was when None). Through run_sql, as the write path's other per-fact statements."""
-        sources = json.dumps(_with_source(memory.sources, source))
-        about = (subject or memory.subject, attribute or memory.attribute)
-        values = (content, content_hash, now, sources, *about, observed_at or memory.observed_at)
+        memory = change.memory
+        sources = json.dumps(_with_source(memory.sources, change.source))
+        about = (change.subject or memory.subject, change.attribute or memory.attribute)
+        stated = change.observed_at or memory.observed_at
+        values = (change.content, change.content_hash, change.now, sources, *about, stated)
         run_sql(
             conn,
             "UPDATE long_term SET content = ?, content_hash = ?, updated_at = ?, sources = ?,"

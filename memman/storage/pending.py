@@ -78,9 +78,7 @@ class PendingRows:
 
         def take(conn: sa.Connection) -> set[int]:
             got: set[int] = set()
-            for start in range(0, len(ids), plain_sql.PKS_PER_STATEMENT):
-                chunk = ids[start : start + plain_sql.PKS_PER_STATEMENT]
-                marks = ", ".join("?" * len(chunk))
+            for chunk, marks in plain_sql.in_chunks(ids):
                 run_sql(
                     conn,
                     f"UPDATE {table} SET lease_owner = ?, lease_expires = ? WHERE id IN ({marks})"
@@ -105,9 +103,7 @@ class PendingRows:
             return
 
         def give(conn: sa.Connection) -> None:
-            for start in range(0, len(ids), plain_sql.PKS_PER_STATEMENT):
-                chunk = ids[start : start + plain_sql.PKS_PER_STATEMENT]
-                marks = ", ".join("?" * len(chunk))
+            for chunk, marks in plain_sql.in_chunks(ids):
                 run_sql(
                     conn,
                     f"UPDATE {table} SET lease_owner = NULL, lease_expires = NULL"

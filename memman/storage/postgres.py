@@ -46,7 +46,6 @@ from memman.scope import Scope
 from memman.storage import pgvector, postgres_schema
 from memman.storage.changes import NewVector
 from memman.storage.later import Later
-from memman.storage.postgres_search import postings, ranked_by_tsquery
 from memman.storage.sql import run_sql
 from memman.storage.store import GROWING_TABLES, READ_WRITE, Store
 
@@ -75,12 +74,6 @@ _ACTIVE_HASHES = (
     "SELECT content_hash FROM long_term WHERE user_id = ? AND agent_id = ?"
     " AND content_hash = ANY(?) AND status = 'active'"
 )
-# As upkeep's check; a REAL[] counts its values (cardinality: 0 for an empty array).
-_ORPHAN_VECTORS = """
-    SELECT count(*) FROM memory_vectors AS v
-    WHERE NOT EXISTS (SELECT 1 FROM long_term WHERE long_term.pk = v.memory_pk)
-       OR cardinality(v.vector) != v.dim
-"""
 
 
 # A write of one scope shares WRITE_LOCK and holds its scope's key alone (the two-key form,
@@ -104,10 +97,72 @@ def _sqlstate(error: Exception) -> str | None:
     return getattr(getattr(error, "orig", error), "sqlstate", None)
 
 
+# -- lexical candidates: the generated `fts` tsvector, its GIN index, ts_rank_cd ------------
+# The terms are retrieval.fts_terms's (stopwords dropped, each term its tokens, letters and
+# digits only), so both backends search the same words. Each becomes a quoted lexeme, a
+# term of several tokens ("o neill") a phrase (`<->`), and the terms are ORed: user text never
+# reaches tsquery syntax, and to_tsquery stems each lexeme as the document side was stemmed.
+#
+# ts_rank_cd (cover density) rewards terms found close together, which suits short facts;
+# normalisation 1 divides by 1 + log(words), so of two memories holding the terms the shorter
+# ranks first, as BM25's length normalisation ranks them in SQLite (recall folds a hit into
+# a better-ranked one with more words, so the order matters). Negated: lower is better, as
+# with FTS5's bm25() (recall.py normalises by the best).
+RANK = "ts_rank_cd(fts, q, 1)"
+_RANKED_SQL = f"""
+    SELECT pk, -{RANK} AS rank
+    FROM long_term, to_tsquery('memman_english', :query) AS q
+    WHERE user_id = :user_id AND agent_id = :agent_id AND status = 'active' AND fts @@ q
+    ORDER BY rank, pk
+    LIMIT :limit
+    """
+# Every row of a scope holding a term, unranked (merge's posting lists).
+_POSTINGS_SQL = """
+    SELECT pk FROM long_term
+    WHERE user_id = :user_id AND agent_id = :agent_id
+      AND fts @@ to_tsquery('memman_english', :query)
+    """
+
+
+def tsquery(terms: list[str]) -> str:
+    """The tsquery text ORing terms (each of letters, digits and single spaces only)."""
+    return " | ".join(
+        "(" + " <-> ".join(f"'{token}'" for token in term.split()) + ")" for term in terms
+    )
+
+
+def ranked_by_tsquery(
+    conn: sa.Connection, scope: Scope, terms: list[str], k: int
+) -> list[tuple[int, float]]:
+    """(pk, -ts_rank_cd) of the scope's top-k active memories holding any term, best first.
+
+    The scope, the status and the match are one statement: the planner combines the GIN
+    index with the scope index, so another scope's rows are never ranked."""
+    if not terms or k < 1:
+        return []
+    params = {
+        "query": tsquery(terms),
+        "user_id": scope.user_id,
+        "agent_id": scope.agent_key,
+        "limit": k,
+    }
+    return [(pk, rank) for pk, rank in conn.execute(sa.text(_RANKED_SQL), params)]
+
+
+def postings(conn: sa.Connection, scope: Scope, terms: list[str]) -> list[int]:
+    """pks of the scope's memories holding any of the terms (any status)."""
+    if not terms:
+        return []
+    params = {"user_id": scope.user_id, "agent_id": scope.agent_key, "query": tsquery(terms)}
+    return [pk for (pk,) in conn.execute(sa.text(_POSTINGS_SQL), params)]
+
+
 class PostgresStore(Store):
     """One PostgreSQL database (15+) with memman's schema, migrated on open."""
 
     _hidden = frozenset({"fts"})  # the generated tsvector: the index's, never a record's
+    # A REAL[] (p002) counts its values (cardinality: 0 for an empty array).
+    _malformed_vector = "cardinality(v.vector) != v.dim"
 
     def __init__(
         self,
@@ -308,7 +363,7 @@ class PostgresStore(Store):
     def lexical_ranked(
         self, conn: sa.Connection, scope: Scope, terms: list[str], k: int
     ) -> list[tuple[int, float]]:
-        """As Store's, by -ts_rank_cd over the tsvector column (postgres_search.py)."""
+        """As Store's, by -ts_rank_cd over the tsvector column (ranked_by_tsquery)."""
         return ranked_by_tsquery(conn, scope, terms, k)
 
     def fts_rowids(self, conn: sa.Connection, match: str) -> list[int]:
@@ -346,10 +401,6 @@ class PostgresStore(Store):
             deleted = run_sql(conn, f"DELETE FROM {table} WHERE {condition}", params).rowcount
             counts[name] = counts.get(name, 0) + deleted
         return counts
-
-    def orphan_vectors(self, conn: sa.Connection) -> int:
-        """Vectors of no memory, or whose array does not hold dim values."""
-        return conn.exec_driver_sql(_ORPHAN_VECTORS).scalar_one()
 
     def integrity_problems(self, conn: sa.Connection) -> list[str]:
         """None found: PostgreSQL checks pages as it reads them (amcheck is the deep check)."""

@@ -7,6 +7,7 @@ insert_returning_id and insert_many insert a scope's rows (one, or many in one e
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import sqlalchemy as sa
@@ -21,6 +22,14 @@ log = logging.getLogger(__name__)
 STREAM_ROWS = 1000
 # SQLite binds at most 32,766 variables per statement (SQLITE_MAX_VARIABLE_NUMBER since 3.32).
 PKS_PER_STATEMENT = 30_000
+
+
+def in_chunks(ids: Sequence[Any]) -> Iterator[tuple[list[Any], str]]:
+    """The ids in runs of at most PKS_PER_STATEMENT, each with its placeholders ("?, ?, ?")
+    for an `IN (...)` of run_sql."""
+    for start in range(0, len(ids), PKS_PER_STATEMENT):
+        chunk = list(ids[start : start + PKS_PER_STATEMENT])
+        yield chunk, ", ".join("?" * len(chunk))
 
 
 def scope_where(table: sa.Table, scope: Scope) -> sa.ColumnElement[bool]:

@@ -4,7 +4,7 @@ It carries what an export of every scope leaves out: `{"kind": "vector", ...}` l
 memory's id, model, dim and its float32 bytes in base64: the row it hangs on is numbered
 differently in another store), which transfer.import_lines reads back into an empty store only
 (or with `raw`). Parked facts, short-term facts and buffered messages are an export's own lines
-(transfer_rows.py). Rows per table are then compared.
+(export_format.py). Rows per table are then compared.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from memman.errors import InvalidInputError
+from memman.storage.export_format import VECTOR
 from memman.storage.transfer import ImportReport, Manager, export_lines, import_lines
-from memman.storage.transfer_rows import VECTOR
 
 # Tables a copy does not compare: the target's triggers write its own change log.
 DERIVED_TABLES = frozenset({"vector_log"})

@@ -1,13 +1,8 @@
 """Lossless export and import: a scope's memories with every column, its parked and short-term
-facts and buffered messages, and its audit events, as JSON lines.
-
-A line is one record: `{"kind": "memory", ...}` with every field of `Memory` (id, scope,
-content, category, importance, confidence, status, sources, counters, stamps, metadata,
-subject, attribute, observed_at, decayed_at) or `{"kind": "event", ...}` with every field of
-`Event`. A line without "kind" (an older `memman export`) is an event if it has an event's
-memory_id and op, else a memory. A file's events come after its memories: an event before
-any memory (an audit trail exported alone) refuses the import, as its events would be copied
-without their memories or skipped, unless `raw` copies them as they are.
+facts and buffered messages, and its audit events, as JSON lines (export_format.py: what a
+line holds and what it must hold to be read back). A file's events come after its memories:
+an event before any memory (an audit trail exported alone) refuses the import, as its events
+would be copied without their memories or skipped, unless `raw` copies them as they are.
 
 Importing copies records as they are when the store is empty or when asked (`raw`), so an
 export read into a new file gives the same rows back, and so for a scope the store held no
@@ -19,56 +14,74 @@ decisions, a chunk at a time; held texts are looked up once per run of such reco
 that an earlier decision of the run wrote, an UPDATE's new text, is decided as a hash NOOP rather
 than counted a duplicate). The source's events are then not copied, since the decisions made
 here are the ones that apply. A bad line is reported with its number and the rest are
-imported. Which events a copied memory gets, also after an import that was stopped (importing
-again finishes it) or under a new id (the store held its id in another scope), is
-transfer_history.py's.
+imported.
+
+Which history a copied memory gets. Importing is resumable: memories and events are written in
+batches, so an import killed between them leaves memories whose events were not copied yet
+(issue 29: 3,000 of 4,500, and a second import counted them as duplicates and copied nothing).
+A memory of the file the store holds under the same id is the same memory, whatever the store
+held before: its events in the file are copied unless the store has them already (same op,
+time, texts and reason), so importing the same file again reaches the end state of an import
+that was not stopped, and `memman check` counts memories without history meanwhile. A memory
+whose id the store holds in another scope is copied under a new id (report.renamed, old id ->
+new) and its events follow it, never dropped as a duplicate (decided, it gets an id of its own
+anyway). A copied memory left without any event (an export taken without its events) gets an
+ADD event saying so (SameMemories, without_history).
 
 After a scope's memories come its parked facts, short-term facts and buffered messages, a line
-each of "kind" their table (transfer_rows.py: which are written, and how they are read back
-without duplicating a row the scope holds). A whole-store copy (store_copy.py) adds vector
-lines, read back into an empty store only (or with `raw`) and skipped otherwise. A copied
-active memory without a topic that this reader reads one in was labelled by a reader of unknown
-age: the store's reader version is set back (storage/labels.py), so `memman check` asks for a
-relabel.
+each of "kind" their table. They are what memman keeps of a user besides memories and events:
+a parked fact is one whose decision failed and that retry_pending still owes a decision; a
+short-term fact may still be promoted; a buffered message is not yet extracted. A user exported
+without them and imported elsewhere loses them without a word, so `export_lines` writes the
+scope's live ones (every parked fact, the active short-term facts, the messages not yet
+extracted; every row of them with include_inactive) and `import_lines` reads them back. A row
+keeps its id unless the store holds that id already (then it takes a new one: ids are per
+store, and refusing the row would drop the fact), and a row the scope holds already is not
+copied again (ScopeRows: a parked fact of the same text, an active short-term fact of the same
+hash, the same message of the same session at the same time), so importing a user twice, or
+into a store that holds them, duplicates nothing. A parked fact is parked again rather than
+decided at import: deciding it is what failed, and retry_pending decides it through
+update_memory, which finds what the memory holds already.
+
+A whole-store copy (store_copy.py) adds vector lines, read back into an empty store only (or
+with `raw`) and skipped otherwise. A copied active memory without a topic that this reader reads
+one in was labelled by a reader of unknown age: the store's reader version is set back
+(storage/labels.py), so `memman check` asks for a relabel.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Protocol
+from typing import Any, Protocol
 
 import numpy as np
 import sqlalchemy as sa
-from pydantic import Discriminator, PlainValidator, RootModel, Tag, model_validator
 
 from memman.config import Settings
-from memman.errors import BadLineError, InvalidInputError, MemmanError
+from memman.errors import BadLineError, InvalidInputError, MemmanError, NotFoundError
 from memman.jsonl import parse_lines
 from memman.language.text import content_hash
-from memman.models import Event, Memory, Status, UpdateResult
+from memman.models import Event, Memory, Op, Status, Tier, UpdateResult
 from memman.scope import Scope
-from memman.storage.changes import NewVector
-from memman.storage.labels import UNKNOWN_READER, relabel_would_label
-from memman.storage.store import Store
-from memman.storage.transfer_checks import (
-    ScopesHeld,
-    checked_event,
-    checked_memory,
-    memory_scopes,
-    names_another_scope,
+from memman.storage.changes import ChangeSet, NewVector
+from memman.storage.export_format import (
+    EVENT,
+    MEMORY,
+    VECTOR,
+    ExportLine,
+    Row,
+    record_line,
+    row_line,
+    row_too_large,
+    scope_row,
     too_large,
-    unknown_keys,
 )
-from memman.storage.transfer_history import SameMemories, has_event, without_history
-from memman.storage.transfer_rows import VECTOR, Row, ScopeRows, line_row, row_too_large, scope_row
+from memman.storage.labels import UNKNOWN_READER, relabel_would_label
+from memman.storage.memories import new_memory_id
+from memman.storage.store import Store
 from memman.storage.upkeep import COPIED_TABLES
 
-MEMORY = "memory"
-EVENT = "event"
-# The discriminator's tag for VECTOR and COPIED_TABLES lines (their "kind" varies).
-ROW = "row"
 # Copied records per write transaction: few enough that other writers wait only briefly.
 BATCH = 500
 
@@ -121,86 +134,20 @@ def export_lines(
     memories: bool = True,
 ) -> Iterator[str]:
     """The memories of a scope, then its parked facts, short-term facts and buffered messages
-    (transfer_rows.py; with include_inactive every row of them, else the live ones), then its
-    events if asked (only them, if not `memories`) as JSON lines, without newlines."""
+    (with include_inactive every row of them, else the live ones), then its events if asked
+    (only them, if not `memories`) as JSON lines, without newlines."""
     if memories:
         found = mm.export(user_id=user_id, agent_id=agent_id, include_inactive=include_inactive)
         for memory in found:
-            yield _line(MEMORY, memory)
+            yield record_line(MEMORY, memory)
         scope = None if user_id is None else Scope(user_id, agent_id)
         with mm.store.read() as conn:
             for table in COPIED_TABLES:
                 for row in mm.store.table_rows(conn, table, scope, live=not include_inactive):
-                    yield json.dumps({"kind": table, **row}, ensure_ascii=False)
+                    yield row_line(table, row)
     if events:
         for event in mm.export_events(user_id=user_id, agent_id=agent_id):
-            yield _line(EVENT, event)
-
-
-def _line(kind: str, record: Memory | Event) -> str:
-    return json.dumps({"kind": kind, **record.model_dump(mode="json")}, ensure_ascii=False)
-
-
-def _kind(data: Any) -> str | None:
-    if not isinstance(data, dict):
-        return None
-    # Without "kind": a memory (an older export), or an event (an older `export --events`).
-    kind = data.get("kind", EVENT if {"memory_id", "op"} <= data.keys() else MEMORY)
-    return ROW if kind == VECTOR or kind in COPIED_TABLES else kind
-
-
-def _copied_row(data: Any) -> Row:
-    if isinstance(data, Row):
-        return data
-    values = dict(data)
-    return line_row(values.pop("kind"), values)  # InvalidInputError is a ValueError
-
-
-_RECORDS: dict[str, type[Memory] | type[Event]] = {MEMORY: Memory, EVENT: Event}
-
-
-class ExportLine(
-    RootModel[
-        Annotated[
-            Annotated[Memory, Tag(MEMORY)]
-            | Annotated[Event, Tag(EVENT)]
-            | Annotated[Row, PlainValidator(_copied_row), Tag(ROW)],
-            Discriminator(
-                _kind,
-                custom_error_type="record_kind",
-                custom_error_message="expected a JSON object of kind 'memory' or 'event'",
-            ),
-        ]
-    ]
-):
-    """One line of an export: a memory (also a line without "kind", as older exports wrote)
-    or an event, of a scope that passes the same rules as every write; in a whole-store copy
-    also a vector or a row of one of COPIED_TABLES (checked by transfer_rows.line_row)."""
-
-    @model_validator(mode="before")
-    @classmethod
-    def _known_keys(cls, data: Any) -> Any:
-        if isinstance(data, str) or (
-            isinstance(data, dict) and "fact" in data and "kind" not in data
-        ):
-            # A line of `memman ingest` input ({"fact": ...} or a bare string) was refused as
-            # "written by a newer memman?", which sent the user looking for an upgrade.
-            raise InvalidInputError(
-                "looks like ingest input (a fact, not an export line): `memman ingest` takes it"
-            )
-        kind = _kind(data)
-        if kind in _RECORDS:
-            unknown_keys(data, _RECORDS[kind])  # InvalidInputError is a ValueError
-        return data
-
-    @model_validator(mode="after")
-    def _valid_record(self) -> ExportLine:
-        record = self.root
-        if isinstance(record, Row):  # line_row checked the rows that carry a scope
-            return self
-        Scope(record.user_id, record.agent_id)
-        self.root = checked_memory(record) if isinstance(record, Memory) else checked_event(record)
-        return self
+            yield record_line(EVENT, event)
 
 
 def import_lines(mm: Manager, lines: Iterable[str], *, raw: bool = False) -> ImportReport:
@@ -215,7 +162,7 @@ def import_lines(mm: Manager, lines: Iterable[str], *, raw: bool = False) -> Imp
     batch: list[tuple[int, Memory | Event | Row]] = []
     deciding: list[tuple[int, Memory]] = []
     copied: list[Memory] = []
-    same = SameMemories()  # the file's memories the store holds by id (transfer_history.py)
+    same = SameMemories()  # the file's memories the store holds by id
     seen_memory = after_event = False
 
     def flush() -> None:  # in file order: a decision sees every record before it
@@ -405,3 +352,156 @@ def _hashes_by_scope(memories: list[tuple[int, Memory]]) -> dict[Scope, list[str
         scope = Scope(memory.user_id, memory.agent_id)
         by_scope.setdefault(scope, []).append(content_hash(memory.content))
     return by_scope
+
+
+# -- what the store holds of the file's scopes, memories and rows ----------------------------
+
+
+class ScopesHeld:
+    """Whether the store held memories of a record's scope before the import: a scope it held
+    none of is copied as it is (ids, history), as into an empty store, so moving a user into a
+    store that serves others keeps their memories' ids and audit trail. Asked once per scope,
+    when its first record is read, before any of the scope's records is written."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.held: dict[Scope, bool] = {}
+
+    def __call__(self, record: Memory | Event) -> bool:
+        scope = Scope(record.user_id, record.agent_id)
+        if scope not in self.held:
+            with self.store.read() as conn:
+                self.held[scope] = bool(self.store.count_by_status(conn, scope))
+        return self.held[scope]
+
+
+def memory_scopes(conn: sa.Connection, store: Store, ids: list[str]) -> dict[str, Scope]:
+    """The scope of each of these memory ids the store holds, in any status: an id held in
+    another scope is no duplicate of a line (_copy copies it under a new id)."""
+    lt = store.long_term
+    rows = conn.execute(sa.select(lt.c.id, lt.c.user_id, lt.c.agent_id).where(lt.c.id.in_(ids)))
+    return {memory_id: Scope(user, agent or None) for memory_id, user, agent in rows}
+
+
+def names_another_scope(conn: sa.Connection, store: Store, event: Event) -> bool:
+    """Whether the event names a memory the store holds in another scope: history() reads a
+    memory's events by its id alone, so another user's line would show in that history."""
+    if event.memory_id is None:
+        return False
+    try:
+        memory = store.get(conn, event.memory_id, None)
+    except NotFoundError:
+        return False
+    return Scope(memory.user_id, memory.agent_id) != Scope(event.user_id, event.agent_id)
+
+
+def _key(table: str, values: dict[str, Any]) -> tuple[Any, ...]:
+    """What makes two rows of a scope the same fact or message (see the module docstring)."""
+    if table == "pending":
+        return (content_hash(values["content"]),)
+    if table == "short_term":
+        digest = content_hash(values["content"])
+        status = values["status"]
+        return (digest, status) if status == "active" else (digest, status, values["created_at"])
+    return (values["session_id"], values["role"], values["content"], values["created_at"])
+
+
+class ScopeRows:
+    """The keys of the rows each scope holds in each table, read once per (scope, table) in
+    the import's transaction, and the ids taken; `place` says whether a line's row is copied
+    and with which id."""
+
+    def __init__(self, conn: sa.Connection, store: Store) -> None:
+        self.conn, self.store = conn, store
+        self.keys: dict[tuple[str, Scope], set[tuple[Any, ...]]] = {}
+        self.ids: dict[str, set[int]] = {}
+
+    def place(self, table: str, values: dict[str, Any]) -> tuple[bool, dict[str, Any]]:
+        """(False, values) for a row the scope holds already, else (True, the values to
+        insert: without id when the store holds that id, so the store numbers it)."""
+        scope = Scope(values["user_id"], values["agent_id"] or None)
+        held = self.keys.get((table, scope))
+        if held is None:
+            rows = self.store.table_rows(self.conn, table, scope)
+            held = self.keys[(table, scope)] = {_key(table, row) for row in rows}
+        key = _key(table, values)
+        if key in held:
+            return False, values
+        held.add(key)
+        taken = self.ids.setdefault(table, set())
+        row_id = values.get("id")
+        if row_id is None or row_id in taken or self.store.row_held(self.conn, table, row_id):
+            return True, {name: value for name, value in values.items() if name != "id"}
+        taken.add(row_id)
+        return True, values
+
+
+# -- which history a copied memory gets -----------------------------------------------------
+
+
+@dataclass
+class SameMemories:
+    """The file's memories the store holds under their own id, and of them those it held
+    before this import wrote them (an earlier import of the file did)."""
+
+    ids: set[str] = field(default_factory=set)
+    held: list[Memory] = field(default_factory=list)
+    # (scope, id in the file) -> the new id of a memory whose id the store held in another scope
+    renamed: dict[tuple[Scope, str], str] = field(default_factory=dict)
+
+    def add(self, memory: Memory, *, held: bool) -> None:
+        self.ids.add(memory.id)
+        if held:
+            self.held.append(memory)
+
+    def renamed_copy(self, memory: Memory, renamed: dict[str, str]) -> Memory:
+        """The memory under a new id (recorded in `renamed`, the report's old -> new), its
+        events in the file to follow it."""
+        new_id = renamed[memory.id] = new_memory_id()
+        self.renamed[(Scope(memory.user_id, memory.agent_id), memory.id)] = new_id
+        self.ids.add(memory.id)
+        return memory.model_copy(update={"id": new_id})
+
+    def followed(self, event: Event) -> Event:
+        """The event, naming the new id of its memory if that was copied under one."""
+        new_id = self.renamed.get((Scope(event.user_id, event.agent_id), event.memory_id))
+        return event if new_id is None else event.model_copy(update={"memory_id": new_id})
+
+
+def has_event(conn: sa.Connection, store: Store, event: Event) -> bool:
+    """Whether the store has this event of its memory already (an earlier import copied it):
+    the same op at the same time, with the same texts and reason."""
+
+    def key(e: Event) -> tuple[Any, ...]:
+        return (e.op, e.created_at, e.content_before, e.content_after, e.reason)
+
+    assert event.memory_id is not None
+    return any(key(e) == key(event) for e in store.events_for_memory(conn, event.memory_id))
+
+
+def without_history(conn: sa.Connection, store: Store, memories: list[Memory]) -> int:
+    """An ADD event (tier manual, source import) for each copied memory that arrived without
+    one (an export taken without its events), so every memory has an audit trail; how many."""
+    ev = store.events
+    ids = [memory.id for memory in memories]
+    held = set(conn.execute(sa.select(ev.c.memory_id).where(ev.c.memory_id.in_(ids))).scalars())
+    by_scope: dict[Scope, list[ChangeSet]] = {}
+    for memory in memories:
+        if memory.id in held:
+            continue
+        event = {
+            "memory_id": memory.id,
+            "op": Op.ADD.value,
+            "tier": Tier.MANUAL.value,
+            "candidate": None,
+            "content_before": None,
+            "content_after": memory.content,
+            "reason": f"copied from an export that carried no history for it ({memory.status})",
+            "source": "import",
+            "created_at": memory.created_at,
+        }
+        by_scope.setdefault(Scope(memory.user_id, memory.agent_id), []).append(ChangeSet(event))
+    written = 0
+    for scope, changes in by_scope.items():
+        written += len(store.apply(conn, scope, changes))
+    return written

@@ -28,16 +28,17 @@ _FTS_OPTIMIZE = "INSERT INTO long_term_fts(long_term_fts) VALUES('optimize')"
 # FTS5's integrity-check is written as an INSERT, so it needs a write transaction; it
 # changes nothing.
 _FTS_CHECK = "INSERT INTO long_term_fts(long_term_fts, rank) VALUES('integrity-check', 1)"
-# A vector is orphaned when its memory row is gone (a write that bypassed memman) or its blob
-# is not dim float32 values (a torn or foreign write); either would break cosine search.
 _WITHOUT_HISTORY = (
     "SELECT count(*) FROM long_term WHERE NOT EXISTS"
     " (SELECT 1 FROM events WHERE events.memory_id = long_term.id)"
 )
+# A vector is orphaned when its memory row is gone (a write that bypassed memman) or it does
+# not hold dim float32 values (a torn or foreign write); either would break cosine search.
+# What a malformed vector is depends on how the backend stores it (_malformed_vector).
 _ORPHAN_VECTORS = """
     SELECT count(*) FROM memory_vectors AS v
     WHERE NOT EXISTS (SELECT 1 FROM long_term WHERE long_term.pk = v.memory_pk)
-       OR length(v.vector) != 4 * v.dim
+       OR {malformed}
 """
 
 _EVENT_TEXTS = ("candidate", "content_before", "content_after")
@@ -57,7 +58,7 @@ _SCOPE_PENDING = "SELECT id, content FROM pending WHERE user_id = ? AND agent_id
 # leaves out besides the vectors. fts_scopes, vector_log and the FTS index are derived; the
 # target's own triggers fill them as the copy writes.
 COPIED_TABLES = ("pending", "short_term", "message_buffer")
-# Their rows a scope's export writes without include_inactive (transfer_rows.py): every parked
+# Their rows a scope's export writes without include_inactive (transfer.py): every parked
 # fact (each still owed a decision), the short-term facts not expired, promoted or deleted, the
 # messages not yet extracted.
 _LIVE = {
@@ -79,6 +80,8 @@ class UpkeepRows:
     pending: sa.Table
     dbapi: ModuleType
     read: Callable[[], AbstractContextManager[sa.Connection]]
+    # A vector (v) that is not dim float32s: SQLite stores their bytes.
+    _malformed_vector = "length(v.vector) != 4 * v.dim"
 
     # -- erasure ----------------------------------------------------------------------------
 
@@ -184,8 +187,9 @@ class UpkeepRows:
         return conn.exec_driver_sql(_WITHOUT_HISTORY).scalar_one()
 
     def orphan_vectors(self, conn: sa.Connection) -> int:
-        """Vectors of no memory, or whose blob does not hold dim float32 values."""
-        return conn.exec_driver_sql(_ORPHAN_VECTORS).scalar_one()
+        """Vectors of no memory, or that do not hold dim float32 values."""
+        sql = _ORPHAN_VECTORS.format(malformed=self._malformed_vector)
+        return conn.exec_driver_sql(sql).scalar_one()
 
     def check_fts(self, conn: sa.Connection) -> None:
         """FTS5's integrity-check, in a write transaction; raises sa.exc.DatabaseError saying
