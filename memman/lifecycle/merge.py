@@ -22,6 +22,7 @@ from memman.lifecycle.consolidation_report import AmbiguousCluster, Change, Outc
 from memman.lifecycle.near_duplicates import Row, cluster_key, find_clusters, representative
 from memman.lifecycle.run import SOURCE, Run, lifecycle_event
 from memman.llm.client import CallInfo, LLMClient, answer_budget
+from memman.llm.per_call import with_values
 from memman.llm.prompts import render
 from memman.models import Op
 from memman.storage.changes import ChangeSet, NewText, NewVector, Superseded
@@ -328,9 +329,7 @@ class MergeDecision(BaseModel):
 
     @classmethod
     def for_cluster(cls, shown: list[str], max_chars: int) -> type[MergeDecision]:
-        return type(
-            cls.__name__, (cls,), {"shown": shown, "max_chars": max_chars, "__doc__": cls.__doc__}
-        )
+        return with_values(cls, shown=shown, max_chars=max_chars)
 
 
 def ask_llm(
@@ -353,5 +352,5 @@ def ask_llm(
     answer, call = client.structured_call(prompt, model, max_tokens=answer_budget(settings, limit))
     decision = answer.decision
     if call.fallback is not None:  # the audit reason records the one mode fallback
-        decision = decision.model_copy(update={"reason": f"{decision.reason} [{call.fallback}]"})
+        decision = decision.model_copy(update={"reason": call.noted(decision.reason)})
     return decision, call

@@ -17,13 +17,14 @@ from dataclasses import replace
 from typing import Any, Literal
 
 import sqlalchemy as sa
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from memman.config import Settings
 from memman.errors import DecisionError
 from memman.language.text import normalize
 from memman.lifecycle.observe import FACT_TOKENS, ExtractedFact, Found, found_facts
 from memman.llm.client import LLMClient, answer_budget
+from memman.llm.per_call import at_most
 from memman.llm.prompts import render
 from memman.write.decide import AddOp, Decided, DeleteOp, NoopOp, Shown, UpdateOp, checked
 from memman.write.retrieval import Retrieved
@@ -96,12 +97,7 @@ class DecidedFacts(BaseModel):
     @classmethod
     def at_most(cls, count: int) -> type[DecidedFacts]:
         """This model with maxItems on facts (as ExtractedFacts.at_most)."""
-        return create_model(
-            cls.__name__,
-            __base__=cls,
-            __doc__=cls.__doc__,
-            facts=(list[DecidedFact], Field(max_length=count)),
-        )
+        return at_most(cls, "facts", count)
 
 
 def ask_turn(

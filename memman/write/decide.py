@@ -17,7 +17,6 @@ from pydantic import (
     BaseModel,
     Field,
     ValidationError,
-    create_model,
     field_validator,
     model_validator,
 )
@@ -28,6 +27,7 @@ from memman.language.attributes import USER, TopicLabels, is_verb_topic
 from memman.language.text import negations, normalize, numbers
 from memman.language.wording import affirmed, elaborates, extends
 from memman.llm.client import CallInfo, LLMClient, answer_budget
+from memman.llm.per_call import at_most, with_values
 from memman.llm.prompts import render
 from memman.models import Memory, Op, Tier
 from memman.write.candidate import Candidate, model_reason, model_text
@@ -223,9 +223,7 @@ class MemoryDecision(BaseModel):
 
     @classmethod
     def for_shown(cls, shown: dict[int, str], max_chars: int) -> type[MemoryDecision]:
-        return type(
-            cls.__name__, (cls,), {"shown": shown, "max_chars": max_chars, "__doc__": cls.__doc__}
-        )
+        return with_values(cls, shown=shown, max_chars=max_chars)
 
 
 class BatchItem(BaseModel):
@@ -243,10 +241,7 @@ class BatchDecisions(BaseModel):
     @classmethod
     def at_most(cls, count: int) -> type[BatchDecisions]:
         """The model for a batch of `count` candidates: the list holds at most that many."""
-        field = Field(max_length=count, description="One decision per candidate.")
-        return create_model(
-            cls.__name__, __base__=cls, __doc__=cls.__doc__, decisions=(list[BatchItem], field)
-        )
+        return at_most(cls, "decisions", count, "One decision per candidate.")
 
 
 # What decide_many returns per candidate: a decision, or why none could be had (the fact parks).
@@ -369,7 +364,7 @@ class Shown:
         target = self.memories.get(short_id) if short_id is not None else None
         also = tuple(self.memories[i] for i in getattr(d, "also", ()))
         content = d.content.strip() if isinstance(d, UpdateOp) else None
-        reason = d.reason if call.fallback is None else f"{d.reason} [{call.fallback}]"
+        reason = call.noted(d.reason)
         about = d.about() if isinstance(d, TopicLabels) else None
         return Decision(
             Op(d.op),
