@@ -26,7 +26,7 @@ from memman.api.core import Core
 from memman.api.lifecycle import Lifecycle
 from memman.api.read import Reads
 from memman.api.short_term import ShortTermMemory
-from memman.api.upkeep import Upkeep, import_jsonl
+from memman.api.upkeep import Upkeep, read_export
 from memman.api.write import Writes
 from memman.config import Settings, load_settings
 from memman.errors import ConfigError, InvalidInputError
@@ -602,7 +602,7 @@ class MemoryManager:
         and the rest are imported. Events with no memory before them (an audit trail exported
         alone) raise InvalidInputError before anything is written, unless raw.
         """
-        return import_jsonl(self, source, raw)
+        return read_export(self, source, raw)
 
     def migrate_to(self, target: MemoryManager) -> MigrateReport:
         """Copy this whole store into target, another MemoryManager's empty store (SQLite to

@@ -117,7 +117,7 @@ class Upkeep:
         return report
 
 
-def import_jsonl(
+def read_export(
     mm: transfer.Manager, source: str | Path | Iterable[str | bytes], raw: bool
 ) -> ImportReport:
     """A lossless export read into mm's store: a file path, or its lines (text or bytes)."""
