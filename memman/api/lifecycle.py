@@ -17,7 +17,7 @@ from memman.errors import InvalidInputError
 from memman.lifecycle import buffer, consolidate, idle, observe, turn
 from memman.lifecycle.consolidation_report import ConsolidationReport
 from memman.lifecycle.idle import SessionExtraction
-from memman.lifecycle.observe import ObserveResult
+from memman.lifecycle.observe import Found, Mark, ObserveResult, Turn
 from memman.models import UpdateResult
 from memman.scope import Scope, check_id
 from memman.write.candidate import Candidate, check_metadata
@@ -139,7 +139,7 @@ class Lifecycle:
         one = core.settings.llm_turn_calls == "one"
         return one and core.llm_client is not None and not core.write_path.offline
 
-    def _ask_turn(self, scope: Scope, rows: list[sa.Row]) -> observe.Turn:
+    def _ask_turn(self, scope: Scope, rows: list[sa.Row]) -> Turn:
         """The one call for a batch of messages (lifecycle/turn.py), shown the memories its
         user messages touch; DecisionError when it gives no usable answer."""
         core = self.core
@@ -169,8 +169,8 @@ class Lifecycle:
     def _write_found_facts(
         self,
         scope: Scope,
-        found: list[observe.Found],
-        marks: list[observe.Mark],
+        found: list[Found],
+        marks: list[Mark],
         told: list[Decided] | None = None,
     ) -> list[UpdateResult | InvalidInputError]:
         """Facts one extraction batch found, with the decisions the one call made (`told`),

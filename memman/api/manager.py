@@ -15,6 +15,7 @@ missing user_id is reported against the caller's line.
 
 from __future__ import annotations
 
+import builtins  # annotations below `def list` name the type as builtins.list
 import datetime as dt
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -351,7 +352,7 @@ class MemoryManager:
         agent_id: str | None = None,
         limit: int = 5,
         reinforce: bool = True,
-    ) -> list[SearchHit]:
+    ) -> builtins.list[SearchHit]:
         """Active memories of the scope, best first, near-duplicates collapsed, reinforced.
 
         Ranked by a blend of relevance (BM25, and cosine when an embedder is configured),
@@ -397,21 +398,21 @@ class MemoryManager:
 
     def history(
         self, memory_id: str, *, user_id: str | None = None, agent_id: str | None = None
-    ) -> list[Event]:
+    ) -> builtins.list[Event]:
         """Every event that touched a memory of the scope, oldest first: why the bot thinks
         what it thinks. NotFoundError for an unknown id or one of another scope."""
         return self.reads.history(memory_id, id_scope("history", user_id, agent_id))
 
     def events(
         self, *, user_id: str | None = None, agent_id: str | None = None, limit: int = 50
-    ) -> list[Event]:
+    ) -> builtins.list[Event]:
         return self.reads.events(user_id, agent_id, limit)
 
     # -- lifecycle (lifecycle.py) and short_term_memory (short_term.py) ---------------------------
 
     def observe(
         self,
-        messages: list[dict[str, Any]],
+        messages: builtins.list[dict[str, Any]],
         *,
         user_id: str,
         session_id: str,
@@ -441,7 +442,7 @@ class MemoryManager:
 
     def flush_idle(
         self, *, user_id: str | None = None, agent_id: str | None = None
-    ) -> list[SessionExtraction]:
+    ) -> builtins.list[SessionExtraction]:
         """Extract every session whose newest buffered message waited extract_cooldown_s.
 
         For a chat that ended: nobody observes that session again, so its cooldown would
@@ -481,7 +482,7 @@ class MemoryManager:
 
     def short_term(
         self, *, user_id: str | None = None, agent_id: str | None = None, unexpired: bool = False
-    ) -> list[ShortTermFact]:
+    ) -> builtins.list[ShortTermFact]:
         """Active short-term facts, oldest first (every user's if neither id is given);
         `unexpired`: only those not past their TTL now (consolidate expires the others)."""
         return self.short_term_memory.active(user_id, agent_id, unexpired)
@@ -496,7 +497,7 @@ class MemoryManager:
 
     def search_short_term(
         self, query: str, *, user_id: str, agent_id: str | None = None, limit: int = 5
-    ) -> list[ShortTermHit]:
+    ) -> builtins.list[ShortTermHit]:
         """The scope's unexpired short-term facts sharing a word with the query, best first,
         scored on search()'s scale (memman/lifecycle/shortterm.py ranked). Each one returned
         counts a recall towards promotion, as context() counts the ones it shows."""

@@ -4,6 +4,7 @@ never reaches another scope's memory.
 
 from __future__ import annotations
 
+import builtins  # annotations below `def list` name the type as builtins.list
 from collections.abc import Iterator
 
 from memman.api.arguments import all_or_scope, check_count
@@ -61,7 +62,7 @@ class Reads:
 
     def search(
         self, query: str, *, user_id: str, agent_id: str | None, limit: int, reinforce: bool
-    ) -> list[SearchHit]:
+    ) -> builtins.list[SearchHit]:
         if not isinstance(query, str):
             raise InvalidInputError("query must be a string")
         check_encodable("query", query)  # else "0 hits", never saying why
@@ -103,14 +104,14 @@ class Reads:
             reinforce=reinforce,
         )
 
-    def history(self, memory_id: str, scope: Scope | None) -> list[Event]:
+    def history(self, memory_id: str, scope: Scope | None) -> builtins.list[Event]:
         check_id("memory_id", memory_id)
         store = self.core.store
         with store.read() as conn:
             store.get(conn, memory_id, scope)
             return store.events_for_memory(conn, memory_id)
 
-    def events(self, user_id: str | None, agent_id: str | None, limit: int) -> list[Event]:
+    def events(self, user_id: str | None, agent_id: str | None, limit: int) -> builtins.list[Event]:
         check_count("limit", limit, minimum=1)
         scope = all_or_scope(user_id, agent_id)
         with self.core.store.read() as conn:
