@@ -5,7 +5,7 @@
 Distinct facts: the MSC persona facts (~30k distinct texts), then, to reach the size asked
 for, pairs of two different MSC facts joined into one memory ("I like Metallica. I have two
 dogs."), as a store that keeps a few facts per row would hold. Originals are deduplicated by
-consolidate's own merge test (memman.lifecycle.merge.wording: the same words in the same order once
+consolidate's own merge test (memman.language.wording: the same words in the same order once
 case, punctuation, articles and fillers are set aside), so no two originals are one fact by
 that test. They are stored directly as an old import would (no routing), confidence 0.9
 (under the protected level). A planted duplicate is an original with an edit an import or a

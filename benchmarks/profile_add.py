@@ -35,7 +35,7 @@ USER = "user-0"
 _ID = re.compile(r"\b[0-9a-f]{8}\b")
 # (module, function) pairs wrapped where the write path calls them, and their labels.
 STAGES = (
-    ("memman.api.parts", "make_candidate", "make_candidate"),
+    ("memman.api.core", "make_candidate", "make_candidate"),
     ("memman.write.writepath", "lexical_candidates", "retrieve"),
     ("memman.storage.fts", "bm25_ranked", "retrieve: FTS statements"),
     ("memman.storage.fts", "_read_scope", "retrieve: FTS scope size"),

@@ -1,6 +1,7 @@
-"""MemoryManager's public methods, one module per stage of the flow.
+"""MemoryManager (manager.py) and its parts, one module per stage of the flow.
 
-Each module holds a mixin of `memman.api.manager.MemoryManager`: its methods check their
-arguments and hand them to the stage's modules (writepath, recall, observe, consolidate,
-transfer, maintenance, erase), so the class reads as the API's table of contents.
+manager.py states the public API and hands each call to one part: `writes` (write.py),
+`reads` (read.py), `short_term_memory` (short_term.py), `lifecycle` (lifecycle.py) and
+`upkeep` (upkeep.py). The parts share one `Core` (core.py) and hand the work to the stage's
+modules (writepath, recall, observe, consolidate, transfer, maintenance, erase).
 """

@@ -1,4 +1,6 @@
-"""The write path's calls: update_memory, update_many, ingest, and the pending facts."""
+"""The write path's calls (MemoryManager.update_memory, update_many, ingest, pending and
+retry_pending): each fact becomes a candidate and goes through memman/write/writepath.py.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from memman.api.arguments import all_or_scope, check_batch, check_count
-from memman.api.parts import Parts
+from memman.api.core import Core
 from memman.errors import InvalidInputError, LeaseLostError
 from memman.memo import batch_memo
 from memman.models import PendingFact, UpdateResult
@@ -26,52 +28,30 @@ INGEST_KEYS = frozenset(
 )
 
 
-class WriteCalls(Parts):
-    """Every long-term write goes through update_memory's path (memman/write/writepath.py)."""
+class Writes:
+    """Every long-term write goes through the write path (memman/write/writepath.py)."""
 
-    # -- the write path ------------------------------------------------------------------------
+    def __init__(self, core: Core):
+        self.core = core
 
     def update_memory(
         self,
         fact: str,
+        scope: Scope,
         *,
-        user_id: str,
-        agent_id: str | None = None,
-        source: str | None = None,
-        metadata: dict[str, Any] | None = None,
-        category: str | None = None,
-        importance: float | None = None,
-        subject: str | None = None,
-        attribute: str | None = None,
-        observed_at: dt.datetime | str | None = None,
-        replace_metadata: bool = False,
+        source: str | None,
+        metadata: dict[str, Any] | None,
+        category: str | None,
+        importance: float | None,
+        subject: str | None,
+        attribute: str | None,
+        observed_at: dt.datetime | str | None,
+        replace_metadata: bool,
     ) -> UpdateResult:
-        """Decide what one candidate fact does to long-term memory, apply it, record why.
-
-        `category` (lowercased) and `importance` (1-10) go into the memory's columns, which
-        recall ranks by and consolidation protects by. An ADD stores them (importance 5 if not
-        given); a NOOP or UPDATE keeps the stored category unless there was none and raises the
-        importance to the higher of the two (see apply._carry_salience).
-
-        `subject` ("user", or another person: "sister") and `attribute` ("residence",
-        "employer", "likes" ...) say what the fact is about; when not given, memman's extractor
-        reads them from the text (memman/language/topic.py). A different value of a single-valued
-        attribute (settings.single_valued_attributes) replaces the memory that held it.
-        `observed_at` is when the user said it (default: now): a statement older than a
-        memory's current one never overwrites it, it goes into that memory's history.
-
-        `metadata` goes into a memory the fact ADDs; an UPDATE or NOOP keeps the memory's own,
-        unless `replace_metadata`: then the memory the fact ends in takes `metadata` in its
-        place, in the same transaction, its event's scores recording both ("metadata":
-        {"before", "after"}); a DELETE or a parked fact changes no metadata.
-
-        Never drops the fact: if the decider fails the result is PENDING and the fact waits in
-        `pending()` for `retry_pending()`.
-        """
         with batch_memo():  # a batch of one: the fact's and its memories' texts are read often
-            candidate = self._candidate(
+            candidate = self.core.candidate(
                 fact,
-                Scope(user_id, agent_id),
+                scope,
                 source,
                 metadata,
                 category,
@@ -82,34 +62,24 @@ class WriteCalls(Parts):
             )
             if replace_metadata:
                 candidate = dataclasses.replace(candidate, replace_metadata=True)
-            return self._writes.process(candidate)
+            return self.core.write_path.process(candidate)
 
     def update_many(
         self,
         facts: Iterable[str],
         *,
         user_id: str,
-        agent_id: str | None = None,
-        source: str | None = None,
-        metadata: dict[str, Any] | None = None,
-        chunk_size: int | None = None,
-        category: str | None = None,
-        importance: float | None = None,
-        observed_at: dt.datetime | str | None = None,
+        agent_id: str | None,
+        source: str | None,
+        metadata: dict[str, Any] | None,
+        chunk_size: int | None,
+        category: str | None,
+        importance: float | None,
+        observed_at: dt.datetime | str | None,
     ) -> list[UpdateResult]:
-        """update_memory for a batch of one scope, one transaction per chunk, results in order.
-
-        Every fact is validated before anything is written. Facts are decided in order: a chunk
-        commits up to the first fact that needs the LLM, which is then decided outside any
-        transaction (an LLM call never holds the write lock) before the next chunk starts.
-        With an embedder, the next chunk is embedded while this one is written, and texts the
-        scope already holds are not embedded at all (the hash tier settles them).
-        `category`, `importance` and `observed_at` (default: when written), like source and
-        metadata, apply to every fact of the batch; each fact's topic is read from its text.
-        """
         check_batch("update_many", facts, "facts")
         # A size below 1 wrote the first fact, then failed on the rest with an IndexError.
-        size = chunk_size or self.settings.batch_chunk_size
+        size = chunk_size or self.core.settings.batch_chunk_size
         check_count("chunk_size", size, minimum=1)
         scope = Scope(user_id, agent_id)
         candidates = []
@@ -117,7 +87,7 @@ class WriteCalls(Parts):
             for index, fact in enumerate(facts):
                 try:
                     candidates.append(
-                        self._candidate(
+                        self.core.candidate(
                             fact,
                             scope,
                             source,
@@ -129,35 +99,26 @@ class WriteCalls(Parts):
                     )
                 except InvalidInputError as error:
                     raise InvalidInputError(f"fact #{index}: {error}") from error
-            return self._writes.batch(scope, candidates, size)
+            return self.core.write_path.batch(scope, candidates, size)
 
     def ingest(
         self,
         records: Iterable[Mapping[str, Any]],
         *,
-        user_id: str | None = None,
-        agent_id: str | None = None,
-        source: str | None = None,
-        chunk_size: int | None = None,
+        user_id: str | None,
+        agent_id: str | None,
+        source: str | None,
+        chunk_size: int | None,
     ) -> list[UpdateResult | InvalidInputError]:
-        """update_many for records of several scopes (`memman ingest`, a merging import).
-
-        A record is a mapping with "fact" and optionally "user_id", "agent_id", "source",
-        "metadata", "category", "importance", "subject", "attribute" and "observed_at" (the
-        arguments of update_memory); user_id, agent_id and source default to the arguments.
-        A bad record gets its InvalidInputError in its place and the others are written.
-        Records are decided in order; a run of consecutive records of one scope is written as
-        update_many writes a batch (one transaction per chunk, its ADDs together).
-        """
         check_batch("ingest", records, "records")
-        size = chunk_size or self.settings.batch_chunk_size
+        size = chunk_size or self.core.settings.batch_chunk_size
         check_count("chunk_size", size, minimum=1)
         results: list[UpdateResult | InvalidInputError | None] = []
         run: list[tuple[int, Candidate]] = []
 
         def write_run() -> None:
             if run:
-                written = self._writes.batch(run[0][1].scope, [c for _, c in run], size)
+                written = self.core.write_path.batch(run[0][1].scope, [c for _, c in run], size)
                 for (index, _), result in zip(run, written, strict=True):
                     results[index] = result
                 run.clear()
@@ -192,7 +153,7 @@ class WriteCalls(Parts):
         user = record.get("user_id", user_id)
         if user is None:
             raise InvalidInputError("no user_id: give one in the record or as an argument")
-        return self._candidate(
+        return self.core.candidate(
             record["fact"],
             Scope(user, record.get("agent_id", agent_id)),
             record.get("source", source),
@@ -206,28 +167,18 @@ class WriteCalls(Parts):
 
     # -- pending -----------------------------------------------------------------------------------
 
-    def pending(
-        self, *, user_id: str | None = None, agent_id: str | None = None
-    ) -> list[PendingFact]:
-        """Facts the decider could not settle yet (every user's if neither id is given)."""
+    def pending(self, user_id: str | None, agent_id: str | None) -> list[PendingFact]:
         scope = all_or_scope(user_id, agent_id)
-        with self.store.read() as conn:
-            return self.store.list_pending(conn, scope)
+        with self.core.store.read() as conn:
+            return self.core.store.list_pending(conn, scope)
 
-    def retry_pending(
-        self, *, user_id: str | None = None, agent_id: str | None = None
-    ) -> list[UpdateResult]:
-        """Decide parked facts again; each leaves `pending` only when its decision is applied.
-
-        Safe to run from several processes at once: each fact is claimed (a lease of lease_s)
-        before it is decided, and a fact another worker holds or settled is skipped, so none
-        is decided twice. A worker that crashed holds its facts until their leases lapse.
-        """
+    def retry_pending(self, user_id: str | None, agent_id: str | None) -> list[UpdateResult]:
+        leases = self.core.leases
         results = []
-        for item in self.pending(user_id=user_id, agent_id=agent_id):
-            if not self._leases.claim("pending", [item.id]):
+        for item in self.pending(user_id, agent_id):
+            if not leases.claim("pending", [item.id]):
                 continue
-            candidate = self._candidate(
+            candidate = self.core.candidate(
                 item.content,
                 Scope(item.user_id, item.agent_id),
                 item.source,
@@ -239,9 +190,9 @@ class WriteCalls(Parts):
                 attribute=item.attribute,
             )
             try:
-                results.append(self._writes.process(candidate, pending_id=item.id))
+                results.append(self.core.write_path.process(candidate, pending_id=item.id))
             except LeaseLostError as lost:  # this worker's lease lapsed and another settled it
                 log.info("%s", lost)
             finally:
-                self._leases.release("pending", [item.id])
+                leases.release("pending", [item.id])
         return results

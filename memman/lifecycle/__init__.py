@@ -2,8 +2,8 @@
 
 observe.py, utterance.py and pieces.py turn chat messages into candidate facts (pieces.py:
 a message's clauses that stand alone, and the plans for now that are short-term);
-shortterm.py and buffer.py hold them per session; consolidate.py, merge.py and
-merge_phase.py extract and merge them into long-term memory through the write path;
-decay.py ages memories;
+shortterm.py and buffer.py hold them per session; consolidate.py extracts and
+promotes them into long-term memory through the write path, and runs the phases that share
+run.py's context: merge.py merges what near_duplicates.py finds, decay.py ages memories;
 recall.py builds the prompt block; erase.py and manual.py are the user's own changes.
 """

@@ -13,10 +13,11 @@ run, bounded by max_ops.
    through update_memory (source "promotion", with their category, importance and metadata):
    promotion never bypasses the decision path. Expiry wins: a fact past its TTL is no longer
    true, so it is not promoted.
-3. Near-duplicate long-term memories (lifecycle/merge.py): memories with the same wording
-   merge without an LLM; related ones, found by prefix-filtered blocking through the FTS5 index
-   (never all pairs) and clustered with union-find, form ambiguous clusters if *mutually*
-   related (a chain A~B~C with A!~C is not one fact). With an LLM, one call per ambiguous
+3. Near-duplicate long-term memories (lifecycle/near_duplicates.py finds them, merge.py
+   merges them): memories with the same wording merge without an LLM; related ones, found by
+   prefix-filtered blocking through the FTS5 index (never all pairs) and clustered with
+   union-find, form ambiguous clusters if *mutually* related (a chain A~B~C with A!~C is not
+   one fact). With an LLM, one call per ambiguous
    cluster (prompts/merge.j2) merges it into one text or keeps it separate; offline, and in
    a dry run (no LLM spend), they are only listed. The representative (highest confidence,
    then access count, then newest) stays; the others become 'superseded' with
@@ -46,23 +47,19 @@ from memman.lifecycle import buffer, idle, shortterm
 from memman.lifecycle.consolidation_report import (
     Action,
     AmbiguousCluster,
-    Budget,
     Change,
     ConsolidationReport,
-    Tools,
-    lifecycle_event,
 )
 from memman.lifecycle.decay import decay
-from memman.lifecycle.merge import Progress
-from memman.lifecycle.merge_phase import merge_near_duplicates
+from memman.lifecycle.merge import merge_near_duplicates
 from memman.lifecycle.observe import ObserveResult
+from memman.lifecycle.run import Budget, Progress, Run, lifecycle_event
 from memman.lifecycle.shortterm import ShortTermFact
 from memman.llm.client import LLMClient
 from memman.models import Op, UpdateResult
 from memman.scope import Scope
 from memman.semantic.embed import Embedder
 from memman.storage.store import Store
-from memman.timestamps import stamp as to_stamp
 from memman.write.commit import record_event
 from memman.write.writepath import Also
 
@@ -92,7 +89,6 @@ def consolidate(
     """client: the LLM for ambiguous clusters (None: offline); embedder: refreshes the vector
     of a memory whose text a merge changed; progress(phase, done, total) while merging."""
     budget = Budget(max_ops)
-    tools = Tools(client, embedder, progress)
     changes: list[Change] = []
     rejected: list[list[str]] = []
     ambiguous: list[AmbiguousCluster] = []
@@ -113,16 +109,15 @@ def consolidate(
         with store.read() as conn:
             scopes = store.scopes_with_memories(conn)
     for each in scopes:
-        changes += _expire_and_promote(store, each, settings, now, dry_run, budget, promote)
-        merged, refused, asked = merge_near_duplicates(
-            store, each, settings, now, dry_run, budget, tools
-        )
+        run = Run(store, each, settings, now, dry_run, budget, client, embedder, progress)
+        changes += _expire_and_promote(run, promote)
+        merged, refused, asked = merge_near_duplicates(run)
         changes += merged
         rejected += refused
         ambiguous += asked
         # Planned merges are skipped by decay, so a dry run plans what a real run does.
         gone = {i for c in merged for i in c.related}
-        changes += decay(store, each, settings, now, dry_run, budget, gone)
+        changes += decay(run, gone)
     return ConsolidationReport(
         dry_run=dry_run,
         changes=changes,
@@ -133,29 +128,18 @@ def consolidate(
     )
 
 
-def _expire_and_promote(
-    store: Store,
-    scope: Scope,
-    settings: Settings,
-    now: dt.datetime,
-    dry_run: bool,
-    budget: Budget,
-    promote: Promote,
-) -> list[Change]:
+def _expire_and_promote(run: Run, promote: Promote) -> list[Change]:
     changes = []
-    with store.read() as conn:
-        facts = shortterm.active(store, conn, scope)
+    with run.store.read() as conn:
+        facts = shortterm.active(run.store, conn, run.scope)
     for fact in facts:
-        expired = dt.datetime.fromisoformat(fact.expires_at) <= now
-        recurring = len(fact.sessions) >= settings.promote_min_sessions
-        recalled = fact.recall_count >= settings.promote_min_recalls
-        if not (expired or recurring or recalled) or not budget.take():
+        expired = dt.datetime.fromisoformat(fact.expires_at) <= run.now
+        recurring = len(fact.sessions) >= run.settings.promote_min_sessions
+        recalled = fact.recall_count >= run.settings.promote_min_recalls
+        if not (expired or recurring or recalled) or not run.budget.take():
             continue
         try:  # each writes the fact's new status, which finds its row (else: erased)
-            if expired:
-                change = _expire(store, scope, fact, now, dry_run)
-            else:
-                change = _promote(store, scope, fact, now, dry_run, promote)
+            change = _expire(run, fact) if expired else _promote(run, fact, promote)
         except LeaseLostError as erased:  # forget() took the user meanwhile
             log.warning("short-term fact %s left: %s", fact.id, erased)
             continue
@@ -163,15 +147,14 @@ def _expire_and_promote(
     return changes
 
 
-def _expire(
-    store: Store, scope: Scope, fact: ShortTermFact, now: dt.datetime, dry_run: bool
-) -> Change:
+def _expire(run: Run, fact: ShortTermFact) -> Change:
     """A short-term fact past its TTL: expired, with its event."""
+    store, scope = run.store, run.scope
     detail = f"expired at {fact.expires_at}"
-    if not dry_run:
+    if not run.dry_run:
 
         def expire(conn: sa.Connection) -> None:
-            shortterm.set_status(store, conn, scope, fact.id, "expired", now)
+            shortterm.set_status(store, conn, scope, fact.id, "expired", run.now)
             event = lifecycle_event(
                 memory_id=None,
                 op=Op.DELETE.value,
@@ -180,26 +163,20 @@ def _expire(
                 content_after=None,
                 reason=f"short-term fact {fact.id} {detail}",
                 scores={"short_term_id": fact.id},
-                created_at=to_stamp(now),
+                created_at=run.stamp,
             )
             record_event(store, conn, scope, **event)
 
         store.write(expire, scope=scope)
-    return _short_term_change("expire", scope, fact, detail)
+    return _short_term_change("expire", run.scope, fact, detail)
 
 
-def _promote(
-    store: Store,
-    scope: Scope,
-    fact: ShortTermFact,
-    now: dt.datetime,
-    dry_run: bool,
-    promote: Promote,
-) -> Change:
+def _promote(run: Run, fact: ShortTermFact, promote: Promote) -> Change:
     """A recurring or recalled short-term fact: through update_memory, marked promoted."""
+    store, scope = run.store, run.scope
     seen, recalled = len(fact.sessions), fact.recall_count
     detail = f"seen in {seen} sessions, recalled on {recalled} occasions"
-    if not dry_run:
+    if not run.dry_run:
         # Marked in the same transaction: a crash never leaves one done without the other.
         result = promote(
             fact.content,
@@ -207,11 +184,11 @@ def _promote(
             "promotion",
             fact.category,
             fact.importance,
-            lambda conn: shortterm.set_status(store, conn, scope, fact.id, "promoted", now),
+            lambda conn: shortterm.set_status(store, conn, scope, fact.id, "promoted", run.now),
             fact.metadata,
         )
         detail += f": update_memory {result.op} {result.memory_id or ''}".rstrip()
-    return _short_term_change("promote", scope, fact, detail)
+    return _short_term_change("promote", run.scope, fact, detail)
 
 
 def _short_term_change(action: Action, scope: Scope, fact: ShortTermFact, detail: str) -> Change:

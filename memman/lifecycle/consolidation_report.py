@@ -1,24 +1,16 @@
-"""What a consolidation run did or would do (its changes, the clusters it listed, the sessions it
-extracted), and what its phases share: the op budget, the tools and the audit event.
+"""What a consolidation run did or would do: its changes, the clusters it listed, the sessions
+it extracted.
 
-Below the phases (memman/lifecycle/consolidate.py, merge_phase.py, decay.py) so each can import it.
+Below the phases (memman/lifecycle/consolidate.py, merge.py, decay.py) so each can import it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 from memman.lifecycle.idle import SessionExtraction
-from memman.lifecycle.merge import Progress
-from memman.llm.client import LLMClient
-from memman.models import Tier
-from memman.semantic.embed import Embedder
-
-SOURCE = "consolidation"
-
 
 Action = Literal["expire", "promote", "merge", "decay", "archive"]
 
@@ -85,33 +77,3 @@ class ConsolidationReport(BaseModel):
             e.session.waiting if e.result is None else e.result.extracted_messages
             for e in self.extractions
         )
-
-
-@dataclass(frozen=True)
-class Tools:
-    """What the merge phase may call: the LLM, the embedder and the progress callback."""
-
-    client: LLMClient | None
-    embedder: Embedder | None
-    progress: Progress | None
-
-
-class Budget:
-    """max_ops, shared by every phase of a run: take() is False once it is spent, and the
-    run is then reported as truncated."""
-
-    def __init__(self, max_ops: int):
-        self.left = max_ops
-        self.truncated = False
-
-    def take(self) -> bool:
-        if self.left <= 0:
-            self.truncated = True
-            return False
-        self.left -= 1
-        return True
-
-
-def lifecycle_event(**values: object) -> dict[str, object]:
-    """The events columns of a consolidation change (tier lifecycle, source consolidation)."""
-    return {"tier": Tier.LIFECYCLE.value, "source": SOURCE, **values}

@@ -9,17 +9,10 @@ import datetime as dt
 import sqlalchemy as sa
 
 from memman.config import Settings
-from memman.lifecycle.consolidation_report import (
-    Budget,
-    Change,
-    lifecycle_event,
-)
-from memman.lifecycle.merge import is_protected
+from memman.lifecycle.consolidation_report import Change
+from memman.lifecycle.run import Run, is_protected, lifecycle_event
 from memman.models import Op
-from memman.scope import Scope
 from memman.storage.changes import ChangeSet, NewConfidence
-from memman.storage.store import Store
-from memman.timestamps import stamp as to_stamp
 from memman.write.commit import commit
 
 
@@ -28,15 +21,10 @@ def decayed(confidence: float, days: float, settings: Settings) -> float:
     return max(settings.decay_floor, confidence * (1 - settings.decay_rate) ** days)
 
 
-def decay(
-    store: Store,
-    scope: Scope,
-    settings: Settings,
-    now: dt.datetime,
-    dry_run: bool,
-    budget: Budget,
-    superseded: set[str],
-) -> list[Change]:
+def decay(run: Run, superseded: set[str]) -> list[Change]:
+    """The scope's decays and archivals, except of the memories in `superseded` (planned
+    merges), applied in one transaction unless a dry run."""
+    store, scope, settings, now = run.store, run.scope, run.settings, run.now
     with store.read() as conn:
         rows = store.decay_rows(conn, scope)
     changes = []
@@ -50,7 +38,7 @@ def decay(
         after = decayed(row.confidence, days, settings)
         if days < 1 or after >= row.confidence:  # less than a day unused: nothing to decay
             continue
-        if not budget.take():
+        if not run.budget.take():
             break
         archive = after < settings.archive_below
         changes.append(
@@ -65,16 +53,13 @@ def decay(
                 confidence_after=after,
             )
         )
-    if not dry_run and changes:
-        store.write(
-            lambda conn: _apply_decay(conn, store, scope, changes, to_stamp(now)), scope=scope
-        )
+    if not run.dry_run and changes:
+        store.write(lambda conn: _apply_decay(conn, run, changes), scope=scope)
     return changes
 
 
-def _apply_decay(
-    conn: sa.Connection, store: Store, scope: Scope, changes: list[Change], stamp: str
-) -> None:
+def _apply_decay(conn: sa.Connection, run: Run, changes: list[Change]) -> None:
+    stamp = run.stamp
     change_sets = []
     for c in changes:
         assert c.confidence_after is not None  # decay changes carry both confidences
@@ -95,4 +80,4 @@ def _apply_decay(
         archive = c.action == "archive"
         row = NewConfidence(c.target, c.confidence_after, stamp, archive)
         change_sets.append(ChangeSet(event, (row,)))
-    commit(store, conn, scope, change_sets)
+    commit(run.store, conn, run.scope, change_sets)

@@ -1,231 +1,275 @@
-"""Finding near-duplicate long-term memories, and the LLM call that merges an ambiguous cluster.
-
-consolidate() uses this module in three steps, all on one scope:
-
-1. `find_clusters` loads the scope's mergeable memories once (plain rows, no pydantic) and
-   groups those with the same *wording*: the same words in the same order once case,
-   punctuation, articles and a few filler words are set aside ("Also, I like the band." =
-   "I like a band"). Such groups are one fact and merge without an LLM. Sharing content
-   words alone is not enough: at Jaccard 0.8, 45 of 9,000 MSC persona facts were merged with
-   a different fact ("I live in Salt Lake City" / "My girlfriend lives in Salt Lake City",
-   "I like red more than green" / "I like green better than red"; benchmarks/RESULTS.md).
-2. Groups whose content tokens overlap by at least `merge_related_jaccard` (same negations
-   and numbers) are found by blocking through the FTS5 index with prefix filtering, which is
-   exact: two token sets with Jaccard >= t share one of each set's first
-   |x| - ceil(t|x|) + 1 tokens in a global rare-first order, so each group queries the index
-   for those few rare tokens only, never all pairs. Groups are clustered with union-find; a
-   cluster whose members are not all pairwise related is rejected (A~B~C with A!~C is a chain,
-   not one fact). These clusters are ambiguous: only the LLM may merge them.
-3. `ask_llm` shows one ambiguous cluster to the model (`prompts/merge.j2`), which answers
-   MERGE with one text keeping every detail, or KEEP_SEPARATE.
+"""Consolidation's merge phase: the near-duplicate clusters lifecycle/near_duplicates.py finds
+are merged by wording, or by one LLM call per ambiguous cluster (`ask_llm`, prompts/merge.j2:
+MERGE with one text keeping every detail, or KEEP_SEPARATE), or kept separate; each change is
+an event.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-import math
-from bisect import bisect_right
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from itertools import combinations
+import logging
 from typing import Annotated, ClassVar, Literal
 
+import numpy as np
 import sqlalchemy as sa
 from pydantic import BaseModel, Field, field_validator, model_validator
 
 from memman.config import Settings
-from memman.language.text import jaccard, negations, numbers, token_spellings
-from memman.language.wording import wording
+from memman.errors import DecisionError
+from memman.language.text import content_hash, negations, numbers
+from memman.language.topic import about
+from memman.lifecycle.consolidation_report import AmbiguousCluster, Change, Outcome
+from memman.lifecycle.near_duplicates import Row, cluster_key, find_clusters, representative
+from memman.lifecycle.run import SOURCE, Run, lifecycle_event
 from memman.llm.client import CallInfo, LLMClient, answer_budget
+from memman.llm.per_call import with_values
 from memman.llm.prompts import render
-from memman.scope import Scope
-from memman.storage.fts import scoped_match
-from memman.storage.store import Store
+from memman.models import Op
+from memman.storage.changes import ChangeSet, NewText, NewVector, Superseded
 from memman.write.candidate import model_reason, model_text
+from memman.write.commit import commit, record_event
 
-# An ambiguous cluster is one LLM call; beyond this many memories it is rejected instead (a
-# lower merge_related_jaccard can chain whole topics together).
-MAX_LLM_CLUSTER = 8
+log = logging.getLogger(__name__)
 
 MERGE_TEMPLATE = "merge.j2"
 
-# Phase name, done, total: consolidate reports its progress through this (the CLI draws a bar).
-Progress = Callable[[str, int, int], None]
+MERGE_BATCH = 500  # same-wording merges per write transaction
 
 
+def merge_near_duplicates(
+    run: Run,
+) -> tuple[list[Change], list[list[str]], list[AmbiguousCluster]]:
+    """Merge same-wording groups; ask the LLM about ambiguous clusters (near_duplicates.py)."""
+    store, scope = run.store, run.scope
+    with store.read() as conn:
+        found = find_clusters(store, conn, scope, run.settings, run.progress)
+        decided = _kept_separate(run, conn) if run.client is not None else set()
+    changes: list[Change] = []
+    planned: list[tuple[Row, list[Row]]] = []
+    for group in found.same_wording:
+        if not run.budget.take():
+            break
+        rep = representative(group)
+        others = [r for r in group if r.id != rep.id]
+        planned.append((rep, others))
+        changes.append(
+            Change(
+                action="merge",
+                user_id=scope.user_id,
+                agent_id=scope.agent_id,
+                target=rep.id,
+                content=rep.content,
+                detail=f"{len(others)} memories with the same wording superseded by this one",
+                related=[r.id for r in others],
+            )
+        )
+    if not run.dry_run:
+        # Many small merges per transaction: one commit each would dominate at 100k memories.
+        for start in range(0, len(planned), MERGE_BATCH):
+            batch = planned[start : start + MERGE_BATCH]
 
-def is_protected(category: str | None, confidence: float, settings: Settings) -> bool:
-    """Protected categories and sure memories are never merged or decayed automatically."""
-    return category in settings.protected_categories or confidence >= settings.protected_confidence
+            def apply(conn: sa.Connection, batch=batch) -> None:
+                ids = [r.id for rep, others in batch for r in (rep, *others)]
+                current = store.active_contents(conn, scope, ids)  # one read for the batch
+                for rep, others in batch:
+                    if _unchanged(current, [rep, *others]):  # else changed meanwhile: leave it
+                        keeper = (rep.id, rep.content)
+                        _supersede(conn, run, keeper, others, current, "same wording as")
 
-
-@dataclass(frozen=True)
-class Row:
-    """One mergeable memory as consolidate needs it (cheaper than a pydantic Memory)."""
-
-    pk: int
-    id: str
-    content: str
-    confidence: float
-    access_count: int
-    updated_at: str
-
-    @property
-    def rank(self) -> tuple[float, int, str]:
-        """The representative of a cluster: highest confidence, then access count, newest."""
-        return (self.confidence, self.access_count, self.updated_at)
-
-
-def representative(rows: list[Row]) -> Row:
-    return max(rows, key=lambda r: r.rank)
-
-
-@dataclass
-class Clusters:
-    """What blocking found in one scope."""
-
-    same_wording: list[list[Row]]  # groups of 2+ memories: merge without an LLM
-    ambiguous: list[list[Row]]  # related group representatives: only the LLM may merge them
-    rejected: list[list[str]] = field(default_factory=list)  # related, not mutually: a chain
-
-
-def _load(store: Store, conn: sa.Connection, scope: Scope, settings: Settings) -> list[Row]:
-    rows = store.merge_rows(conn, scope)
-    return [
-        Row(r.pk, r.id, r.content, r.confidence, r.access_count, r.updated_at)
-        for r in rows
-        if not is_protected(r.category, r.confidence, settings)
-    ]
-
-
-def _find(parent: list[int], x: int) -> int:
-    while parent[x] != x:
-        parent[x] = parent[parent[x]]
-        x = parent[x]
-    return x
-
-
-def _related(a: str, b: str, tokens_a: frozenset[str], tokens_b: frozenset[str], t: float) -> bool:
-    return (
-        jaccard(tokens_a, tokens_b) >= t
-        and negations(a) == negations(b)
-        and numbers(a) == numbers(b)
-    )
-
-
-def _prefixes(tokens: list[frozenset[str]], threshold: float) -> list[frozenset[str]]:
-    """Each set's first |x| - ceil(t|x|) + 1 tokens, rarest first (ties by the token).
-
-    If Jaccard(x, y) >= t then |x & y| >= t * max(|x|, |y|), and two sets sharing that many
-    tokens share a token of their prefixes in any one global order (prefix filtering,
-    Chaudhuri et al. 2006): matching prefixes against prefixes loses no pair.
-    """
-    frequency: dict[str, int] = {}
-    for ts in tokens:
-        for token in ts:
-            frequency[token] = frequency.get(token, 0) + 1
-    prefixes = []
-    for ts in tokens:
-        ordered = sorted(ts, key=lambda token: (frequency[token], token))
-        prefixes.append(frozenset(ordered[: len(ts) - math.ceil(threshold * len(ts) - 1e-9) + 1]))
-    return prefixes
-
-
-def _units_holding(
-    store: Store,
-    conn: sa.Connection,
-    query: str,
-    token: str,
-    unit_of_pk: dict[int, int],
-    prefixes: list[frozenset[str]],
-) -> list[int]:
-    """The units whose prefix holds token, found through the FTS index, ascending.
-
-    query ORs every spelling of the token in the scope, each a quoted FTS5 phrase (words are
-    letters and digits only, so no quote can occur): the index tokenizes each spelling as it
-    tokenized the memories that hold it, so every one of them is found.
-    """
-    # Every row of the scope holding the term, unranked: prefix filtering needs the whole
-    # posting list (the query is fts.scoped_match's, so it holds the scope).
-    units = {unit_of_pk.get(pk, -1) for pk in store.fts_rowids(conn, query)}  # -1: protected
-    return sorted(u for u in units if u >= 0 and token in prefixes[u])
-
-
-def find_clusters(
-    store: Store,
-    conn: sa.Connection,
-    scope: Scope,
-    settings: Settings,
-    progress: Progress | None = None,
-) -> Clusters:
-    """Same-wording groups and ambiguous clusters of the scope's mergeable memories."""
-    by_wording: dict[tuple[str, ...], list[Row]] = {}
-    for row in _load(store, conn, scope, settings):
-        by_wording.setdefault(wording(row.content), []).append(row)
-    groups = list(by_wording.values())
-    same = [g for g in groups if len(g) > 1]
-    # Blocking runs on one representative per group: a group shares its content tokens.
-    reps = [representative(g) for g in groups]
-    spelled: dict[str, set[str]] = {}  # token -> every way the scope writes it
-    tokens = []
-    for r in reps:
-        spellings = token_spellings(r.content)
-        tokens.append(frozenset(token for token, _ in spellings))
-        for token, written in spellings:
-            spelled.setdefault(token, set()).add(written)
-    unit_of_pk = {row.pk: i for i, g in enumerate(groups) for row in g}
-    threshold = settings.merge_related_jaccard
-    prefixes = _prefixes(tokens, threshold)
-    parent = list(range(len(groups)))
-    postings: dict[str, list[int]] = {}  # token -> units whose prefix holds it, ascending
-    key = store.fts_index_key(conn, scope) if reps else None
-    for x, prefix in enumerate(prefixes):
-        if progress is not None and x % 1000 == 0:
-            progress("finding near-duplicates", x, len(tokens))
-        size = len(tokens[x])
-        seen: set[int] = set()
-        for token in prefix:
-            if token not in postings:
-                spellings = " OR ".join(f'"{w}"' for w in sorted(spelled[token]))
-                query = scoped_match(key, spellings) if key is not None else None
-                postings[token] = (
-                    []
-                    if query is None
-                    else _units_holding(store, conn, query, token, unit_of_pk, prefixes)
-                )
-            units = postings[token]
-            for y in units[bisect_right(units, x) :]:  # each pair once, from its first unit
-                if y in seen:
-                    continue
-                seen.add(y)
-                if threshold * size <= len(tokens[y]) <= size / threshold and _related(
-                    reps[x].content, reps[y].content, tokens[x], tokens[y], threshold
-                ):
-                    parent[_find(parent, y)] = _find(parent, x)
-    if progress is not None:
-        progress("finding near-duplicates", len(tokens), len(tokens))
-    components: dict[int, list[int]] = {}
-    for i in range(len(groups)):
-        components.setdefault(_find(parent, i), []).append(i)
-    ambiguous, rejected = [], []
-    for members in components.values():
-        if len(members) < 2:
+            store.write(apply, scope=scope)
+    # Same-wording members left the clusters' lists already: each shows its representative.
+    ambiguous = []
+    for done, rows in enumerate(found.ambiguous):
+        if run.progress is not None:
+            run.progress("ambiguous clusters", done, len(found.ambiguous))
+        outcome = _ambiguous(run, rows, decided)
+        if outcome is None:
             continue
-        if len(members) > MAX_LLM_CLUSTER or not all(
-            _related(reps[a].content, reps[b].content, tokens[a], tokens[b], threshold)
-            for a, b in combinations(members, 2)
-        ):
-            rejected.append(sorted(reps[i].id for i in members))
-        else:
-            ambiguous.append([reps[i] for i in members])
-    return Clusters(same_wording=same, ambiguous=ambiguous, rejected=rejected)
+        cluster, change = outcome
+        ambiguous.append(cluster)
+        if change is not None:
+            changes.append(change)
+    if run.progress is not None:
+        run.progress("ambiguous clusters", len(found.ambiguous), len(found.ambiguous))
+    return changes, found.rejected, ambiguous
 
 
-def cluster_key(rows: list[Row]) -> str:
-    """Identifies a cluster by its members' ids and texts: any edit makes it a new question."""
-    pairs = sorted((r.id, r.content) for r in rows)
-    return hashlib.sha256(json.dumps(pairs).encode()).hexdigest()[:16]
+def _kept_separate(run: Run, conn: sa.Connection) -> set[str]:
+    """Clusters the LLM already judged distinct (unchanged since): not asked again (see
+    _record_kept_separate)."""
+    verdicts = run.store.kept_separate_scores(conn, run.scope)
+    return {key for scores in verdicts if (key := json.loads(scores).get("kept_separate"))}
+
+
+def _ambiguous(
+    run: Run, rows: list[Row], decided: set[str]
+) -> tuple[AmbiguousCluster, Change | None] | None:
+    """One ambiguous cluster: listed offline and in a dry run, else one LLM call."""
+    store, scope = run.store, run.scope
+    key = cluster_key(rows)
+
+    def listed(outcome: Outcome, detail: str) -> AmbiguousCluster:
+        return AmbiguousCluster(
+            user_id=scope.user_id,
+            agent_id=scope.agent_id,
+            ids=[r.id for r in rows],
+            contents=[r.content for r in rows],
+            outcome=outcome,
+            detail=detail,
+        )
+
+    if run.client is None:
+        return listed("no_llm", "no LLM configured: only same-wording memories merge"), None
+    if key in decided:
+        return None
+    if not run.budget.take():
+        return None
+    if run.dry_run:
+        return listed("would_ask_llm", "a real run asks the LLM (dry run: no call)"), None
+    try:
+        answer, call = ask_llm(run.client, rows, run.settings)
+        vector = None
+        if isinstance(answer, MergeOp) and run.embedder is not None:
+            vector = run.embedder.embed([answer.content.strip()])[0]
+    except DecisionError as error:
+        log.warning("merge of cluster %s failed, left as it is: %s", key, error)
+        return listed("failed", str(error)), None
+    if isinstance(answer, KeepSeparateOp):
+        kept = store.write(
+            lambda conn: _record_kept_separate(conn, run, rows, key, answer, call), scope=scope
+        )
+        if not kept:
+            return listed("changed", "a memory of the cluster changed meanwhile"), None
+        return listed("kept_separate", answer.reason), None
+    keeper = store.write(
+        lambda conn: _apply_llm_merge(conn, run, rows, answer, call, vector), scope=scope
+    )
+    if keeper is None:
+        return listed("changed", "a memory of the cluster changed meanwhile; not merged"), None
+    others = [r.id for r in rows if r.id != keeper]
+    change = Change(
+        action="merge",
+        user_id=scope.user_id,
+        agent_id=scope.agent_id,
+        target=keeper,
+        content=answer.content.strip(),
+        detail=f"merged by the LLM ({call.model}): {answer.reason}",
+        related=others,
+    )
+    return listed("merged", answer.reason), change
+
+
+def _unchanged(current: dict[str, tuple[str, str]], rows: list[Row]) -> bool:
+    """Every planned memory is still active with the text it was planned on."""
+    return all(r.id in current and current[r.id][0] == r.content for r in rows)
+
+
+def _supersede(
+    conn: sa.Connection,
+    run: Run,
+    keeper: tuple[str, str],
+    others: list[Row],
+    current: dict[str, tuple[str, str]],
+    why: str,
+) -> None:
+    """Others become superseded by keeper (id, content): restorable, with an event each."""
+    keeper_id, keeper_content = keeper
+    stamp = run.stamp
+    changes = []
+    for m in others:
+        metadata = {**json.loads(current[m.id][1]), "superseded_by": keeper_id}
+        event = lifecycle_event(
+            memory_id=m.id,
+            op=Op.UPDATE.value,
+            candidate=keeper_content,
+            content_before=m.content,
+            content_after=keeper_content,
+            reason=f"{why} memory {keeper_id}; superseded by it (restore to undo)",
+            scores={"representative": keeper_id},
+            created_at=stamp,
+        )
+        changes.append(ChangeSet(event, (Superseded(m.id, metadata, stamp),)))
+    commit(run.store, conn, run.scope, changes)
+
+
+def _record_kept_separate(
+    conn: sa.Connection, run: Run, rows: list[Row], key: str, answer: KeepSeparateOp, call: CallInfo
+) -> bool:
+    """The verdict's event, unless a memory of the cluster changed or is gone since it was
+    shown to the LLM (False): erased by forget meanwhile, the event would quote its text."""
+    store, scope = run.store, run.scope
+    if not _unchanged(store.active_contents(conn, scope, [r.id for r in rows]), rows):
+        return False
+    rep = representative(rows)
+    event = lifecycle_event(
+        memory_id=rep.id,
+        op=Op.NOOP.value,
+        candidate=None,
+        content_before=rep.content,
+        content_after=rep.content,
+        reason=f"the LLM kept {len(rows)} related memories separate: {answer.reason}",
+        scores={"kept_separate": key, "cluster": [r.id for r in rows]},
+        created_at=run.stamp,
+        **call.audit_columns(),
+    )
+    record_event(store, conn, scope, **event)
+    return True
+
+
+def _apply_llm_merge(
+    conn: sa.Connection,
+    run: Run,
+    rows: list[Row],
+    answer: MergeOp,
+    call: CallInfo,
+    vector: np.ndarray | None,
+) -> str | None:
+    """The merged text goes to the representative, the others are superseded by it.
+
+    If the merged text is already an active memory (text is unique per scope), that one is
+    kept as it is and the rest of the cluster is superseded by it. Returns the kept memory's
+    id, or None when a memory of the cluster changed since it was shown to the LLM.
+    """
+    store, scope, stamp, embedder = run.store, run.scope, run.stamp, run.embedder
+    current = store.active_contents(conn, scope, [r.id for r in rows])
+    if not _unchanged(current, rows):
+        return None
+    content = answer.content.strip()
+    rep = representative(rows)
+    twin = store.active_by_hash(conn, scope, content_hash(content))
+    new_text: tuple[NewText, ...] = ()
+    new_vector: NewVector | None = None
+    if twin is None:
+        keeper = (rep.id, content)
+        if content != rep.content:
+            topic = about(content)
+            new_text = (
+                NewText(
+                    store.get(conn, rep.id), content, content_hash(content), stamp, SOURCE,
+                    subject=topic and topic.subject, attribute=topic and topic.attribute,
+                ),
+            )  # fmt: skip
+            if embedder is not None and vector is not None:
+                new_vector = NewVector(rep.id, embedder.name, vector)
+        before = rep.content
+    else:
+        keeper = (twin.id, twin.content)
+        before = twin.content
+    others = [r for r in rows if r.id != keeper[0]]
+    event = lifecycle_event(
+        memory_id=keeper[0],
+        op=Op.UPDATE.value if keeper[1] != before else Op.NOOP.value,
+        candidate=content,
+        content_before=before,
+        content_after=keeper[1],
+        reason=f"the LLM merged {len(rows)} memories into this one: {answer.reason}",
+        scores={"merged": [r.id for r in others]},
+        created_at=stamp,
+        **call.audit_columns(),
+    )
+    commit(store, conn, scope, [ChangeSet(event, new_text, new_vector)])
+    _supersede(conn, run, keeper, others, current, "merged by the LLM into")
+    return keeper[0]
 
 
 # -- the LLM call ---------------------------------------------------------------------------
@@ -285,9 +329,7 @@ class MergeDecision(BaseModel):
 
     @classmethod
     def for_cluster(cls, shown: list[str], max_chars: int) -> type[MergeDecision]:
-        return type(
-            cls.__name__, (cls,), {"shown": shown, "max_chars": max_chars, "__doc__": cls.__doc__}
-        )
+        return with_values(cls, shown=shown, max_chars=max_chars)
 
 
 def ask_llm(
@@ -310,5 +352,5 @@ def ask_llm(
     answer, call = client.structured_call(prompt, model, max_tokens=answer_budget(settings, limit))
     decision = answer.decision
     if call.fallback is not None:  # the audit reason records the one mode fallback
-        decision = decision.model_copy(update={"reason": f"{decision.reason} [{call.fallback}]"})
+        decision = decision.model_copy(update={"reason": call.noted(decision.reason)})
     return decision, call

@@ -33,7 +33,7 @@ from functools import partial
 from typing import Any, Literal, NamedTuple
 
 import sqlalchemy as sa
-from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from memman.config import Settings
 from memman.errors import DecisionError, InvalidInputError
@@ -53,6 +53,7 @@ from memman.lifecycle.pieces import IMPORTANCE, pieces, transient
 from memman.lifecycle.shortterm import ShortTermFact
 from memman.lifecycle.utterance import Why, skip_reason
 from memman.llm.client import LLMClient, unanswerable
+from memman.llm.per_call import at_most
 from memman.llm.prompts import render
 from memman.models import UpdateResult
 from memman.scope import Scope
@@ -130,12 +131,7 @@ class ExtractedFacts(BaseModel):
     def at_most(cls, count: int) -> type[ExtractedFacts]:
         """This model with maxItems on facts: a grammar-bound small model that repeats one
         fact is stopped by the schema, not by the timeout."""
-        return create_model(
-            cls.__name__,
-            __base__=cls,
-            __doc__=cls.__doc__,
-            facts=(list[ExtractedFact], Field(max_length=count)),
-        )
+        return at_most(cls, "facts", count)
 
 
 class Skip(BaseModel):

@@ -223,9 +223,7 @@ def context(
         ids = [f.id for f in block.short_term]
         spacing = dt.timedelta(hours=settings.promote_recall_spacing_hours)
         store.try_write(
-            lambda conn: shortterm.note_recalled(
-                store, conn, scope, ids, now=now, spacing=spacing
-            ),
+            lambda conn: shortterm.note_recalled(store, conn, scope, ids, now=now, spacing=spacing),
             "counting short-term recalls",
             scope=scope,
         )

@@ -17,16 +17,16 @@ from dataclasses import replace
 from typing import Any, Literal
 
 import sqlalchemy as sa
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from memman.config import Settings
 from memman.errors import DecisionError
 from memman.language.text import normalize
 from memman.lifecycle.observe import FACT_TOKENS, ExtractedFact, Found, found_facts
-from memman.llm.client import CallInfo, LLMClient, answer_budget
+from memman.llm.client import LLMClient, answer_budget
+from memman.llm.per_call import at_most
 from memman.llm.prompts import render
-from memman.models import Memory
-from memman.write.decide import AddOp, Decided, DeleteOp, NoopOp, UpdateOp, checked, shown_line
+from memman.write.decide import AddOp, Decided, DeleteOp, NoopOp, Shown, UpdateOp, checked
 from memman.write.retrieval import Retrieved
 
 TEMPLATE = "extract_and_decide.j2"
@@ -97,12 +97,7 @@ class DecidedFacts(BaseModel):
     @classmethod
     def at_most(cls, count: int) -> type[DecidedFacts]:
         """This model with maxItems on facts (as ExtractedFacts.at_most)."""
-        return create_model(
-            cls.__name__,
-            __base__=cls,
-            __doc__=cls.__doc__,
-            facts=(list[DecidedFact], Field(max_length=count)),
-        )
+        return at_most(cls, "facts", count)
 
 
 def ask_turn(
@@ -115,20 +110,18 @@ def ask_turn(
     """The batch's facts with their durability and decision (a DecisionError for a fact whose
     decision failed its checks; None for every fact when a durable one came without any: the
     answer is an extraction); DecisionError when the call gives no usable answer."""
-    memories = {i: r.memory for i, r in enumerate(shown, start=1)}
+    memories = Shown.numbered(r.memory for r in shown)
     prompt = render(
         TEMPLATE,
         {
             "messages": [{"role": row.role, "content": row.content} for row in rows],
-            "memories": [shown_line(i, m) for i, m in memories.items()],
-            "today": today.isoformat(),
+            **memories.prompt_context(today),
         },
         directory=settings.prompts_dir,
     )
     count = settings.extract_max_facts
     # Each fact may restate the longest memory it updates.
-    longest = max((len(m.content) for m in memories.values()), default=0)
-    budget = answer_budget(settings, longest) + count * 2 * FACT_TOKENS
+    budget = answer_budget(settings, memories.longest) + count * 2 * FACT_TOKENS
     answer, call = client.structured_call(
         prompt, DecidedFacts.at_most(count), max_tokens=budget, max_retries=RETRIES
     )
@@ -139,19 +132,6 @@ def ask_turn(
     if any(f.op is None and f.durability == "durable" for f in facts):
         return [(fact, durability, None) for fact, durability in found]
     return [
-        (fact, durability, _checked(f.decision(), memories, call, settings.max_fact_chars))
+        (fact, durability, checked(f.decision(), memories, call, settings.max_fact_chars))
         for (fact, durability), f in zip(found, facts, strict=True)
     ]
-
-
-def _checked(
-    answered: AddOp | UpdateOp | DeleteOp | NoopOp | DecisionError | None,
-    memories: dict[int, Memory],
-    call: CallInfo,
-    max_chars: int,
-) -> Decided:
-    return (
-        answered
-        if isinstance(answered, DecisionError)
-        else checked(answered, memories, call, max_chars)
-    )

@@ -125,6 +125,10 @@ class CallInfo:
     mode: str = "tools"
     fallback: str | None = None  # set on the call that switched modes: from, to and why
 
+    def noted(self, reason: str) -> str:
+        """An answer's reason as the audit trail records it: with this call's mode fallback."""
+        return reason if self.fallback is None else f"{reason} [{self.fallback}]"
+
     def audit_columns(self) -> dict[str, object]:
         """The `events` columns that record this call (write path and consolidation alike)."""
         return {

@@ -9,7 +9,7 @@ no LLM is configured). Both return a `Decision` naming the real memory, never a 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import Annotated, Any, ClassVar, Literal, Protocol
 
@@ -17,7 +17,6 @@ from pydantic import (
     BaseModel,
     Field,
     ValidationError,
-    create_model,
     field_validator,
     model_validator,
 )
@@ -28,6 +27,7 @@ from memman.language.attributes import USER, TopicLabels, is_verb_topic
 from memman.language.text import negations, normalize, numbers
 from memman.language.wording import affirmed, elaborates, extends
 from memman.llm.client import CallInfo, LLMClient, answer_budget
+from memman.llm.per_call import at_most, with_values
 from memman.llm.prompts import render
 from memman.models import Memory, Op, Tier
 from memman.write.candidate import Candidate, model_reason, model_text
@@ -223,9 +223,7 @@ class MemoryDecision(BaseModel):
 
     @classmethod
     def for_shown(cls, shown: dict[int, str], max_chars: int) -> type[MemoryDecision]:
-        return type(
-            cls.__name__, (cls,), {"shown": shown, "max_chars": max_chars, "__doc__": cls.__doc__}
-        )
+        return with_values(cls, shown=shown, max_chars=max_chars)
 
 
 class BatchItem(BaseModel):
@@ -243,10 +241,7 @@ class BatchDecisions(BaseModel):
     @classmethod
     def at_most(cls, count: int) -> type[BatchDecisions]:
         """The model for a batch of `count` candidates: the list holds at most that many."""
-        field = Field(max_length=count, description="One decision per candidate.")
-        return create_model(
-            cls.__name__, __base__=cls, __doc__=cls.__doc__, decisions=(list[BatchItem], field)
-        )
+        return at_most(cls, "decisions", count, "One decision per candidate.")
 
 
 # What decide_many returns per candidate: a decision, or why none could be had (the fact parks).
@@ -265,25 +260,17 @@ class LLMDecider:
         self.client = client or LLMClient(settings)
 
     def decide(self, candidate: Candidate, related: list[Retrieved], *, today: dt.date) -> Decision:
-        # Short integer ids: models copy "2" reliably and cannot guess a real id from it.
-        by_short_id = {i: r.memory for i, r in enumerate(related, start=1)}
+        shown = Shown.numbered(r.memory for r in related)
         prompt = render(
             self.template,
-            {
-                "candidate": candidate.content,
-                "memories": [shown_line(i, m) for i, m in by_short_id.items()],
-                "today": today.isoformat(),
-            },
+            {"candidate": candidate.content, **shown.prompt_context(today)},
             directory=self.settings.prompts_dir,
         )
-        model = MemoryDecision.for_shown(
-            {i: m.content for i, m in by_short_id.items()}, self.settings.max_fact_chars
-        )
         # An UPDATE restates the memory with the candidate's news: room for both texts.
-        longest = max((len(m.content) for m in by_short_id.values()), default=0)
-        budget = answer_budget(self.settings, len(candidate.content) + longest)
+        budget = answer_budget(self.settings, len(candidate.content) + shown.longest)
+        model = shown.model(self.settings.max_fact_chars)
         answer, call = self.client.structured_call(prompt, model, max_tokens=budget)
-        return _decision(answer.decision, by_short_id, call)
+        return shown.decision(answer.decision, call)
 
     def decide_many(
         self, items: list[tuple[Candidate, list[Retrieved]]], *, today: dt.date
@@ -306,11 +293,12 @@ class LLMDecider:
         # Every memory shown once, with one short id, and each candidate may act on any of
         # them: the profile and the memories two facts share are not repeated per candidate,
         # and a fact may replace a memory the router found for its neighbour.
-        memories: dict[int, Memory] = {}
+        memories: list[Memory] = []
         for _, related in items:
             for r in related:
-                if r.memory not in memories.values():
-                    memories[len(memories) + 1] = r.memory
+                if r.memory not in memories:
+                    memories.append(r.memory)
+        shown = Shown.numbered(memories)
         prompt = render(
             self.batch_template,
             {
@@ -318,13 +306,11 @@ class LLMDecider:
                     {"number": number, "candidate": candidate.content}
                     for number, (candidate, _) in enumerate(items, 1)
                 ],
-                "memories": [shown_line(i, m) for i, m in memories.items()],
-                "today": today.isoformat(),
+                **shown.prompt_context(today),
             },
             directory=self.settings.prompts_dir,
         )
-        longest = max((len(m.content) for m in memories.values()), default=0)
-        restated = sum(len(c.content) + longest for c, _ in items)
+        restated = sum(len(c.content) + shown.longest for c, _ in items)
         budget = answer_budget(self.settings, restated) * 2 + 32 * len(items)
         try:
             answer, call = self.client.structured_call(
@@ -338,51 +324,77 @@ class LLMDecider:
         for item in answer.decisions:
             given.setdefault(item.number, item.decision)
         return [
-            checked(given.get(number), memories, call, self.settings.max_fact_chars)
+            checked(given.get(number), shown, call, self.settings.max_fact_chars)
             for number in range(1, len(items) + 1)
         ]
 
 
+Answer = AddOp | UpdateOp | DeleteOp | NoopOp
+
+
+@dataclass(frozen=True)
+class Shown:
+    """The memories a decision call shows, by short id (1, 2, ...): models copy "2" reliably
+    and cannot guess a real id from it. What the prompt lists, what an answer's ids are checked
+    against (`model`), and the real memories they name (`decision`)."""
+
+    memories: dict[int, Memory]
+
+    @classmethod
+    def numbered(cls, memories: Iterable[Memory]) -> Shown:
+        return cls(dict(enumerate(memories, start=1)))
+
+    def prompt_context(self, today: dt.date) -> dict[str, Any]:
+        """The memories and the date, as every decision prompt is given them."""
+        lines = [shown_line(i, m) for i, m in self.memories.items()]
+        return {"memories": lines, "today": today.isoformat()}
+
+    @property
+    def longest(self) -> int:
+        """The longest text shown: an UPDATE may restate it."""
+        return max((len(m.content) for m in self.memories.values()), default=0)
+
+    def model(self, max_chars: int) -> type[MemoryDecision]:
+        """The response model that checks an answer against these ids and texts."""
+        return MemoryDecision.for_shown({i: m.content for i, m in self.memories.items()}, max_chars)
+
+    def decision(self, d: Answer, call: CallInfo) -> Decision:
+        """A validated answer as a Decision on the real memories its short ids name."""
+        short_id = getattr(d, "id", None)  # ADD has no id field
+        target = self.memories.get(short_id) if short_id is not None else None
+        also = tuple(self.memories[i] for i in getattr(d, "also", ()))
+        content = d.content.strip() if isinstance(d, UpdateOp) else None
+        reason = call.noted(d.reason)
+        about = d.about() if isinstance(d, TopicLabels) else None
+        return Decision(
+            Op(d.op),
+            reason,
+            Tier.LLM,
+            target=target,
+            content=content,
+            call=call,
+            about=about,
+            also=also,
+        )
+
+
 def checked(
-    answered: AddOp | UpdateOp | DeleteOp | NoopOp | None,
-    memories: dict[int, Memory],
-    call: CallInfo,
-    max_chars: int,
+    answered: Answer | DecisionError | None, shown: Shown, call: CallInfo, max_chars: int
 ) -> Decided:
     """One fact's answer from a call that decided several (a batch, the one-call extraction),
-    checked on its own against the memories shown by short id: a bad one is that fact's
-    DecisionError (it parks), never the call's."""
+    checked on its own against the memories shown, as a single decision's answer is checked
+    (`Shown.model`): a bad one is that fact's DecisionError (it parks), never the call's. An
+    answer already refused (an operation missing what it needs) is that error."""
+    if isinstance(answered, DecisionError):
+        return answered
     if answered is None:
         return DecisionError("the batch answer had no decision for this fact", attempts=1)
-    model = MemoryDecision.for_shown({i: m.content for i, m in memories.items()}, max_chars)
     try:
-        d = model.model_validate({"decision": answered.model_dump()}).decision
+        d = shown.model(max_chars).model_validate({"decision": answered.model_dump()}).decision
     except ValidationError as error:
         problem = "; ".join(e["msg"] for e in error.errors())
         return DecisionError(f"invalid decision in the batch answer: {problem}", attempts=1)
-    return _decision(d, memories, call)
-
-
-def _decision(
-    d: AddOp | UpdateOp | DeleteOp | NoopOp, memories: dict[int, Memory], call: CallInfo
-) -> Decision:
-    """A validated answer as a Decision on the real memories its short ids name."""
-    short_id = getattr(d, "id", None)  # ADD has no id field
-    target = memories.get(short_id) if short_id is not None else None
-    also = tuple(memories[i] for i in getattr(d, "also", ()))
-    content = d.content.strip() if isinstance(d, UpdateOp) else None
-    reason = d.reason if call.fallback is None else f"{d.reason} [{call.fallback}]"
-    about = d.about() if isinstance(d, TopicLabels) else None
-    return Decision(
-        Op(d.op),
-        reason,
-        Tier.LLM,
-        target=target,
-        content=content,
-        call=call,
-        about=about,
-        also=also,
-    )
+    return shown.decision(d, call)
 
 
 def shown_line(short_id: int, memory: Memory) -> dict[str, str | int | None]:

@@ -1,9 +1,10 @@
-"""What every MemoryManager method works with: the store, the settings, the clock and the
-write path, and the candidate every written fact becomes.
+"""What every part of MemoryManager works with: the opened store and its settings, the clock,
+the write path, and the candidate every written fact becomes.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from memman.api.arguments import Clock
@@ -16,12 +17,13 @@ from memman.storage.pending import Leases
 from memman.storage.store import Store
 from memman.timestamps import stamp
 from memman.write.candidate import Candidate, make_candidate
-from memman.write.decide import Decider, LLMDecider
+from memman.write.decide import LLMDecider
 from memman.write.writepath import WritePath
 
 
-class Parts:
-    """The attributes MemoryManager.__init__ sets, and what derives from them."""
+@dataclass(frozen=True)
+class Core:
+    """What MemoryManager.__init__ opened, shared by its parts (memman/api/manager.py)."""
 
     settings: Settings
     path: str
@@ -29,33 +31,24 @@ class Parts:
     vectors: VectorSearch
     vector_search: str  # the search in use: numpy, sqlite-vec or pgvector
     clock: Clock
-    _leases: Leases
-    _writes: WritePath
-
-    @property
-    def decider(self) -> Decider:
-        """What settles ambiguous facts; fixed at construction (pass `decider=` to change it)."""
-        return self._writes.decider
+    leases: Leases  # this worker's claims on pending facts and buffered messages
+    write_path: WritePath  # every long-term write goes through it
 
     @property
     def embedder(self) -> Embedder | None:
-        """The embedding model, if any; fixed at construction (pass `embedder=`)."""
-        return self._writes.embedder
+        return self.write_path.embedder
 
     @property
-    def _llm_client(self) -> LLMClient | None:
+    def llm_client(self) -> LLMClient | None:
         """The LLM client extraction and merging call; None offline."""
-        return self.decider.client if isinstance(self.decider, LLMDecider) else None
+        decider = self.write_path.decider
+        return decider.client if isinstance(decider, LLMDecider) else None
 
-    @property
-    def offline(self) -> bool:
-        """True when ambiguous cases are settled without an LLM."""
-        return self._writes.offline
-
-    def _now(self) -> str:
+    def now(self) -> str:
+        """The clock's time as stored."""
         return stamp(self.clock())
 
-    def _candidate(
+    def candidate(
         self,
         fact: Any,
         scope: Scope,
@@ -68,6 +61,7 @@ class Parts:
         subject: Any = None,
         attribute: Any = None,
     ) -> Candidate:
+        """A fact as the write path takes it, validated (InvalidInputError saying what is wrong)."""
         return make_candidate(
             fact,
             scope=scope,
