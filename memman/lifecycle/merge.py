@@ -35,8 +35,7 @@ import sqlalchemy as sa
 from pydantic import BaseModel, Field, field_validator, model_validator
 
 from memman.config import Settings
-from memman.language.text import jaccard, negations, numbers, token_spellings
-from memman.language.wording import wording
+from memman.language.reader import READER
 from memman.llm.client import CallInfo, LLMClient, answer_budget
 from memman.llm.prompts import render
 from memman.scope import Scope
@@ -108,9 +107,9 @@ def _find(parent: list[int], x: int) -> int:
 
 def _related(a: str, b: str, tokens_a: frozenset[str], tokens_b: frozenset[str], t: float) -> bool:
     return (
-        jaccard(tokens_a, tokens_b) >= t
-        and negations(a) == negations(b)
-        and numbers(a) == numbers(b)
+        READER.jaccard(tokens_a, tokens_b) >= t
+        and READER.negations(a) == READER.negations(b)
+        and READER.numbers(a) == READER.numbers(b)
     )
 
 
@@ -162,7 +161,7 @@ def find_clusters(
     """Same-wording groups and ambiguous clusters of the scope's mergeable memories."""
     by_wording: dict[tuple[str, ...], list[Row]] = {}
     for row in _load(store, conn, scope, settings):
-        by_wording.setdefault(wording(row.content), []).append(row)
+        by_wording.setdefault(READER.wording(row.content), []).append(row)
     groups = list(by_wording.values())
     same = [g for g in groups if len(g) > 1]
     # Blocking runs on one representative per group: a group shares its content tokens.
@@ -170,7 +169,7 @@ def find_clusters(
     spelled: dict[str, set[str]] = {}  # token -> every way the scope writes it
     tokens = []
     for r in reps:
-        spellings = token_spellings(r.content)
+        spellings = READER.token_spellings(r.content)
         tokens.append(frozenset(token for token, _ in spellings))
         for token, written in spellings:
             spelled.setdefault(token, set()).add(written)
@@ -276,7 +275,8 @@ class MergeDecision(BaseModel):
         # The checks a user's fact passes (no NUL, not only invisible characters, ...).
         content = model_text("MERGE content", d.content, self.max_chars)
         first = self.shown[0]
-        if negations(content) != negations(first) or numbers(content) != numbers(first):
+        differs = READER.negations(content) != READER.negations(first)
+        if differs or READER.numbers(content) != READER.numbers(first):
             raise ValueError(
                 "MERGE content changes a number or a negation the memories shown agree on;"
                 " keep them exactly, or answer KEEP_SEPARATE."

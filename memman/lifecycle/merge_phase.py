@@ -13,8 +13,7 @@ import sqlalchemy as sa
 
 from memman.config import Settings
 from memman.errors import DecisionError
-from memman.language.text import content_hash
-from memman.language.topic import about
+from memman.language.reader import READER
 from memman.lifecycle import merge
 from memman.lifecycle.consolidation_report import (
     SOURCE,
@@ -267,16 +266,16 @@ def _apply_llm_merge(
         return None
     content = answer.content.strip()
     rep = merge.representative(rows)
-    twin = store.active_by_hash(conn, scope, content_hash(content))
+    twin = store.active_by_hash(conn, scope, READER.content_hash(content))
     new_text: tuple[NewText, ...] = ()
     new_vector: NewVector | None = None
     if twin is None:
         keeper = (rep.id, content)
         if content != rep.content:
-            topic = about(content)
+            topic = READER.about(content)
             new_text = (
                 NewText(
-                    store.get(conn, rep.id), content, content_hash(content), stamp, SOURCE,
+                    store.get(conn, rep.id), content, READER.content_hash(content), stamp, SOURCE,
                     subject=topic and topic.subject, attribute=topic and topic.attribute,
                 ),
             )  # fmt: skip
