@@ -30,10 +30,10 @@ from memman.language import (
     topic,
     values,
     verbs,
-    wording,
 )
 from memman.language import roles as _roles
 from memman.language import text as _text
+from memman.language import wording as _wording
 from memman.language.attributes import ENDED, USER, VERB, TopicLabels
 from memman.language.switches import Kind
 from memman.language.topic import Topic
@@ -165,62 +165,35 @@ class Reader(Protocol):
 
 
 class OfflineReader:
-    """The offline reader: patterns and word tables, no model. Delegates to language/."""
+    """The offline reader: patterns and word tables, no model. Each answer is language/'s own
+    function, bound as it is (no call in between: the write path asks thousands a second)."""
 
     @property
     def version(self) -> str:
         return topic.READER_VERSION
 
-    def about(self, text: str) -> Topic | None:
-        return topic.about(text)
-
-    def is_verb_topic(self, attribute: str) -> bool:
-        return attributes.is_verb_topic(attribute)
-
-    def is_single_valued(self, attribute: str, single_valued: frozenset[str]) -> bool:
-        return attributes.is_single_valued(attribute, single_valued)
+    about = staticmethod(topic.about)
+    is_verb_topic = staticmethod(attributes.is_verb_topic)
+    is_single_valued = staticmethod(attributes.is_single_valued)
+    check_label = staticmethod(attributes.check_label)
+    person = staticmethod(attributes.person)
 
     def kindred(self, attribute: str) -> str | None:
         return attributes.KINDRED.get(attribute)
 
-    def check_label(self, name: str, value: object) -> str | None:
-        return attributes.check_label(name, value)
-
-    def person(self, word: str) -> str:
-        return attributes.person(word)
-
     def having(self) -> frozenset[str]:
         return takebacks.HAVING
 
-    def blank(self, text: str) -> bool:
-        return _text.blank(text)
-
-    def normalize(self, text: str) -> str:
-        return _text.normalize(text)
-
-    def content_hash(self, text: str) -> str:
-        return _text.content_hash(text)
-
-    def words(self, text: str) -> list[str]:
-        return _text.words(text)
-
-    def written_words(self, text: str) -> list[str]:
-        return _text.written_words(text)
-
-    def content_tokens(self, text: str) -> frozenset[str]:
-        return _text.content_tokens(text)
-
-    def token_spellings(self, text: str) -> set[tuple[str, str]]:
-        return _text.token_spellings(text)
-
-    def jaccard(self, a: frozenset[str], b: frozenset[str]) -> float:
-        return _text.jaccard(a, b)
-
-    def stems(self, text: str) -> frozenset[str]:
-        return takebacks.stems(text)
-
-    def added_words(self, candidate: str, memory: str, *, paraphrase_aware: bool) -> frozenset[str]:
-        return _text.added_words(candidate, memory, paraphrase_aware=paraphrase_aware)
+    blank = staticmethod(_text.blank)
+    normalize = staticmethod(_text.normalize)
+    content_hash = staticmethod(_text.content_hash)
+    words = staticmethod(_text.words)
+    written_words = staticmethod(_text.written_words)
+    content_tokens = staticmethod(_text.content_tokens)
+    token_spellings = staticmethod(_text.token_spellings)
+    jaccard = staticmethod(_text.jaccard)
+    stems = staticmethod(takebacks.stems)
+    added_words = staticmethod(_text.added_words)
 
     def is_stopword(self, word: str) -> bool:
         return word in _text.STOPWORDS
@@ -228,88 +201,36 @@ class OfflineReader:
     def is_negation(self, word: str) -> bool:
         return word in _text.NEGATIONS
 
-    def negations(self, text: str) -> frozenset[str]:
-        return _text.negations(text)
-
-    def numbers(self, text: str) -> frozenset[str]:
-        return _text.numbers(text)
-
-    def years(self, text: str) -> frozenset[str]:
-        return values.years(text)
-
-    def is_past_verb(self, verb: str) -> bool:
-        return verbs.is_past(verb)
-
-    def same_value(self, a: str | None, b: str | None) -> bool:
-        return values.same_value(a, b)
-
-    def of_kind(self, value: str | None, kind: str | None) -> bool:
-        return values.of_kind(value, kind)
-
-    def counted(self, value: str) -> tuple[str, frozenset[str]]:
-        return values.counted(value)
-
-    def object_words(self, value: str) -> frozenset[str]:
-        return verbs.object_words(value)
-
-    def phrasing(self, attribute: str) -> frozenset[str]:
-        return patterns.phrasing(attribute)
-
-    def affirmed(self, text: str) -> tuple[str, ...]:
-        return wording.affirmed(text)
-
-    def wording(self, text: str) -> tuple[str, ...]:
-        return wording.wording(text)
-
-    def extends(self, longer: str, shorter: str) -> bool:
-        return wording.extends(longer, shorter)
-
-    def elaborates(self, longer: str, shorter: str) -> bool:
-        return wording.elaborates(longer, shorter)
-
-    def meaning_difference(
-        self, a: str, b: str, *, roles: bool = True, vouched: bool = False
-    ) -> str | None:
-        return _roles.meaning_difference(a, b, roles=roles, vouched=vouched)
-
-    def stands_beside(self, text: str, topic: Topic, current: Topic | None) -> bool:
-        return beside.stands_beside(text, topic, current)
-
-    def states_other_facts(self, text: str, topic: tuple[str | None, str | None]) -> bool:
-        return clauses.states_other_facts(text, topic)
-
-    def bearing_words(self, text: str) -> frozenset[str]:
-        return bearing.bearing_words(text)
-
-    def names_employer(self, text: str) -> bool:
-        return kinds.names_employer(text)
-
-    def about_sons_or_daughters(self, text: str) -> bool:
-        return kinds.about_sons_or_daughters(text)
-
-    def gerund(self, verb: str) -> str:
-        return kinds.gerund(verb)
-
-    def switch(self, text: str) -> tuple[Kind, Kind | None] | None:
-        return switches.switch(text)
-
-    def kind(self, phrase: str) -> Kind | None:
-        return switches.kind(phrase)
-
-    def taken(self, value: str) -> str:
-        return takebacks.taken(value)
-
-    def sentences(self, text: str) -> list[str]:
-        return chatter.sentences(text)
-
-    def is_chatter(self, sentence: str) -> bool:
-        return chatter.is_chatter(sentence)
+    negations = staticmethod(_text.negations)
+    numbers = staticmethod(_text.numbers)
+    years = staticmethod(values.years)
+    is_past_verb = staticmethod(verbs.is_past)
+    same_value = staticmethod(values.same_value)
+    of_kind = staticmethod(values.of_kind)
+    counted = staticmethod(values.counted)
+    object_words = staticmethod(verbs.object_words)
+    phrasing = staticmethod(patterns.phrasing)
+    affirmed = staticmethod(_wording.affirmed)
+    wording = staticmethod(_wording.wording)
+    extends = staticmethod(_wording.extends)
+    elaborates = staticmethod(_wording.elaborates)
+    meaning_difference = staticmethod(_roles.meaning_difference)
+    stands_beside = staticmethod(beside.stands_beside)
+    states_other_facts = staticmethod(clauses.states_other_facts)
+    bearing_words = staticmethod(bearing.bearing_words)
+    names_employer = staticmethod(kinds.names_employer)
+    about_sons_or_daughters = staticmethod(kinds.about_sons_or_daughters)
+    gerund = staticmethod(kinds.gerund)
+    switch = staticmethod(switches.switch)
+    kind = staticmethod(switches.kind)
+    taken = staticmethod(takebacks.taken)
+    sentences = staticmethod(chatter.sentences)
+    is_chatter = staticmethod(chatter.is_chatter)
 
     def only_chatter(self, tokens: Iterable[str]) -> bool:
         return set(tokens) <= chatter.CHATTER
 
-    def without_openers(self, tokens: list[str]) -> list[str]:
-        return speaker.without_openers(tokens)
+    without_openers = staticmethod(speaker.without_openers)
 
 
 _current: Reader = OfflineReader()
@@ -326,14 +247,20 @@ def use_reader(new: Reader) -> Reader:
     (to put it back)."""
     global _current
     old, _current = _current, new
+    vars(READER).clear()  # the answers it kept were the old reader's
     return old
 
 
 class _Installed:
-    """The installed reader as one object to import: every question goes to `reader()`."""
+    """The installed reader as one object to import: every question goes to `reader()`. An
+    answer asked once is kept on the object (use_reader forgets them), so a question costs an
+    attribute lookup, not a `__getattr__` call."""
 
     def __getattr__(self, name: str) -> Any:
-        return getattr(_current, name)
+        answer = getattr(_current, name)
+        if name != "version":
+            setattr(self, name, answer)
+        return answer
 
 
 # What memman/write/ and memman/lifecycle/ import and ask: `READER.about(text)`.
