@@ -76,6 +76,16 @@ def test_the_switch_row_reads_its_examples_and_not_its_lookalikes(row, text, mat
     assert bool(row.pattern.search(" ".join(words(text)))) is matches
 
 
+def test_a_row_with_a_key_of_no_row_is_refused(tmp_path, monkeypatch):
+    (tmp_path / "typo.toml").write_text(
+        '[[row]]\npattern = "^x$"\nexmaples = ["x"]\n', encoding="utf-8"
+    )
+    monkeypatch.setattr(rulebook, "RULES", tmp_path)
+    with pytest.raises(ValueError, match="exmaples"):
+        rulebook.rows("typo")
+    rulebook.table.cache_clear()
+
+
 def test_a_fragment_nobody_defines_is_named():
     with pytest.raises(KeyError, match="NOPE"):
         rulebook.expand("^am ${NOPE}$", {})

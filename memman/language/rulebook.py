@@ -25,6 +25,7 @@ from typing import Any
 
 RULES = Path(__file__).parent / "rules"
 _PIECE = re.compile(r"\$\{(\w+)\}")
+_KEYS = frozenset({"pattern", "attribute", "fixed", "examples", "lookalikes"})
 
 
 @dataclass(frozen=True)
@@ -72,6 +73,9 @@ def rows(name: str, section: str = "row", **pieces: str) -> list[Row]:
     listed: Any = data
     for key in section.split("."):  # "switch.row": the rows of [switch]
         listed = listed.get(key, {})
+    for order, raw in enumerate(listed or ()):
+        if not raw.keys() <= _KEYS or "pattern" not in raw:  # "exmaples" would test nothing
+            raise ValueError(f"rules/{name}.toml [[{section}]] {order}: keys {sorted(raw)}")
     return [
         Row(
             table=name,
