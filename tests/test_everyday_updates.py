@@ -1,89 +1,79 @@
-"""Everyday updates the extractor reads since session 10 (issue 11, the everyday probe in
-evals/everyday_dev.jsonl): each class of phrasing is read as the attribute it changes, so the
-newer statement replaces the old one by topic, with no LLM call, although the two share no
-word ("I'm vegetarian" / "I started eating fish again")."""
+"""Everyday updates (issue 11): one user says one fact, then another, and the newer replaces
+the older by topic, or both stay. The pairs are data (tests/everyday_updates.toml, one
+[probeN] per probe whose misses the reader learnt); each kind of outcome is one test here,
+and the cases that are not a pair keep tests of their own below."""
 
 from __future__ import annotations
 
+import tomllib
+from pathlib import Path
+
 import pytest
 
-from memman import MemoryManager, Op
-from tests.decisions import active, llm_manager, replaced_by_topic
+from memman import MemoryManager, Op, Tier
+from tests.decisions import (
+    active,
+    answer,
+    chat_calls,
+    kept_apart,
+    llm_manager,
+    replaced_by_topic,
+    replaced_offline,
+)
 
-# (old, new): one pair per class of phrasing, each kept both before.
-SUPERSEDED = [
-    # a name the user asks to be called by
-    ("My name is Ann", "Call me Annie"),
-    ("My name is Margaret", "My friends call me Maggie"),
-    ("I'm called Jonathan", "I prefer to be called Jon"),
-    # children: a birth, an ordinal, becoming a parent
-    ("I have two kids", "We just had our third child"),
-    ("We have two children", "We just had a baby girl"),
-    ("I have no children", "My wife gave birth to our first son"),
-    ("I don't have kids", "I'm a dad now"),
-    # diet: starting to eat what the diet excludes, or going over to another diet
-    ("I'm vegetarian", "I started eating fish again"),
-    ("User is vegan", "User started eating chicken again"),
-    ("I'm pescatarian", "I've gone fully vegetarian"),
-    # the car: by make or kind, and a sale of "my car" ends whatever make it was
-    ("I drive a Honda Civic", "I sold my car and bike to work now"),
-    ("I drive a Toyota Corolla", "I got rid of my car"),
-    ("I don't have a car", "I bought a used Honda Accord"),
-    ("User drives a Ford F-150", "User traded in the truck for a Tesla"),
-    # age by birthday
-    ("I am 62", "Today is my 63rd birthday"),
-    ("User is 45 years old", "User celebrated their 46th birthday"),
-    # favourites said with "now" / "new"
-    ("My favourite colour is blue", "Green is my favourite colour now"),
-    ("My favourite movie is Inception", "My new favourite film is Dune"),
-    # a pet by its name, given away or rehomed
-    ("I have a cat named Luna", "Luna died last month"),
-    ("We have a rabbit", "We gave our rabbit to a neighbour"),
-    ("I have a parrot named Kiwi", "We had to rehome Kiwi"),
-    ("User has a goldfish", "User's goldfish died"),
-    # drinking again, a job left at a named place, smoke-free, widowed
-    ("I don't drink", "I started drinking again"),
-    ("I work night shifts at the hospital", "I quit my job at the hospital"),
-    ("I'm a smoker", "I've been smoke-free since January"),
-    ("I'm married to Alex", "I'm a widow now"),
-    # a later clause saying what holds now
-    ("I'm a student", "I graduated and now I work as a paralegal"),
-    ("I'm based in Austin", "I packed up and moved to Seattle"),
-    # drinks by the cup, pastimes done or gone, an opener, a school level
-    ("I have two cups of tea a day", "I gave up tea"),
-    ("User goes running every morning", "User gave up running after a knee injury"),
-    ("I do yoga twice a week", "I quit yoga"),
-    ("I'm allergic to cats", "Turns out I'm not allergic to cats"),
-    ("I'm in middle school", "I started high school this fall"),
-]
+PROBES = tomllib.loads(
+    (Path(__file__).parent / "everyday_updates.toml").read_text(encoding="utf-8")
+)
 
 
-@pytest.mark.parametrize(("old", "new"), SUPERSEDED)
+def pairs(outcome: str) -> list:
+    """Every (old, new) pair of one outcome, each named by its probe (and family) and new."""
+    found = []
+    for probe, cases in PROBES.items():
+        listed = cases.get(outcome, [])
+        families = listed.items() if isinstance(listed, dict) else [(None, listed)]
+        for family, pairs_ in families:
+            named = f"{probe}: {family}" if family else probe
+            found += [pytest.param(old, new, id=f"{named}: {new}") for old, new in pairs_]
+    return found
+
+
+@pytest.mark.parametrize(("old", "new"), pairs("replaced_with_llm"))
 def test_an_everyday_update_replaces_the_old_fact_with_no_llm_call(db, fake_openai, old, new):
     replaced_by_topic(llm_manager(db, fake_openai.base_url), fake_openai, old, new)
 
 
-@pytest.mark.parametrize(
-    ("old", "new"),
-    [
-        ("I have a daughter", "I have a cat"),  # "a daughter" counts one child, not none
-        ("I'm vegetarian", "My husband started eating fish again"),  # another person's diet
-        ("I drive a Honda Civic", "My wife sold her car"),
-        ("I drive a Honda Civic", "I bought a bike"),  # a bike is no car
-        ("I have two kids", "My sister just had her third child"),
-        ("I have a dog named Rex", "We adopted a second dog"),
-        ("I play tennis", "I started playing chess"),
-        ("My name is Laura", "My dog is called Annie"),
-        ("I drive a Honda Civic", "I drive to work now"),  # a commute, not a car
-        ("I'm learning German", "I like dogs and now I have a cat"),
-    ],
-)
+@pytest.mark.parametrize(("old", "new"), pairs("replaced_offline"))
+def test_each_phrasing_of_a_family_replaces_the_old_fact_offline(db, old, new):
+    replaced_offline(db, old, new)
+
+
+@pytest.mark.parametrize(("old", "new"), pairs("kept_apart"))
 def test_look_alikes_of_the_everyday_rules_both_stay(db, old, new):
+    kept_apart(db, old, new)
+
+
+@pytest.mark.parametrize(("old", "new"), pairs("updated"))
+def test_the_newer_statement_updates_the_older(db, old, new):
+    """ "I have kids" was read as a retraction (no count: none), so its denial looked like the
+    same statement and both stayed active."""
     mm = MemoryManager(db)
     mm.update_memory(old, user_id="ana")
     r = mm.update_memory(new, user_id="ana")
-    assert r.op is Op.ADD
-    assert active(mm) == sorted([old, new])
+    assert r.op is Op.UPDATE
+    assert active(mm) == [new]
+
+
+@pytest.mark.parametrize(("old", "new"), pairs("shown_to_decider"))
+def test_a_change_reaches_the_decider_with_the_memory_it_may_end(db, old, new):
+    """Offline these stay both (no topic settles them), but the decider is shown the old
+    memory: with an LLM it can replace it. On e4d5524 the fact was novel, compared with
+    nothing."""
+    mm = MemoryManager(db)
+    first = mm.update_memory(old, user_id="ana")
+    r = mm.update_memory(new, user_id="ana")
+    assert r.tier is Tier.OFFLINE
+    assert first.memory_id[:8] in r.reason
 
 
 def test_a_daughter_is_one_child_not_none(db):
@@ -96,23 +86,6 @@ def test_a_daughter_is_one_child_not_none(db):
     assert active(mm) == ["I have a daughter"]
 
 
-@pytest.mark.parametrize(
-    ("old", "new"),
-    [
-        ("I have kids", "I don't have any kids"),
-        ("User has children", "User doesn't have any children"),
-    ],
-)
-def test_having_children_uncounted_is_not_having_none(db, old, new):
-    """ "I have kids" was read as a retraction (no count: none), so its denial looked like the
-    same statement and both stayed active."""
-    mm = MemoryManager(db)
-    mm.update_memory(old, user_id="ana")
-    r = mm.update_memory(new, user_id="ana")
-    assert r.op is Op.UPDATE
-    assert active(mm) == [new]
-
-
 def test_a_value_said_again_meets_an_older_memory_of_the_attribute(db):
     """The newest memory of a single-valued attribute settled nothing ("My girlfriend's name
     is Luis" holds more than "I have a girlfriend"), yet an older one states the same value in
@@ -123,3 +96,35 @@ def test_a_value_said_again_meets_an_older_memory_of_the_attribute(db):
     r = mm.update_memory("I have a girlfriend", user_id="ana")
     assert r.op is Op.NOOP
     assert active(mm) == ["I have a boyfriend", "My girlfriend's name is Luis"]
+
+
+def test_a_retraction_replaces_the_memory_the_user_said_last(db, clock):
+    """Two memories hold "married"; the user says the older one again, which reinforces it,
+    and then takes "married" back: the memory said last is replaced, not merely the newest
+    written (offline, no LLM)."""
+    mm = MemoryManager(db, clock=clock)
+    first = mm.update_memory("I am married to Sam", user_id="ana")
+    clock.advance(days=1)
+    newest = mm.update_memory("I'm married with two kids", user_id="ana")
+    clock.advance(days=1)
+    again = mm.update_memory("I am married to Sam", user_id="ana")
+    clock.advance(days=1)
+    assert (again.op, again.memory_id) == (Op.NOOP, first.memory_id)
+    r = mm.update_memory("I'm not married anymore", user_id="ana")
+    assert (r.op, r.memory_id) == (Op.UPDATE, first.memory_id)
+    assert mm.get(newest.memory_id, user_id="ana").content == "I'm married with two kids"
+
+
+@pytest.mark.parametrize(
+    "news", ["Cancelled the gym, way too pricey", "I cancelled my gym, never went anyway"]
+)
+def test_with_an_llm_a_gym_cancelled_is_decided_with_the_gym_shown(db, fake_openai, news):
+    """A take-back of "the gym" names no gym: the change cue "cancelled" shows the user's
+    single-valued profile, which now holds the gym by its name (write/shown.py)."""
+    mm = llm_manager(db, fake_openai.base_url)
+    gym = mm.update_memory("I have a membership at Equinox", user_id="ana")
+    fake_openai.script(answer("UPDATE", id=1, content=news))
+    r = mm.update_memory(news, user_id="ana")
+    [call] = chat_calls(fake_openai)
+    assert "I have a membership at Equinox" in call["json"]["messages"][-1]["content"]
+    assert (r.op, r.tier, r.memory_id) == (Op.UPDATE, Tier.LLM, gym.memory_id)

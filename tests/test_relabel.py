@@ -17,7 +17,7 @@ from tests.postgres import db_on_each_backend, direct, postgres_url, undo_migrat
 from tests.test_cli import memman  # noqa: F401 (fixture)
 
 
-def as_stored_by_an_older_reader(db: str, where: str = "1 = 1", version: int = 0) -> None:
+def as_stored_by_an_older_reader(db: str, where: str = "1 = 1", version: str = "0") -> None:
     """The store at db as an older memman left it: the memories matching `where` without a
     topic, and the store labelled by reader `version`."""
     with direct(db) as conn:
@@ -34,7 +34,7 @@ def test_an_old_memory_is_replaced_by_topic_only_after_relabel(db):
     as_stored_by_an_older_reader(db)
     with MemoryManager(db) as mm:
         report = mm.check()
-        assert (report.reader_version, report.relabel_due, report.ok) == (0, 3, True)
+        assert (report.reader_version, report.relabel_due, report.ok) == ("0", 3, True)
         # Before: the old memory has no topic, so the move is a fact of its own.
         before = mm.update_memory("I moved to Austin", user_id="b")
         assert before.op is Op.ADD
@@ -107,7 +107,7 @@ def test_a_store_from_before_versions_were_recorded_asks_for_a_relabel(db):
         "DROP TABLE store_state",
     )
     with MemoryManager(db) as mm:
-        assert (mm.check().reader_version, mm.check().relabel_due) == (0, 1)
+        assert (mm.check().reader_version, mm.check().relabel_due) == ("0", 1)
         assert mm.relabel().labelled == 1
         assert mm.check().relabel_due == 0
 

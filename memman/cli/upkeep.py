@@ -85,7 +85,7 @@ def check(db: DbOption = None) -> None:
         raise typer.Exit(1)
 
 
-def _labels_note(due: int, version: int) -> str:
+def _labels_note(due: int, version: str) -> str:
     """What check says of the topics: advice when an older reader left memories unlabelled."""
     if not due:
         return "ok"

@@ -7,4 +7,9 @@ value), read by its steps (chatter, speaker, names, negation, patterns, kinds, v
 verbs), and
 attributes.py the attribute vocabulary the settings name; roles.py whether two texts with
 the same words say the same thing (word order, prepositions, passives).
+
+The rest of memman asks through reader.py: the `Reader` protocol and `READER`, the installed
+reader (the offline one: these modules). Phrasings and word lists are data where they have
+moved already: rules/*.toml, loaded by rulebook.py, each row with its examples and
+look-alikes (tests/test_rule_tables.py).
 """

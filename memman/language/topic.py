@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from memman.language import rulebook
 from memman.language.attributes import ENDED, TIMED, USER, is_verb_topic
 from memman.language.chatter import past_chatter
 from memman.language.kinds import PETS, VEHICLES
@@ -62,11 +63,13 @@ from memman.language.whole import (
 )
 from memman.memo import memoized
 
-# Which reading of phrasings about() is: bump it whenever the reader reads more (a phrasing,
-# an attribute, a subject it returned None for before). A store records the version that last
-# labelled it (memman/storage/labels.py); a memory stored with no topic under an older one may
+# Which reading of phrasings about() is: the code's version (bump it whenever the code reads
+# more: an attribute, a step, a subject it returned None for before) and a hash of the rule
+# tables (rulebook.version: any row or word changed). A store records the version that last
+# labelled it (memman/storage/labels.py); a memory stored with no topic under another one may
 # have one now, and `memman check` says so until `memman relabel` reads those again.
-READER_VERSION = 1
+CODE_VERSION = 1
+READER_VERSION = f"{CODE_VERSION}.{rulebook.version()}"
 
 
 @dataclass(frozen=True)

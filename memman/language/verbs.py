@@ -7,6 +7,7 @@ the same verb to the decider.
 
 from __future__ import annotations
 
+from memman.language import rulebook
 from memman.language.attributes import USER, VERB
 from memman.language.negation import GERUNDS
 from memman.language.text import STOPWORDS, content_tokens
@@ -50,3 +51,12 @@ def object_words(value: str) -> frozenset[str]:
     return frozenset(
         w for w in content_tokens(value) if w not in SHARED_OBJECT_WORDS and not w.isdigit()
     )
+
+
+_PAST = rulebook.words("changes", "past", "verbs")
+
+
+def is_past(verb: str) -> bool:
+    """The verb tells an event, not a state: "visited Paris in 2019" and "in 2022" are two
+    events, not a recount (rules/changes.toml [past], and any verb ending in "ed")."""
+    return verb in _PAST or verb.endswith("ed")

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from memman.language.text import content_tokens, jaccard
+from memman.language.reader import READER
 from memman.lifecycle.shortterm import ShortTermFact
 from memman.llm.prompts import render
 from memman.models import Memory, SearchHit
@@ -212,7 +212,7 @@ def _related_groups(memories: list[Memory]) -> list[Group]:
     for memory in memories:
         topic = _topic(memory)
         subject = topic[0] if topic else None
-        words = content_tokens(memory.content)
+        words = READER.content_tokens(memory.content)
         group = by_topic.get(topic) if topic else None
         if group is None:
             close = (g for s, w, g in seen if s == subject and words & w and _close(words, w))
@@ -228,7 +228,7 @@ def _related_groups(memories: list[Memory]) -> list[Group]:
 
 
 def _close(a: frozenset[str], b: frozenset[str]) -> bool:
-    return jaccard(a, b) >= RELATED_JACCARD
+    return READER.jaccard(a, b) >= RELATED_JACCARD
 
 
 def _only(groups: list[Group], ids: set[str]) -> list[Group]:

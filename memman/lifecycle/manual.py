@@ -11,7 +11,7 @@ from collections.abc import Callable
 import sqlalchemy as sa
 
 from memman.errors import InvalidInputError
-from memman.language.text import content_hash
+from memman.language.reader import READER
 from memman.models import Op, Status, Tier, UpdateResult
 from memman.scope import Scope, check_id
 from memman.storage.changes import ChangeSet, NewStatus
@@ -39,7 +39,7 @@ def set_status(
         if status is Status.ACTIVE:
             if memory.status is Status.ACTIVE:
                 raise InvalidInputError(f"memory {memory_id} is already active")
-            twin = store.active_by_hash(conn, scope, content_hash(memory.content))
+            twin = store.active_by_hash(conn, scope, READER.content_hash(memory.content))
             if twin is not None:
                 raise InvalidInputError(
                     f"memory {twin.id} already holds this text; nothing to restore"

@@ -16,8 +16,7 @@ from pydantic import BaseModel, Field, field_validator, model_validator
 
 from memman.config import Settings
 from memman.errors import DecisionError
-from memman.language.text import content_hash, negations, numbers
-from memman.language.topic import about
+from memman.language.reader import READER
 from memman.lifecycle.consolidation_report import AmbiguousCluster, Change, Outcome
 from memman.lifecycle.near_duplicates import Row, cluster_key, find_clusters, representative
 from memman.lifecycle.run import SOURCE, Run, lifecycle_event
@@ -236,16 +235,16 @@ def _apply_llm_merge(
         return None
     content = answer.content.strip()
     rep = representative(rows)
-    twin = store.active_by_hash(conn, scope, content_hash(content))
+    twin = store.active_by_hash(conn, scope, READER.content_hash(content))
     new_text: tuple[NewText, ...] = ()
     new_vector: NewVector | None = None
     if twin is None:
         keeper = (rep.id, content)
         if content != rep.content:
-            topic = about(content)
+            topic = READER.about(content)
             new_text = (
                 NewText(
-                    store.get(conn, rep.id), content, content_hash(content), stamp, SOURCE,
+                    store.get(conn, rep.id), content, READER.content_hash(content), stamp, SOURCE,
                     subject=topic and topic.subject, attribute=topic and topic.attribute,
                 ),
             )  # fmt: skip
@@ -320,7 +319,8 @@ class MergeDecision(BaseModel):
         # The checks a user's fact passes (no NUL, not only invisible characters, ...).
         content = model_text("MERGE content", d.content, self.max_chars)
         first = self.shown[0]
-        if negations(content) != negations(first) or numbers(content) != numbers(first):
+        differs = READER.negations(content) != READER.negations(first)
+        if differs or READER.numbers(content) != READER.numbers(first):
             raise ValueError(
                 "MERGE content changes a number or a negation the memories shown agree on;"
                 " keep them exactly, or answer KEEP_SEPARATE."

@@ -30,8 +30,7 @@ from itertools import combinations
 import sqlalchemy as sa
 
 from memman.config import Settings
-from memman.language.text import jaccard, negations, numbers, token_spellings
-from memman.language.wording import wording
+from memman.language.reader import READER
 from memman.lifecycle.run import Progress, is_protected
 from memman.scope import Scope
 from memman.storage.fts import scoped_match
@@ -90,9 +89,9 @@ def _find(parent: list[int], x: int) -> int:
 
 def _related(a: str, b: str, tokens_a: frozenset[str], tokens_b: frozenset[str], t: float) -> bool:
     return (
-        jaccard(tokens_a, tokens_b) >= t
-        and negations(a) == negations(b)
-        and numbers(a) == numbers(b)
+        READER.jaccard(tokens_a, tokens_b) >= t
+        and READER.negations(a) == READER.negations(b)
+        and READER.numbers(a) == READER.numbers(b)
     )
 
 
@@ -144,7 +143,7 @@ def find_clusters(
     """Same-wording groups and ambiguous clusters of the scope's mergeable memories."""
     by_wording: dict[tuple[str, ...], list[Row]] = {}
     for row in _load(store, conn, scope, settings):
-        by_wording.setdefault(wording(row.content), []).append(row)
+        by_wording.setdefault(READER.wording(row.content), []).append(row)
     groups = list(by_wording.values())
     same = [g for g in groups if len(g) > 1]
     # Blocking runs on one representative per group: a group shares its content tokens.
@@ -152,7 +151,7 @@ def find_clusters(
     spelled: dict[str, set[str]] = {}  # token -> every way the scope writes it
     tokens = []
     for r in reps:
-        spellings = token_spellings(r.content)
+        spellings = READER.token_spellings(r.content)
         tokens.append(frozenset(token for token, _ in spellings))
         for token, written in spellings:
             spelled.setdefault(token, set()).add(written)

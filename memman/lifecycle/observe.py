@@ -37,8 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from memman.config import Settings
 from memman.errors import DecisionError, InvalidInputError
-from memman.language.attributes import TopicLabels
-from memman.language.text import normalize
+from memman.language.reader import READER, TopicLabels
 from memman.lifecycle.buffer import prune_extracted, rows_by_scope, waiting_count, waiting_rows
 from memman.lifecycle.extraction_failures import (
     EXTRACT_TEMPLATE,
@@ -350,7 +349,7 @@ def _offline_candidates(rows: list[sa.Row]) -> tuple[list[tuple[Found, str]], li
     facts: list[tuple[Found, str]] = []
     skips: list[Skip] = []
     for row in rows:
-        if row.role != "user" or not normalize(row.content):
+        if row.role != "user" or not READER.normalize(row.content):
             continue
         why = skip_reason(row.content)
         if why is not None:
@@ -382,7 +381,7 @@ def found_facts(facts: list[ExtractedFact], rows: list[sa.Row]) -> list[tuple[Fo
             f.durability,
         )
         for f in facts
-        if normalize(f.content)
+        if READER.normalize(f.content)
     ]
 
 

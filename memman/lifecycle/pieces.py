@@ -20,11 +20,7 @@ from __future__ import annotations
 
 import re
 
-from memman.language.attributes import is_verb_topic
-from memman.language.chatter import is_chatter, sentences
-from memman.language.speaker import without_openers
-from memman.language.text import words
-from memman.language.topic import about
+from memman.language.reader import READER
 
 # The importance of a transient fact found offline: nothing tells one (remember_short_term's
 # default).
@@ -73,11 +69,11 @@ _LOCATION = re.compile(
 
 def pieces(message: str) -> list[str]:
     """The facts a kept message is stored as: the message itself, or its clauses."""
-    said = [sentence for sentence in sentences(message) if not is_chatter(sentence)]
+    said = [sentence for sentence in READER.sentences(message) if not READER.is_chatter(sentence)]
     clauses = [c.strip() for sentence in said for c in _AND_I.split(sentence)]
     if len(clauses) < 2 or not all(_first_person(clause) for clause in clauses):
         return [message]
-    if any(_POINTING_BACK & set(words(clause)) for clause in clauses[1:]):
+    if any(_POINTING_BACK & set(READER.words(clause)) for clause in clauses[1:]):
         return [message]
     return clauses if all(_lasting(clause) for clause in clauses) else [message]
 
@@ -100,7 +96,7 @@ def transient(fact: str) -> str | None:
 
 def _for_now(clause: str) -> str | None:
     # "I'm" -> "i m", "Im" -> "i m": one spelling for the patterns.
-    spoken = " ".join(words(clause.replace("'", " ").replace("’", " ")))
+    spoken = " ".join(READER.words(clause.replace("'", " ").replace("’", " ")))
     spoken = re.sub(r"\bi(m|ll)\b", r"i \1", spoken)
     if _FAR.search(spoken):
         return None
@@ -112,11 +108,11 @@ def _for_now(clause: str) -> str | None:
 def _lasting(fact: str) -> bool:
     """True if the fact states a known attribute: "I'm moving to Berlin tomorrow" changes
     where the user lives, "I'll be 30 tomorrow" their age; those are long-term news."""
-    topic = about(fact)
-    return topic is not None and not is_verb_topic(topic.attribute)
+    topic = READER.about(fact)
+    return topic is not None and not READER.is_verb_topic(topic.attribute)
 
 
 def _first_person(clause: str) -> bool:
     """True if the clause opens with the user as its subject, lead words aside."""
-    said = without_openers(words(clause))
+    said = READER.without_openers(READER.words(clause))
     return bool(said) and said[0] in _FIRST_PERSON

@@ -23,8 +23,7 @@ import numpy as np
 
 from memman.config import Settings
 from memman.errors import EmbeddingError
-from memman.language.roles import meaning_difference
-from memman.language.text import content_tokens, jaccard
+from memman.language.reader import READER
 from memman.lifecycle import shortterm
 from memman.lifecycle.blend import blend
 from memman.lifecycle.block import ContextBlock, render_context
@@ -102,12 +101,12 @@ def collapse(
     """
     kept: list[tuple[Retrieved, float, frozenset[str], list[str]]] = []
     for r, score in ranked:
-        tokens = content_tokens(r.memory.content)
+        tokens = READER.content_tokens(r.memory.content)
         for rep, _, rep_tokens, collapsed in kept:
             if (
-                jaccard(tokens, rep_tokens) >= noop_jaccard
+                READER.jaccard(tokens, rep_tokens) >= noop_jaccard
                 and not tokens - rep_tokens  # a hit with a word of its own is not folded away
-                and not meaning_difference(r.memory.content, rep.memory.content)
+                and not READER.meaning_difference(r.memory.content, rep.memory.content)
             ):
                 collapsed.append(r.memory.id)
                 break

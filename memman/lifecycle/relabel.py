@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from memman.language.topic import READER_VERSION, about
+from memman.language.reader import READER
 from memman.scope import Scope
 from memman.storage.store import Store
 
@@ -26,13 +26,13 @@ class RelabelReport:
 
     read: int  # active memories without a topic, read again
     labelled: int  # of those, the ones the reader now gives a topic
-    reader_version: int  # the reader that read them (language/topic.READER_VERSION)
+    reader_version: str  # the reader that read them (language/reader.Reader.version)
     recorded: bool  # the store now records that version (a whole-store relabel only)
 
 
 def relabel(store: Store, scope: Scope | None, *, batch: int) -> RelabelReport:
     """Label the scope's (every scope's if None) active memories that have no attribute with
-    what the reader reads in them now; a whole-store run then records READER_VERSION, so
+    what the reader reads in them now; a whole-store run then records the reader's version, so
     `memman check` stops asking for one."""
     read = labelled = 0
     after = 0
@@ -44,7 +44,7 @@ def relabel(store: Store, scope: Scope | None, *, batch: int) -> RelabelReport:
         labels = [
             (topic.subject, topic.attribute, pk, digest)
             for pk, content, digest in rows
-            if (topic := about(content)) is not None
+            if (topic := READER.about(content)) is not None
         ]
         if labels:
             labelled += store.write(
@@ -52,7 +52,8 @@ def relabel(store: Store, scope: Scope | None, *, batch: int) -> RelabelReport:
             )
         read += len(rows)
         after = rows[-1][0]
+    version = READER.version
     if scope is not None:
-        return RelabelReport(read, labelled, READER_VERSION, recorded=False)
-    store.write(lambda conn: store.set_reader_version(conn, READER_VERSION))
-    return RelabelReport(read, labelled, READER_VERSION, recorded=True)
+        return RelabelReport(read, labelled, version, recorded=False)
+    store.write(lambda conn: store.set_reader_version(conn, version))
+    return RelabelReport(read, labelled, version, recorded=True)

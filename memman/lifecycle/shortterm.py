@@ -19,7 +19,7 @@ import sqlalchemy as sa
 
 from memman.config import Settings
 from memman.errors import NotFoundError
-from memman.language.text import content_hash, content_tokens
+from memman.language.reader import READER
 from memman.lifecycle.blend import blend
 from memman.models import Op, Tier
 from memman.scope import Scope
@@ -117,7 +117,7 @@ def remember(
     non-empty: a repeat that comes with none (a plain observe) does not erase what the first
     mention was tagged with, and one that comes with some says what it is now."""
     encoded = json.dumps(metadata or {}, ensure_ascii=False)
-    digest = content_hash(content)
+    digest = READER.content_hash(content)
     expires = stamp(now + ttl(settings, category))
     row = store.short_term_by_hash(conn, scope, digest)
     if row is None:
@@ -198,10 +198,10 @@ def _sharing(
 ) -> list[tuple[float, ShortTermFact]]:
     """(share of the query's content words, fact) for each unexpired active fact holding at
     least one of them (the same stemmed, stopword-free tokens as Jaccard)."""
-    wanted = content_tokens(query)
+    wanted = READER.content_tokens(query)
     found = []
     for row in store.unexpired_short_term(conn, scope, stamp(now)):
-        shared = len(wanted & content_tokens(row.content))
+        shared = len(wanted & READER.content_tokens(row.content))
         if shared:
             found.append((shared / len(wanted), _from_row(row)))
     return found

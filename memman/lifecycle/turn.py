@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from memman.config import Settings
 from memman.errors import DecisionError
-from memman.language.text import normalize
+from memman.language.reader import READER
 from memman.lifecycle.observe import FACT_TOKENS, ExtractedFact, Found, found_facts
 from memman.llm.client import LLMClient, answer_budget
 from memman.llm.per_call import at_most
@@ -125,7 +125,7 @@ def ask_turn(
     answer, call = client.structured_call(
         prompt, DecidedFacts.at_most(count), max_tokens=budget, max_retries=RETRIES
     )
-    facts = [f for f in answer.facts if normalize(f.content)]
+    facts = [f for f in answer.facts if READER.normalize(f.content)]
     if facts and call.tokens is not None:
         call = replace(call, tokens=call.tokens // len(facts))  # shared in the audit trail
     found = found_facts(facts, rows)

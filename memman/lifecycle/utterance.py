@@ -27,8 +27,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from memman.language.chatter import CHATTER, sentences
-from memman.language.text import written_words
+from memman.language.reader import READER
 
 Why = Literal["chatter", "question to the assistant", "request to the assistant"]
 CHATTER_WHY: Why = "chatter"
@@ -113,7 +112,7 @@ def skip_reason(message: str) -> Why | None:
 
     Chatter only if every sentence is chatter: "Hi! Can you write a poem?" is a request.
     """
-    whys = [_kind(sentence) for sentence in sentences(message)]
+    whys = [_kind(sentence) for sentence in READER.sentences(message)]
     if None in whys:
         return None
     return next((why for why in whys if why != CHATTER_WHY), CHATTER_WHY)
@@ -121,9 +120,9 @@ def skip_reason(message: str) -> Why | None:
 
 def _kind(sentence: str) -> Why | None:
     """Why one sentence is not a statement about the user, or None if it may be one."""
-    said = [w.replace("’", "'") for w in written_words(sentence)]
+    said = [w.replace("’", "'") for w in READER.written_words(sentence)]
     bare = [w.replace("'", "") for w in said]
-    if set(bare) <= CHATTER:
+    if READER.only_chatter(bare):
         return CHATTER_WHY  # also a sentence without words ("👍", "...")
     start = next((i for i, w in enumerate(bare) if w not in LEAD), len(bare))
     said, bare = said[start:], bare[start:]

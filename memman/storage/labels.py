@@ -23,8 +23,8 @@ from memman.storage.sql import run_sql
 STATE_TABLE = "CREATE TABLE store_state (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
 READER_KEY = "reader_version"
 # The version recorded for memories labelled by a reader of unknown age (a store made before
-# versions were recorded, memories copied from an export): older than any version.
-UNKNOWN_READER = 0
+# versions were recorded, memories copied from an export): no reader's version.
+UNKNOWN_READER = "0"
 
 _READ_STATE = "SELECT value FROM store_state WHERE key = ?"
 _KEEP_STATE = "INSERT INTO store_state (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING"
@@ -53,10 +53,10 @@ def relabel_would_label(memory: Memory) -> bool:
     return active and about(memory.content) is not None
 
 
-def first_reader_version(holds_memories: bool, current: int) -> str:
+def first_reader_version(holds_memories: bool, current: str) -> str:
     """The reader version a store records when versions start being recorded (m029 / p010): a
     store with memories was labelled by a reader of unknown age, a new one by the current."""
-    return str(UNKNOWN_READER if holds_memories else current)
+    return UNKNOWN_READER if holds_memories else current
 
 
 def _scoped(scope: Scope | None) -> tuple[str, list[str]]:
@@ -68,15 +68,15 @@ def _scoped(scope: Scope | None) -> tuple[str, list[str]]:
 class LabelRows:
     """The reader version on record, and the memories it left without a topic."""
 
-    def reader_version(self, conn: sa.Connection) -> int:
+    def reader_version(self, conn: sa.Connection) -> str:
         """The reader version that last labelled the store (UNKNOWN_READER if none is on
         record)."""
         row = run_sql(conn, _READ_STATE, (READER_KEY,)).fetchone()
-        return UNKNOWN_READER if row is None else int(row[0])
+        return UNKNOWN_READER if row is None else str(row[0])
 
-    def set_reader_version(self, conn: sa.Connection, version: int) -> None:
+    def set_reader_version(self, conn: sa.Connection, version: str) -> None:
         """Record the reader version that labelled the store."""
-        run_sql(conn, _WRITE_STATE, (READER_KEY, str(version)))
+        run_sql(conn, _WRITE_STATE, (READER_KEY, version))
 
     def state(self, conn: sa.Connection, key: str) -> str | None:
         """The store's own state under key (store_state), None if nothing is on record."""

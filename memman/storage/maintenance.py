@@ -31,10 +31,10 @@ class CheckReport:
     orphan_vectors: int = 0  # vectors of no memory, or whose blob does not match their dim
     not_run: dict[str, str] = field(default_factory=dict)  # check -> why the backend needs none
     unreadable: list[str] = field(default_factory=list)  # per table, a row memman cannot read
-    # The reader version that last labelled the store's topics, and when it is older than this
+    # The reader version that last labelled the store's topics, and when it is not this
     # memman's (language/topic.READER_VERSION) the active memories without a topic, which the
     # current reader may read (MemoryManager.relabel). Advice, not a fault: `ok` ignores it.
-    reader_version: int = READER_VERSION
+    reader_version: str = READER_VERSION
     relabel_due: int = 0
     # Memories no audit event names: an import stopped between its memories and their events
     # (importing the same file again copies what is missing).
@@ -86,7 +86,7 @@ def check(store: Store) -> CheckReport:
     try:
         with store.read() as conn:
             version = store.reader_version(conn)
-            if version < READER_VERSION:
+            if version != READER_VERSION:
                 due = store.count_unlabelled(conn, None)
     except damaged as error:
         integrity.append(f"topics unreadable: {_why(error)}")

@@ -540,11 +540,11 @@ class Storage(Protocol):
 
     # -- topics stored by an older reader (memman/storage/labels.py) ----------------------------
 
-    def reader_version(self, conn: sa.Connection) -> int:
-        """The reader version that last labelled the store (0: unknown, older than any)."""
+    def reader_version(self, conn: sa.Connection) -> str:
+        """The reader version that last labelled the store ("0": unknown, no reader's)."""
         ...
 
-    def set_reader_version(self, conn: sa.Connection, version: int) -> None:
+    def set_reader_version(self, conn: sa.Connection, version: str) -> None:
         """Record the reader version that labelled the store."""
         ...
 

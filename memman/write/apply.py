@@ -12,9 +12,7 @@ import numpy as np
 import sqlalchemy as sa
 
 from memman.errors import DecisionError, EmbeddingError, NotFoundError
-from memman.language.attributes import is_verb_topic
-from memman.language.text import content_hash
-from memman.language.topic import about
+from memman.language.reader import READER
 from memman.models import Memory, Op, Status, Tier, UpdateResult
 from memman.semantic.embed import Embedder
 from memman.storage.changes import (
@@ -66,8 +64,9 @@ def _topic_columns(
     neither is known, or only as the verb fallback ("verb:call" for "User now calls Austin
     home"), `told`: the LLM's labels, or for an UPDATE without them the labels of the memory
     it updates (the decider judged the new text to be about the same thing)."""
-    topic = candidate.topic if text == candidate.content else (about(text) or candidate.topic)
-    if told is not None and (topic is None or is_verb_topic(topic.attribute)):
+    read = READER.about(text) if text != candidate.content else None
+    topic = candidate.topic if text == candidate.content else (read or candidate.topic)
+    if told is not None and (topic is None or READER.is_verb_topic(topic.attribute)):
         subject, attribute = told
         return {"subject": subject, "attribute": attribute}
     if topic is None:
@@ -173,7 +172,7 @@ def apply_decision(
             rows, kept = (NewStatus(target.id, Status.DELETED, now),), None
         elif op is Op.UPDATE:
             assert decision.content is not None
-            new_hash = content_hash(decision.content)
+            new_hash = READER.content_hash(decision.content)
             twin = store.active_by_hash(conn, scope, new_hash)
             if twin is not None and twin.id != target.id:
                 # The corrected text is already another memory: keep that one, retire this.

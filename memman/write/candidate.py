@@ -14,9 +14,7 @@ from typing import Any
 
 from memman.config import DEFAULT_CONFIDENCE, Settings
 from memman.errors import InvalidInputError
-from memman.language.attributes import USER, check_label, person
-from memman.language.text import blank, content_hash, normalize
-from memman.language.topic import Topic, about
+from memman.language.reader import READER, USER, Topic
 from memman.models import MAX_IMPORTANCE, MIN_IMPORTANCE
 from memman.scope import Scope, check_encodable
 from memman.timestamps import check_moment
@@ -69,7 +67,7 @@ def check_text(name: str, value: Any, max_chars: int) -> str:
     text = value.strip()
     if "\x00" in text:
         raise InvalidInputError(f"{name} contains a NUL byte")
-    if blank(text):
+    if READER.blank(text):
         raise InvalidInputError(f"{name} is empty")
     check_encodable(name, text)
     if len(text) > max_chars:
@@ -165,12 +163,12 @@ def make_candidate(
 ) -> Candidate:
     """The fact checked and normalised; `now` (the caller's clock) bounds observed_at."""
     content = check_text("fact", fact, settings.max_fact_chars)
-    if not normalize(content):
+    if not READER.normalize(content):
         raise InvalidInputError("fact has no content after normalisation")
     return Candidate(
         scope=scope,
         content=content,
-        content_hash=content_hash(content),
+        content_hash=READER.content_hash(content),
         source=None if source is None else check_text("source", source, MAX_SOURCE_CHARS),
         metadata=check_metadata(metadata, settings),
         confidence=settings.default_confidence,
@@ -187,10 +185,10 @@ def _check_labels(subject: Any, attribute: Any) -> dict[str, str | None]:
     """The caller's labels normalised, a person filed by one name ("mom" is "mother", as
     the extractor files them), so the caller's and the extractor's subjects meet."""
     try:
-        who = check_label("subject", subject)
+        who = READER.check_label("subject", subject)
         return {
-            "subject": None if who is None else person(who),
-            "attribute": check_label("attribute", attribute),
+            "subject": None if who is None else READER.person(who),
+            "attribute": READER.check_label("attribute", attribute),
         }
     except ValueError as error:
         raise InvalidInputError(str(error)) from error
@@ -203,7 +201,7 @@ def _topic(content: str, subject: str | None, attribute: str | None) -> Topic | 
     it reads the same attribute; otherwise the value is unknown, and a single-valued memory
     of that attribute is replaced by any different text.
     """
-    found = about(content)
+    found = READER.about(content)
     if attribute is None:
         if found is None or subject is None:
             return found

@@ -16,8 +16,7 @@ import sqlalchemy as sa
 
 from memman.config import Settings
 from memman.errors import EmbeddingError
-from memman.language.bearing import bearing_words
-from memman.language.text import content_hash, content_tokens
+from memman.language.reader import READER
 from memman.memo import batch_memo
 from memman.models import Op, UpdateResult
 from memman.semantic.embed import Embedder, Lookahead, cosine_thresholds
@@ -127,7 +126,7 @@ class ChunkWalk:
             walked[i] = outcome
             if isinstance(outcome, UpdateResult) and outcome.op in (Op.ADD, Op.UPDATE):
                 # Text now stored (the candidate's, an UPDATE's new one): no longer absent.
-                absent.discard(content_hash(outcome.content or ""))
+                absent.discard(READER.content_hash(outcome.content or ""))
             also = alsos.get(i)
             if isinstance(outcome, UpdateResult) and also is not None:
                 also(conn)
@@ -243,8 +242,8 @@ class _Claims:
 
     def add(self, candidate: Candidate, vector: Embedded, related: list[Retrieved]) -> None:
         self.count += 1
-        self.words |= content_tokens(candidate.content)
-        self.bearing |= bearing_words(candidate.content)
+        self.words |= READER.content_tokens(candidate.content)
+        self.bearing |= READER.bearing_words(candidate.content)
         if candidate.topic is not None:
             self.topics.add((candidate.topic.subject, candidate.topic.attribute))
         for r in related:
@@ -256,8 +255,8 @@ class _Claims:
                 # still claims its topic's memories; an UPDATE of one applied meanwhile makes
                 # the decision stale, and it is decided again (StaleDecision).
                 continue
-            self.words |= content_tokens(r.memory.content)
-            self.bearing |= bearing_words(r.memory.content)
+            self.words |= READER.content_tokens(r.memory.content)
+            self.bearing |= READER.bearing_words(r.memory.content)
             if r.memory.subject and r.memory.attribute:
                 self.topics.add((r.memory.subject, r.memory.attribute))
         if isinstance(vector, np.ndarray):
@@ -271,11 +270,11 @@ class _Claims:
     def touched_by(self, candidate: Candidate, vector: Embedded) -> bool:
         if not self.words and not self.topics and not self.vectors:
             return False
-        bearing = bearing_words(candidate.content) if self.novel_cosine is None else None
+        bearing = READER.bearing_words(candidate.content) if self.novel_cosine is None else None
         if bearing:  # compared on its topic words only (write/pertinent.py)
             if bearing & self.bearing:
                 return True
-        elif content_tokens(candidate.content) & self.words:
+        elif READER.content_tokens(candidate.content) & self.words:
             return True
         topic = candidate.topic
         if topic is not None and (topic.subject, topic.attribute) in self.topics:

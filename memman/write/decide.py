@@ -23,9 +23,7 @@ from pydantic import (
 
 from memman.config import Settings
 from memman.errors import ConfigError, DecisionError
-from memman.language.attributes import USER, TopicLabels, is_verb_topic
-from memman.language.text import negations, normalize, numbers
-from memman.language.wording import affirmed, elaborates, extends
+from memman.language.reader import READER, USER, TopicLabels
 from memman.llm.client import CallInfo, LLMClient, answer_budget
 from memman.llm.per_call import at_most, with_values
 from memman.llm.prompts import render
@@ -82,8 +80,8 @@ class OfflineDecider:
         extended = [
             r.memory
             for r in related
-            if extends(candidate.content, r.memory.content)
-            or elaborates(candidate.content, r.memory.content)
+            if READER.extends(candidate.content, r.memory.content)
+            or READER.elaborates(candidate.content, r.memory.content)
         ]
         negated = [r.memory for r in related if negates(candidate.content, r.memory.content)]
         if len(extended) == 1 and not negated:
@@ -118,12 +116,12 @@ def negates(candidate: str, memory: str) -> bool:
     likes cilantro" (wording.affirmed). "Does not eat pork" / "Never eats pork" are both negated,
     and "I am not from Japan" / "I am in Japan" differ in a word: neither is a flip.
     """
-    said = affirmed(candidate)
+    said = READER.affirmed(candidate)
     return (
         bool(said)
-        and said == affirmed(memory)
-        and numbers(memory) == numbers(candidate)
-        and bool(negations(memory)) != bool(negations(candidate))
+        and said == READER.affirmed(memory)
+        and READER.numbers(memory) == READER.numbers(candidate)
+        and bool(READER.negations(memory)) != bool(READER.negations(candidate))
     )
 
 
@@ -211,7 +209,7 @@ class MemoryDecision(BaseModel):
         if isinstance(d, UpdateOp):
             # The checks a user's fact passes (no NUL, not only invisible characters, ...).
             content = model_text("UPDATE content", d.content, self.max_chars)
-            if normalize(content) == normalize(self.shown[d.id]):
+            if READER.normalize(content) == READER.normalize(self.shown[d.id]):
                 # Not invalid: the model says memory d.id stays as it is, which is a NOOP.
                 # Re-asking does not converge (small models repeat the same UPDATE).
                 self.decision = NoopOp(
@@ -402,7 +400,7 @@ def shown_line(short_id: int, memory: Memory) -> dict[str, str | int | None]:
     what it is about ("residence", "sister: job"), so the model meets the memory a fact
     replaces even when the two share no word."""
     about = None
-    if memory.attribute is not None and not is_verb_topic(memory.attribute):
+    if memory.attribute is not None and not READER.is_verb_topic(memory.attribute):
         person = memory.subject if memory.subject not in (None, USER) else None
         about = f"{person}: {memory.attribute}" if person else memory.attribute
     return {

@@ -16,24 +16,21 @@ one last stated, said again ("I am married") or recalled, not merely the newest 
 
 from __future__ import annotations
 
-from memman.language.attributes import KINDRED
-from memman.language.kinds import names_employer
-from memman.language.topic import Topic, about
-from memman.language.values import same_value
+from memman.language.reader import READER, Topic
 from memman.models import Memory
 
 
 def with_other_side(topic: Topic | None, same: list[Memory], other: list[Memory]) -> list[Memory]:
     """`same` (the fact's own attribute's memories) and those of `other` (the kindred
     attribute's) that the fact settles too, newest observed first."""
-    if topic is None or topic.attribute not in KINDRED or not other:
+    if topic is None or READER.kindred(topic.attribute) is None or not other:
         return same
     if topic.attribute == "residence":  # "I'm in Melbourne", then "We moved to Perth"
         settled = [] if same else other
     elif topic.retracted and topic.value is None:  # work ended: whichever side told it
         settled = other
     elif topic.attribute == "employer" and not topic.retracted and topic.value:
-        settled = [m for m in other if names_employer(m.content)]
+        settled = [m for m in other if READER.names_employer(m.content)]
     elif topic.attribute == "last_name" and not topic.retracted:  # a full name, not "Jo"
         settled = [m for m in other if len((_value(m) or "").split()) > 1]
     else:
@@ -49,9 +46,9 @@ def retracted_holder(topic: Topic, same_topic: list[Memory]) -> Memory:
     if not topic.retracted or topic.value is None or len(same_topic) < 2:
         return newest
     value = _value(newest)
-    if value is None or not same_value(value, topic.value):
+    if value is None or not READER.same_value(value, topic.value):
         return newest
-    holders = [m for m in same_topic if same_value(_value(m), value)]
+    holders = [m for m in same_topic if READER.same_value(_value(m), value)]
     return max(holders, key=_last_said)
 
 
@@ -61,7 +58,7 @@ def _last_said(memory: Memory) -> str:
 
 
 def _value(memory: Memory) -> str | None:
-    stated = about(memory.content)
+    stated = READER.about(memory.content)
     if stated is None or stated.attribute != memory.attribute or stated.retracted:
         return None
     return stated.value

@@ -20,8 +20,7 @@ from importlib import resources
 
 import numpy as np
 
-from memman.language.attributes import KINDRED, USER, is_verb_topic
-from memman.language.topic import Topic
+from memman.language.reader import READER, USER, Topic
 
 PROTOTYPES = "data/attribute_prototypes.npz"
 
@@ -62,7 +61,7 @@ def prototypes(model: str) -> Prototypes | None:
 def kindred(topic: Topic | None) -> tuple[str, str] | None:
     """(subject, attribute) of the other side of a fact with two ("retired" ends an employer
     and a job, attributes.KINDRED): its memories are shown to the decider, as by meaning."""
-    other = KINDRED.get(topic.attribute) if topic is not None else None
+    other = READER.kindred(topic.attribute) if topic is not None else None
     return None if other is None else (topic.subject, other)
 
 
@@ -71,7 +70,7 @@ def topic_by_meaning(
 ) -> tuple[str, str] | None:
     """(subject, attribute) of a fact the extractor gave no attribute (none, or only a verb
     topic), from its vector's nearest prototype; None when its topic is known or none leads."""
-    if topic is not None and not is_verb_topic(topic.attribute):
+    if topic is not None and not READER.is_verb_topic(topic.attribute):
         return None
     found = prototypes(model)
     attribute = found.nearest(vector) if found is not None else None

@@ -28,9 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from memman.language.attributes import is_verb_topic
-from memman.language.bearing import bearing_words
-from memman.language.text import content_tokens
+from memman.language.reader import READER
 from memman.write.candidate import Candidate
 from memman.write.retrieval import Retrieved
 from memman.write.route import Thresholds
@@ -44,10 +42,10 @@ def sharing_topic_words(text: str, related: list[Retrieved]) -> list[Retrieved]:
     """The related memories that share a word naming what the text (a candidate's, a chat
     message's) is about, not only words of how one relates to it ("like", "have", "used
     to"); all of them when the text is made of such words alone ("I love it")."""
-    words = bearing_words(text)
+    words = READER.bearing_words(text)
     if not words:
         return related
-    return [r for r in related if words & bearing_words(r.memory.content)]
+    return [r for r in related if words & READER.bearing_words(r.memory.content)]
 
 
 def pertinent(
@@ -64,16 +62,16 @@ def pertinent(
     its named attribute whose words name another value (supersede.TopicRouting.other_values),
     judged like any memory sharing no topic word.
     """
-    words = bearing_words(candidate.content)
+    words = READER.bearing_words(candidate.content)
     if not words:
         return related
     topic = candidate.topic
-    named = topic if topic is not None and not is_verb_topic(topic.attribute) else None
+    named = topic if topic is not None and not READER.is_verb_topic(topic.attribute) else None
     bar = None if cosine is None else cosine.novel + _RELATION_SHARE * (cosine.noop - cosine.novel)
 
     def about_it(r: Retrieved) -> bool:
         memory = r.memory
-        if words & bearing_words(memory.content) or memory.id in nearby:
+        if words & READER.bearing_words(memory.content) or memory.id in nearby:
             return True
         attribute = named and (named.subject, named.attribute)
         if (memory.subject, memory.attribute) == attribute and memory.id not in apart:
@@ -86,8 +84,8 @@ def pertinent(
         # for, in other words: no topic tells them apart (the router asks novel_cosine).
         return (
             named is None
-            and (memory.attribute is None or not is_verb_topic(memory.attribute))
-            and not content_tokens(candidate.content) & content_tokens(memory.content)
+            and (memory.attribute is None or not READER.is_verb_topic(memory.attribute))
+            and not READER.content_tokens(candidate.content) & READER.content_tokens(memory.content)
         )
 
     return [r for r in related if about_it(r)]

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-from memman.language.text import content_tokens, jaccard
+from memman.language.reader import READER
 from memman.models import Memory
 from memman.storage.store import Store
 from memman.write.candidate import Candidate
@@ -34,6 +34,8 @@ def with_replacing(
     for found in (replacing, absorbing):
         if found is not None and found.id not in known:
             known.add(found.id)
-            shared = jaccard(content_tokens(candidate.content), content_tokens(found.content))
+            shared = READER.jaccard(
+                READER.content_tokens(candidate.content), READER.content_tokens(found.content)
+            )
             retrieved = [*retrieved, Retrieved(found, bm25=None, jaccard=shared)]
     return retrieved, replacing

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import sqlalchemy as sa
 
-from memman.language.text import NEGATIONS, STOPWORDS, content_tokens, jaccard, written_words
+from memman.language.reader import READER
 from memman.models import Memory
 from memman.semantic.vectors import VectorSearch
 from memman.storage.fts import FTS_TOKEN, quoted
@@ -43,7 +43,8 @@ def _is_stopword(parts: list[str]) -> bool:
     rest ("you'll", "we'd"). Negations stay terms, as "not" does: "can't", "don't".
     """
     word = "".join(parts)
-    return word in STOPWORDS or (parts[0] in STOPWORDS and word not in NEGATIONS)
+    read = READER
+    return read.is_stopword(word) or (read.is_stopword(parts[0]) and not read.is_negation(word))
 
 
 def fts_query(text: str) -> str | None:
@@ -66,7 +67,7 @@ def fts_query(text: str) -> str | None:
 def fts_terms(text: str) -> list[str]:
     """The terms fts_query ORs, each its tokens joined by spaces (letters and digits only),
     at most MAX_QUERY_TERMS: the same words for every backend's full-text query."""
-    spelled = [_fts_parts(written) for written in written_words(text)]
+    spelled = [_fts_parts(written) for written in READER.written_words(text)]
     kept = [parts for parts in spelled if not _is_stopword(parts)] or spelled
     return list(dict.fromkeys(" ".join(parts) for parts in kept))[:MAX_QUERY_TERMS]
 
@@ -93,12 +94,12 @@ def _retrieved(
     """These memories in this order, each with its token Jaccard to the text and the scores
     a retriever gave it (None where it gave none); a memory gone meanwhile is left out."""
     memories = store.memories_by_pk(conn, pks)
-    tokens = content_tokens(text)
+    tokens = READER.content_tokens(text)
     return [
         Retrieved(
             memory=memories[pk],
             bm25=(bm25 or {}).get(pk),
-            jaccard=jaccard(tokens, content_tokens(memories[pk].content)),
+            jaccard=READER.jaccard(tokens, READER.content_tokens(memories[pk].content)),
             cosine=(cosine or {}).get(pk),
         )
         for pk in pks

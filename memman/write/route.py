@@ -7,9 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from memman.language.roles import meaning_difference
-from memman.language.text import added_words, content_tokens
-from memman.language.wording import extends
+from memman.language.reader import READER
 from memman.write.retrieval import Retrieved
 
 log = logging.getLogger(__name__)
@@ -147,10 +145,10 @@ def _unlike(
     paraphrase = kind is cosine
     restated = paraphrase and _restated(candidate, closest, value, kind)
     vouched = paraphrase and _vouched(value, kind)
-    differs = meaning_difference(candidate, closest, roles=not restated, vouched=vouched)
+    differs = READER.meaning_difference(candidate, closest, roles=not restated, vouched=vouched)
     if differs:
         return f"near-identical to a memory, but {differs}"
-    added = added_words(candidate, closest, paraphrase_aware=paraphrase)
+    added = READER.added_words(candidate, closest, paraphrase_aware=paraphrase)
     if added:
         return f"near-identical, but the candidate adds {', '.join(sorted(added))}"
     return None
@@ -188,7 +186,7 @@ def _restated(candidate: str, closest: str, value: float, cosine: Thresholds) ->
     """Both texts long and their cosine near 1: only a negation or a number still differs."""
     if value < cosine.noop + _RESTATED_SHARE * (1 - cosine.noop):
         return False
-    shorter = min(len(content_tokens(candidate)), len(content_tokens(closest)))
+    shorter = min(len(READER.content_tokens(candidate)), len(READER.content_tokens(closest)))
     return shorter >= _LONG_STATEMENT
 
 
@@ -199,7 +197,7 @@ def _lexical_copy(candidate: str, retrieved: list[Retrieved], noop: float) -> Re
     near = sorted((r for r in retrieved if r.jaccard >= noop), key=lambda r: -r.jaccard)
     for r in near:
         closest = r.memory.content
-        if not meaning_difference(candidate, closest) and not added_words(
+        if not READER.meaning_difference(candidate, closest) and not READER.added_words(
             candidate, closest, paraphrase_aware=False
         ):
             return r
@@ -212,5 +210,5 @@ def _container(candidate: str, retrieved: list[Retrieved]) -> Retrieved | None:
     After "likes jazz" -> "likes jazz and blues" was an UPDATE, "likes jazz" said again is
     known, not a new row beside the memory that extended it.
     """
-    holders = [r for r in retrieved if extends(r.memory.content, candidate)]
+    holders = [r for r in retrieved if READER.extends(r.memory.content, candidate)]
     return max(holders, key=lambda r: r.jaccard, default=None)

@@ -30,8 +30,7 @@ from dataclasses import replace
 
 import sqlalchemy as sa
 
-from memman.language.attributes import USER
-from memman.language.text import content_tokens, jaccard
+from memman.language.reader import READER, USER
 from memman.models import Memory
 from memman.scope import Scope
 from memman.storage.store import Store
@@ -69,7 +68,7 @@ def shown_union(
 
     A retrieved memory keeps the scores that found it (the audit trail records them); one
     found by topic or profile only gets its Jaccard."""
-    tokens = content_tokens(text)
+    tokens = READER.content_tokens(text)
     found = {r.memory.id: r for r in by_words}
     for r in by_meaning:  # found by both: the BM25 of one and the cosine of the other
         known = found.get(r.memory.id)
@@ -79,7 +78,9 @@ def shown_union(
         known = found.get(memory.id)
         if known is not None:
             return known
-        return Retrieved(memory, bm25=None, jaccard=jaccard(tokens, content_tokens(memory.content)))
+        return Retrieved(
+            memory, bm25=None, jaccard=READER.jaccard(tokens, READER.content_tokens(memory.content))
+        )
 
     interleaved = [found[r.memory.id] for r in rank_by_rank([by_words, by_meaning])]
     ordered = [

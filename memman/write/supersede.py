@@ -28,27 +28,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from memman.language.attributes import USER, is_single_valued, is_verb_topic
-from memman.language.beside import stands_beside
-from memman.language.kinds import about_sons_or_daughters
-from memman.language.patterns import phrasing
-from memman.language.text import content_tokens, numbers, words
-from memman.language.topic import Topic, about
-from memman.language.values import counted, of_kind, same_value, years
-from memman.language.verbs import object_words
-from memman.language.wording import extends
+from memman.language.reader import READER, USER, Topic
 from memman.models import Memory, Op, Tier
 from memman.write.candidate import Candidate
 from memman.write.decide import Decision
 from memman.write.holders import retracted_holder
 from memman.write.switch import switched
-from memman.write.takeback import stems, taken_back
-
-# Past-tense verbs: "visited Paris in 2019" and "in 2022" are two events, not a recount.
-_PAST = frozenset(
-    """was were went got bought sold took made had saw ran ate did left came became grew met
-    won lost began wrote drove flew gave quit""".split()
-)
+from memman.write.takeback import taken_back
 
 
 @dataclass(frozen=True)
@@ -104,20 +90,22 @@ def route_by_topic(
         and _other_topic(topic, m, single_valued, by_meaning=False)
         and not _introduces(m, topic.subject, candidate.content)
     )
-    if is_verb_topic(topic.attribute):  # a named attribute (the caller's too) has its own rules
+    if READER.is_verb_topic(
+        topic.attribute
+    ):  # a named attribute (the caller's too) has its own rules
         switch = switched(candidate, topic.subject, [m for m in seen if m.id not in other])
         if switch is not None:  # "switched back to a sitting desk" ends "uses a standing desk"
             return TopicRouting(switch, other, related, values)
-    if topic.retracted and is_verb_topic(topic.attribute):
+    if topic.retracted and READER.is_verb_topic(topic.attribute):
         taken = taken_back(candidate, topic, seen)
         return TopicRouting(taken, other, related, values)
-    if not same_topic or is_verb_topic(topic.attribute):
+    if not same_topic or READER.is_verb_topic(topic.attribute):
         # A fallback topic only tells other facts apart; what a verb's object changes is the
         # router's and the decider's to judge (they see the memories of the same verb), but
         # for a new count of the same thing ("runs 5 km" -> "runs 10 km").
         recount = _recounted_verb(candidate, topic, related) if same_topic else None
         return TopicRouting(recount, other, related, values)
-    if is_single_valued(topic.attribute, single_valued):
+    if READER.is_single_valued(topic.attribute, single_valued):
         current = retracted_holder(topic, same_topic)
         decision = _single(candidate, topic, current) or _restated_older(
             candidate, topic, same_topic[1:]
@@ -141,25 +129,31 @@ def _other_topic(
     if memory.subject != topic.subject:
         return True
     if memory.attribute != topic.attribute:
-        return not is_verb_topic(memory.attribute) and not is_verb_topic(topic.attribute)
-    if is_single_valued(topic.attribute, single_valued) or by_meaning:
+        return not READER.is_verb_topic(memory.attribute) and not READER.is_verb_topic(
+            topic.attribute
+        )
+    if READER.is_single_valued(topic.attribute, single_valued) or by_meaning:
         return False  # by_meaning: "enjoys prawns" may say "loves shellfish"; the cosine judges
     # Before parsing the memory's text: it decides nothing here, and half the memories that
     # reach this line share a verb topic with the fact (RESULTS.md, Session 7: novel ADD at 100k).
-    if is_verb_topic(topic.attribute):  # measured: pruning these cost 2 % of the suite's recall
+    if READER.is_verb_topic(
+        topic.attribute
+    ):  # measured: pruning these cost 2 % of the suite's recall
         return False
     if topic.value is None:
         return False
-    stated = about(memory.content)
+    stated = READER.about(memory.content)
     if stated is None or stated.attribute != topic.attribute:
         return False
-    if same_value(stated.value, topic.replaces):  # "tea instead of coffee": coffee is touched
+    if READER.same_value(
+        stated.value, topic.replaces
+    ):  # "tea instead of coffee": coffee is touched
         return False
     if stated.value is None:
         return False
     # Another value only when no word is shared: "jazz music" may refine "jazz".
-    return not same_value(stated.value, topic.value) and not (
-        object_words(stated.value) & object_words(topic.value)
+    return not READER.same_value(stated.value, topic.value) and not (
+        READER.object_words(stated.value) & READER.object_words(topic.value)
     )
 
 
@@ -178,7 +172,7 @@ def _introduces(memory: Memory, subject: str, text: str) -> bool:
 
 def _names(text: str, subject: str) -> bool:
     """The text names the subject, in the plural too ("I have two dogs" names the dog)."""
-    return subject in words(text) or subject in content_tokens(text)
+    return subject in READER.words(text) or subject in READER.content_tokens(text)
 
 
 def _said_again(candidate: Candidate, memory: Memory) -> Decision | None:
@@ -191,7 +185,7 @@ def _said_again(candidate: Candidate, memory: Memory) -> Decision | None:
     A memory that holds the candidate's wording and more ("likes jazz" -> "likes jazz and
     blues") already says it: that is the router's NOOP. The memory is found by the text's
     hash in one index seek (replaced.py), not by reading the histories of the candidates."""
-    if extends(memory.content, candidate.content):
+    if READER.extends(memory.content, candidate.content):
         return None
     why = "said again after a newer statement replaced it in this memory; the newest statement wins"
     return Decision(Op.UPDATE, why, Tier.TOPIC, target=memory, content=candidate.content)
@@ -199,19 +193,21 @@ def _said_again(candidate: Candidate, memory: Memory) -> Decision | None:
 
 def _stated(memory: Memory) -> Topic | None:
     """What the memory's text says about its own attribute (None: its value is not known)."""
-    stated = about(memory.content)
+    stated = READER.about(memory.content)
     return stated if stated is not None and stated.attribute == memory.attribute else None
 
 
 def _single(candidate: Candidate, topic: Topic, current: Memory) -> Decision | None:
     stated = _stated(current)
-    if stands_beside(candidate.content, topic, stated):  # "I also work as a custodian"
+    if READER.stands_beside(candidate.content, topic, stated):  # "I also work as a custodian"
         return None
     if stated is None:
         if topic.value is None and current.content.casefold() == candidate.content.casefold():
             return None
         return _replace(candidate, topic, current, stated)
-    if same_value(stated.value, topic.replaces) and not same_value(stated.value, topic.value):
+    if READER.same_value(stated.value, topic.replaces) and not READER.same_value(
+        stated.value, topic.value
+    ):
         return _replace(candidate, topic, current, stated)  # "Christina, not Chris": not alike
     same_polarity = stated.retracted == topic.retracted
     if same_polarity and (
@@ -219,14 +215,14 @@ def _single(candidate: Candidate, topic: Topic, current: Memory) -> Decision | N
     ):
         # The same value again: a new count ("lived in Chicago for 3 years" -> "for 4
         # years"), the same said in other words, or for the router: a refinement.
-        return _newer_count(candidate, topic, current, numbers(current.content)) or _restated(
-            candidate, topic, current, stated
-        )
+        return _newer_count(
+            candidate, topic, current, READER.numbers(current.content)
+        ) or _restated(candidate, topic, current, stated)
     if (
         topic.retracted
         and topic.value is not None
         and not stated.retracted
-        and not same_value(stated.value, topic.value)
+        and not READER.same_value(stated.value, topic.value)
     ):
         why = (
             f"{topic.attribute}: takes back {topic.value!r}, which is not the current value"
@@ -247,7 +243,11 @@ def _restated_older(candidate: Candidate, topic: Topic, older: list[Memory]) -> 
         return None
     for memory in older:
         stated = _stated(memory)
-        if stated is not None and not stated.retracted and same_value(stated.value, topic.value):
+        if (
+            stated is not None
+            and not stated.retracted
+            and READER.same_value(stated.value, topic.value)
+        ):
             restated = _restated(candidate, topic, memory, stated)
             if restated is not None:
                 return restated
@@ -258,7 +258,9 @@ def _alike(a: str | None, b: str | None) -> bool:
     """The same value, or one that may be the same said another way ("medical" / "medicine":
     the same stems). Only for not replacing: a value that may be the same is the router's and
     the decider's to compare, never an UPDATE without them."""
-    return same_value(a, b) or (a is not None and b is not None and stems(a) == stems(b) != set())
+    return READER.same_value(a, b) or (
+        a is not None and b is not None and READER.stems(a) == READER.stems(b) != set()
+    )
 
 
 def _multi(candidate: Candidate, topic: Topic, same_topic: list[Memory]) -> Decision | None:
@@ -268,7 +270,7 @@ def _multi(candidate: Candidate, topic: Topic, same_topic: list[Memory]) -> Deci
         stated = _stated(memory)
         if stated is None or stated.retracted:
             continue
-        if topic.value is None or of_kind(stated.value, topic.value):
+        if topic.value is None or READER.of_kind(stated.value, topic.value):
             return _replace(candidate, topic, memory, stated)
     return None
 
@@ -283,11 +285,13 @@ def _newer_count(
     """UPDATE when the candidate counts the memory's thing differently (`said`: the
     candidate's counts, its numbers by default); None when the counts are the same, missing,
     or years (values.years: a year dates an event, it does not count a thing)."""
-    said = numbers(candidate.content) if said is None else said
-    dated = years(candidate.content) | years(memory.content)
+    said = READER.numbers(candidate.content) if said is None else said
+    dated = READER.years(candidate.content) | READER.years(memory.content)
     if not said or not had or said == had or (said | had) & dated:
         return None
-    if len(numbers(candidate.content)) < len(numbers(memory.content)):  # "two brothers and
+    if len(READER.numbers(candidate.content)) < len(
+        READER.numbers(memory.content)
+    ):  # "two brothers and
         return None  # one sister" -> "3 brothers": replacing it would drop the sister
     counts = f"{', '.join(sorted(had))} -> {', '.join(sorted(said))}"
     why = f"{topic.attribute}: the same thing counted anew ({counts}), the newer count wins"
@@ -306,15 +310,15 @@ def _restated(candidate: Candidate, topic: Topic, memory: Memory, stated: Topic)
     news."""
     added = {
         word  # numbers are compared on their own: "two kids" / "2 children"
-        for word in content_tokens(candidate.content) - content_tokens(memory.content)
-        if not numbers(word)
+        for word in READER.content_tokens(candidate.content) - READER.content_tokens(memory.content)
+        if not READER.numbers(word)
     }
-    value = topic.value if same_value(stated.value, topic.value) else None
-    named = content_tokens(value) if value else frozenset()
+    value = topic.value if READER.same_value(stated.value, topic.value) else None
+    named = READER.content_tokens(value) if value else frozenset()
     if (
         not added
-        or not added <= phrasing(topic.attribute) | named
-        or numbers(candidate.content) != numbers(memory.content)
+        or not added <= READER.phrasing(topic.attribute) | named
+        or READER.numbers(candidate.content) != READER.numbers(memory.content)
     ):
         return None
     why = f"{topic.attribute}: the same value ({topic.value!r}) in other words"
@@ -328,16 +332,16 @@ def _recounted_verb(
     "I'm in my second year of nursing school" -> "third year". Only for a present-tense verb
     (a state, not an event: "visited Paris in 2019" / "in 2022" are both true)."""
     verb = topic.attribute.partition(":")[2]
-    if topic.value is None or verb in _PAST or verb.endswith("ed"):
+    if topic.value is None or READER.is_past_verb(verb):
         return None
-    thing, said = counted(topic.value)
+    thing, said = READER.counted(topic.value)
     if not thing or not said:  # nothing counted: no memory's text need be parsed
         return None
     for memory in same_topic:
         stated = _stated(memory)
         if stated is None or stated.retracted or stated.value is None:
             continue
-        its_thing, had = counted(stated.value)
+        its_thing, had = READER.counted(stated.value)
         if thing and its_thing == thing:
             return _newer_count(candidate, topic, memory, had, said)
     return None
@@ -353,12 +357,16 @@ def _recounted(candidate: Candidate, topic: Topic, same_topic: list[Memory]) -> 
         if (
             stated is not None
             and stated.retracted
-            and (stated.value is None or same_value(stated.value, topic.value))
+            and (stated.value is None or READER.same_value(stated.value, topic.value))
         ):  # "We adopted a greyhound" after "I don't have any pets": no longer true
             return _replace(candidate, topic, memory, stated)
     for memory in same_topic:
         stated = _stated(memory)
-        if stated is not None and not stated.retracted and same_value(stated.value, topic.replaces):
+        if (
+            stated is not None
+            and not stated.retracted
+            and READER.same_value(stated.value, topic.replaces)
+        ):
             # "drinks green tea instead of coffee": the coffee memory is no longer true.
             why = f"{topic.attribute}: {topic.value!r} instead of {stated.value!r}"
             return Decision(Op.UPDATE, why, Tier.TOPIC, target=memory, content=candidate.content)
@@ -366,11 +374,11 @@ def _recounted(candidate: Candidate, topic: Topic, same_topic: list[Memory]) -> 
         stated = _stated(memory)
         if stated is None or stated.retracted or stated.value is None or topic.value is None:
             continue
-        if not same_value(stated.value, topic.value):
-            thing, its_thing = counted(topic.value)[0], counted(stated.value)[0]
+        if not READER.same_value(stated.value, topic.value):
+            thing, its_thing = READER.counted(topic.value)[0], READER.counted(stated.value)[0]
             if not thing or thing != its_thing:  # "three languages" / "four languages"
                 continue
-        recount = _newer_count(candidate, topic, memory, numbers(memory.content))
+        recount = _newer_count(candidate, topic, memory, READER.numbers(memory.content))
         if recount is not None:
             return recount
     return None
@@ -394,5 +402,5 @@ def _another_child(candidate: Candidate, topic: Topic, current: Memory, stated: 
     a birth still ends "I don't have kids" and a count of all of them ("I have two kids")."""
     if topic.attribute != "children" or stated.retracted:
         return False
-    named = about_sons_or_daughters
+    named = READER.about_sons_or_daughters
     return named(current.content) and not named(candidate.content)

@@ -14,79 +14,27 @@ no longer used, so the memory holding the same head noun with another modifier i
 - exactly one memory of the subject holds the old kind; with two it could be either.
 
 Without a switch verb another kind is a fact of its own: "has a black dog" and "has a brown
-dog" may both be true.
+dog" may both be true. What the words say (the switch, the kinds) is the reader's
+(language/switches.py); which memory it ends is decided here.
 """
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
-
-from memman.language.text import STOPWORDS, words
-from memman.language.topic import about
+from memman.language.reader import READER, Kind
 from memman.models import Memory, Op, Tier
 from memman.write.candidate import Candidate
 from memman.write.decide import Decision
 
-# Not "went (back) to": a visit or a return ("I went to art school", "going back to vet
-# school"), which on MSC persona facts the rule read as switches of kind.
-_SWITCH = re.compile(
-    r"(?:^| )(?:switched|switching|changed|swapped|converted)(?: back| over)?"
-    r" (?:from (?P<old>.+?) )?to (?P<new>.+)$"
-)
-# Where the thing's name ends and its place or a later clause begins.
-_AFTER = frozenset(
-    """at in on for from with during when while because but and since so after before of as
-    to""".split()
-)
-# Words before the thing's name: "sleeps on a firm mattress", "switched back to a ...".
-_LEADING = frozenset("a an the my our his her their some back over to on at in with".split())
-_MAX_WORDS = 4  # a longer phrase is a clause, not the name of a thing
-
-
-@dataclass(frozen=True)
-class Kind:
-    """A thing named by a head noun and its modifiers, and where it is ("at work")."""
-
-    head: str
-    modifiers: frozenset[str]
-    place: frozenset[str]
-
-
-def kind(phrase: str) -> Kind | None:
-    """ "a standing desk at work" -> Kind("desk", {"standing"}, {"work"}); None when the phrase
-    names no modified thing ("decaf", "a Pixel", a whole clause)."""
-    tokens = phrase.split()
-    while tokens and tokens[0] in _LEADING:
-        tokens = tokens[1:]
-    cut = next((i for i, w in enumerate(tokens) if w in _AFTER), len(tokens))
-    name, place = tokens[:cut], tokens[cut:]
-    if not 2 <= len(name) <= _MAX_WORDS or any(w.isdigit() for w in name):
-        return None
-    head = name[-1][:-1] if name[-1].endswith("s") and not name[-1].endswith("ss") else name[-1]
-    return Kind(head, frozenset(name[:-1]), frozenset(place) - STOPWORDS - _AFTER)
-
-
-def _switch(text: str) -> tuple[Kind, Kind | None] | None:
-    """The kind switched to, and the one switched from when the text names it."""
-    found = _SWITCH.search(" ".join(words(text)))
-    if found is None:
-        return None
-    new = kind(found.group("new"))
-    if new is None:
-        return None
-    return new, kind(found.group("old")) if found.group("old") else None
-
 
 def _held(memory: Memory, subject: str) -> Kind | None:
     """The kind of thing the memory says the subject uses or has, if it names one."""
-    stated = about(memory.content)
+    stated = READER.about(memory.content)
     if stated is None or stated.subject != subject or stated.retracted:
         return None
-    switched = _switch(memory.content)
+    switched = READER.switch(memory.content)
     if switched is not None:
         return switched[0]
-    return kind(stated.value) if stated.value is not None else None
+    return READER.kind(stated.value) if stated.value is not None else None
 
 
 def _another_kind(new: Kind, old: Kind, named: Kind | None) -> bool:
@@ -101,7 +49,7 @@ def _another_kind(new: Kind, old: Kind, named: Kind | None) -> bool:
 
 def switched(candidate: Candidate, subject: str, memories: list[Memory]) -> Decision | None:
     """UPDATE the one memory of the subject whose thing the candidate switches away from."""
-    said = _switch(candidate.content)
+    said = READER.switch(candidate.content)
     if said is None:
         return None
     new, named = said

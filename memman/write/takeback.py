@@ -8,10 +8,7 @@ the object's words, not by the topic's value.
 
 from __future__ import annotations
 
-from memman.language.attributes import ENDED, VERB
-from memman.language.kinds import gerund
-from memman.language.text import content_tokens, negations
-from memman.language.topic import Topic, about
+from memman.language.reader import ENDED, READER, VERB, Topic
 from memman.models import Memory, Op, Tier
 from memman.write.candidate import Candidate
 from memman.write.decide import Decision, negates
@@ -19,22 +16,6 @@ from memman.write.decide import Decision, negates
 # A take-back names one thing: an object of more words is a sentence that happens to hold a
 # negation ("I'm quite positive about it except I wouldn't want ...", MRPC), not a take-back.
 _MAX_TAKEN = 4
-_CLAUSE_END = frozenset(
-    """since because after before when while now anymore again ago so but and that which who
-    though as he she they it i we""".split()
-)
-# What one belongs to for a pastime: leaving "the Saturday soccer team", "violin lessons" or
-# "the gym membership" ends "plays soccer on Saturdays", "goes to the gym every day"; so do
-# the hours one gives it ("gave up the shelter shifts" ends "volunteers at the shelter").
-_MEMBERSHIPS = frozenset(
-    """team club league membership group class classes lessons band choir shifts shift
-    sessions rehearsals practice""".split()
-)
-# What "no longer have X" can take back: "no longer has Bruno" ends "has a dog named Bruno",
-# "Dan moved out" ends "lives with a roommate named Dan".
-_HAVING = frozenset(
-    "verb:have verb:own pets children relationship_status allergy car household".split()
-)
 
 
 def taken_back(candidate: Candidate, topic: Topic, seen: list[Memory]) -> Decision | None:
@@ -45,13 +26,14 @@ def taken_back(candidate: Candidate, topic: Topic, seen: list[Memory]) -> Decisi
     only what the same verb stated ("stopped learning German" / "is learning German", not
     "loves German films"), "have" what any having stated; a verb that ends something
     (topic.ENDED: "sold", "cancelled") any memory."""
-    wanted = stems(_taken(topic.value or ""))
+    read = READER
+    wanted = read.stems(read.taken(topic.value or ""))
     if not wanted or len(wanted) > _MAX_TAKEN:
         return None
     if topic.attribute == ENDED:
         verbs = None
-    elif topic.attribute in _HAVING:
-        verbs = _HAVING
+    elif topic.attribute in read.having():
+        verbs = read.having()
     else:
         verbs = frozenset({topic.attribute})
     holders = {
@@ -60,7 +42,7 @@ def taken_back(candidate: Candidate, topic: Topic, seen: list[Memory]) -> Decisi
         if m.subject == topic.subject
         and m.attribute is not None
         and (verbs is None or m.attribute in verbs or _pastime_of(m, topic.attribute))
-        and wanted <= stems(m.content)
+        and wanted <= read.stems(m.content)
         and not _says_retracted(m)
     }
     if len(holders) != 1:
@@ -77,33 +59,13 @@ def _pastime_of(memory: Memory, attribute: str) -> bool:
     "I don't read a lot and am busy with work" (verb:read) takes it back."""
     if memory.attribute != "hobby" or not attribute.startswith(VERB + ":"):
         return False
-    stated = about(memory.content)
-    return stated is not None and stated.value == gerund(attribute.split(":", 1)[1])
-
-
-def _taken(value: str) -> str:
-    """What a take-back names: its object up to where a new clause starts ("glasses anymore
-    since the laser surgery" -> "glasses"), prepositions kept: "not stirring chili in a
-    kettle" takes back chili in a kettle, not any chili."""
-    kept = []
-    for word in value.split():
-        if kept and word in _CLAUSE_END:
-            break
-        kept.append(word)
-    if len(kept) > 1 and kept[-1] in _MEMBERSHIPS:  # "the saturday soccer team": soccer
-        kept.pop()
-    return " ".join(kept)
-
-
-def stems(text: str) -> frozenset[str]:
-    """Content words cut to five letters: "allergy" and "allergic", "cats" and "cat" meet.
-    Every word counts: "not reliable in other things" does not take back "reliable in my
-    job", nor "do not make a lot of money" "make money from passive income"."""
-    return frozenset(w[:5] for w in content_tokens(text) if len(w) > 2)
+    read = READER
+    stated = read.about(memory.content)
+    return stated is not None and stated.value == read.gerund(attribute.split(":", 1)[1])
 
 
 def _says_retracted(memory: Memory) -> bool:
     """The memory already denies what it names: a retraction ("doesn't have a car") or a
     negated value ("has no car"), so a take-back of the same thing restates it."""
-    stated = about(memory.content)
-    return stated is not None and (stated.retracted or bool(negations(stated.value or "")))
+    stated = READER.about(memory.content)
+    return stated is not None and (stated.retracted or bool(READER.negations(stated.value or "")))

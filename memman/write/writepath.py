@@ -21,9 +21,7 @@ import sqlalchemy as sa
 
 from memman.config import Settings
 from memman.errors import DecisionError, EmbeddingError
-from memman.language.attributes import is_verb_topic
-from memman.language.clauses import states_other_facts
-from memman.language.text import content_tokens, jaccard
+from memman.language.reader import READER
 from memman.models import Memory, Op, Tier, UpdateResult
 from memman.scope import Scope
 from memman.semantic.embed import Embedder, cosine_thresholds
@@ -151,7 +149,7 @@ class WritePath(ChunkWalk, Told):
             return self._whole(candidate, settled), scores | similarity_scores(retrieved)
         related = [r for r in retrieved if r.memory.id not in topical.other_topics]
         shown = {r.memory.id for r in related}
-        tokens = content_tokens(candidate.content)
+        tokens = READER.content_tokens(candidate.content)
         # The attribute the fact is nearest to by meaning when the extractor reads none
         # (memman/write/meaning.py): its memories are shown to the decider, never settled on.
         if near is None and vector is not None and self.embedder is not None:
@@ -162,7 +160,9 @@ class WritePath(ChunkWalk, Told):
         apart = topical.other_values  # the cosine's to judge, if retrieval found them
         same_topic = [m for m in topical.same_topic if m.id not in apart] + nearby
         about_it = [
-            Retrieved(m, bm25=None, jaccard=jaccard(tokens, content_tokens(m.content)))
+            Retrieved(
+                m, bm25=None, jaccard=READER.jaccard(tokens, READER.content_tokens(m.content))
+            )
             for m in same_topic
             if m.id not in shown
         ]
@@ -188,10 +188,10 @@ class WritePath(ChunkWalk, Told):
         proposed = [] if settled is None or settled.target is None else [settled.target]
         # A verb's fallback topic names no attribute ("I used to own a boat" / "I used to have
         # a cat"): its memories come by words or meaning, like any other.
-        named = topic is not None and not is_verb_topic(topic.attribute)
+        named = topic is not None and not READER.is_verb_topic(topic.attribute)
         nearest = sorted(  # the most alike in words first, as the router orders its related
             same_topic if named else nearby,
-            key=lambda m: jaccard(tokens, content_tokens(m.content)),
+            key=lambda m: READER.jaccard(tokens, READER.content_tokens(m.content)),
             reverse=True,
         )
         return self._for_reader(conn, candidate, vector, routed, [*proposed, *nearest])
@@ -288,7 +288,7 @@ class WritePath(ChunkWalk, Told):
         if decision.op not in (Op.UPDATE, Op.DELETE) or target is None:
             return decision
         topic = candidate.topic
-        if topic is None or not states_other_facts(
+        if topic is None or not READER.states_other_facts(
             target.content, (topic.subject, topic.attribute)
         ):
             return decision
