@@ -34,7 +34,8 @@ RECORDED = sorted(
 
 
 def write_case(
-    llm, name: str  # noqa: F811 (the fixture's factory)
+    llm,  # noqa: F811 (the fixture's factory)
+    name: str,
 ) -> tuple[MemoryManager, Case, dict[str, str], list[UpdateResult]]:
     """Store the case's persona verbatim (text -> id), then write its facts with one
     update_many."""
@@ -67,5 +68,64 @@ def test_a_capable_models_answers_keep_memory_current(llm, vcr, name):  # noqa: 
 
 
 def test_the_capable_models_cassettes_are_there():
-    """An empty folder would leave the test above with no case, skipped rather than failed."""
+    """An empty folder would leave the tests here with no case, skipped rather than failed."""
     assert len(RECORDED) >= 15, RECORDED
+    assert len(TURN_RECORDED) >= 15, TURN_RECORDED
+
+
+# -- one call per chat turn (issue 28) ----------------------------------------------------------
+# The combined call (llm_turn_calls "one", prompts/extract_and_decide.j2): the case's chat
+# message, not its facts, goes through observe + flush, and the model extracts and decides in
+# one answer. Cases of blind set E, read once (session 15) and a dev set since.
+
+TURN_SET = "routing_blind_e"
+TURN_PERSONAS, TURN_CASES = load_set(TURN_SET)
+TURN_BY_NAME = {case.name.split("_")[0].replace("/", "-"): case for case in TURN_CASES}
+TURN_CASSETTES = Path(__file__).parent / "cassettes" / "test_capable_model_turn"
+TURN_TEST = "test_a_capable_models_combined_answers_keep_memory_current"
+TURN_RECORDED = sorted(
+    path.stem.removeprefix(f"{TURN_TEST}[").removesuffix("]")
+    for path in TURN_CASSETTES.glob("*.yaml")
+)
+
+
+def say_case(
+    llm,  # noqa: F811 (the fixture's factory)
+    name: str,
+) -> tuple[MemoryManager, Case, dict[str, str], list[UpdateResult]]:
+    """Store the case's persona verbatim (text -> id), then say its message in a session and
+    flush it: one call extracts the facts and decides them."""
+    case = TURN_BY_NAME[name]
+    mm = llm(clock=fixed_clock(), llm_mode="tools", llm_max_retries=0, llm_turn_calls="one")
+    ids = seed(mm, "u", [*TURN_PERSONAS[case.persona], *case.existing])
+    said = [{"role": "user", "content": case.message}]
+    observed = mm.observe(said, user_id="u", session_id="s")
+    flushed = mm.flush("s", user_id="u")
+    assert observed.error is None and flushed.error is None, (observed.error, flushed.error)
+    return mm, case, ids, [*observed.results, *flushed.results]
+
+
+@pytest.mark.vcr
+@pytest.mark.parametrize("name", TURN_RECORDED)
+def test_a_capable_models_combined_answers_keep_memory_current(llm, vcr, name):  # noqa: F811
+    mm, case, ids, results = say_case(llm, name)
+    assert [r.op for r in results if r.op is Op.PENDING] == []  # every answer applied
+    memories = {m.id: m for m in mm.list(user_id="u", include_inactive=True)}
+    changed = {i for i, text in ((ids[t], t) for t in ids) if memories[i].content != text}
+    changed |= {i for i in ids.values() if memories[i].status is not Status.ACTIVE}
+    named = set()
+    for outcome in case.outcomes:
+        named |= {ids[t] for t in (*outcome.targets, *outcome.keep)}
+        for text in outcome.keep:
+            assert ids[text] not in changed, (case.message, text)
+        if outcome.op == "supersede":
+            for text in outcome.targets:
+                assert ids[text] in changed, (case.message, text)
+        if outcome.op == "noop":
+            assert not {ids[t] for t in outcome.targets} & changed, case.message
+    assert changed <= named, [memories[i].content for i in changed - named]  # nothing unrelated
+    new = [m for i, m in memories.items() if i not in set(ids.values())]
+    adds = sum(o.op == "add" for o in case.outcomes)
+    assert len([m for m in new if m.status is Status.ACTIVE]) >= adds, case.message
+    [asked] = vcr.requests  # one call for the turn: the combined one, these are its answers
+    assert b"DecidedFacts" in asked.body

@@ -8,7 +8,7 @@ memman's code) and writes one answer per request. Two steps:
         runs every case of the dev routing set against the fake server answering ADD (or
         from ANSWERS where it has the request) and writes each decision request it sent
         that ANSWERS lacks: {"key", "tool", "messages", "schema"}
-    python tests/cassettes/record_capable.py cassettes ANSWERS.jsonl
+    python tests/cassettes/record_capable.py cassettes ANSWERS.jsonl [--turn [N]]
         runs every case again with the fake server answering from ANSWERS.jsonl (lines
         {"key", "answer", "source"}) while vcrpy records, one cassette per case, the address
         rewritten to api.openai.com. A case whose request has no answer, or whose answers do
@@ -16,11 +16,18 @@ memman's code) and writes one answer per request. Two steps:
         listed with the reason. A real answer can change what a later request of the same
         case shows: run `requests` again with the new answers' cases and answer the rest.
 
-Refresh both steps whenever prompts/update_memory*.j2 or what a decision is shown changes.
+With --turn (both steps) the cases are test_capable_model's TURN_SET's, each chat message
+said and flushed with llm_turn_calls "one" (the combined call, prompts/extract_and_decide.j2),
+and the cassettes go to test_capable_model_turn/: at most N of them (20), the first N cases
+in the set's order whose answers give their labels.
+
+Refresh both steps whenever prompts/update_memory*.j2, prompts/extract_and_decide.j2 or what a
+decision is shown changes.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -60,7 +67,17 @@ def _factory(folder: str, base_url: str):
     return llm
 
 
-def requests(out: Path, answered: Path | None = None) -> None:
+def _variant(turn: bool) -> tuple[dict, Any, Path, str, Any]:
+    """The cases, how one is run, the cassettes' folder, the test's name and the test."""
+    if turn:
+        test = c.test_a_capable_models_combined_answers_keep_memory_current
+        return c.TURN_BY_NAME, c.say_case, c.TURN_CASSETTES, c.TURN_TEST, test
+    test = c.test_a_capable_models_answers_keep_memory_current
+    return c.BY_NAME, c.write_case, c.CASSETTES, c.TEST, test
+
+
+def requests(out: Path, answered: Path | None = None, *, turn: bool = False) -> None:
+    cases, run, *_ = _variant(turn)
     known = _answers(answered) if answered else {}
 
     def reply(request: dict) -> Reply:
@@ -70,10 +87,11 @@ def requests(out: Path, answered: Path | None = None) -> None:
     fake = FakeOpenAI(default_reply=reply).start()
     rows = {}
     try:
-        for name in c.BY_NAME:
+        for name in cases:
             fake.requests.clear()
-            with tempfile.TemporaryDirectory() as folder:
-                c.write_case(_factory(folder, fake.base_url), name)
+            # An extraction answered with no facts yet fails the case; its requests stay.
+            with tempfile.TemporaryDirectory() as folder, contextlib.suppress(AssertionError):
+                run(_factory(folder, fake.base_url), name)
             for sent in fake.requests:
                 request = sent["json"]
                 tool = request["tools"][0]["function"]
@@ -104,7 +122,8 @@ def _reply(request: dict, row: dict) -> Reply:
     return Reply(body=body)
 
 
-def cassettes(answers_path: Path) -> None:
+def cassettes(answers_path: Path, *, turn: bool = False, most: int = 20) -> None:
+    cases, _, folder_of, test_name, test = _variant(turn)
     answers = _answers(answers_path)
     missing: set[str] = set()
 
@@ -121,19 +140,22 @@ def cassettes(answers_path: Path) -> None:
         filter_headers=["authorization", "openai-organization"],
         before_record_response=_drop_server_headers,
     )
-    c.CASSETTES.mkdir(parents=True, exist_ok=True)
-    for old in c.CASSETTES.glob("*.yaml"):
+    folder_of.mkdir(parents=True, exist_ok=True)
+    for old in folder_of.glob("*.yaml"):
         old.unlink()
     left_out = {}
+    written = 0
     try:
-        for name in c.BY_NAME:
-            path = c.CASSETTES / f"{c.TEST}[{name}].yaml"
+        for name in cases:
+            if turn and written >= most:
+                break
+            path = folder_of / f"{test_name}[{name}].yaml"
             missing.clear()
             with tempfile.TemporaryDirectory() as folder:
                 llm = _factory(folder, fake.base_url)
                 try:
                     with recorder.use_cassette(str(path)) as cassette:
-                        c.test_a_capable_models_answers_keep_memory_current(llm, cassette, name)
+                        test(llm, cassette, name)
                 except AssertionError as failed:
                     why = "no recorded answer" if missing else f"labels not met: {failed}"
                     left_out[name] = why[:200]
@@ -145,6 +167,7 @@ def cassettes(answers_path: Path) -> None:
                 text.replace(fake.base_url, OPENAI_BASE).replace(host, "api.openai.com"),
                 encoding="utf-8",
             )
+            written += 1
             print(f"wrote {path.relative_to(ROOT)}")
     finally:
         fake.stop()
@@ -156,11 +179,17 @@ def main() -> None:
     for variable in list(os.environ):  # the same isolation the tests have
         if variable.startswith(("MEMMAN_", "OPENAI_")):
             del os.environ[variable]
-    step, path, *answered = sys.argv[1:]
+    args = sys.argv[1:]
+    turn = "--turn" in args
+    if turn:
+        at = args.index("--turn")
+        most = int(args[at + 1]) if len(args) > at + 1 and args[at + 1].isdigit() else 20
+        args = [a for i, a in enumerate(args) if i != at and not (i == at + 1 and a.isdigit())]
+    step, path, *answered = args
     if step == "requests":
-        requests(Path(path), Path(answered[0]) if answered else None)
+        requests(Path(path), Path(answered[0]) if answered else None, turn=turn)
     else:
-        cassettes(Path(path))
+        cassettes(Path(path), turn=turn, most=most if turn else 0)
 
 
 if __name__ == "__main__":
