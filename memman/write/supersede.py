@@ -145,7 +145,7 @@ def _other_topic(
     if is_single_valued(topic.attribute, single_valued) or by_meaning:
         return False  # by_meaning: "enjoys prawns" may say "loves shellfish"; the cosine judges
     # Before parsing the memory's text: it decides nothing here, and half the memories that
-    # reach this line share a verb topic with the fact (RESULTS.md, Session 7: novel ADD at 100k).
+    # reach this line share a verb topic with the fact (RESULTS.md, "A single write, against mem0").
     if is_verb_topic(topic.attribute):  # measured: pruning these cost 2 % of the suite's recall
         return False
     if topic.value is None:
