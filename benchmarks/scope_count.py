@@ -7,7 +7,7 @@ every INSERT pay an UPDATE of that row. This times, on copies of one file of N m
 user, bench_scale's fill), the read as it is, the read of a kept count, and the INSERT of a
 novel memory (its FTS5 trigger included) with the trigger as it is and as an upsert that
 counts. Each statement is timed alone (CPU, median of batches); INSERTs are rolled back, so
-every one meets the same file. Not landed: see RESULTS.md, "Session 8: FTS segments".
+every one meets the same file. Not landed: see RESULTS.md, "FTS candidate query".
 
     PYTHONPATH=$PWD MEMMAN_DATA=/work/shared/data python benchmarks/scope_count.py --memories 5000
 """

@@ -98,7 +98,7 @@ class Settings(BaseSettings):
     # profile (their newest memory of each single-valued attribute, and those no reader could
     # label), in that order. 32: on the routing dev sets 24 -> 32 -> 40 showed the replaced
     # memory 0.83 -> 0.86 -> 0.87 (no embedder) for 1,160 -> 1,230 -> 1,280 prompt tokens a
-    # fact (benchmarks/RESULTS.md, routing).
+    # fact (benchmarks/RESULTS.md, "Routing (issue 27)").
     decision_memories: int = Field(default=32, ge=1, le=200)
     noop_jaccard: float = Field(default=0.8, gt=0, le=1)
     novel_jaccard: float = Field(default=0.1, ge=0, le=1)

@@ -5,7 +5,7 @@ words, content tokens, topic (topic.about), wording, negations and numbers, and 
 built from each row read. Across an update_many the same memories come back for fact after
 fact (persona facts share "like", "love", "dog"), and the facts written early are the
 memories read later, so without a memo a batch spent about 1 ms of Python per fact redoing
-that work (RESULTS.md, Session 7: bulk ingest, Python per fact).
+that work (RESULTS.md, "Bulk ingest").
 
 The memo is opened for one batch (`batch_memo`: update_many, ingest, a promotion, and
 update_memory as a batch of one: deciding a single fact reads each text about ten times)
@@ -35,7 +35,7 @@ R = TypeVar("R")
 # About 10 results per fact written (its texts' and the retrieved rows'): some 3,000 facts
 # before the memo starts over, and ~25-35 MB (peak RSS of an update_many of 5,000 / 20,000
 # MSC facts: +4 / +30 MB before the memo, +27 / +65 MB with it). 50,000 results held
-# ~55 MB for 1-2 % less CPU (RESULTS.md, Session 7).
+# ~55 MB for 1-2 % less CPU (RESULTS.md, "Bulk ingest").
 MEMO_ENTRIES = 30_000
 
 

@@ -3,11 +3,12 @@
 "I like to play basketball" and "I like to read books" share "like", and that word alone made
 them look related (Jaccard 0.2 >= novel_jaccard): in a long chat nearly every new fact shares
 "like", "love", "have" or "want" with some memory, so the lexical router asked the LLM about
-70 % of the facts of benchmarks/bench_calls.py's replay (RESULTS.md, Session 9). Such words
-relate the speaker to a thing (likes it, wants it, has it, goes to it) without naming the
-thing; the thing ("basketball", "dog", "Berlin") is what two facts must share to be about the
-same. A closed class, not a frequency cut: words held by many of a scope's memories include
-"dog", "school" and "music" (2-4 % of the replay's memories each), which do name a topic.
+70 % of the facts of benchmarks/bench_calls.py's replay (RESULTS.md, "Conversation replay: LLM
+calls per fact"). Such words relate the speaker to a thing (likes it, wants it, has it, goes
+to it) without naming the thing; the thing ("basketball", "dog", "Berlin") is what two facts
+must share to be about the same. A closed class, not a frequency cut: words held by many of a
+scope's memories include "dog", "school" and "music" (2-4 % of the replay's memories each),
+which do name a topic.
 """
 
 from __future__ import annotations

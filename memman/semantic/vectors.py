@@ -251,10 +251,10 @@ class PgvectorIndex:
     """Nearest neighbours found by PostgreSQL's HNSW index (pgvector), scored here as numpy
     scores them (memman/storage/pgvector.py): nothing is loaded into this process.
 
-    HNSW is approximate (recall below 1 at 100k vectors: benchmarks/RESULTS.md, "Session 8:
-    pgvector"); when the search finds fewer rows than asked (an index scan whose candidates
-    were mostly other scopes', or fewer memories than k), the scope is searched exactly on
-    the server instead.
+    HNSW is approximate (recall below 1 at 100k vectors: benchmarks/RESULTS.md, "Vectors on
+    PostgreSQL and pgvector"); when the search finds fewer rows than asked (an index scan
+    whose candidates were mostly other scopes', or fewer memories than k), the scope is
+    searched exactly on the server instead.
     """
 
     def forget(self, user_id: str, agent_id: str | None = None) -> None:

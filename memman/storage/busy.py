@@ -120,7 +120,7 @@ class BusyRetry:
         """attempt() once; tenacity's retrying only after it found the lock held, for what is
         left of busy_patience_s. Nearly every transaction needs one attempt, and entering
         tenacity (its call state and actions) cost ~11 us of each, a third of an empty write
-        (RESULTS.md, Session 8). The driver has already waited busy_timeout_s before saying
+        (RESULTS.md, "A single write"). The driver has already waited busy_timeout_s before saying
         the lock is held, so the second attempt comes without tenacity's first back-off (at
         most 20 ms)."""
         started = time.monotonic()

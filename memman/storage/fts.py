@@ -23,7 +23,7 @@ FTS_TOKEN = re.compile(r"[^\W_]+")
 # bm25() is lower-is-better; ORDER BY rank uses it directly. Each term is keyed by the scope
 # (migrations.m021), so its IDF counts the rows holding it in the scope only; the row total and
 # average length stay the file's (FTS5 has no per-query N), which flattens IDF a little in a
-# file of many users (RESULTS.md, Session 6: recall@1 -0.6 .. +0.1 points).
+# file of many users (RESULTS.md, "Candidate quality": recall@1 -0.6 .. +0.1 points).
 RANK = "bm25(long_term_fts)"
 # The MATCH names the scope's keyed terms only, so FTS5 ranks only the scope's rows; the join
 # checks the scope again, so even an index that drifted from the table (a write that bypassed
@@ -59,8 +59,9 @@ _CANDIDATES_SQL = (  # run_sql: once or twice per fact written (see store.run_sq
 # 100k persona facts: 15k rows) makes FTS5 score every such row: FTS5 has no top-k pruning.
 # In a scope that large, such terms only re-rank the rows holding a rarer term of the query
 # (_rerank_match); at 100k this cut the candidate query from 2.4 to 1.2 ms CPU (median) and
-# kept the top 5 of 394 in 400 queries (RESULTS.md, Session 7). A scope of at most this many
-# rows (any status, as the index holds them) cannot hold a common term, so it pays nothing.
+# kept the top 5 of 394 in 400 queries (RESULTS.md, "FTS candidate query"). A scope of at
+# most this many rows (any status, as the index holds them) cannot hold a common term, so it
+# pays nothing.
 COMMON_TERM_ROWS = 2000
 # When every term is common, how far each is counted to find the rarest: a bounded walk of its
 # posting list (~25 ns a row), far cheaper than scoring the rows of all of them.

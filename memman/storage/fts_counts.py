@@ -3,7 +3,7 @@
 In a large scope every fact's query counts the scope's rows and each term's rows (is it held
 by more than fts.COMMON_TERM_ROWS?): at 100k rows ~0.3 ms of a ~2.8 ms fact in update_many,
 which decides a chunk of facts in one transaction and asks about the same scope and the same
-common words ("like", "dog") fact after fact (RESULTS.md, Session 8).
+common words ("like", "dog") fact after fact (RESULTS.md, "Bulk ingest").
 
 A count read earlier in the transaction is used again while it cannot have crossed the
 threshold. Inside a transaction only this connection changes what it reads (SQLite reads a

@@ -41,7 +41,7 @@ def new_memory_id() -> str:
 
 
 # Most rows hold the empty defaults: a new list or dict costs a tenth of json.loads, and a
-# write builds ~17 memories from rows (RESULTS.md, Session 7: novel ADD at 100k).
+# write builds ~17 memories from rows (RESULTS.md, "A single write, against mem0").
 _EMPTY_JSON = {"[]": list, "{}": dict}
 
 
@@ -230,7 +230,7 @@ class MemoryRows:
 
     def _pinned(self) -> sa.ColumnElement[bool]:
         """Metadata saying {"pinned": true}; none that SQLite cannot parse (json_extract would
-        fail the context block), and "{}" is not parsed (RESULTS.md, Session 9: trust pass)."""
+        fail the context block), and "{}" is not parsed (RESULTS.md, "Trust pass")."""
         metadata = self.long_term.c.metadata
         pinned = (sa.func.json_valid(metadata), sa.func.json_extract(metadata, "$.pinned"))
         return sa.case((metadata == "{}", None), pinned) == sa.true()

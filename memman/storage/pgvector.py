@@ -44,15 +44,15 @@ INDEX_LOCK = 0x6D656D05
 # scopes it can skip. pgvector's default, 40, lost near-duplicates: a stored vector plus noise
 # was found first by 20 of 30 searches among 100k random 384-dim vectors, 28 at 100, all at
 # 200; MiniLM vectors of 30,913 MSC facts gave recall@10 0.96 at 40, 0.99 at 200, for a few
-# ms more per search (benchmarks/RESULTS.md, "Session 8: pgvector"). So twice the rows asked,
-# at least 200, at most pgvector's maximum, 1000.
+# ms more per search (benchmarks/RESULTS.md, "Vectors on PostgreSQL and pgvector"). So twice
+# the rows asked, at least 200, at most pgvector's maximum, 1000.
 EF_SEARCH_MIN, EF_SEARCH_MAX = 200, 1000
 # pgvector's HNSW indexes vectors of up to 2,000 dimensions; longer ones (OpenAI's
 # text-embedding-3-large: 3,072) are searched by a scan of the scope's rows.
 MAX_INDEXED_DIM = 2000
 # maintenance_work_mem of an index build: pgvector builds the HNSW graph in it and, once the
 # graph outgrows it, goes on much slower: 100k 384-dim vectors took 154 s at the default 64 MB,
-# 35 s at 256 MB and at 512 MB (benchmarks/RESULTS.md "Session 8: pgvector index build"), so
+# 35 s at 256 MB and at 512 MB (benchmarks/RESULTS.md "Vectors on PostgreSQL and pgvector"), so
 # 256 MB holds their graph. Safe for a server: memory of one backend for one statement, one
 # build at a time (INDEX_LOCK); a parallel build's workers share it (a segment in /dev/shm,
 # which a container must allow: docs/postgresql.md), they do not multiply it.

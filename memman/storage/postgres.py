@@ -69,7 +69,7 @@ _ERASED_TABLES = (
 )  # fmt: skip
 # Store's active_hashes seeks once per hash (SQLite's planner read the scope's whole index for
 # an IN list); here each seek is a round trip: one statement, 1.2 against 26.7 ms for 500
-# hashes on localhost (RESULTS.md, "Session 8: review").
+# hashes on localhost (RESULTS.md, "PostgreSQL").
 _ACTIVE_HASHES = (
     "SELECT content_hash FROM long_term WHERE user_id = ? AND agent_id = ?"
     " AND content_hash = ANY(?) AND status = 'active'"

@@ -156,7 +156,7 @@ _P001_OWN = [
 # rebuilt from its sign, exponent and mantissa; every float32, subnormals, infinities and NaN
 # included, is a double exactly, so the cast back to real is exact. A function of the
 # session (pg_temp), dropped at the end: the schema keeps nothing of it. Slow, all in SQL:
-# 70 s for 100k 384-dim vectors (benchmarks/RESULTS.md, "Session 7: vectors on PostgreSQL").
+# 70 s for 100k 384-dim vectors (benchmarks/RESULTS.md, "Vectors on PostgreSQL and pgvector").
 _FLOATS_OF_BYTES = r"""
 CREATE FUNCTION pg_temp.memman_floats(b bytea) RETURNS real[] LANGUAGE sql IMMUTABLE STRICT AS $$
 SELECT coalesce(array_agg((CASE
@@ -245,9 +245,9 @@ def _p005(conn: sa.Connection) -> None:
     """pgvector, where the server offers it and this role may create it (memman/storage/
     pgvector.py): the extension, and an HNSW index for each dimension of the vectors already
     stored (built in this transaction, holding the write lock: minutes for 100k vectors,
-    benchmarks/RESULTS.md "Session 8: pgvector"). Elsewhere nothing: the vectors stay REAL[]
-    searched in-process, and a server given pgvector later gets its indexes from the first
-    vector written of each dimension."""
+    benchmarks/RESULTS.md "Vectors on PostgreSQL and pgvector"). Elsewhere nothing: the
+    vectors stay REAL[] searched in-process, and a server given pgvector later gets its
+    indexes from the first vector written of each dimension."""
     if not pgvector.create_extension(conn):
         return
     stored = "SELECT dim, count(*) FROM memory_vectors WHERE dim <= %s GROUP BY dim ORDER BY dim"

@@ -54,7 +54,7 @@ class Candidate:
         """What it is about (memman/language/topic.py); None: not recognised.
 
         Read on first use, not when the candidate is made: a fact the hash tier settles never
-        needs it, and reading it was a quarter of such a write's CPU (RESULTS.md, Session 8).
+        needs it, and reading it was a quarter of such a write's CPU (RESULTS.md, "A single write").
         """
         return _topic(self.content, self.subject, self.attribute)
 

@@ -105,7 +105,7 @@ class ChunkWalk:
         that touch none of them are settled meanwhile, on the same memories as in order, but
         not quite the same BM25 scores: a pending ADD or UPDATE is missing from the index's row
         total and average length (storage/fts.py), which can move a top_k cut (RESULTS.md,
-        Session 9, issue 14). At most llm_batch_size ambiguous facts per window; a
+        "Bulk ingest"). At most llm_batch_size ambiguous facts per window; a
         fact that needs a vector it was not given waits too (first in a window, the caller
         decides it alone).
         """

@@ -15,7 +15,7 @@ halfway from novel_cosine to noop_cosine (MiniLM: 0.725), whether it shares rela
 no word at all: two chat facts of one shape about different things ("I like Spring" / "I like
 winter", "I paint" / "I teach art", "I am Irish" / "I am american") score 0.5-0.7 with
 MiniLM, and below the halfway point the replay's decider was asked about 1,800 of 2,500 facts
-(benchmarks/RESULTS.md, Session 9: fewer LLM calls with an embedder). The exceptions: the
+(benchmarks/RESULTS.md, "Conversation replay: LLM calls per fact"). The exceptions: the
 memories of the candidate's named attribute, but for those whose words name another value of
 it (supersede.TopicRouting.other_values: "I like rain" / "I like winter", told apart without
 an embedder, judged here by the cosine like any other), and, for a candidate read as no named

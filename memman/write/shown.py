@@ -42,8 +42,8 @@ def user_profile(
 ) -> list[Memory]:
     """The user's newest active memory of each single-valued attribute and their newest
     unlabelled memories, newest first, at most `limit`. One seek of the topic index per
-    attribute (0.2 ms CPU for 29 attributes in a 100k scope: RESULTS.md, Session 11) and one
-    for the unlabelled, inside the write transaction."""
+    attribute (0.2 ms CPU for 29 attributes in a 100k scope: RESULTS.md, "Conflict suite and
+    everyday probes") and one for the unlabelled, inside the write transaction."""
     newest = [
         memory
         for attribute in sorted(single_valued)

@@ -232,7 +232,7 @@ class WritePath(ChunkWalk, Told):
         # meaning, the top_k nearest whatever their cosine: a fact sharing no word with what
         # it replaces scores low ("User drinks black coffee" / "User quit caffeine and sticks
         # to herbal tea"), and a bar at the novel cosine (MiniLM 0.5) cut the replaced memory
-        # shown from 0.95 to 0.90 on a dev set (benchmarks/RESULTS.md, routing).
+        # shown from 0.95 to 0.90 on a dev set (benchmarks/RESULTS.md, "Routing (issue 27)").
         words = [lexical_candidates(self.store, conn, scope, text, k) for text, _ in texts]
         by_words = [
             sharing_topic_words(text, [r for r in found if r.jaccard > 0])

@@ -258,6 +258,6 @@ def m024_fts_automerge_2(db: sqlite_utils.Database) -> None:
     # query is looked up in each segment left unmerged. At 2, FTS5 merges earlier, in smaller
     # steps: on a file written one fact at a time a write costs ~10 % less at 5,000 memories
     # (its FTS statements ~18 %), ~1-5 % more in a scope of 100k, and update_many no more
-    # (RESULTS.md, "Session 8: FTS segments (automerge)"). Only the index's config row
+    # (RESULTS.md, "FTS candidate query"). Only the index's config row
     # changes; the segments already there merge as later writes come.
     db.execute("INSERT INTO long_term_fts (long_term_fts, rank) VALUES ('automerge', 2)")
