@@ -79,3 +79,35 @@ def test_a_word_for_word_restatement_is_a_duplicate_whatever_the_cosine(tmp_path
         assert (again.op, again.tier, again.memory_id) == (Op.NOOP, Tier.LEXICAL, first.memory_id)
         negated = mm.update_memory("User never likes jazz", user_id="u")
         assert negated.op is not Op.NOOP  # a negation is never a copy
+
+
+class Apart:
+    """Every text its own direction: no cosine relates two different texts."""
+
+    name = "test-apart"
+    dim = 64
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        rows = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in zip(rows, texts, strict=True):
+            row[zlib.crc32(text.encode()) % self.dim] = 1.0
+        return rows
+
+
+@pytest.mark.parametrize(
+    ("stored", "said"),
+    [
+        ("User's favourite band is Radiohead", "User saw Radiohead live in Paris"),
+        ("User drives a blue Ford Fiesta", "The Ford Fiesta failed its MOT"),
+    ],
+)
+def test_an_embedder_never_hides_a_memory_the_words_relate(tmp_path, stored, said):
+    """Each signal keeps its own bar: a memory sharing the fact's words is shown to the
+    decider (and in the audit scores) even when the embedder finds them unalike, as it would
+    be with no embedder (issue 27: an embedder lowered recall below the lexical path)."""
+    with MemoryManager(str(tmp_path / "m.db"), embedder=Apart()) as mm:
+        old = mm.update_memory(stored, user_id="u")
+        new = mm.update_memory(said, user_id="u")
+        assert new.tier is not Tier.NOVEL, new.reason
+        [event] = [e for e in mm.history(new.memory_id, user_id="u") if e.op == "ADD"]
+        assert old.memory_id in event.scores

@@ -66,7 +66,8 @@ def route(
 
     With an embedder (`cosine` thresholds given and cosines retrieved) the cosine decides,
     because it sees paraphrases; a memory whose cosine is missing (not yet reindexed) falls
-    back to its Jaccard. A lexical near-copy is a duplicate either way: "I really like
+    back to its Jaccard, and one whose words relate it (Jaccard at novel_jaccard) is related
+    whatever its cosine. A lexical near-copy is a duplicate either way: "I really like
     Metallica" has the same words as "I like Metallica." but MiniLM puts them below
     noop_cosine, and without this check the embedder made such restatements ambiguous.
     A candidate an active memory already says word for word, and more, is a duplicate of it
@@ -91,8 +92,12 @@ def route(
     def score(r: Retrieved) -> float:
         return measure(r)[1]
 
+    # Each signal keeps its own bar: a memory the words relate (Jaccard at the novel bar)
+    # stays related whatever its cosine, so an embedder never shows less than words alone.
     related = sorted(
-        (r for r in retrieved if score(r) >= measure(r)[0].novel), key=score, reverse=True
+        (r for r in retrieved if score(r) >= measure(r)[0].novel or r.jaccard >= jaccard.novel),
+        key=score,
+        reverse=True,
     )
     if not related:
         best = max(retrieved, key=score, default=None)
