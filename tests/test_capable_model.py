@@ -76,9 +76,10 @@ def test_the_capable_models_cassettes_are_there():
 # -- one call per chat turn (issue 28) ----------------------------------------------------------
 # The combined call (llm_turn_calls "one", prompts/extract_and_decide.j2): the case's chat
 # message, not its facts, goes through observe + flush, and the model extracts and decides in
-# one answer. Cases of blind set E, read once (session 15) and a dev set since.
+# one answer. Cases of blind set G, read once (session 15) and a dev set since; the answers
+# are evals/routing_blind_g_capable_answers.jsonl.
 
-TURN_SET = "routing_blind_e"
+TURN_SET = "routing_blind_g"
 TURN_PERSONAS, TURN_CASES = load_set(TURN_SET)
 TURN_BY_NAME = {case.name.split("_")[0].replace("/", "-"): case for case in TURN_CASES}
 TURN_CASSETTES = Path(__file__).parent / "cassettes" / "test_capable_model_turn"
