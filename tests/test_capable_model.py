@@ -29,7 +29,8 @@ BY_NAME = {case.name.split()[0]: case for case in CASES}
 CASSETTES = Path(__file__).parent / "cassettes" / "test_capable_model"
 TEST = "test_a_capable_models_answers_keep_memory_current"
 RECORDED = sorted(
-    path.stem.removeprefix(f"{TEST}[").removesuffix("]") for path in CASSETTES.glob("*.yaml")
+    path.stem.removeprefix(f"{TEST}[").removesuffix("]")
+    for path in CASSETTES.glob(f"{TEST}[[]*.yaml")
 )
 
 
@@ -82,11 +83,11 @@ def test_the_capable_models_cassettes_are_there():
 TURN_SET = "routing_blind_g"
 TURN_PERSONAS, TURN_CASES = load_set(TURN_SET)
 TURN_BY_NAME = {case.name.split("_")[0].replace("/", "-"): case for case in TURN_CASES}
-TURN_CASSETTES = Path(__file__).parent / "cassettes" / "test_capable_model_turn"
+TURN_CASSETTES = CASSETTES  # pytest-recording's folder for this module; names tell them apart
 TURN_TEST = "test_a_capable_models_combined_answers_keep_memory_current"
 TURN_RECORDED = sorted(
     path.stem.removeprefix(f"{TURN_TEST}[").removesuffix("]")
-    for path in TURN_CASSETTES.glob("*.yaml")
+    for path in TURN_CASSETTES.glob(f"{TURN_TEST}[[]*.yaml")
 )
 
 

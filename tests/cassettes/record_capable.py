@@ -18,7 +18,7 @@ memman's code) and writes one answer per request. Two steps:
 
 With --turn (both steps) the cases are test_capable_model's TURN_SET's, each chat message
 said and flushed with llm_turn_calls "one" (the combined call, prompts/extract_and_decide.j2),
-and the cassettes go to test_capable_model_turn/: at most N of them (20), the first N cases
+and the cassettes (beside the others, named after their test): at most N (20), the first N cases
 in the set's order whose answers give their labels.
 
 Refresh both steps whenever prompts/update_memory*.j2, prompts/extract_and_decide.j2 or what a
@@ -141,7 +141,7 @@ def cassettes(answers_path: Path, *, turn: bool = False, most: int = 20) -> None
         before_record_response=_drop_server_headers,
     )
     folder_of.mkdir(parents=True, exist_ok=True)
-    for old in folder_of.glob("*.yaml"):
+    for old in folder_of.glob(f"{test_name}[[]*.yaml"):
         old.unlink()
     left_out = {}
     written = 0
