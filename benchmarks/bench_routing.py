@@ -358,24 +358,15 @@ def _judge_message(
             target = ids[text]
             still = after[target] == before[target]
             reached = target in shown or target in acted or not still
-            judged.targets += 1
-            judged.routed += reached
-            if i:
-                judged.later_targets += 1
-                judged.later_routed += reached
-            judged.stale += still
-            if still:
-                judged.notes.append(f"stale: {text!r} ({', '.join(judged.ops) or 'no facts'})")
+            why = f"{text!r} ({', '.join(judged.ops) or 'no facts'})"
+            _tally_target(judged, later=i > 0, reached=reached, still=still, why=why)
         for text in outcome.keep:
             keep = ids[text]
             hit = after[keep] != before[keep] or (
                 keep not in noop_targets
                 and any(r.op == Op.NOOP and r.memory_id == keep for r in results)
             )
-            judged.keeps += 1
-            judged.false_updates += hit
-            if hit:
-                judged.notes.append(f"false update: {text!r}")
+            _tally_keep(judged, hit=hit, why=repr(text))
         if outcome.op == "noop":
             judged.noops += 1
             judged.noops_right += any(
@@ -386,6 +377,26 @@ def _judge_message(
     new = [i for i, (_, status) in after.items() if i not in before and status == Status.ACTIVE]
     judged.adds += adds
     judged.adds_apart += min(adds, len(new))
+
+
+def _tally_target(judged: Judged, *, later: bool, reached: bool, still: bool, why: str) -> None:
+    """One supersede target: shown or acted on (`reached`), still active (`still`)."""
+    judged.targets += 1
+    judged.routed += reached
+    if later:
+        judged.later_targets += 1
+        judged.later_routed += reached
+    judged.stale += still
+    if still:
+        judged.notes.append(f"stale: {why}")
+
+
+def _tally_keep(judged: Judged, *, hit: bool, why: str) -> None:
+    """One look-alike the case keeps: changed, retired or NOOPed onto (`hit`)."""
+    judged.keeps += 1
+    judged.false_updates += hit
+    if hit:
+        judged.notes.append(f"false update: {why}")
 
 
 def _judge_fact(
@@ -405,22 +416,13 @@ def _judge_fact(
         target = ids[text]
         acted = result.memory_id == target or after[target] != before[target]
         reached = result.op != Op.PENDING and (target in shown or acted)
-        judged.targets += 1
-        judged.routed += reached
-        if i:
-            judged.later_targets += 1
-            judged.later_routed += reached
         still = after[target] == before[target]
-        judged.stale += still
-        if still:
-            judged.notes.append(f"stale: {text!r} <- {fact!r} ({result.op}/{result.tier})")
+        why = f"{text!r} <- {fact!r} ({result.op}/{result.tier})"
+        _tally_target(judged, later=i > 0, reached=reached, still=still, why=why)
     for text in outcome.keep:
         keep = ids[text]
         hit = after[keep] != before[keep] or (result.op == Op.NOOP and result.memory_id == keep)
-        judged.keeps += 1
-        judged.false_updates += hit
-        if hit:
-            judged.notes.append(f"false update: {text!r} <- {fact!r}")
+        _tally_keep(judged, hit=hit, why=f"{text!r} <- {fact!r}")
     if outcome.op == "noop":
         judged.noops += 1
         judged.noops_right += result.op == Op.NOOP and result.memory_id in {

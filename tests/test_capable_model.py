@@ -28,10 +28,15 @@ BY_NAME = {case.name.split()[0]: case for case in CASES}
 # lists those it left out, and why).
 CASSETTES = Path(__file__).parent / "cassettes" / "test_capable_model"
 TEST = "test_a_capable_models_answers_keep_memory_current"
-RECORDED = sorted(
-    path.stem.removeprefix(f"{TEST}[").removesuffix("]")
-    for path in CASSETTES.glob(f"{TEST}[[]*.yaml")
-)
+
+
+def recorded(test: str) -> list[str]:
+    """The case names of a test's cassettes (pytest-recording's file names: test[case].yaml)."""
+    paths = CASSETTES.glob(f"{test}[[]*.yaml")
+    return sorted(path.stem.removeprefix(f"{test}[").removesuffix("]") for path in paths)
+
+
+RECORDED = recorded(TEST)
 
 
 def write_case(
@@ -83,12 +88,8 @@ def test_the_capable_models_cassettes_are_there():
 TURN_SET = "routing_blind_g"
 TURN_PERSONAS, TURN_CASES = load_set(TURN_SET)
 TURN_BY_NAME = {case.name.split("_")[0].replace("/", "-"): case for case in TURN_CASES}
-TURN_CASSETTES = CASSETTES  # pytest-recording's folder for this module; names tell them apart
 TURN_TEST = "test_a_capable_models_combined_answers_keep_memory_current"
-TURN_RECORDED = sorted(
-    path.stem.removeprefix(f"{TURN_TEST}[").removesuffix("]")
-    for path in TURN_CASSETTES.glob(f"{TURN_TEST}[[]*.yaml")
-)
+TURN_RECORDED = recorded(TURN_TEST)
 
 
 def say_case(
@@ -113,8 +114,11 @@ def test_a_capable_models_combined_answers_keep_memory_current(llm, vcr, name): 
     mm, case, ids, results = say_case(llm, name)
     assert [r.op for r in results if r.op is Op.PENDING] == []  # every answer applied
     memories = {m.id: m for m in mm.list(user_id="u", include_inactive=True)}
-    changed = {i for i, text in ((ids[t], t) for t in ids) if memories[i].content != text}
-    changed |= {i for i in ids.values() if memories[i].status is not Status.ACTIVE}
+    changed = {
+        i
+        for text, i in ids.items()
+        if (memories[i].content, memories[i].status) != (text, Status.ACTIVE)
+    }
     named = set()
     for outcome in case.outcomes:
         named |= {ids[t] for t in (*outcome.targets, *outcome.keep)}

@@ -71,7 +71,7 @@ def _variant(turn: bool) -> tuple[dict, Any, Path, str, Any]:
     """The cases, how one is run, the cassettes' folder, the test's name and the test."""
     if turn:
         test = c.test_a_capable_models_combined_answers_keep_memory_current
-        return c.TURN_BY_NAME, c.say_case, c.TURN_CASSETTES, c.TURN_TEST, test
+        return c.TURN_BY_NAME, c.say_case, c.CASSETTES, c.TURN_TEST, test
     test = c.test_a_capable_models_answers_keep_memory_current
     return c.BY_NAME, c.write_case, c.CASSETTES, c.TEST, test
 
