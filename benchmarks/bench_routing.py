@@ -47,10 +47,13 @@ Modes (one SQLite file per set and mode):
   with no facts, its decisions come in the next round). The model's facts need not be the
   case's, so such a case is judged whole, on the store: targets stale, keeps changed, noop
   targets NOOPed onto, and adds as new active memories (at most the case's add count).
+  `recorded-one` decides again, alone, a fact the combined call says replaces memories
+  (`llm_turn_recheck`, the default); `recorded-one-strict` applies the combined answer as it is.
 
 Metrics per set and mode:
 - routing recall: supersede targets the fact's decision was shown (a key of its audit
-  event's `scores`) or acted on (the fact's memory, or the target changed or retired by the
+  event's `scores`; for a fact decided by the combined call, the memories of its own route
+  that call listed) or acted on (the fact's memory, or the target changed or retired by the
   write); a parked fact reached nothing. `recall 2nd+`: the same for the non-first targets.
 - stale: supersede targets still active with their old content after the write.
 - false updates: `keep` memories changed, retired or NOOPed onto.
@@ -101,8 +104,10 @@ MODES = (
     "recorded",
     "local+recorded",
     "recorded-one",
+    "recorded-one-strict",
     "recorded-two",
     "local+recorded-one",
+    "local+recorded-one-strict",
     "local+recorded-two",
 )
 DECISION_TOOLS = ("MemoryDecision", "BatchDecisions")
@@ -481,10 +486,18 @@ class Fake:
         ]
 
 
+def _chat(mode: str) -> bool:
+    """The mode sends each case's chat message through observe + flush."""
+    return "-one" in mode or mode.endswith("-two")
+
+
 @contextmanager
 def _mode(mode: str, replay: Replay | None) -> Iterator[tuple[dict, Fake | None]]:
     embedder = "local" if mode.startswith("local") else "none"
-    calls = {"llm_turn_calls": mode.rsplit("-", 1)[1]} if mode.endswith(("-one", "-two")) else {}
+    calls: dict[str, object] = {}
+    if _chat(mode):
+        calls["llm_turn_calls"] = "one" if "-one" in mode else "two"
+        calls["llm_turn_recheck"] = not mode.endswith("-strict")
     if mode in ("offline", "local"):
         yield {"decider": "offline", "embedder": embedder}, None
         return
@@ -522,7 +535,7 @@ def run_mode(
                 oracle = fake.oracle if fake else None
                 user = f"{set_name}-{i}"
                 memories = personas[case.persona]
-                message = mode.endswith(("-one", "-two"))
+                message = _chat(mode)
                 judged.append(run_case(mm, case, memories, user, requests, oracle, message=message))
     report = {
         "wall_s": round(time.perf_counter() - started, 1),

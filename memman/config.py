@@ -90,6 +90,12 @@ class Settings(BaseSettings):
     # (prompts/extract_and_decide.j2); "two" extracts, then decides as update_many does. A
     # model that cannot answer the combined schema falls back to "two" for that batch.
     llm_turn_calls: Literal["one", "two"] = "one"
+    # With "one": a fact whose own route finds a memory the combined call never listed (the
+    # call is shown what the messages touch; the fact, worded by the model, may touch another:
+    # "Down to about ten layers" / "User keeps about 20 laying hens") is decided again on its
+    # own, shown its own memories, as "two" decides it: one more call on such turns. False:
+    # strictly one call a batch.
+    llm_turn_recheck: bool = True
 
     # Routing (docs/concepts.md, "How decisions are routed": the data behind these defaults).
     top_k: int = Field(default=8, ge=1, le=100)

@@ -133,5 +133,9 @@ def test_a_capable_models_combined_answers_keep_memory_current(llm, vcr, name): 
     new = [m for i, m in memories.items() if i not in set(ids.values())]
     adds = sum(o.op == "add" for o in case.outcomes)
     assert len([m for m in new if m.status is Status.ACTIVE]) >= adds, case.message
-    [asked] = vcr.requests  # one call for the turn: the combined one, these are its answers
-    assert b"DecidedFacts" in asked.body
+    # The combined call first; then a decision call for each fact whose own route found a
+    # memory the combined call never listed (llm_turn_recheck).
+    combined, *rechecks = vcr.requests
+    assert b"DecidedFacts" in combined.body
+    assert all(b"MemoryDecision" in asked.body for asked in rechecks)
+    assert len(rechecks) <= len(results)

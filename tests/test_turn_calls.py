@@ -18,7 +18,15 @@ import pytest
 from memman import Op, Status, Tier
 from memman.errors import InvalidInputError
 from memman.mem0 import Memory
-from tests.decisions import active, add_everything, chat_calls, llm_manager, seed
+from tests.decisions import (
+    active,
+    add_everything,
+    answer,
+    asks_a_decision,
+    chat_calls,
+    llm_manager,
+    seed,
+)
 from tests.fake_openai import Reply, chat_completion
 
 STORED = ["User lives in Berlin", "User likes jazz", "User has a cat named Miso"]
@@ -68,9 +76,11 @@ def say(mm, text: str, session: str = "s") -> Any:
 
 @pytest.fixture
 def mm(tmp_path, fake_openai):
+    """The combined call's answers applied as they are: llm_turn_recheck (a replacing fact
+    decided again alone) has tests of its own below."""
     db = str(tmp_path / "m.db")
     seed(db, STORED)
-    manager = llm_manager(db, fake_openai.base_url)
+    manager = llm_manager(db, fake_openai.base_url, llm_turn_recheck=False)
     yield manager
     manager.close()
 
@@ -153,7 +163,7 @@ def test_a_message_of_a_megabyte_is_refused_before_any_call(mm, fake_openai):
 def test_an_unusable_answer_keeps_the_messages_for_the_next_flush(tmp_path, fake_openai):
     db = str(tmp_path / "m.db")
     seed(db, STORED)
-    mm = llm_manager(db, fake_openai.base_url, extract_retry_backoff_s=0)
+    mm = llm_manager(db, fake_openai.base_url, extract_retry_backoff_s=0, llm_turn_recheck=False)
     garbage = Reply(body=chat_completion(tool_args="{not json", tool_name="DecidedFacts"))
     # The combined call and its one re-ask, then the extraction alone and its two re-asks.
     fake_openai.script(garbage, garbage, garbage, garbage, garbage)
@@ -189,9 +199,7 @@ def test_a_model_that_cannot_answer_the_schema_falls_back_to_two_calls(mm, fake_
 
 
 def test_an_answer_without_decisions_is_an_extraction(mm, fake_openai):
-    extraction = {
-        "facts": [fact("User plays tennis", None)]
-    }
+    extraction = {"facts": [fact("User plays tennis", None)]}
     fake_openai.script(Reply(body=chat_completion(tool_args=extraction, tool_name="DecidedFacts")))
     fake_openai.default_reply = add_everything
     done = say(mm, "I play tennis.")
@@ -235,9 +243,7 @@ def test_the_setting_two_keeps_extraction_and_decisions_apart(tmp_path, fake_ope
     db = str(tmp_path / "m.db")
     seed(db, STORED)
     mm = llm_manager(db, fake_openai.base_url, llm_turn_calls="two")
-    extraction = {
-        "facts": [fact("User moved to Lisbon", None)]
-    }
+    extraction = {"facts": [fact("User moved to Lisbon", None)]}
     fake_openai.script(
         Reply(body=chat_completion(tool_args=extraction, tool_name="ExtractedFacts"))
     )
@@ -254,7 +260,7 @@ def test_the_setting_two_keeps_extraction_and_decisions_apart(tmp_path, fake_ope
 def test_the_mem0_facade_makes_one_call_per_add(tmp_path, fake_openai):
     db = str(tmp_path / "m.db")
     seed(db, STORED)
-    memory = Memory(manager=llm_manager(db, fake_openai.base_url))
+    memory = Memory(manager=llm_manager(db, fake_openai.base_url, llm_turn_recheck=False))
     fake_openai.default_reply = lambda request: moved(request, "User lives in Lisbon")
     memory.add([{"role": "user", "content": "I live in Lisbon now."}], user_id="ana")
     fake_openai.default_reply = turn(fact("User lives in Lisbon"))  # a repeat: NOOP by hash
@@ -283,3 +289,80 @@ def test_template_syntax_in_a_message_reaches_the_model_verbatim(mm, fake_openai
         in call["json"]["messages"][-1]["content"]
     )
     assert [r.content for r in done.results] == ["User writes {{ 7 * 7 }} in Jinja {% raw %}"]
+
+
+HENS = "User keeps about 20 laying hens"
+FEWER = "User has about ten laying hens"
+
+
+def fewer_hens(request: dict) -> Reply:
+    """The fact's own decision, shown the hens: an UPDATE of their count."""
+    return answer("UPDATE", id=short_id(request, HENS), content="User keeps about ten laying hens")
+
+
+@pytest.mark.parametrize("recheck", [True, False])
+def test_a_fact_touching_a_memory_the_one_call_never_showed_is_decided_again_alone(
+    tmp_path, fake_openai, recheck
+):
+    """The combined call is shown what the messages touch; the fact as the model words it
+    may touch a memory the message did not ("Down to about ten layers" / the laying hens).
+    Its own decision call, shown its own memories, decides it (llm_turn_recheck, the
+    default); False: the combined answer as it is, and the old count stays active."""
+    db = str(tmp_path / "m.db")
+    seed(db, [*STORED, HENS])
+    mm = llm_manager(db, fake_openai.base_url, llm_turn_recheck=recheck, decision_memories=2)
+
+    def reply(request: dict) -> Reply:
+        if asks_a_decision(request):
+            return fewer_hens(request)
+        assert json.dumps(HENS) not in request["messages"][-1]["content"]  # never shown
+        return turn(fact(FEWER))  # nothing listed states it: an ADD
+
+    fake_openai.default_reply = reply
+    done = say(mm, "A fox got into the coop on Sunday. Down to about ten layers now.")
+    asks = [asked(call["json"]) for call in chat_calls(fake_openai)]
+    if recheck:
+        assert asks == ["DecidedFacts", "MemoryDecision"]
+        assert [r.op for r in done.results] == [Op.UPDATE]
+        assert "User keeps about ten laying hens" in active(mm) and HENS not in active(mm)
+    else:
+        assert asks == ["DecidedFacts"]
+        assert [r.op for r in done.results] == [Op.ADD]
+        assert {HENS, FEWER} <= set(active(mm))
+        # Its audit names the memories the model saw: the hens were never among them.
+        [hens] = [m.id for m in mm.list(user_id="ana") if m.content == HENS]
+        event = mm.history(done.results[0].memory_id, user_id="ana")[-1]
+        assert event.scores and str(hens) not in event.scores
+    mm.close()
+
+
+def test_a_turn_that_replaces_nothing_stays_one_call(mm_rechecking, fake_openai):
+    fake_openai.default_reply = lambda request: turn(
+        fact("User plays tennis on Sundays"),
+        fact("User enjoys jazz", "NOOP", id=short_id(request, STORED[1])),
+    )
+    done = say(mm_rechecking, "I play tennis on Sundays. Jazz forever!")
+    assert [r.op for r in done.results] == [Op.ADD, Op.NOOP]
+    assert [asked(call["json"]) for call in chat_calls(fake_openai)] == ["DecidedFacts"]
+
+
+def test_a_rechecked_fact_whose_decision_fails_is_parked_not_lost(tmp_path, fake_openai):
+    db = str(tmp_path / "m.db")
+    seed(db, [*STORED, HENS])
+    mm = llm_manager(db, fake_openai.base_url, decision_memories=2)
+    fake_openai.script(turn(fact(FEWER)))
+    fake_openai.default_reply = Reply(500, {"error": {"message": "boom"}})
+    done = say(mm, "A fox got into the coop on Sunday. Down to about ten layers now.")
+    assert [r.op for r in done.results] == [Op.PENDING]
+    assert [p.content for p in mm.pending(user_id="ana")] == [FEWER]
+    assert active(mm) == sorted([*STORED, HENS]) and done.buffered == 0
+    mm.close()
+
+
+@pytest.fixture
+def mm_rechecking(tmp_path, fake_openai):
+    db = str(tmp_path / "m.db")
+    seed(db, STORED)
+    manager = llm_manager(db, fake_openai.base_url)
+    yield manager
+    manager.close()

@@ -69,6 +69,11 @@ class Reader(Protocol):
         """The fact's subject, attribute and value; None when it is not recognised."""
         ...
 
+    def labelled(self, text: str, subject: str | None, attribute: str | None) -> Topic | None:
+        """What a fact is about when a caller or a model labelled it (`check_label`'s output;
+        either label may be None): the labels where given, the reading otherwise."""
+        ...
+
     def is_verb_topic(self, attribute: str) -> bool:
         """The attribute is a fallback verb topic ("verb:collect"), not a named attribute."""
         ...
@@ -173,6 +178,7 @@ class OfflineReader:
         return topic.READER_VERSION
 
     about = staticmethod(topic.about)
+    labelled = staticmethod(topic.labelled)
     is_verb_topic = staticmethod(attributes.is_verb_topic)
     is_single_valued = staticmethod(attributes.is_single_valued)
     check_label = staticmethod(attributes.check_label)

@@ -114,6 +114,21 @@ def about(text: str) -> Topic | None:
     return Topic(*sensed, retracted=topic.retracted, replaces=topic.replaces)
 
 
+def labelled(text: str, subject: str | None, attribute: str | None) -> Topic | None:
+    """The topic of a fact whose subject and attribute a caller or a model gave (either may
+    be None): a given attribute keeps the value and polarity read from the text when the text
+    reads as that attribute; otherwise the value is unknown, and a single-valued memory of
+    that attribute is replaced by any different text. No label given: `about`."""
+    found = about(text)
+    if attribute is None:
+        if found is None or subject is None:
+            return found
+        return Topic(subject, found.attribute, found.value, found.retracted)
+    if found is not None and found.attribute == attribute:
+        return Topic(subject or found.subject, attribute, found.value, found.retracted)
+    return Topic(subject or USER, attribute)
+
+
 def _about(text: str) -> Topic | None:
     """The topic of a fact as the patterns read it.
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from memman.config import DEFAULT_CONFIDENCE, Settings
 from memman.errors import InvalidInputError
-from memman.language.reader import READER, USER, Topic
+from memman.language.reader import READER, Topic
 from memman.models import MAX_IMPORTANCE, MIN_IMPORTANCE
 from memman.scope import Scope, check_encodable
 from memman.timestamps import check_moment
@@ -56,7 +56,7 @@ class Candidate:
         Read on first use, not when the candidate is made: a fact the hash tier settles never
         needs it, and reading it was a quarter of such a write's CPU (RESULTS.md, "A single write").
         """
-        return _topic(self.content, self.subject, self.attribute)
+        return READER.labelled(self.content, self.subject, self.attribute)
 
 
 def check_text(name: str, value: Any, max_chars: int) -> str:
@@ -192,20 +192,3 @@ def _check_labels(subject: Any, attribute: Any) -> dict[str, str | None]:
         }
     except ValueError as error:
         raise InvalidInputError(str(error)) from error
-
-
-def _topic(content: str, subject: str | None, attribute: str | None) -> Topic | None:
-    """The caller's subject and attribute where given, the extractor's otherwise.
-
-    A caller's attribute keeps the value and polarity the extractor reads from the text when
-    it reads the same attribute; otherwise the value is unknown, and a single-valued memory
-    of that attribute is replaced by any different text.
-    """
-    found = READER.about(content)
-    if attribute is None:
-        if found is None or subject is None:
-            return found
-        return Topic(subject, found.attribute, found.value, found.retracted)
-    if found is not None and found.attribute == attribute:
-        return Topic(subject or found.subject, attribute, found.value, found.retracted)
-    return Topic(subject or USER, attribute)

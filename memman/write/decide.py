@@ -45,6 +45,9 @@ class Decision:
     # Other memories an UPDATE or DELETE also ends: they stated the same old value ("User
     # lives in Leeds" and "User walks to work across Leeds" when the user moves away).
     also: tuple[Memory, ...] = ()
+    # The memories the deciding call listed, by id (None: not an LLM's decision). A decision
+    # made for several facts at once was shown what the messages touch, not each fact's own.
+    shown: frozenset[int] | None = None
 
 
 class Decider(Protocol):
@@ -373,6 +376,7 @@ class Shown:
             call=call,
             about=about,
             also=also,
+            shown=frozenset(m.id for m in self.memories.values()),
         )
 
 

@@ -25,6 +25,10 @@ class Route:
     reason: str
     related: list[Retrieved] = field(default_factory=list)  # shown to the decider, best first
     measure: str = "Jaccard"  # which similarity settled it: "Jaccard" or "cosine"
+    # With an LLM, of `related`: those the router's own signals relate to the fact (its words
+    # or meaning past the novel thresholds, its subject and attribute), before the union a
+    # decider is shown adds the rest.
+    near: frozenset[int] = frozenset()
 
     @property
     def target(self) -> Retrieved | None:

@@ -8,7 +8,11 @@ write path's one door (`apply_told`), with the deterministic tiers around them: 
 settle for certain stands whatever the model said (an exact repeat of an active memory, a
 near-copy, a restatement the topic tier reads: NOOPs), an answer that failed its checks parks
 its fact alone, and a decision on a memory that changed meanwhile is decided again through
-the ordinary path (`process`).
+the ordinary path (`process`). The call is shown what the messages touch, retrieved by their
+words and meaning; a fact, as the model words it, may relate to a memory the message did not
+("Down to about ten layers" / "User keeps about 20 laying hens"). With `llm_turn_recheck` such
+a fact, whose own route finds a memory the call never listed, is decided again on its own (the
+decision "two" makes), so no memory it may replace goes unseen.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 
 from memman.config import Settings
 from memman.models import UpdateResult
@@ -24,7 +29,7 @@ from memman.storage.store import Store
 from memman.write.apply import StaleDecision
 from memman.write.candidate import Candidate
 from memman.write.chunkwalk import Also, Embedded
-from memman.write.decide import Decided
+from memman.write.decide import Decided, Decider, Decision, decide_all
 from memman.write.retrieval import Retrieved
 
 log = logging.getLogger(__name__)
@@ -37,6 +42,7 @@ class Told:
     store: Store
     settings: Settings
     clock: Callable[[], dt.datetime]
+    decider: Decider
 
     def shown_for(self, scope: Scope, texts: list[str]) -> list[Retrieved]:
         """The memories a decision about these texts is shown (write/shown.py), each text
@@ -68,11 +74,22 @@ class Told:
         self, candidate: Candidate, told: Decided, vector: Embedded, also: Also
     ) -> UpdateResult:
         """What the cheap tiers settle for certain (WritePath._settle, told), else the model's
-        decision, audited with the fact's own route scores."""
+        decision, audited with the scores of the fact's own route for the memories the call
+        listed."""
         write = self._writer(also, candidate.scope)
         settled = write(lambda conn: self._settle(conn, candidate, vector=vector, told=True))
         if isinstance(settled, UpdateResult):
             return settled
+        shown = told.shown if isinstance(told, Decision) else None
+        unseen = settled.near - shown if shown is not None else frozenset()
+        if self.settings.llm_turn_recheck and unseen:
+            # The call was shown what the messages touch; the fact, as worded, relates to a
+            # memory it never listed (a count, a rank, a habit the message words otherwise).
+            log.info("%d memories the combined call never showed; deciding alone", len(unseen))
+            today = self.clock().date()
+            (told,) = decide_all(self.decider, [(candidate, settled.related)], today=today)
+        elif shown is not None:  # the audit names what the model saw, not what it never did
+            settled = replace(settled, related=[r for r in settled.related if r.memory.id in shown])
         try:
             return self._apply_or_park(candidate, settled, told, vector, None, write)
         except StaleDecision as stale:  # changed since it was shown: decided again, alone

@@ -213,7 +213,8 @@ class WritePath(ChunkWalk, Told):
         if not memories:
             return Route(RouteKind.NOVEL, routed.reason)  # nothing any signal or profile shows
         reason = f"{len(memories)} memories shown to the decider ({routed.reason})"
-        return Route(RouteKind.AMBIGUOUS, reason, memories, routed.measure)
+        near = frozenset(r.memory.id for r in routed.related) | {m.id for m in about_it}
+        return Route(RouteKind.AMBIGUOUS, reason, memories, routed.measure, near)
 
     def _shown(
         self,
