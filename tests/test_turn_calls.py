@@ -346,6 +346,20 @@ def test_a_turn_that_replaces_nothing_stays_one_call(mm_rechecking, fake_openai)
     assert [asked(call["json"]) for call in chat_calls(fake_openai)] == ["DecidedFacts"]
 
 
+def test_the_one_call_is_shown_the_memories_of_what_a_sentence_is_about(tmp_path, fake_openai):
+    """Routing for the combined call is the union a fact's own route shows: the memories of
+    the subject and attribute the reader reads in each sentence come first, even when they
+    share no word with the message (the cat, for "we got a puppy")."""
+    db = str(tmp_path / "m.db")
+    seed(db, STORED)
+    mm = llm_manager(db, fake_openai.base_url, decision_memories=1)
+    fake_openai.default_reply = turn(fact("User has a puppy named Rolo"))
+    say(mm, "Big news: we got a puppy!! Rolo is a menace.")
+    [combined] = chat_calls(fake_openai)
+    assert short_id(combined["json"], STORED[2]) == 1  # listed, and the only one
+    mm.close()
+
+
 def test_a_rechecked_fact_whose_decision_fails_is_parked_not_lost(tmp_path, fake_openai):
     db = str(tmp_path / "m.db")
     seed(db, [*STORED, HENS])

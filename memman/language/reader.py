@@ -178,7 +178,9 @@ class OfflineReader:
         return topic.READER_VERSION
 
     about = staticmethod(topic.about)
-    labelled = staticmethod(topic.labelled)
+
+    def labelled(self, text: str, subject: str | None, attribute: str | None) -> Topic | None:
+        return topic.labelled(self.about(text), subject, attribute)
     is_verb_topic = staticmethod(attributes.is_verb_topic)
     is_single_valued = staticmethod(attributes.is_single_valued)
     check_label = staticmethod(attributes.check_label)

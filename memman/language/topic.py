@@ -114,12 +114,11 @@ def about(text: str) -> Topic | None:
     return Topic(*sensed, retracted=topic.retracted, replaces=topic.replaces)
 
 
-def labelled(text: str, subject: str | None, attribute: str | None) -> Topic | None:
-    """The topic of a fact whose subject and attribute a caller or a model gave (either may
-    be None): a given attribute keeps the value and polarity read from the text when the text
-    reads as that attribute; otherwise the value is unknown, and a single-valued memory of
-    that attribute is replaced by any different text. No label given: `about`."""
-    found = about(text)
+def labelled(found: Topic | None, subject: str | None, attribute: str | None) -> Topic | None:
+    """The topic of a fact read as `found` whose subject and attribute a caller or a model
+    gave (either may be None): a given attribute keeps the value and polarity read from the
+    text when the text reads as that attribute; otherwise the value is unknown, and a
+    single-valued memory of that attribute is replaced by any different text."""
     if attribute is None:
         if found is None or subject is None:
             return found

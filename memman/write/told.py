@@ -22,14 +22,18 @@ import logging
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 
+import sqlalchemy as sa
+
 from memman.config import Settings
-from memman.models import UpdateResult
+from memman.language.reader import READER
+from memman.models import Memory, UpdateResult
 from memman.scope import Scope
 from memman.storage.store import Store
 from memman.write.apply import StaleDecision
 from memman.write.candidate import Candidate
 from memman.write.chunkwalk import Also, Embedded
 from memman.write.decide import Decided, Decider, Decision, decide_all
+from memman.write.meaning import kindred
 from memman.write.retrieval import Retrieved
 
 log = logging.getLogger(__name__)
@@ -45,12 +49,30 @@ class Told:
     decider: Decider
 
     def shown_for(self, scope: Scope, texts: list[str]) -> list[Retrieved]:
-        """The memories a decision about these texts is shown (write/shown.py), each text
-        retrieved for on its own and the rankings interleaved, at most decision_memories."""
+        """The memories a decision about these texts is shown (write/shown.py): first those
+        about what each sentence is about (its subject and attribute, and the kindred one),
+        then each text's by words and meaning, the rankings interleaved, then the profile; at
+        most decision_memories."""
         texts = list(dict.fromkeys(t for t in texts if t.strip()))
         vectors = self._embed(texts)
         with self.store.read() as conn:
-            return self._shown(conn, scope, list(zip(texts, vectors, strict=True)), [])
+            about_it = self._about_sentences(conn, scope, texts)
+            return self._shown(conn, scope, list(zip(texts, vectors, strict=True)), about_it)
+
+    def _about_sentences(self, conn: sa.Connection, scope: Scope, texts: list[str]) -> list[Memory]:
+        """The memories with the subject and attribute the reader reads in a sentence of the
+        texts (or the kindred one): a fact's own route shows them first, so the combined call,
+        shown what the messages touch, must too ("I'm down to two dogs" / "User has a beagle")."""
+        found: dict[int, Memory] = {}
+        for text in texts:
+            for sentence in READER.sentences(text):
+                topic = READER.about(sentence)
+                if topic is None or READER.is_verb_topic(topic.attribute):
+                    continue
+                for about in ((topic.subject, topic.attribute), kindred(topic)):
+                    for memory in self._about(conn, scope, about):
+                        found.setdefault(memory.id, memory)
+        return list(found.values())
 
     def apply_told(
         self,
