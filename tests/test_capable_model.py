@@ -39,6 +39,16 @@ def recorded(test: str) -> list[str]:
 RECORDED = recorded(TEST)
 
 
+@pytest.fixture
+def vcr_config():
+    """The answers were given to these very prompts: a request whose body differs (a prompt or
+    what a decision is shown changed) finds no answer and fails, until re-recorded."""
+    return {
+        "filter_headers": ["authorization", "openai-organization"],
+        "match_on": ["method", "path", "body"],
+    }
+
+
 def write_case(
     llm,  # noqa: F811 (the fixture's factory)
     name: str,
