@@ -52,3 +52,34 @@ def test_the_write_path_asks_the_installed_reader(tmp_path):
     finally:
         use_reader(old)
     assert READER.about("I live in Berlin") == Topic("user", "residence", "berlin")
+
+
+class _FilesWhereaboutsAsResidence(OfflineReader):
+    """A reader with its own vocabulary for the labels a model gives."""
+
+    def model_label(self, name: str, value: object) -> str | None:
+        if name == "attribute" and value == "whereabouts":
+            return "residence"
+        return super().model_label(name, value)
+
+
+def test_the_labels_a_model_gives_are_filed_by_the_installed_reader(tmp_path, fake_openai):
+    from tests.decisions import llm_manager
+    from tests.fake_openai import Reply, chat_completion
+
+    fact = {"content": "User is based in Lisbon", "category": "profile", "importance": 5}
+    fact |= {"durability": "durable", "subject": "me", "attribute": "whereabouts", "op": "ADD"}
+    answer = chat_completion(tool_args={"facts": [fact]}, tool_name="DecidedFacts")
+    fake_openai.default_reply = Reply(body=answer)
+    for installed, filed in ((None, "whereabouts"), (_FilesWhereaboutsAsResidence(), "residence")):
+        old = use_reader(installed) if installed is not None else None
+        try:
+            with llm_manager(str(tmp_path / f"{filed}.db"), fake_openai.base_url) as mm:
+                said = [{"role": "user", "content": "I'm based in Lisbon now"}]
+                mm.observe(said, user_id="u", session_id="s")
+                [written] = mm.flush("s", user_id="u").results
+                memory = mm.get(written.memory_id, user_id="u")
+                assert (memory.subject, memory.attribute) == ("user", filed)
+        finally:
+            if old is not None:
+                use_reader(old)

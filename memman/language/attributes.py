@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import re
 
-from pydantic import BaseModel, Field, field_validator
-
 from memman.language.text import normalize
 
 USER = "user"
@@ -199,22 +197,3 @@ def usable_attribute(value: object) -> str | None:
     """An LLM's attribute as usable_label reads it, filed under the vocabulary."""
     label = usable_label(value)
     return None if label is None else filed(label)
-
-
-class TopicLabels(BaseModel):
-    """What a fact is about, as an LLM answer states it (extraction, the decision call):
-    optional, and an unusable label is dropped (the extractor reads the text instead)."""
-
-    subject: str | None = Field(
-        default=None, description='Whom the fact is about: "user", or a person ("sister")'
-    )
-    attribute: str | None = Field(
-        default=None,
-        description="What it states, one key: residence, employer, job, relationship_status,"
-        " name, age, diet, pets, likes, hobby ...",
-    )
-    _subject = field_validator("subject")(usable_subject)
-    _attribute = field_validator("attribute")(usable_attribute)
-
-    def about(self) -> tuple[str, str] | None:
-        return (self.subject or "user", self.attribute) if self.attribute else None

@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Protocol, cast, runtime_checkable
 
+from pydantic import BaseModel, Field, ValidationInfo, field_validator
+
 from memman.language import (
     attributes,
     bearing,
@@ -34,7 +36,7 @@ from memman.language import (
 from memman.language import roles as _roles
 from memman.language import text as _text
 from memman.language import wording as _wording
-from memman.language.attributes import ENDED, USER, VERB, TopicLabels
+from memman.language.attributes import ENDED, USER, VERB
 from memman.language.switches import Kind
 from memman.language.topic import Topic
 
@@ -92,6 +94,12 @@ class Reader(Protocol):
 
     def person(self, word: str) -> str:
         """The subject a person is filed under ("mom" is "mother")."""
+        ...
+
+    def model_label(self, name: str, value: object) -> str | None:
+        """A subject or attribute a model gave in its answer, filed under the reader's own
+        ("User's mom" is "mother", "location" is "residence"); None when it is unusable (the
+        text is read instead)."""
         ...
 
     def having(self) -> frozenset[str]:
@@ -181,9 +189,15 @@ class OfflineReader:
 
     def labelled(self, text: str, subject: str | None, attribute: str | None) -> Topic | None:
         return topic.labelled(self.about(text), subject, attribute)
+
     is_verb_topic = staticmethod(attributes.is_verb_topic)
     is_single_valued = staticmethod(attributes.is_single_valued)
     check_label = staticmethod(attributes.check_label)
+
+    def model_label(self, name: str, value: object) -> str | None:
+        filed = attributes.usable_subject if name == "subject" else attributes.usable_attribute
+        return filed(value)
+
     person = staticmethod(attributes.person)
 
     def kindred(self, attribute: str) -> str | None:
@@ -273,3 +287,26 @@ class _Installed:
 
 # What memman/write/ and memman/lifecycle/ import and ask: `READER.about(text)`.
 READER = cast(Reader, _Installed())
+
+
+class TopicLabels(BaseModel):
+    """What a fact is about, as an LLM answer states it (extraction, the decision call):
+    optional, filed by the installed reader (`model_label`); an unusable label is dropped (the
+    text is read instead)."""
+
+    subject: str | None = Field(
+        default=None, description='Whom the fact is about: "user", or a person ("sister")'
+    )
+    attribute: str | None = Field(
+        default=None,
+        description="What it states, one key: residence, employer, job, relationship_status,"
+        " name, age, diet, pets, likes, hobby ...",
+    )
+
+    @field_validator("subject", "attribute")
+    @classmethod
+    def _filed(cls, value: object, info: ValidationInfo) -> str | None:
+        return READER.model_label(info.field_name or "", value)
+
+    def about(self) -> tuple[str, str] | None:
+        return (self.subject or USER, self.attribute) if self.attribute else None
