@@ -104,3 +104,28 @@ def test_the_version_changes_with_a_table(tmp_path, monkeypatch):
         monkeypatch.undo()
         rulebook.version.cache_clear()
     assert f"{topic.CODE_VERSION}.{rulebook.version()}" == topic.READER_VERSION
+
+
+# The single patterns of the tables ([pattern.NAME]): each finds its examples and none of its
+# look-alikes, applied as the code applies it (`use`: match, search or fullmatch).
+PATTERNS = [
+    found
+    for path in sorted(rulebook.RULES.glob("*.toml"))
+    for found in rulebook.patterns(path.stem).values()
+]
+
+
+@pytest.mark.parametrize(
+    ("found", "text", "finds"),
+    [pytest.param(p, text, True, id=f"{p.table}:{p.name}:example:{text}") for p in PATTERNS
+     for text in p.examples]
+    + [pytest.param(p, text, False, id=f"{p.table}:{p.name}:lookalike:{text}") for p in PATTERNS
+       for text in p.lookalikes],
+)  # fmt: skip
+def test_a_pattern_finds_its_examples_and_not_its_lookalikes(found, text, finds):
+    assert found.finds(text) is finds
+
+
+@pytest.mark.parametrize("found", PATTERNS, ids=lambda p: f"{p.table}:{p.name}")
+def test_every_pattern_has_an_example(found):
+    assert found.examples

@@ -8,11 +8,12 @@ for every row: they are its tests). Precedence is file order: the rows of a tabl
 top to bottom and the first that reads the text wins, so a more specific phrasing stands
 above a general one; nothing else orders them.
 
-A table file may also hold, besides rows: ordered lists (`listed`: a TOML array kept as written,
-or a string of words in their order), maps (`mapping`: a [section] of word = word; `word_sets`:
-a [section] of name = "words ..."), and single patterns (`pattern`: a [pattern.NAME] with its
-`pattern` (a string, or a list of pieces joined), the `examples` it must find and the `lookalikes` it must not, found as `use` says:
-"match" (the default), "search" or "fullmatch"; `ignorecase = true` for re.IGNORECASE).
+A table file may also hold, besides rows: ordered lists (`listed`: a TOML array kept as
+written, or a string of words in their order), maps (`mapping`: a [section] of word = word;
+`word_sets`: a [section] of name = "words ..."), and single patterns (`pattern`: a
+[pattern.NAME] with its `pattern`, a string or a list of pieces joined, the `examples` it must
+find and the `lookalikes` it must not, found as `use` says: "match" (the default), "search" or
+"fullmatch"; `ignorecase = true` for re.IGNORECASE).
 
 A pattern names shared pieces as `${NAME}`: the file's `[fragments]` or the ones the caller
 passes (pieces built from word tables kept in code). `version()` hashes every table, so the
@@ -122,7 +123,8 @@ def patterns(name: str, **pieces: str) -> dict[str, Pattern]:
             table=name,
             name=key,
             pattern=re.compile(
-                expand(_joined(raw["pattern"]), fragments), re.IGNORECASE if raw.get("ignorecase") else 0
+                expand(_joined(raw["pattern"]), fragments),
+                re.IGNORECASE if raw.get("ignorecase") else 0,
             ),
             use=raw.get("use", "match"),
             examples=tuple(raw.get("examples", ())),
