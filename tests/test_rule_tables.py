@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import pytest
 
-from memman.language import patterns, rulebook, topic
+from memman.language import patterns, providers, rulebook, topic, whole
 from memman.language.rulebook import Row
+from memman.language.speaker import first_person, without_openers
 from memman.language.text import words
 
 PHRASINGS = patterns.ROWS
@@ -104,3 +105,66 @@ def test_the_version_changes_with_a_table(tmp_path, monkeypatch):
         monkeypatch.undo()
         rulebook.version.cache_clear()
     assert f"{topic.CODE_VERSION}.{rulebook.version()}" == topic.READER_VERSION
+
+
+# The single patterns of the tables ([pattern.NAME]): each finds its examples and none of its
+# look-alikes, applied as the code applies it (`use`: match, search or fullmatch).
+# Pieces a table's patterns take from the code: the roles as one alternation.
+_PIECES = {"providers": {"ROLE": providers._ROLE}}
+PATTERNS = [
+    found
+    for path in sorted(rulebook.RULES.glob("*.toml"))
+    for found in rulebook.patterns(path.stem, **_PIECES.get(path.stem, {})).values()
+]
+
+
+@pytest.mark.parametrize(
+    ("found", "text", "finds"),
+    [pytest.param(p, text, True, id=f"{p.table}:{p.name}:example:{text}") for p in PATTERNS
+     for text in p.examples]
+    + [pytest.param(p, text, False, id=f"{p.table}:{p.name}:lookalike:{text}") for p in PATTERNS
+       for text in p.lookalikes],
+)  # fmt: skip
+def test_a_pattern_finds_its_examples_and_not_its_lookalikes(found, text, finds):
+    assert found.finds(text) is finds
+
+
+@pytest.mark.parametrize("found", PATTERNS, ids=lambda p: f"{p.table}:{p.name}")
+def test_every_pattern_has_an_example(found):
+    assert found.examples
+
+
+# The rows of facts read whole (rules/whole.toml): each reads its examples, the first to read
+# them, and none of its look-alikes (over the whole fact in the first person, as topic.py
+# gives it).
+WHOLE = whole._WHOLE
+
+
+def _spoken(text: str) -> str:
+    return first_person(without_openers(words(text)))
+
+
+@pytest.mark.parametrize(
+    ("row", "text", "reads"),
+    [pytest.param(row, text, reads, id=f"{_name(row)}:{text}") for row in WHOLE
+     for text, reads in row.examples],
+)  # fmt: skip
+def test_a_whole_row_reads_its_examples(row, text, reads):
+    spoken = _spoken(text)
+    assert next(r for r in WHOLE if r.pattern.match(spoken)) is row
+    read = whole.stated_whole(spoken)
+    assert read is not None and read[0] == reads
+
+
+@pytest.mark.parametrize(
+    ("row", "text"),
+    [pytest.param(row, text, id=f"{_name(row)}:{text}") for row in WHOLE
+     for text in row.lookalikes],
+)  # fmt: skip
+def test_a_whole_row_does_not_read_its_lookalikes(row, text):
+    assert row.pattern.match(_spoken(text)) is None
+
+
+@pytest.mark.parametrize("row", WHOLE, ids=_name)
+def test_every_whole_row_has_an_example(row):
+    assert row.examples

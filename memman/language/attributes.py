@@ -8,39 +8,16 @@ from __future__ import annotations
 
 import re
 
+from memman.language import rulebook
 from memman.language.text import normalize
 
 USER = "user"
 
-# attribute -> what it holds. Single-valued: one current value, a newer one replaces it.
-SINGLE_VALUED = frozenset(
-    """residence hometown employer job relationship_status name last_name native_language age
-    birthday diet smoking children car school school_year studies phone computer
-    work_setting household bedtime wake_time hair hair_color commute religion
-    work_hours gluten whereabouts gym doctor dentist therapist boss landlord bank vet
-    accountant eyewear dwelling birth_year""".split()
-)
-# Multi-valued: several true at once ("likes jazz" and "likes hiking").
-# A phone or a computer is the one the user uses now: a new one replaces it ("switched to a
-# Pixel"). Consoles are several ("also got a Switch"); one line's new model is told from
-# another line by the value's words (kinds.device_value: "playstation 4" / "playstation 5").
-MULTI_VALUED = frozenset("likes drinks pets plays speaks allergy hobby console injury trip".split())
-# Attributes that are two sides of one fact: where one works and as what ("a software engineer
-# at Stripe" is a job; "started a new job at Shopify" an employer; "retired" ends both).
-# So are a school and what one studies there: "I graduated" ends both.
-# A fact of one is shown to the decider with the memories of the other; the few it settles on
-# them are write/holders.py's (work or school ended, a new employer for a job that names one).
-# So are a full name and a surname: "took my husband's surname" changes "My name is Jo Brown";
-# and gluten and a diet: "eats bread and pasta again" may end keto (shown, never settled);
-# and where one lives and where one is ("I'm in Paris now"): a residence stated replaces the
-# latter when no residence is known, the latter never replaces a residence.
-KINDRED = {
-    "employer": "job", "job": "employer", "school": "studies", "studies": "school",
-    "last_name": "name", "name": "last_name", "gluten": "diet", "diet": "gluten",
-    "residence": "whereabouts", "whereabouts": "residence",
-}  # fmt: skip
-# Attributes whose value is a time: "my birthday is on March 12" is no state of it.
-TIMED = frozenset("birthday bedtime wake_time work_hours".split())
+# The vocabulary: rules/attributes.toml (attribute -> what it holds, what is kin to what).
+SINGLE_VALUED = rulebook.words("attributes", "words", "single_valued")
+MULTI_VALUED = rulebook.words("attributes", "words", "multi_valued")
+KINDRED = rulebook.mapping("attributes", "map.kindred")
+TIMED = rulebook.words("attributes", "words", "timed")
 # Favourites are single-valued per thing: "favorite:color", "favorite:band".
 FAVORITE = "favorite"
 # So is an amount the user states of one thing of theirs: "My rent is $1,200 a month" is
@@ -52,26 +29,10 @@ ATTRIBUTES = SINGLE_VALUED | MULTI_VALUED | {f"{FAVORITE}:*", f"{AMOUNT}:*", f"{
 # The attribute of a fact that ends something no pattern names: the memory holding its object
 # is taken back (supersede._taken_back).
 ENDED = "verb:quit"
-# One name for a person however the user calls them: "my mom" and "my mother" are one
-# subject, so "My mother moved to Paris" meets "My mom lives in Rome".
-KIN = {
-    "mom": "mother", "mum": "mother", "mommy": "mother", "mummy": "mother", "dad": "father",
-    "daddy": "father", "grandma": "grandmother", "granny": "grandmother", "nana": "grandmother",
-    "grandpa": "grandfather", "grandad": "grandfather", "granddad": "grandfather",
-    "kid": "child", "kids": "children", "neighbour": "neighbor", "coworker": "colleague",
-    "hubby": "husband", "boy": "son", "girl": "daughter",
-}  # fmt: skip
-# People (and pets) the user talks about: "my sister lives in Rome" is the sister's residence.
-# Every name of KIN too ("my mommy").
-OTHERS = frozenset(
-    """sister brother mother father wife husband partner girlfriend boyfriend fiance fiancee
-    son daughter children child friend boss roommate grandmother grandfather aunt uncle
-    cousin parents neighbor colleague dog cat""".split()
-).union(KIN)
-
-# An LLM's ways to name the user as a fact's subject.
-_THE_USER = frozenset("user me i myself self the_user speaker".split())
-_OWNER = re.compile(r"^(?:the_|user_s_|users_|my_)+")
+KIN = rulebook.mapping("attributes", "map.kin")
+OTHERS = rulebook.words("attributes", "words", "others").union(KIN)
+_THE_USER = rulebook.words("attributes", "words", "the_user")
+_OWNER = rulebook.pattern("attributes", "owner")
 
 
 def person(word: str) -> str:
@@ -100,39 +61,9 @@ def check_label(name: str, value: object) -> str | None:
     return label
 
 
-# What an LLM calls an attribute in other words, filed under memman's: "User lives in Porto"
-# labelled "location" must meet "User moved to Lisbon" labelled "residence", or both stay
-# active (tests/test_llm_labels.py). Only names with one reading among durable facts (a
-# transient "at the airport" goes to short-term memory, not here); plurals and singulars
-# of the vocabulary ("allergies", "pet") and "favorite_x" are read by rule in `filed`.
-ALIASES = {
-    "location": "residence", "city": "residence", "home": "residence", "home_city": "residence",
-    "current_city": "residence", "lives_in": "residence", "place_of_residence": "residence",
-    "home_town": "hometown", "birthplace": "hometown", "company": "employer",
-    "workplace": "employer", "works_at": "employer", "occupation": "job", "profession": "job",
-    "job_title": "job", "career": "job", "marital_status": "relationship_status",
-    "relationship": "relationship_status", "first_name": "name", "preferred_name": "name",
-    "surname": "last_name", "family_name": "last_name", "date_of_birth": "birthday",
-    "birth_date": "birthday", "dob": "birthday", "dietary_preference": "diet",
-    "dietary_restriction": "diet", "diet_type": "diet", "smoker": "smoking",
-    "smoking_status": "smoking", "kids": "children", "child": "children",
-    "number_of_children": "children", "vehicle": "car", "university": "school",
-    "college": "school", "mother_tongue": "native_language", "first_language": "native_language",
-    "language": "speaks", "languages": "speaks", "spoken_languages": "speaks",
-    "allergic_to": "allergy", "hobbies_and_interests": "hobby", "smartphone": "phone",
-    "mobile_phone": "phone", "cell_phone": "phone", "laptop": "computer",
-    "game_console": "console", "gaming_console": "console", "major": "studies",
-    "field_of_study": "studies", "year_in_school": "school_year", "grade": "school_year",
-    "living_situation": "household", "living_arrangement": "household", "lives_with": "household",
-    "sleep_schedule": "bedtime",
-}  # fmt: skip
-# One favorite, whatever it is called: "the group I love most" is the favorite band.
-_FAVORITE_THINGS = {
-    "group": "band", "film": "movie", "colour": "color", "dish": "food", "meal": "food",
-    "tune": "song", "author": "writer", "hobbies": "hobby", "tv show": "show",
-    "tv series": "show", "series": "show",
-}  # fmt: skip
-_FAVORITE = re.compile(r"(?:favou?rite|fave?)_(\w+)")
+ALIASES = rulebook.mapping("attributes", "map.aliases")
+_FAVORITE_THINGS = rulebook.mapping("attributes", "map.favorite_things")
+_FAVORITE = rulebook.pattern("attributes", "favorite")
 
 
 def favorite_key(thing: str) -> str:
@@ -140,8 +71,7 @@ def favorite_key(thing: str) -> str:
     return f"{FAVORITE}:{_FAVORITE_THINGS.get(thing, thing).replace(' ', '_')}"
 
 
-# How often an amount is paid says nothing of what it is: "my monthly rent" is the rent.
-_PER = re.compile(r"^(?:monthly|weekly|yearly|annual|daily|hourly|nightly) ")
+_PER = rulebook.pattern("attributes", "per")
 
 
 def amount_key(thing: str) -> str:

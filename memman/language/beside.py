@@ -10,15 +10,12 @@ topic rule does: the router and the decider judge them.
 
 from __future__ import annotations
 
-import re
-
+from memman.language import rulebook
 from memman.language.change import says_change
 from memman.language.text import words
 from memman.language.topic import Topic
 
-_ALSO = re.compile(
-    r"\b(?:also|on the side|side (?:job|gig|hustle|business)|second job|in addition)\b"
-)
+_ALSO = rulebook.pattern("beside", "also")  # rules/beside.toml
 
 
 def stands_beside(text: str, topic: Topic, current: Topic | None) -> bool:

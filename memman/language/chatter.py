@@ -11,24 +11,12 @@ from __future__ import annotations
 
 import re
 
+from memman.language import rulebook
 from memman.language.text import written_words
 
-# Every word of a chatter sentence is one of these: acknowledgements, greetings and the few
-# words that glue them ("thank you so much", "ok sounds good to me"). Words about the user
-# ("I", "my", "am") are not here, so "I am sure of myself" and "I don't see him" are kept:
-# storing a content-poor fact is better than dropping one.
-CHATTER = frozenset(
-    """ok okay k kk hmm hm mm uh um ah oh wow yes yeah yep yup no nope not sure fine cool great
-    nice good lol haha thanks thank thx ty please hi hello hey bye goodbye morning evening
-    night alright right awesome perfect sounds welcome you your youre so much very really a
-    lot too for now then that thats it its is and all to me got see there""".split()
-)
-# Lead words said last: "I have a peanut allergy btw", "I'm vegan, just so you know." In
-# small letters (or "BTW"): "I like the song By the Way." names a song.
-_TAIL = re.compile(
-    r"[\s,;:-]*\b(?:btw|BTW|Btw|by the way|fyi|FYI|lol|LOL|haha|just so you know"
-    r"|for the record)\W*$"
-)
+# The words and the tail pattern: rules/chatter.toml.
+CHATTER = rulebook.words("chatter", "words", "chatter")
+_TAIL = rulebook.pattern("chatter", "tail")
 # A sentence ends at . ! ? or … followed by a space, or at a line break ("3.5" stays whole).
 SENTENCE_END = re.compile(r"(?<=[.!?…])\s+|\s*\n\s*")
 

@@ -2,129 +2,49 @@
 
 A pattern over the words alone says too much: "I am a good student" is no job, "I work at
 home" names no employer, "I have a greyhound" has a dog. `check_kind` holds a pattern's match
-to the kind of value it must state.
+to the kind of value it must state. The words of each kind are rules/kinds.toml's.
 """
 
 from __future__ import annotations
 
 import re
 
+from memman.language import rulebook
 from memman.language.attributes import OTHERS
 from memman.language.text import words
 from memman.language.values import NUMBER_WORDS, VALUE_CLASSES, trim_value
 
-OCCUPATIONS = frozenset(
-    """nurse teacher doctor physician engineer developer programmer coder designer lawyer
-    attorney accountant student chef cook waiter waitress bartender barista cashier manager
-    salesman saleswoman salesperson mechanic electrician plumber carpenter pilot driver
-    firefighter officer cop policeman soldier farmer writer author journalist artist painter
-    musician singer actor actress photographer dentist pharmacist vet veterinarian scientist
-    researcher professor lecturer librarian architect consultant analyst therapist
-    psychologist psychiatrist surgeon paramedic secretary receptionist clerk janitor
-    entrepreneur ceo cto founder freelancer tutor coach trainer nanny babysitter hairdresser
-    stylist model dancer athlete banker broker realtor translator editor producer director
-    intern technician miner builder welder butcher baker tailor gardener lifeguard
-    nutritionist dietitian economist mathematician physicist chemist biologist marketer
-    recruiter practitioner assistant administrator sysadmin housekeeper caregiver mailman
-    postman trucker contractor investor programer counselor counsellor midwife optician
-    astronaut comedian youtuber streamer blogger influencer principal supervisor coordinator
-    specialist inspector detective dispatcher courier cleaner carer server paralegal
-    bookkeeper auditor surveyor foreman""".split()
-)
-DIETS = frozenset(
-    "vegetarian vegan pescatarian pescetarian keto carnivore flexitarian omnivore paleo".split()
-)
-STATUSES = {
-    "single": "single", "married": "married", "engaged": "engaged", "divorced": "divorced",
-    "widowed": "widowed", "separated": "separated", "widow": "widowed", "widower": "widowed",
-    "unattached": "single", "unmarried": "single",
-}  # fmt: skip
-_SCHOOLS = frozenset(
-    "school college university uni academy institute highschool elementary kindergarten".split()
-)
-# A school named by its level last: "Lincoln High", "Riverside Primary", "Ohio State".
-_SCHOOL_ENDS = (" high", " primary", " secondary", " prep", " middle", " state", " tech")
-# What "a <word> student" says when the word names no field of study: how, where, how well.
-_NOT_FIELDS = _SCHOOLS | frozenset(
-    """good poor bad great average top straight fulltime parttime graduate grad undergraduate
-    undergrad postgraduate phd doctoral masters exchange international foreign mature former
-    new freshman sophomore junior senior""".split()
-)
-# What "works at / for" names when it names no employer: a spot, a time, a span, a job.
-_NOT_EMPLOYERS = frozenset(
-    """home counter desk register table computer computers laptop couch sofa bed night nights
-    weekend weekends shift shifts living fun family job jobs year years month months week
-    weeks day days hour hours while""".split()
-)
-_HEAD_ENDS = frozenset("near of in on by part full same".split())
+OCCUPATIONS = rulebook.words("kinds", "words", "occupations")
+DIETS = rulebook.words("kinds", "words", "diets")
+STATUSES = rulebook.mapping("kinds", "map.statuses")
+_SCHOOLS = rulebook.words("kinds", "words", "schools")
+_SCHOOL_ENDS = rulebook.listed("kinds", "listed", "school_ends")
+_NOT_FIELDS = _SCHOOLS | rulebook.words("kinds", "words", "not_fields")
+_NOT_EMPLOYERS = rulebook.words("kinds", "words", "not_employers")
+_HEAD_ENDS = rulebook.words("kinds", "words", "head_ends")
 DRINKABLE = VALUE_CLASSES["caffeine"] | VALUE_CLASSES["alcohol"]
-_DOG_BREEDS = frozenset(
-    """greyhound retriever labrador lab poodle terrier beagle husky bulldog shepherd chihuahua
-    dachshund pug corgi collie spaniel rottweiler boxer doberman mutt""".split()
-)
-PETS = VALUE_CLASSES["pets"] | {
-    "puppy", "kitten", "horse", "lizard", "guinea", "ferret", "goldfish", "tortoise", "gecko",
-    "budgie", "canary", "cockatiel", "parakeet",
-}  # fmt: skip
-# Employers known by name, no town's: "moved over to Microsoft" is a job, not a home (not
-# "apple", "amazon": a valley, a river).
-COMPANIES = frozenset(
-    """google microsoft meta facebook netflix ibm oracle intel nvidia salesforce adobe spotify
-    uber airbnb stripe shopify deloitte accenture kpmg pwc mckinsey jpmorgan linkedin dropbox
-    twitter tesla walmart costco starbucks""".split()
-)
-# What a car attribute holds: a vehicle named by kind, or by make ("a used Honda Accord").
-VEHICLES = frozenset("car truck van minivan suv pickup jeep motorhome campervan".split())
-CAR_MAKES = frozenset(
-    """honda toyota ford tesla subaru mazda volkswagen vw bmw audi mercedes kia hyundai nissan
-    chevy chevrolet jeep volvo lexus porsche dodge ram gmc buick cadillac chrysler fiat
-    peugeot renault citroen skoda seat opel mini lincoln acura infiniti mitsubishi suzuki
-    prius civic corolla camry accord""".split()
-)
-# Devices by what they are: a value naming one of these words is that device ("an iPhone 12",
-# "a Windows laptop", "a PS5"). "switch" only as "nintendo switch": a switch is also a verb.
-_DEVICES = {
-    "phone": frozenset(
-        """phone smartphone iphone android pixel samsung galaxy oneplus nokia motorola xiaomi
-        huawei blackberry""".split()
-    ),
-    "computer": frozenset(
-        """laptop macbook chromebook thinkpad imac pc desktop computer dell lenovo asus acer
-        alienware toshiba xps zenbook ideapad""".split()
-    ),
-    "console": frozenset("playstation ps3 ps4 ps5 xbox nintendo wii gamecube gameboy".split()),
-}
-# Verbs that name a pastime said alone ("I knit", "I don't climb anymore"): not "I teach"
-# (a job), "I move a lot", "my dog stinks".
-_PASTIMES = frozenset(
-    """knit crochet sew quilt embroider paint draw sketch sculpt write blog journal read cook
-    bake garden fish hunt hike camp climb swim run jog bike cycle ski snowboard surf skate
-    skateboard rollerblade dance sing rap act travel golf bowl box fence row sail kayak canoe
-    dive snorkel meditate volunteer walk exercise lift skydive larp cosplay game""".split()
-)
-# A device said by its kind alone names none: "am on my computer so much", "use my phone".
-_ANY_DEVICE = frozenset("phone smartphone computer laptop pc desktop".split())
-_CONSOLE_LINES = {"ps": "playstation"}  # "ps5" is "playstation 5": one line, a new model
-_ORDINALS = {
-    "first": "1", "second": "2", "third": "3", "fourth": "4", "fifth": "5", "sixth": "6",
-}  # fmt: skip
-# A cut by its name is a length of its own: "a pixie cut" replaces "long hair".
-_HAIR_LENGTHS = frozenset(
-    """long short bald shaved buzzed cropped shoulder pixie bob buzz buzzcut mohawk mullet
-    undercut fade crew pompadour ponytail dreadlocks""".split()
-)
-_HAIR_COLORS = frozenset(
-    """blonde blond brown black red grey gray white pink blue purple green auburn ginger
-    brunette silver""".split()
-)
-# Animal food a vegetarian does not eat; fish alone a pescatarian does.
-_FISH = frozenset("fish seafood salmon tuna".split())
+_DOG_BREEDS = rulebook.words("kinds", "words", "dog_breeds")
+PETS = VALUE_CLASSES["pets"] | rulebook.words("kinds", "words", "pets")
+COMPANIES = rulebook.words("kinds", "words", "companies")
+VEHICLES = rulebook.words("kinds", "words", "vehicles")
+CAR_MAKES = rulebook.words("kinds", "words", "car_makes")
+_NOT_IN_MAKE_PATTERN = rulebook.words("kinds", "words", "not_in_make_pattern")
+_DEVICES = rulebook.word_sets("kinds", "devices")
+_PASTIMES = rulebook.words("kinds", "words", "pastimes")
+_ANY_DEVICE = rulebook.words("kinds", "words", "any_device")
+_CONSOLE_LINES = rulebook.mapping("kinds", "map.console_lines")
+_ORDINALS = rulebook.mapping("kinds", "map.ordinals")
+_HAIR_LENGTHS = rulebook.words("kinds", "words", "hair_lengths")
+_HAIR_COLORS = rulebook.words("kinds", "words", "hair_colors")
+_FISH = rulebook.words("kinds", "words", "fish")
+_LATER_EMPLOYER = rulebook.pattern("kinds", "later_employer")
+_EMPLOYER_NAMED = rulebook.pattern("kinds", "employer_named")
 
 
 def make_pattern() -> str:
     """The car makes as a regex alternation, less the words that name other things too ("a
     mini fridge", "a ram", "a seat"): "have a Toyota", "own a Honda Civic"."""
-    return "|".join(sorted(CAR_MAKES - {"mini", "ram", "seat", "lincoln", "jeep"}))
+    return "|".join(sorted(CAR_MAKES - _NOT_IN_MAKE_PATTERN))
 
 
 def vehicle_pattern() -> str:
@@ -254,7 +174,7 @@ def _employer(raw: str) -> str | None:
         return value
     if head not in _NOT_EMPLOYERS and not (head in OTHERS and value == head):
         return value
-    later = re.search(r" (?:at|for) (?P<v>.+)$", raw)
+    later = _LATER_EMPLOYER.search(raw)
     return _employer(later.group("v")) if later else None
 
 
@@ -270,8 +190,7 @@ def _head(value: str) -> str:
     return kept[-1]
 
 
-# Words of a statement about the user's sons or daughters, not about all of their children.
-_SONS_OR_DAUGHTERS = frozenset("son sons daughter daughters".split())
+_SONS_OR_DAUGHTERS = rulebook.words("kinds", "words", "sons_or_daughters")
 
 
 def about_sons_or_daughters(text: str) -> bool:
@@ -284,5 +203,5 @@ def about_sons_or_daughters(text: str) -> bool:
 def names_employer(text: str) -> bool:
     """The fact names whom one works at or for besides what one does: "I'm a data analyst at
     Spotify" does, "I'm a barista" and "I work at home" do not."""
-    found = re.search(r" (?:at|for|with) (?P<v>.+)$", " ".join(words(text)))
+    found = _EMPLOYER_NAMED.search(" ".join(words(text)))
     return found is not None and _employer(found.group("v")) is not None

@@ -17,21 +17,15 @@ to York").
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
+from memman.language import rulebook
 from memman.language.attributes import AMOUNT, FAVORITE, MULTI_VALUED, SINGLE_VALUED, filed
 from memman.language.text import words
 
-# "Job: barista", "User's job: barista" (the key is a few words, the value anything).
-_COLON = re.compile(
-    r"^(?:(?:the )?user'?s |my )?(?P<key>[a-z][a-z ]{0,30}?)\s*:\s*(?P<value>\S.*)$", re.I
-)
-# "Name is John", "Favourite movies are Inception and Interstellar".
-_NOUN_IS = re.compile(
-    r"^(?!(?:my|our|your|his|her|their|the|a|an|this|that|it|user|users) )"
-    r"(?P<key>[a-z]+(?: [a-z]+){0,2}) (?:is|are)(?: now)? (?P<value>.+)$"
-)
+# The patterns: rules/labels.toml.
+_COLON = rulebook.pattern("labels", "colon")
+_NOUN_IS = rulebook.pattern("labels", "noun_is")
 
 
 @dataclass(frozen=True)
@@ -51,7 +45,7 @@ class Label:
         return self.colon and self.value in _NONE
 
 
-_NONE = frozenset(["no", "none", "nope", "n a", "na", "nil"])
+_NONE = frozenset(rulebook.listed("labels", "listed", "none"))
 
 
 def label(text: str) -> Label | None:

@@ -13,23 +13,16 @@ from __future__ import annotations
 
 import re
 
+from memman.language import rulebook
 from memman.language.attributes import OTHERS
 from memman.language.kinds import PETS
 from memman.language.patterns import read_predicate
 from memman.language.text import STOPWORDS
 
-# Endings of nationalities, religions, conditions and adjectives written with a capital:
-# Italian, American, Korean, Japanese, Irish, Catholic, Buddhist, Married, Originally, French,
-# Swiss. Names with these endings ("Eric", "Dominic") are missed: read as before.
-_NOT_NAME_ENDINGS = ("ian", "ican", "ean", "ese", "ish", "ic", "ist", "ed", "ly", "ing", "ch", "ss")
-# The same without a telling ending (a name may end in "an": Ryan, Susan, Jordan).
-_NOT_NAMES = frozenset(
-    """texan german wiccan cuban kenyan tibetan moroccan lutheran samoan afghan mormon muslim
-    hindu sikh jew thai greek israeli pakistani iraqi nepali kuwaiti saudi bengali punjabi
-    gay straight bi trans queer single vegan sober pregnant home back here there""".split()
-)
-# What may follow a name that ends the clause: "I'm Tom and I ...", "I'm Tom but ...".
-_CLAUSE_AFTER = frozenset("and but i so".split())
+# The words: rules/names.toml.
+_NOT_NAME_ENDINGS = rulebook.listed("names", "listed", "not_name_endings")
+_NOT_NAMES = rulebook.words("names", "words", "not_names")
+_CLAUSE_AFTER = rulebook.words("names", "words", "clause_after")
 _CLAUSE_END = re.compile(r"[,.!;:…)]+$")
 
 

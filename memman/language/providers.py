@@ -9,40 +9,18 @@ user, its holder the value: a new holder replaces the old. Only a holder named a
 
 from __future__ import annotations
 
-import re
-
+from memman.language import rulebook
 from memman.language.values import trim_value
 
-# Each role by the attribute it is filed under ("gp" and "physician" are the doctor).
-ROLES = {
-    "doctor": "doctor", "gp": "doctor", "physician": "doctor", "dentist": "dentist",
-    "therapist": "therapist", "psychiatrist": "therapist", "boss": "boss", "manager": "boss",
-    "supervisor": "boss", "landlord": "landlord", "landlady": "landlord", "bank": "bank",
-    "vet": "vet", "accountant": "accountant",
-}  # fmt: skip
+# The roles and patterns: rules/providers.toml.
+ROLES = rulebook.mapping("providers", "roles")
 _ROLE = "|".join(sorted(ROLES, key=len, reverse=True))
-_NAME = r"(?:(?:Dr|Mr|Mrs|Ms)\.? )?[A-Z][\w'\u2019.-]*(?:(?: of| the| and)? [A-Z][\w'\u2019.-]*)*"
-# "My doctor is Dr. Patel", "User's new bank is Chase", "Our landlord is Mr. Green".
-_HOLDER = re.compile(
-    rf"^(?:My|Our|User's|User\u2019s) (?:new |current )?(?P<role>(?i:{_ROLE})) is (?:now )?"
-    rf"(?P<v>{_NAME})(?: now)?[.!]?$"
-)
-# "after the reorg I report to Marcus", "User now reports directly to Dana".
-_REPORTS = re.compile(
-    rf"^(?:.*\b)?(?:I|User)(?: now| currently)? reports? (?:directly )?to (?P<v>{_NAME})"
-    r"(?: now)?[.!]?$"
-)
-# "switched GPs and sees Dr. Huang": a change of the role, the new holder named by title.
-_SWITCHED = re.compile(
-    r"^(?:I|User|We)\b.*\b(?:switched|changed|moved) (?P<role>(?i:doctors|gps|dentists"
-    r"|therapists|vets))\b.*?\b(?P<v>(?:Dr|Mr|Mrs|Ms)\.? [A-Z][a-z]+)"
-)
-# "moved all my accounts over to a local credit union", "switched banks to Chase".
-_BANKED = re.compile(
-    r"^(?:i |user |we )?(?:just |finally )?(?:moved|switched|transferred|took) (?:all )?"
-    r"(?:my|our) (?:accounts?|banking|money|savings|checking account) (?:over )?to (?P<v>.+)$"
-    r"|^(?:i |user |we )?(?:switched|changed) banks? (?:to|and now bank with) (?P<w>.+)$"
-)
+_NAME = rulebook.fragment("providers", "NAME")
+_PATTERNS = rulebook.patterns("providers", ROLE=_ROLE)
+_HOLDER = _PATTERNS["holder"].pattern
+_REPORTS = _PATTERNS["reports"].pattern
+_SWITCHED = _PATTERNS["switched"].pattern
+_BANKED = _PATTERNS["banked"].pattern
 
 
 def stated_provider(text: str, spoken: str) -> tuple[str, str] | None:

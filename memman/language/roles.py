@@ -15,6 +15,7 @@ import itertools
 import re
 from collections import Counter
 
+from memman.language import rulebook
 from memman.language.text import (
     STOPWORDS,
     _stem,
@@ -31,36 +32,21 @@ from memman.language.text import (
 # and "lots of" / "few people" say different things (SICK's NEUTRAL pairs are full of them).
 # "front", "top" and "next" carry the compound prepositions ("in front of", "on top of",
 # "next to"); "of" and "as" carry no direction and are left out.
-PARTICLES = frozenset(
-    """
-    about above across after against along around at away back before behind below beside
-    between beyond by down for from front in near next off on out outside over past since
-    through to top toward under until up with within
-    """.split()
-)
+PARTICLES = rulebook.words("roles", "words", "particles")
 # Spellings of the same direction: "gets into the car" is "gets in the car".
-_SAME_ROLE = {
-    "into": "in", "inside": "in", "onto": "on", "upon": "on", "towards": "toward",
-    "beneath": "under", "underneath": "under",
-}  # fmt: skip
-_COMPOUND_PREPOSITIONS = {"front": "in", "top": "on", "next": "to"}
+_SAME_ROLE = rulebook.mapping("roles", "same_role")
+_COMPOUND_PREPOSITIONS = rulebook.mapping("roles", "compound_prepositions")
 # Quantifiers are stopwords too, but "all", "few" or "only" changes what is said ("some",
 # "any", "each" and "every" do not: "some people are singing" is "people are singing", "runs
 # every Sunday" is "runs each Sunday" is "runs on Sundays").
-QUANTIFIERS = frozenset("all both few many more most only several".split())
+QUANTIFIERS = rulebook.words("roles", "words", "quantifiers")
 # "a few" is "some" ("A few children are jumping" / "Some children are jumping", SICK's
 # entailments): it counts nothing "some" does not. "few" alone ("few people came") says "not
 # many" and stays a quantifier.
-_A_FEW = ("a", "few")
+_A_FEW = rulebook.listed("roles", "listed", "a_few")
 # Pronouns tell who does what to whom ("he helps her" / "she helps him"); a fact that names
 # nobody ("Favourite colour is green") is not contradicted by one that says "my" (_conflict).
-PRONOUNS = frozenset(
-    """
-    i me my mine myself we us our ours he him his himself she her hers herself it its they
-    them their theirs you your yours
-    """.split()
-)
-
+PRONOUNS = rulebook.words("roles", "words", "pronouns")
 
 # A possessive or reflexive pronoun names the same one as the subject form: "when it bought
 # the assets" / "from its developer", "it's possible" (read "its") / "it is possible". Object
@@ -71,12 +57,9 @@ PRONOUNS = frozenset(
 # "their" reads as "its" does; "they" and "them" stay apart from "it".
 _OWNER = {
     w: group.split()[0]
-    for group in (
-        "i my mine myself", "we our ours ourselves", "he his himself", "she hers herself",
-        "it its itself their theirs", "they themselves", "you your yours yourself",
-    )
+    for group in rulebook.listed("roles", "listed", "owners")
     for w in group.split()[1:]
-}  # fmt: skip
+}
 
 
 def _pronoun_conflict(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
@@ -109,7 +92,7 @@ def _role_words(text: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str,
 # bench_pairs' MiniLM sample the distinct pair nearest to passing this way is SICK NEUTRAL's
 # "eating on a really small wagon full of corndogs" / "eating corndogs in a wagon, which is
 # really small" (0.963), which the order test refuses. Without that cosine see _traded_place.
-_PLACE = {"on": "in", "at": "in"}
+_PLACE = rulebook.mapping("roles", "place")
 
 
 def _places(particles: tuple[str, ...]) -> tuple[str, ...]:
@@ -127,7 +110,7 @@ def _places(particles: tuple[str, ...]) -> tuple[str, ...]:
 # for 90 STS-B <= 2, 14 MRPC 0 and 154 SICK NEUTRAL pairs, none at Jaccard 0.8 or more
 # (highest 0.75), and on the MiniLM sample their cosines reach 0.90. The cost, said out
 # loud: "the keys are on / in the box" is one fact now, with or without an embedder.
-_PLACE_WORDS = frozenset({"in", "on", "at", "through"})
+_PLACE_WORDS = rulebook.words("roles", "words", "place_words")
 
 
 def _traded_place(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
@@ -170,9 +153,9 @@ def _conflict(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
 # ways). For the order test the clause's words go before the noun it follows. A clause that
 # names a place or a role ("which is in the air", "who is chasing a cat", "which is a puppy":
 # a particle, an -ing verb or an article) or runs past _MODIFIER_WORDS stays where it is.
-_RELATIVE = frozenset({"which", "that", "who"})
-_COPULA = frozenset({"is", "are"})
-_NOT_A_MODIFIER = frozenset({"a", "an", "the", "being"})
+_RELATIVE = rulebook.words("roles", "words", "relative")
+_COPULA = rulebook.words("roles", "words", "copula")
+_NOT_A_MODIFIER = rulebook.words("roles", "words", "not_a_modifier")
 _MODIFIER_WORDS = 5
 _PIECE = re.compile(r"[^\W_]+(?:['’][^\W_]+)*|[,;]")
 
@@ -330,7 +313,7 @@ def _clauses_moved(a: list[str], b: list[str]) -> bool:
 # statement's roles stay put. A clause is a run between punctuation; a short one holding a
 # reporting verb is the attribution, and its words are left out of the order test when both
 # texts report the statement with the same verb.
-_REPORTING = frozenset({"said", "says", "say", "told"})
+_REPORTING = rulebook.words("roles", "words", "reporting")
 _CLAUSE_BREAK = re.compile(r"[,;:\"“”«»()]|--| - | — ")
 _ATTRIBUTION_WORDS = 6
 

@@ -16,40 +16,24 @@ found the reader's value misread in a few shapes:
 
 from __future__ import annotations
 
-import re
-
+from memman.language import rulebook
 from memman.language.attributes import AMOUNT
 from memman.language.text import words
 from memman.language.values import NUMBER_WORDS
 
-# Kinds of home: "a house", "my first home". A kind of place ("the suburbs", "the
-# countryside") is where one lives, coarsely: moving from Camden to the countryside is a move.
-_DWELLINGS = frozenset(
-    """house home apartment flat condo condominium cabin trailer dorm studio bungalow cottage
-    townhouse mansion tent van rv boat farmhouse duplex loft basement""".split()
-)
+# The words and patterns: rules/senses.toml.
+_DWELLINGS = rulebook.words("senses", "words", "dwellings")
 _PLACES = frozenset({"residence", "hometown", "whereabouts"})
-# "this country", "the area", "here": a place only the conversation names.
-_DEICTIC = re.compile(r"^(?:this|that|the same|here|there|the area|abroad)\b")
-_HEIGHT = re.compile(r"\d\s*(?:'|’|ft\b|feet\b|foot\b|cm\b|inches\b|tall\b)")
-_PAST_ROLE = re.compile(r"^(?:ex|former|previous)\b")
-# "I was born in 1990", "born in May 1990": a year of birth, no hometown.
-_BORN_WHEN = re.compile(r"^(?:[a-z]+ )?(?P<year>(?:19|20)\d\d)s?\b")
-# A count of sons and one of daughters, said together: "one son and two daughters".
-_COUNTS = re.compile(
-    r"\b(?P<n>\d+|one|two|three|four|five|six|seven|eight|nine|ten|a|an)"
-    r" (?:sons?|daughters?|boys?|girls?)\b"
-)
-# Attributes whose value is a thing, never led by a preposition ("studies on the weekends"):
-# a relationship ("in a relationship"), a household ("with my parents") or a diet ("on
-# keto") may be.
+_PATTERNS = rulebook.patterns("senses")
+_DEICTIC = _PATTERNS["deictic"].pattern
+_HEIGHT = _PATTERNS["height"].pattern
+_PAST_ROLE = _PATTERNS["past_role"].pattern
+_BORN_WHEN = _PATTERNS["born_when"].pattern
+_COUNTS = _PATTERNS["counts"].pattern
+# Attributes whose value is a thing, never led by a preposition ("studies on the weekends").
 _THINGS = frozenset("studies job employer car phone computer".split())
-_LED = frozenset("on in at for with during every each after before since until".split())
-# How much, how often or what colour: no car, job or field of study ("I study a lot").
-_NOT_THINGS = frozenset(
-    """everywhere anywhere lot alot often daily fast slowly carefully home around hard online
-    black white red blue green silver grey gray yellow orange brown""".split()
-)
+_LED = rulebook.words("senses", "words", "led")
+_NOT_THINGS = rulebook.words("senses", "words", "not_things")
 
 Reading = tuple[str, str, str | None]  # subject, attribute, value
 

@@ -8,117 +8,45 @@ every style.
 
 from __future__ import annotations
 
-import re
-
+from memman.language import rulebook
 from memman.language.attributes import OTHERS, USER, person
 from memman.language.kinds import PETS
 from memman.language.names import self_named, without_apposition
 from memman.language.negation import NEGATION_WORDS
 from memman.language.text import NEGATIONS, STOPWORDS, verb_stem, words
 
-_FIRST_PERSON = {"i": (), "im": ("am",), "ive": ("have",), "id": ("would",), "ill": ("will",)}
-# Third-person verb forms ("User lives in", "User is") spelled as the first person says them.
-_VERB_FORMS = {
-    "is": "am", "are": "am", "was": "was", "were": "was", "has": "have", "does": "do",
-    "doesnt": "do not", "dont": "do not", "didnt": "did not", "isnt": "am not",
-    "arent": "am not", "wasnt": "was not", "hasnt": "have not", "havent": "have not",
-    "cant": "can not", "cannot": "can not", "wont": "will not", "aint": "am not",
-}  # fmt: skip
-# Words a chat message opens with before its subject.
-_OPENERS = frozenset(
-    """honestly well so actually btw anyway oh ok okay yeah yes also these days nowadays lately
-    hi hello hey and plus fyi now""".split()
-)
-# Phrases that lead into a statement without being part of it: "By the way, I'm vegan", "Oh
-# and I have a cat" ("oh" and "and" are openers of their own), "Just so you know, ...".
+# The words and patterns: rules/speaker.toml.
+_FIRST_PERSON = {
+    said: tuple(meant.split())
+    for said, meant in rulebook.mapping("speaker", "first_person").items()
+}
+_VERB_FORMS = rulebook.mapping("speaker", "map.verb_forms")
+_OPENERS = rulebook.words("speaker", "words", "openers")
 _LEAD_PHRASES = tuple(
-    tuple(phrase.split())
-    for phrase in (
-        "by the way", "just so you know", "for the record", "for context", "fun fact",
-        "remember that", "note that", "keep in mind that", "dont forget that", "good news",
-        "big news", "guess what", "quick update",
-    )
-)  # fmt: skip
-_STILL_TRUE_FILLERS = frozenset(
-    """just recently finally also really currently now still actually officially usually
-    mostly generally normally typically""".split()
+    tuple(p.split()) for p in rulebook.listed("speaker", "listed", "lead_phrases")
 )
-# The user's own, as a fact written of "User" says it: "User lost their job".
-_OWN = {"their": "my", "his": "my", "her": "my", "themselves": "myself", "himself": "myself",
-        "herself": "myself"}  # fmt: skip
-# A fact written without its subject ("Lives in Berlin", "Also enjoys video games") is the
-# user's when it starts with one of these verbs.
-_SUBJECTLESS_VERBS = frozenset(
-    """is has was does likes loves lives works enjoys plays drinks drives speaks owns prefers
-    hates dislikes eats reads watches studies moved joined quit got goes takes uses wants
-    visited visits collects cooks runs teaches volunteers attends""".split()
-)
-# A chat message in the past tense without its "I" ("Sold my car", "Handed in my notice",
-# "Went for a pixie cut"): the user's, when the verb is followed by what a verb takes (an
-# object's determiner, a particle), so "Ted moved to Rome" (a name, then a verb) is Ted's.
-_PAST_IRREGULAR = frozenset(
-    """sold went took got bought found gave had began lost left made quit kept met ran split
-    cut put broke drove grew threw wrote became""".split()
-)
-# What one can't take any more: "Can't do caffeine anymore", "Can't stomach dairy".
-_TAKE_IN = frozenset("do have handle tolerate stomach drink eat".split())
-# Verbs that are the user's whatever follows them: "Cancelled Spotify", "Joined Google".
-_TOLD_ALONE = frozenset(
-    "cancelled canceled quit ditched joined started finished moved sold retired".split()
-)
-_AFTER_VERB = frozenset(
-    """my our the a an in on up out off to for into back over down away it his her their
-    some all this last another""".split()
-)
-# Capitalised at the start of a sentence, yet nobody's name: "Someone is cutting a tomato" is
-# no fact about a person called Someone (two such facts would read as two people's).
-_INDEFINITE = frozenset(
-    "someone somebody anyone anybody everyone everybody noone nobody people".split()
-)
-# "Lena and I broke up", "Sam and I got married", "my wife and I separated": the user's
-# relationship status.
-_BREAKUP = re.compile(
-    r"^(?:(?:my |our )?\w+ and (?:i|user)|(?:i|user) and (?:(?:my|their|his|her) )?\w+)"
-    r" (?P<p>(?:just |recently |finally |have |are |are now )?(?:broke up|split up|separated"
-    r"|split|got divorced|divorced|got married|married|got engaged|engaged|tied the knot"
-    r"|got hitched|eloped|got remarried|remarried"
-    r"|(?P<apart>(?:are|have) (?:no longer together|not together anymore|parted ways|gone our"
-    r" separate ways)|parted ways|went our separate ways))(?: .*)?)$"
-)
-# "My wife and I live together in Leeds", "my boyfriend and I moved in together": a partner.
-_TOGETHER = re.compile(
-    r"^(?:my|our) (?P<who>girlfriend|boyfriend|partner|wife|husband|fiance|fiancee) and"
-    r" (?:i|user) (?:live together|moved in together|share a (?:flat|house|home|place))\b"
-)
-# A child moved to a school by the parents: "We transferred our boy to Riverside Academy" is
-# where the son goes to school (the school check of the patterns still applies).
-_ENROLLED = re.compile(
-    r"^(?:we|i|user) (?:just |finally )?(?:have )?(?:transferred|moved|switched|enrolled|put"
-    r"|sent) (?:our|my|their|his|her) (?P<who>son|daughter|boy|girl|kid|child|eldest"
-    r"|youngest)(?: \w+)? (?:to|at|in|into) (?P<rest>.+)$"
-)
-# "Google let me go", "my boss fired me", "the company laid User off": the user's work ended
-# (not "my mom let me go to the party").
-_LET_GO = re.compile(
-    r"^(?:(?:my|the|our) )?\w+ (?:just |finally )?(?:let (?:me|user) go(?! (?:to|on|with|out|home"
-    r"|early|first|ahead|\w+ing)\b)|laid (?:me|user) off|fired (?:me|user)(?! up)"
-    r"|made (?:me|user) redundant)\b"
-)
-# "My hamster Peanut died", "my roommate moved out".
-_GONE = re.compile(r"^(?:\w+ )?(?:died|passed away|ran away|was rehomed|moved out)(?: .*)?$")
-_CHILDREN = frozenset("son daughter baby child".split())
-# "Our second child was born", "our baby arrived": the user's children, counted anew.
-_BORN = re.compile(
-    r"^(?:(?P<n>first|second|third|fourth|fifth|\d+(?:st|nd|rd|th)) )?(?:new |baby |little )?"
-    r"(?P<who>son|daughter|baby|child|kid|boy|girl)(?: \w+)? (?P<how>was born|arrived)(?: .*)?$"
-)
-# "My wife gave birth to our son": the user's child as well.
-_PARTNER_BIRTH = re.compile(r"^(?:just )?(?:gave birth|had (?:a|our|the) (?:\w+ )?(?:baby|child))")
-# "wife is sarah", "wifes name is sarah" (after "my" / "User's").
-_NAMING_PHRASE = re.compile(r"^(?P<who>\w+?)(?:s name is| is called| is named| is) (?P<name>\w+)$")
-_PARTNERS = frozenset("girlfriend boyfriend partner wife husband fiance fiancee".split())
-# "Tom is my husband", "Sarah is User's wife": the same, the name first.
-_NAME_FIRST = re.compile(r"^(?P<name>\w+) is (?:my|users) (?P<who>\w+)$")
+_STILL_TRUE_FILLERS = rulebook.words("speaker", "words", "still_true_fillers")
+_OWN = rulebook.mapping("speaker", "map.own")
+_SUBJECTLESS_VERBS = rulebook.words("speaker", "words", "subjectless_verbs")
+_PAST_IRREGULAR = rulebook.words("speaker", "words", "past_irregular")
+_PERFECT_PARTICIPLES = rulebook.words("speaker", "words", "perfect_participles")
+_TAKE_IN = rulebook.words("speaker", "words", "take_in")
+_TOLD_ALONE = rulebook.words("speaker", "words", "told_alone")
+_AFTER_VERB = rulebook.words("speaker", "words", "after_verb")
+_INDEFINITE = rulebook.words("speaker", "words", "indefinite")
+_PATTERNS = rulebook.patterns("speaker")
+_BREAKUP = _PATTERNS["breakup"].pattern
+_TOGETHER = _PATTERNS["together"].pattern
+_ENROLLED = _PATTERNS["enrolled"].pattern
+_LET_GO = _PATTERNS["let_go"].pattern
+_GONE = _PATTERNS["gone"].pattern
+_CHILDREN = rulebook.words("speaker", "words", "children")
+_BORN = _PATTERNS["born"].pattern
+_PARTNER_BIRTH = _PATTERNS["partner_birth"].pattern
+_NAMING_PHRASE = _PATTERNS["naming_phrase"].pattern
+_PARTNERS = rulebook.words("speaker", "words", "partners")
+_NAME_FIRST = _PATTERNS["name_first"].pattern
+_RELATIVE_AGES = rulebook.words("speaker", "words", "relative_ages")
 
 
 def without_openers(tokens: list[str]) -> list[str]:
@@ -219,7 +147,7 @@ def _told_perfect(tokens: list[str]) -> bool:
         done = tokens[2]
     else:
         return False
-    return done.endswith("ed") or done in _PAST_IRREGULAR | {"been", "gone", "done", "taken"}
+    return done.endswith("ed") or done in _PAST_IRREGULAR | _PERFECT_PARTICIPLES
 
 
 def _possessive(rest: list[str], text: str) -> tuple[str, str] | None:
@@ -249,11 +177,7 @@ def _possessive(rest: list[str], text: str) -> tuple[str, str] | None:
         return person(rest[0][:-1]), first_person(rest[1:])
     if rest[0] in OTHERS and len(rest) > 1:
         return person(rest[0]), first_person(rest[1:])
-    if (
-        len(rest) > 2
-        and rest[0] in ("best", "older", "younger", "little", "big", "eldest", "oldest", "youngest")
-        and (rest[1] in OTHERS)
-    ):
+    if len(rest) > 2 and rest[0] in _RELATIVE_AGES and (rest[1] in OTHERS):
         return person(rest[1]), first_person(rest[2:])
     return USER, "my " + first_person(rest)
 

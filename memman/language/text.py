@@ -12,6 +12,7 @@ import hashlib
 import re
 import unicodedata
 
+from memman.language import rulebook
 from memman.memo import memoized
 
 _WHITESPACE = re.compile(r"\s+")
@@ -22,37 +23,11 @@ _TRAILING_PUNCT = re.compile(r"[\s\.\!\?\,\;\:…。！？、]+$")
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 
-# Function words that carry no identity for a fact. "user" is here because extracted facts
-# almost all start with "User ...": keeping it would make every pair look 20 % similar.
-# Negations are deliberately NOT here: they are compared separately (see negations()).
-STOPWORDS = frozenset(
-    """
-    a about above after again against all am an and any are as at be because been before being
-    below between both but by can could did do does doing down during each few for from further
-    had has have having he her here hers herself him himself his how i if in into is it its itself
-    just me more most my myself now of off on once only or other our ours ourselves out over own
-    same she should so some such than that the their theirs them themselves then there these they
-    this those through to too under until up very was we were what when where which while who whom
-    why will with would you your yours yourself yourselves user users s t also really
-    im ive youre youve theyre theyve weve hes shes thats whats theres heres
-    """.split()
-)  # the last line: contractions of stopwords, apostrophe removed ("I'm" is "im")
-
-NEGATIONS = frozenset(
-    """
-    not no never none nobody nothing neither nor without cannot cant dont doesnt didnt isnt
-    arent wasnt werent wont wouldnt shouldnt couldnt hasnt havent hadnt aint longer anymore
-    stopped quit dislikes dislike hates hate
-    """.split()
-)
-
-
-_NUMBER_WORDS = {
-    "zero": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6",
-    "seven": "7", "eight": "8", "nine": "9", "ten": "10", "eleven": "11", "twelve": "12",
-    "twenty": "20", "thirty": "30", "hundred": "100", "thousand": "1000", "million": "1e6",
-    "billion": "1e9", "half": "0.5", "once": "1x", "twice": "2x",
-}  # fmt: skip
+# The words: rules/text.toml (function words, negations, numbers said in words).
+STOPWORDS = rulebook.words("text", "words", "stopwords")
+NEGATIONS = rulebook.words("text", "words", "negations")
+_NUMBER_WORDS = rulebook.mapping("text", "map.number_words")
+_THIRD_PERSON = rulebook.mapping("text", "map.irregular_third_person")
 
 
 # Letters that render as nothing (Hangul fillers, the Braille blank): a text of these alone
@@ -134,16 +109,8 @@ def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     return len(a & b) / len(a | b)
 
 
-# One negation, spelled three ways: "don't like" is "do not like" (the auxiliary is a stopword
-# either way), and "has no car" is "does not have a car". Read as "not" so that a spelling
-# alone is no negation difference (bench_pairs: MRPC's "protections do not / don't apply",
-# "does not have / has no state death penalty"). Only the contractions of do, be and have: a
-# modal's ("can't", "won't", "couldn't") says what "not" does not ("I can't cook" is not "I do
-# not cook", an MSC pair in bench_calls' replay), and "never", "none", "nobody", "nothing",
-# "without" and the verbs ("stopped", "hates") say more than "not". All keep their own names.
-_SAID_NOT = frozenset(
-    "no dont doesnt didnt isnt arent wasnt werent hasnt havent hadnt aint".split()
-)
+# One negation, spelled three ways ("don't like" is "do not like"): rules/text.toml's said_not.
+_SAID_NOT = rulebook.words("text", "words", "said_not")
 
 
 @memoized
@@ -189,8 +156,8 @@ def added_words(candidate: str, memory: str, *, paraphrase_aware: bool) -> froze
 
 def verb_stem(word: str) -> str:
     """_stem, plus the third-person forms do-support undoes: has, goes, watches, studies."""
-    if word in ("has", "goes"):
-        return {"has": "have", "goes": "go"}[word]
+    if word in _THIRD_PERSON:
+        return _THIRD_PERSON[word]
     if len(word) > 4 and word.endswith(("ches", "shes", "sses", "xes")):
         return word[:-2]
     if len(word) > 4 and word.endswith("ies"):

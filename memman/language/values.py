@@ -2,55 +2,22 @@
 
 "Munich last month" states the value "munich"; "82 kg now" and "90 kg" are one thing counted
 differently, while "in 2019" dates it; "coffee" is a member of "caffeine", so quitting
-caffeine takes coffee back.
+caffeine takes coffee back. The words and patterns are rules/values.toml's.
 """
 
 from __future__ import annotations
 
-import re
-
+from memman.language import rulebook
 from memman.language.text import STOPWORDS, normalize, words
 
-# Where a value ends: "Berlin with my wife", "Munich last month", "jazz and blues".
-_VALUE_END = frozenset(
-    """in at for with since because and but so now currently last this every each when while
-    who which that especially from to as on after before during until anymore any more again
-    these days nowadays right too though ago yesterday today tonight he she they it i we im
-    ive""".split()
-)
-# What follows "my job is" or "my car is" that is no value of it: where or how it is ("in
-# the shop", "so stressful", "dead"), or what it does to the user ("killing me").
-_STATES = frozenset(
-    """dead broken stolen stressful boring exhausting awful terrible great fine ok okay busy
-    hard crazy amazing done over gone fixed new old pretty really very quite super totally
-    absolutely kind sort such not still always never finally being getting going""".split()
-)
-_OBJECTS = frozenset("me us him her them everyone".split())
-# "I like to go fishing" likes "fishing".
-_LEADING_VERB = re.compile(r"^(?:to go |to |going |go )")
-_ARTICLES = frozenset("a an the my our some any".split())
-# A retraction of the class takes back each of its members: "I quit caffeine" takes back
-# "I drink coffee every morning".
-VALUE_CLASSES = {
-    "caffeine": frozenset("coffee espresso latte lattes cappuccino tea caffeine".split()),
-    "alcohol": frozenset(
-        """alcohol beer wine whiskey whisky vodka gin rum booze cider cocktail cocktails lager ale
-        prosecco champagne tequila""".split()
-    ),
-    "pets": frozenset("dog cat rabbit hamster bird fish parrot snake turtle pet".split()),
-}
-# A pet by its kind, for a take-back only ("gave the bird away" ends "has a parrot"): as values
-# of a fact, "a parrot" and "another bird" may be two pets, so same_value keeps them apart.
-PET_KINDS = {
-    "bird": frozenset("parrot budgie budgerigar canary cockatiel parakeet lovebird".split()),
-    "dog": frozenset("puppy pup".split()),
-    "cat": frozenset(["kitten"]),
-    "fish": frozenset("goldfish betta".split()),
-}
-NUMBER_WORDS = {
-    "a": "1", "an": "1", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5",
-    "six": "6", "seven": "7", "eight": "8", "nine": "9", "ten": "10", "no": "0",
-}  # fmt: skip
+_VALUE_END = rulebook.words("values", "words", "value_end")
+_STATES = rulebook.words("values", "words", "states")
+_OBJECTS = rulebook.words("values", "words", "objects")
+_LEADING_VERB = rulebook.pattern("values", "leading_verb")
+_ARTICLES = rulebook.words("values", "words", "articles")
+VALUE_CLASSES = rulebook.word_sets("values", "value_classes")
+PET_KINDS = rulebook.word_sets("values", "pet_kinds")
+NUMBER_WORDS = rulebook.mapping("values", "map.number_words")
 
 
 def trim_value(raw: str) -> str | None:
@@ -75,12 +42,10 @@ def is_state(value: str) -> bool:
     return first in _VALUE_END or first in _STATES or doing
 
 
-_ORDINALS = frozenset(
-    "first second third fourth fifth sixth seventh eighth ninth tenth once twice".split()
-)
-_ORDINAL = re.compile(r"^\d+(?:st|nd|rd|th)$")
-_COUNT_WORDS = frozenset("time times".split())  # "four times a week": part of the count
-_NAMING = frozenset("number no".split())
+_ORDINALS = rulebook.words("values", "words", "ordinals")
+_ORDINAL = rulebook.pattern("values", "ordinal")
+_COUNT_WORDS = rulebook.words("values", "words", "count_words")
+_NAMING = rulebook.words("values", "words", "naming")
 
 
 def counted(value: str) -> tuple[str, frozenset[str]]:
@@ -103,11 +68,8 @@ def counted(value: str) -> tuple[str, frozenset[str]]:
     return " ".join(words_), frozenset(counts)
 
 
-# A number that may be a year: four digits from 1900 to 2099 ("the 1990s" too), not a part of
-# a longer number ("12000", "2,000", "1950.5") nor an amount of money ("$1950").
-_YEARLIKE = re.compile(r"(?<![\w$£€¥.,])(?:19|20)\d\d(?=(?:s|['’]s)?\b)(?![.,]\d)")
-# A word before a year that names the dated thing: "a 2015 honda", "my 2019 tax return".
-_DATED_BY = frozenset("a an the my our your his her their its this that".split())
+_YEARLIKE = rulebook.pattern("values", "yearlike")
+_DATED_BY = rulebook.words("values", "words", "dated_by")
 
 
 def years(text: str) -> frozenset[str]:

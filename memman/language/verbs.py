@@ -12,11 +12,8 @@ from memman.language.attributes import USER, VERB
 from memman.language.negation import GERUNDS
 from memman.language.text import STOPWORDS, content_tokens
 
-SHARED_OBJECT_WORDS = frozenset(
-    """named called name one two three four five six seven eight nine ten many much lot lots
-    little bit time times day days year years thing things kind sort""".split()
-)
-_MODALS = frozenset("would can could will should might must".split())
+SHARED_OBJECT_WORDS = rulebook.words("verbs", "words", "shared_object_words")
+_MODALS = rulebook.words("verbs", "words", "modals")
 
 
 def verb_and_object(predicate: str, subject: str) -> tuple[str, str | None, bool] | None:

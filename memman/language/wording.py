@@ -9,6 +9,7 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Iterable
 
+from memman.language import rulebook
 from memman.language.roles import PARTICLES, PRONOUNS, QUANTIFIERS, meaning_difference
 from memman.language.text import (
     _NUMBER_WORDS,
@@ -24,30 +25,15 @@ from memman.language.text import (
 )
 from memman.memo import memoized
 
-# Words whose presence never changes what a fact says: articles and fillers an import or a
-# re-phrasing adds ("Also, I really like the ..."). All are STOPWORDS, so two facts with the
-# same wording also have the same content tokens. Tense and person words are not here:
-# "I was a nurse" and "I am a nurse" are different facts.
-FILLER = frozenset({"a", "an", "the", "also"})
-# Intensifiers are fillers too, except after a negation: "I am not very tall" is not "I am
-# not tall" (MSC has both), while "I really don't like fast food" is "I don't like fast food".
-INTENSIFIERS = frozenset({"really", "very", "just"})
-
-# Negations written as one word, and the auxiliary they negate ("isn't" is "is" + "not").
-_NEGATED_AUXILIARIES = {
-    "isnt": "is", "arent": "are", "wasnt": "was", "werent": "were", "aint": "is",
-    "dont": "do", "doesnt": "does", "didnt": "did", "cant": "can", "cannot": "can",
-    "wont": "will", "wouldnt": "would", "shouldnt": "should", "couldnt": "could",
-    "hasnt": "has", "havent": "have", "hadnt": "had",
-}  # fmt: skip
-# "do" only carries a negation or an emphasis: "does not like" affirms "likes".
-_DO = frozenset({"do", "does", "did"})
-# Contractions of a pronoun and a verb, spelled out: "I'm not vegan" takes back "I am vegan".
+# The words: rules/wording.toml (fillers, intensifiers, negated auxiliaries, contractions).
+FILLER = rulebook.words("wording", "words", "filler")
+INTENSIFIERS = rulebook.words("wording", "words", "intensifiers")
+_NEGATED_AUXILIARIES = rulebook.mapping("wording", "negated_auxiliaries")
+_DO = rulebook.words("wording", "words", "do")
 _CONTRACTIONS = {
-    "im": ("i", "am"), "ive": ("i", "have"), "youre": ("you", "are"), "youve": ("you", "have"),
-    "hes": ("he", "is"), "shes": ("she", "is"), "thats": ("that", "is"),
-    "theyre": ("they", "are"), "theyve": ("they", "have"), "weve": ("we", "have"),
-}  # fmt: skip
+    said: tuple(meant.split())
+    for said, meant in rulebook.mapping("wording", "contractions").items()
+}
 
 
 @memoized
@@ -144,7 +130,7 @@ def elaborates(longer: str, shorter: str) -> bool:
     )
 
 
-_THIRD_PERSON_AUXILIARIES = frozenset({"is", "was", "has", "does"})
+_THIRD_PERSON_AUXILIARIES = rulebook.words("wording", "words", "third_person_auxiliaries")
 
 
 def _cased_words(text: str) -> list[str]:
@@ -186,11 +172,7 @@ def _opens_compound(word: str) -> bool:
     )
 
 
-# Words that follow a noun without making a compound of it and that no list above holds:
-# "Plays tennis once again", "Lives in Berlin since 2019", "Has a cat like mine".
-_NOT_NOUNS = frozenset(
-    "ago again although every instead last like still though together well whenever yet".split()
-)
+_NOT_NOUNS = rulebook.words("wording", "words", "not_nouns")
 
 
 def _names_another(word: str) -> bool:
