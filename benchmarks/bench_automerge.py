@@ -33,7 +33,7 @@ import time
 from pathlib import Path
 
 from bench_scale import _fill
-from sides import BENCHMARKS, run_child
+from sides import BENCHMARKS, answer_child, child_options, run_child
 from timing import medians, timed
 
 USER = "user-0"
@@ -138,23 +138,17 @@ def main() -> None:
     parser.add_argument("--settings", default="8,4,2", help="automerge[/crisismerge], ...")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--cases", default="0,1,2,3", help="indexes into CASES")
-    parser.add_argument("--child", choices=["fill", "write", "measure"], help=argparse.SUPPRESS)
+    child_options(parser, ["fill", "write", "measure"])
     parser.add_argument("--setting", help=argparse.SUPPRESS)
     parser.add_argument("--kind", help=argparse.SUPPRESS)
-    parser.add_argument("--db", help=argparse.SUPPRESS)
-    parser.add_argument("--texts", help=argparse.SUPPRESS)
     args = parser.parse_args()
     tree = str(BENCHMARKS.parent)
-    if args.child:
-        texts = json.loads(Path(args.texts).read_text())
-        if args.child == "fill":
-            _fill(args.db, texts["rows"])
-            print(json.dumps({}))
-        elif args.child == "write":
-            _write_fill(args.db, args.setting, texts["rows"][0])
-            print(json.dumps({}))
-        else:
-            print(json.dumps(_measure(args.db, args.kind, texts)))
+    modes = {
+        "fill": lambda texts: _fill(args.db, texts["rows"]),
+        "write": lambda texts: _write_fill(args.db, args.setting, texts["rows"][0]),
+        "measure": lambda texts: _measure(args.db, args.kind, texts),
+    }
+    if answer_child(args, modes):
         return
     settings = args.settings.split(",")
     cases = [CASES[int(i)] for i in args.cases.split(",")]

@@ -43,7 +43,7 @@ import time
 from pathlib import Path
 
 from bench_scale import _fill
-from sides import run_child, tree_options
+from sides import answer_child, child_options, run_child, tree_options
 from timing import medians, timed
 
 USER = "user-0"
@@ -231,26 +231,17 @@ def main() -> None:
     parser.add_argument("--imports", type=int, help="time import_jsonl of this many memories")
     parser.add_argument("--base", help="a filled file kept between runs (filled when missing)")
     parser.add_argument("--alternate", action="store_true", help="a child per tree per round")
-    parser.add_argument(
-        "--child", choices=["fill", "measure", "compare", "imports"], help=argparse.SUPPRESS
-    )
-    parser.add_argument("--db", help=argparse.SUPPRESS)
-    parser.add_argument("--texts", help=argparse.SUPPRESS)
+    child_options(parser, ["fill", "measure", "compare", "imports"])
     args = parser.parse_args()
-    if args.child:
-        texts = json.loads(Path(args.texts).read_text())
-        if args.child == "fill":
-            _fill(args.db, texts["rows"])
-            print(json.dumps({}))
-        elif args.child == "compare":
-            print(json.dumps(_compare(str(Path(args.db).parent), texts["batch"])))
-        elif args.child == "imports":
-            print(json.dumps(_imports(args.db, args.imports)))
-        else:
-            result = _measure(
-                args.db, texts["batch"], args.rounds, args.chunk, args.profile, args.split
-            )
-            print(json.dumps(result))
+    modes = {
+        "fill": lambda texts: _fill(args.db, texts["rows"]),
+        "compare": lambda texts: _compare(str(Path(args.db).parent), texts["batch"]),
+        "imports": lambda texts: _imports(args.db, args.imports),
+        "measure": lambda texts: _measure(
+            args.db, texts["batch"], args.rounds, args.chunk, args.profile, args.split
+        ),
+    }
+    if answer_child(args, modes):
         return
     trees = {"old": args.old, "new": args.new} if args.old else {"new": args.new}
     results = {}

@@ -27,7 +27,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from sides import run_child, tree_options
+from sides import answer_child, child_options, run_child, tree_options
 from timing import medians, timed
 
 SEED = 20261124
@@ -214,17 +214,13 @@ def main() -> None:
         help="distinct rows beyond the corpus's ~114k facts (synthetic_facts), not shared ones",
     )
     tree_options(parser)
-    parser.add_argument("--child", choices=["fill", "measure"], help=argparse.SUPPRESS)
-    parser.add_argument("--db", help=argparse.SUPPRESS)
-    parser.add_argument("--texts", help=argparse.SUPPRESS)
+    child_options(parser, ["fill", "measure"])
     args = parser.parse_args()
-    if args.child:
-        texts = json.loads(Path(args.texts).read_text())
-        if args.child == "fill":
-            _fill(args.db, texts["rows"])
-            print(json.dumps({}))
-        else:
-            print(json.dumps(_measure(args.db, texts)))
+    modes = {
+        "fill": lambda texts: _fill(args.db, texts["rows"]),
+        "measure": lambda texts: _measure(args.db, texts),
+    }
+    if answer_child(args, modes):
         return
     if not args.old:
         parser.error("--old is required: a tree of the code before the change")

@@ -18,12 +18,12 @@ statements, /work/shared/data/msc) and counts those that would be skipped: all a
 from __future__ import annotations
 
 import argparse
-import json
 import os
 from collections import Counter
 from pathlib import Path
 
 from calibrate_lexical import DATA as SHARED
+from topic_changes import persona_facts
 
 from memman.jsonl import read_jsonl
 from memman.lifecycle.utterance import skip_reason
@@ -64,17 +64,7 @@ def report(name: str, cases: list[dict[str, str]], show_errors: bool) -> None:
 
 
 def msc(show_errors: bool) -> None:
-    data = json.loads((DATA / "msc" / "msc_personas_all.json").read_text(encoding="utf-8"))
-    facts = sorted(
-        {
-            fact
-            for split in data.values()
-            for dialogue in split
-            for speaker, said in dialogue.items()
-            if speaker.startswith("Speaker")
-            for fact in said
-        }
-    )
+    facts = sorted(persona_facts(DATA / "msc" / "msc_personas_all.json"))
     lost = [(fact, why) for fact in facts if (why := skip_reason(fact)) is not None]
     share = len(lost) / len(facts)
     print(f"msc: {len(facts)} distinct persona facts; skipped {len(lost)} ({share:.3%})")

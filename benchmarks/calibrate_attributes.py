@@ -25,13 +25,13 @@ costs a longer prompt, not a fact.
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import time
 from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
+from topic_changes import persona_facts
 
 from memman.config import load_settings
 from memman.language.attributes import USER, is_verb_topic
@@ -49,17 +49,7 @@ FLOOR = 0.3  # below this cosine to every prototype a fact is about none of them
 def labelled_facts(path: Path) -> tuple[dict[str, list[str]], list[str]]:
     """The user's facts per recognised attribute, and the user's facts with only a verb topic.
     Amounts, take-backs and "likes" (the catch-all every "I enjoy ..." is near) are left out."""
-    data = json.loads(path.read_text(encoding="utf-8"))
-    facts = sorted(
-        {
-            fact
-            for split in data.values()
-            for dialogue in split
-            for name, said in dialogue.items()
-            if name.startswith("Speaker")
-            for fact in said
-        }
-    )
+    facts = sorted(persona_facts(path))
     by_attribute: dict[str, list[str]] = defaultdict(list)
     verbs = []
     for fact in facts:

@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 from bench_scale import _fill, _texts
-from sides import run_child, tree_options
+from sides import answer_child, child_options, run_child, tree_options
 
 USER = "user-0"
 K = 20  # the search pool: limit 5 x recall_pool_factor 4
@@ -129,17 +129,13 @@ def main() -> None:
     parser.add_argument("--layout", default="1x100000")
     parser.add_argument("--ops", type=int, default=300)
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--child", choices=["fill", "measure"], help=argparse.SUPPRESS)
-    parser.add_argument("--db", help=argparse.SUPPRESS)
-    parser.add_argument("--texts", help=argparse.SUPPRESS)
+    child_options(parser, ["fill", "measure"])
     args = parser.parse_args()
-    if args.child:
-        texts = json.loads(Path(args.texts).read_text())
-        if args.child == "fill":
-            _fill(args.db, texts["rows"])
-            print(json.dumps({}))
-        else:
-            print(json.dumps(_measure(args.db, texts["search"])))
+    modes = {
+        "fill": lambda texts: _fill(args.db, texts["rows"]),
+        "measure": lambda texts: _measure(args.db, texts["search"]),
+    }
+    if answer_child(args, modes):
         return
     if not args.old:
         parser.error("--old is required: a tree of the code before the change")

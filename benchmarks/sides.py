@@ -13,6 +13,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -32,3 +33,20 @@ def run_child(tree: str, script: str, args: list[str]) -> Any:
         [sys.executable, script, *args], env=env, check=True, stdout=subprocess.PIPE, text=True
     ).stdout
     return json.loads(out.strip().splitlines()[-1])
+
+
+def child_options(parser: argparse.ArgumentParser, modes: list[str]) -> None:
+    """The hidden --child MODE, --db and --texts a script passes its own child (run_child)."""
+    parser.add_argument("--child", choices=modes, help=argparse.SUPPRESS)
+    parser.add_argument("--db", help=argparse.SUPPRESS)
+    parser.add_argument("--texts", help=argparse.SUPPRESS)
+
+
+def answer_child(args: argparse.Namespace, modes: dict[str, Callable[[Any], Any]]) -> bool:
+    """As a child: run the mode on the --texts JSON and print its result ({} for None) as
+    JSON, the last stdout line run_child reads; False when this process is no child."""
+    if not args.child:
+        return False
+    result = modes[args.child](json.loads(Path(args.texts).read_text()))
+    print(json.dumps({} if result is None else result))
+    return True

@@ -63,14 +63,22 @@ def offline_manager(path: str) -> MemoryManager:
     return MemoryManager(path, settings=Settings(db=path, decider="offline"))
 
 
+def acked_writes(
+    mm: MemoryManager, seed: int, n: int, users: tuple[str, ...] = USERS, source: str | None = None
+) -> list[Ack]:
+    """n update_memory calls through mm; what was acknowledged: one loop for every writer,
+    a process or a thread (exceptions propagate)."""
+    acks = []
+    for user, fact in pick_facts(seed, n, users):
+        result = mm.update_memory(fact, user_id=user, source=source)
+        acks.append(Ack(user, result.op.value, result.memory_id, result.content))
+    return acks
+
+
 def write_worker(path: str, seed: int, n: int, users: tuple[str, ...] = USERS) -> list[Ack]:
     """n update_memory calls; returns what was acknowledged (exceptions propagate)."""
-    acks = []
     with offline_manager(path) as mm:
-        for user, fact in pick_facts(seed, n, users):
-            result = mm.update_memory(fact, user_id=user, source=f"w{seed}")
-            acks.append(Ack(user, result.op.value, result.memory_id, result.content))
-    return acks
+        return acked_writes(mm, seed, n, users, source=f"w{seed}")
 
 
 @dataclass(frozen=True)

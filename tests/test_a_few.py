@@ -3,15 +3,17 @@
 
 from __future__ import annotations
 
-from memman import MemoryManager, Op, Tier
-from tests.test_pair_rules import assert_both_kept
+from memman import MemoryManager
+from tests.test_pair_rules import assert_both_kept, assert_lexical_noop
 
 
 def test_a_few_is_some(tmp_path):
     with MemoryManager(str(tmp_path / "m.db")) as mm:
-        first = mm.update_memory("Some children are jumping on a trampoline", user_id="u")
-        again = mm.update_memory("A few children are jumping on a trampoline", user_id="u")
-    assert (again.op, again.tier, again.memory_id) == (Op.NOOP, Tier.LEXICAL, first.memory_id)
+        assert_lexical_noop(
+            mm,
+            "Some children are jumping on a trampoline",
+            "A few children are jumping on a trampoline",
+        )
 
 
 def test_few_alone_is_not_some(tmp_path):

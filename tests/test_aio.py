@@ -19,7 +19,8 @@ from memman import AsyncMemoryManager, InvalidInputError, MemoryManager, Op
 from memman.mem0 import AsyncMemory, Memory
 from tests.docs import blocks, section
 from tests.postgres import db_on_each_backend, postgres_url  # noqa: F401
-from tests.test_mem0 import extraction, llm_config
+from tests.test_lifecycle_observe import preferences
+from tests.test_mem0 import llm_config
 
 
 class ThreadRecordingEmbedder:
@@ -206,7 +207,7 @@ def test_the_docs_async_example_runs(tmp_path):
 
 
 def test_async_memory_extracts_with_the_llm_and_runs_turns_concurrently(tmp_path, fake_openai):
-    fake_openai.script(*(extraction(f"User owns {n} bikes") for n in (1, 2, 3)))
+    fake_openai.script(*(preferences(f"User owns {n} bikes") for n in (1, 2, 3)))
 
     async def main():
         async with AsyncMemory.from_config(llm_config(tmp_path, fake_openai.base_url)) as m:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from memman import MemoryManager, Op, Tier
+from tests.test_pair_rules import assert_lexical_noop
 
 MANAGER = "User's manager is Pat O'Neill"
 
@@ -59,7 +60,7 @@ def test_a_shared_contraction_of_stopwords_does_not_make_facts_related(mm):
 
 def test_a_contraction_of_stopwords_is_the_same_fact_as_its_long_form(tmp_path):
     with MemoryManager(str(tmp_path / "m.db")) as mm:
-        first = mm.update_memory("I am a nurse at the city hospital", user_id="u")
-        again = mm.update_memory("I'm a nurse at the city hospital", user_id="u")
-        assert (again.op, again.tier, again.memory_id) == (Op.NOOP, Tier.LEXICAL, first.memory_id)
+        assert_lexical_noop(
+            mm, "I am a nurse at the city hospital", "I'm a nurse at the city hospital"
+        )
         assert len(mm.list(user_id="u")) == 1

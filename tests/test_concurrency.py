@@ -19,7 +19,7 @@ from memman.storage.backends import is_postgres_url
 from tests.decisions import answer, llm_manager
 from tests.postgres import fresh_database, postgres_url  # noqa: F401
 from tests.reliability import (
-    Ack,
+    acked_writes,
     audit,
     integrity_problems,
     offline_manager,
@@ -62,17 +62,9 @@ def test_processes_writing_overlapping_facts_lose_nothing(shared):
 
 def test_threads_sharing_one_manager_lose_nothing(shared):
     path = shared
-    with offline_manager(path) as mm:
-
-        def write(seed: int) -> list[Ack]:
-            acks = []
-            for user, fact in pick_facts(seed, 60):
-                r = mm.update_memory(fact, user_id=user)
-                acks.append(Ack(user, r.op.value, r.memory_id, r.content))
-            return acks
-
-        with ThreadPoolExecutor(WRITERS) as pool:
-            acks = [ack for worker in pool.map(write, range(WRITERS)) for ack in worker]
+    with offline_manager(path) as mm, ThreadPoolExecutor(WRITERS) as pool:
+        written = pool.map(lambda seed: acked_writes(mm, seed, 60), range(WRITERS))
+        acks = [ack for worker in written for ack in worker]
 
     result = audit(path, acks)
 
@@ -112,16 +104,9 @@ def test_threads_whose_llm_decisions_race_store_no_copies(shared, fake_openai):
     fake_openai.script(*[answer("ADD") for _ in range(WRITERS * 25)])
     path = shared
     with llm_manager(path, fake_openai.base_url, llm_max_retries=0) as mm:
-
-        def write(seed: int) -> list[Ack]:
-            acks = []
-            for user, fact in pick_facts(seed, 25):
-                r = mm.update_memory(fact, user_id=user)
-                acks.append(Ack(user, r.op.value, r.memory_id, r.content))
-            return acks
-
         with ThreadPoolExecutor(WRITERS) as pool:
-            acks = [ack for worker in pool.map(write, range(WRITERS)) for ack in worker]
+            written = pool.map(lambda seed: acked_writes(mm, seed, 25), range(WRITERS))
+            acks = [ack for worker in written for ack in worker]
         assert mm.pending() == []
 
     result = audit(path, acks)

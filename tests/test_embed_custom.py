@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from memman import ConfigError, Embedder, EmbeddingError, MemoryManager, Op, Tier
+from tests.test_pair_rules import assert_lexical_noop
 
 # Words that mean the same share a direction; every other word gets its own.
 SYNONYMS = {"shellfish": "seafood", "prawns": "seafood", "loves": "likes", "enjoys": "likes"}
@@ -74,9 +75,7 @@ def test_a_word_for_word_restatement_is_a_duplicate_whatever_the_cosine(tmp_path
     # "really" moves the vector (cosine 0.87, under noop_cosine) but is no new word: the
     # lexical tier settles it, as it does without an embedder.
     with MemoryManager(str(tmp_path / "m.db"), embedder=WordVectors()) as mm:
-        first = mm.update_memory("User likes jazz", user_id="u")
-        again = mm.update_memory("User really likes jazz.", user_id="u")
-        assert (again.op, again.tier, again.memory_id) == (Op.NOOP, Tier.LEXICAL, first.memory_id)
+        assert_lexical_noop(mm, "User likes jazz", "User really likes jazz.")
         negated = mm.update_memory("User never likes jazz", user_id="u")
         assert negated.op is not Op.NOOP  # a negation is never a copy
 

@@ -6,6 +6,7 @@ import importlib.util
 from pathlib import Path
 
 from tests.fake_openai import Reply, chat_completion
+from tests.test_lifecycle_observe import preferences
 
 EXAMPLE = Path(__file__).parent.parent / "examples" / "chatbot.py"
 
@@ -17,24 +18,14 @@ def load_example():
     return module
 
 
-def extraction(*facts: str) -> Reply:
-    args = {
-        "facts": [
-            {"content": f, "category": "preference", "importance": 6, "durability": "durable"}
-            for f in facts
-        ]
-    }
-    return Reply(body=chat_completion(tool_args=args, tool_name="ExtractedFacts"))
-
-
 def test_the_chat_loop_remembers_between_turns(tmp_path, fake_openai, monkeypatch):
     monkeypatch.setenv("MEMMAN_LLM_MODEL", "fake-model")
     monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
     fake_openai.script(
         Reply(body=chat_completion(content="Lovely, oat milk it is.")),  # turn 1: the answer
-        extraction("User drinks flat whites with oat milk"),  # turn 1: memory
+        preferences("User drinks flat whites with oat milk"),  # turn 1: memory
         Reply(body=chat_completion(content="A flat white with oat milk.")),  # turn 2: answer
-        extraction(),  # turn 2: a question states nothing new
+        preferences(),  # turn 2: a question states nothing new
     )
     said = iter(["I drink flat whites with oat milk.", "Which milk goes in my flat white?", "exit"])
     shown: list[str] = []

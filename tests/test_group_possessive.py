@@ -4,15 +4,15 @@ subjects still name different ones."""
 
 from __future__ import annotations
 
-from memman import MemoryManager, Op, Tier
-from tests.test_pair_rules import assert_both_kept
+from memman import MemoryManager
+from tests.test_pair_rules import assert_both_kept, assert_lexical_noop
 
 
 def test_its_and_their_name_the_same_owner(tmp_path):
     with MemoryManager(str(tmp_path / "m.db")) as mm:
-        first = mm.update_memory("The company sells their products online", user_id="u")
-        again = mm.update_memory("The company sells its products online", user_id="u")
-    assert (again.op, again.tier, again.memory_id) == (Op.NOOP, Tier.LEXICAL, first.memory_id)
+        assert_lexical_noop(
+            mm, "The company sells their products online", "The company sells its products online"
+        )
 
 
 def test_it_and_they_as_subjects_stay_apart(tmp_path):

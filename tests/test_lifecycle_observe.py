@@ -107,6 +107,11 @@ def extraction(*facts: tuple[str, str, int, str]) -> Reply:
     return Reply(body=chat_completion(tool_args=args, tool_name="ExtractedFacts"))
 
 
+def preferences(*facts: str) -> Reply:
+    """An extraction of durable preferences of importance 6: the mem0 and chatbot tests' facts."""
+    return extraction(*((fact, "preference", 6, "durable") for fact in facts))
+
+
 def llm_manager(path: str, base_url: str, clock: Clock, **settings: object) -> MemoryManager:
     return MemoryManager(
         path,

@@ -17,6 +17,7 @@ from memman import ConfigError, DecisionError, InvalidInputError, MemoryManager,
 from memman.mem0 import AsyncMemory, Memory
 from tests.decisions import decision
 from tests.fake_openai import Reply, chat_completion
+from tests.test_lifecycle_observe import preferences
 
 MOVIE_CHAT = [
     {"role": "user", "content": "I'm planning to watch a movie tonight. Any recommendations?"},
@@ -293,16 +294,6 @@ def test_delete_and_reset_are_soft_and_audited(tmp_path):
         assert statuses == {"User likes jazz": Status.DELETED, "User likes tea": Status.DELETED}
 
 
-def extraction(*facts: str) -> Reply:
-    args = {
-        "facts": [
-            {"content": f, "category": "preference", "importance": 6, "durability": "durable"}
-            for f in facts
-        ]
-    }
-    return Reply(body=chat_completion(tool_args=args, tool_name="ExtractedFacts"))
-
-
 def llm_config(tmp_path, base_url: str) -> dict:
     """A mem0 config dict, as mem0's docs write one for an OpenAI-compatible server."""
     return {
@@ -316,9 +307,9 @@ def llm_config(tmp_path, base_url: str) -> dict:
 
 def test_infer_extracts_now_and_decides_each_fact_with_the_llm(tmp_path, fake_openai):
     fake_openai.script(
-        extraction("User loves sci-fi movies", "User dislikes thriller movies"),
+        preferences("User loves sci-fi movies", "User dislikes thriller movies"),
         Reply(body=chat_completion(tool_args=decision("ADD", reason="another genre"))),
-        extraction("User loves sci-fi movies and documentaries"),
+        preferences("User loves sci-fi movies and documentaries"),
         Reply(
             body=chat_completion(
                 tool_args=decision(

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from memman import MemoryManager, Op, Tier
+from memman import MemoryManager, Op
+from tests.test_pair_rules import assert_lexical_noop
 
 SAME_NEGATION = [
     ("I don't like jazz", "I do not like jazz"),
@@ -19,9 +20,7 @@ SAME_NEGATION = [
 @pytest.mark.parametrize(("stored", "candidate"), SAME_NEGATION)
 def test_a_negation_spelled_another_way_is_a_lexical_noop(tmp_path, stored, candidate):
     with MemoryManager(str(tmp_path / "m.db")) as mm:
-        first = mm.update_memory(stored, user_id="u")
-        again = mm.update_memory(candidate, user_id="u")
-    assert (again.op, again.tier, again.memory_id) == (Op.NOOP, Tier.LEXICAL, first.memory_id)
+        assert_lexical_noop(mm, stored, candidate)
 
 
 @pytest.mark.parametrize(
@@ -46,7 +45,7 @@ def test_another_negation_is_not_a_noop(tmp_path, stored, candidate):
     ],
 )
 def test_denying_what_a_memory_already_denies_restates_it(tmp_path, stored, candidate):
-    """"has no car" states no car: "does not have a car" is not a take-back of it (it was an
+    """ "has no car" states no car: "does not have a car" is not a take-back of it (it was an
     UPDATE "takes back 'a car', which this memory states" before), but the same fact."""
     with MemoryManager(str(tmp_path / "m.db")) as mm:
         first = mm.update_memory(stored, user_id="u")

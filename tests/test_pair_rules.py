@@ -54,6 +54,13 @@ def assert_both_kept(mm: MemoryManager, stored: str, candidate: str) -> None:
     assert active(mm) == sorted([stored, candidate])
 
 
+def assert_lexical_noop(mm: MemoryManager, stored: str, candidate: str) -> None:
+    """The candidate is the stored fact again: a NOOP onto it, settled by the lexical tier."""
+    first = mm.update_memory(stored, user_id="u")
+    again = mm.update_memory(candidate, user_id="u")
+    assert (again.op, again.tier, again.memory_id) == (Op.NOOP, Tier.LEXICAL, first.memory_id)
+
+
 @pytest.mark.parametrize(("stored", "candidate"), SAME_WORDS_OTHER_MEANING)
 def test_same_words_in_other_roles_are_not_a_lexical_noop(tmp_path, stored, candidate):
     with MemoryManager(str(tmp_path / "m.db"), noop_jaccard=0.6) as mm:
@@ -68,9 +75,7 @@ def test_same_words_in_other_roles_are_not_a_cosine_noop(tmp_path, bag_of_words,
 
 def test_neighbours_swapped_are_still_the_same_fact(tmp_path):
     with MemoryManager(str(tmp_path / "m.db")) as mm:
-        first = mm.update_memory("Drinks coffee black", user_id="u")
-        again = mm.update_memory("Drinks black coffee", user_id="u")
-    assert (again.op, again.tier, again.memory_id) == (Op.NOOP, Tier.LEXICAL, first.memory_id)
+        assert_lexical_noop(mm, "Drinks coffee black", "Drinks black coffee")
 
 
 def test_recall_does_not_fold_a_fact_into_its_role_swap(tmp_path):
@@ -315,16 +320,16 @@ def test_a_clause_moved_is_kept_beside_offline(tmp_path):
 
 def test_a_possessive_names_the_same_one_as_its_subject_form(tmp_path):
     with MemoryManager(str(tmp_path / "m.db"), noop_jaccard=0.6) as mm:
-        first = mm.update_memory("The company said it moved the office to Berlin", user_id="u")
-        again = mm.update_memory("The company said its office moved to Berlin", user_id="u")
-    assert (again.op, again.tier, again.memory_id) == (Op.NOOP, Tier.LEXICAL, first.memory_id)
+        assert_lexical_noop(
+            mm,
+            "The company said it moved the office to Berlin",
+            "The company said its office moved to Berlin",
+        )
 
 
 def test_both_before_a_pair_it_names_adds_nothing(tmp_path):
     with MemoryManager(str(tmp_path / "m.db"), noop_jaccard=0.6) as mm:
-        first = mm.update_memory("Likes jazz and blues", user_id="u")
-        again = mm.update_memory("Likes both jazz and blues", user_id="u")
-    assert (again.op, again.tier, again.memory_id) == (Op.NOOP, Tier.LEXICAL, first.memory_id)
+        assert_lexical_noop(mm, "Likes jazz and blues", "Likes both jazz and blues")
 
 
 MODIFIERS_MOVED = [
@@ -354,9 +359,7 @@ PASSIVES = [
 @pytest.mark.parametrize(("stored", "candidate"), MODIFIERS_MOVED)
 def test_a_modifier_in_a_relative_clause_is_the_same_fact(tmp_path, stored, candidate):
     with MemoryManager(str(tmp_path / "m.db")) as mm:
-        first = mm.update_memory(stored, user_id="u")
-        again = mm.update_memory(candidate, user_id="u")
-    assert (again.op, again.tier, again.memory_id) == (Op.NOOP, Tier.LEXICAL, first.memory_id)
+        assert_lexical_noop(mm, stored, candidate)
 
 
 def test_a_relative_clause_with_a_role_is_not_a_modifier(tmp_path):

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from memman import MemoryManager, Op, Tier
-from tests.test_pair_rules import assert_both_kept, bag_of_words  # noqa: F401 (a fixture)
+from memman import MemoryManager, Op
+from tests.test_pair_rules import assert_both_kept, assert_lexical_noop, bag_of_words  # noqa: F401 (a fixture)
 
 BEACH = "A girl does a back bend on the beach"
 BEACH_AGAIN = "A girl does a back bend at the beach"
@@ -39,9 +39,7 @@ PLACE_BESIDE_ANOTHER = [
 @pytest.mark.parametrize(("stored", "candidate"), PLACE_TRADED)
 def test_a_place_preposition_traded_is_a_lexical_noop(tmp_path, stored, candidate):
     with MemoryManager(str(tmp_path / "m.db")) as mm:
-        first = mm.update_memory(stored, user_id="u")
-        again = mm.update_memory(candidate, user_id="u")
-    assert (again.op, again.tier, again.memory_id) == (Op.NOOP, Tier.LEXICAL, first.memory_id)
+        assert_lexical_noop(mm, stored, candidate)
 
 
 def test_on_or_at_a_place_is_a_noop_with_an_embedder_too(tmp_path, bag_of_words):  # noqa: F811

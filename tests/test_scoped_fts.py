@@ -49,24 +49,8 @@ def path(tmp_path):
 def _fill_at_m019(path) -> None:
     db = sqlite_utils.Database(path)
     migrations.apply(db, stop_before="m020_scoped_fts")
-    stamp = "2025-01-01T00:00:00.000+00:00"
-    db["long_term"].insert_all(
-        {
-            "id": f"{user}-{agent}-{i}",
-            "user_id": user,
-            "agent_id": agent,
-            # Each user words the facts a little differently, so the rankings differ by scope.
-            "content": f"{fact} {user_n}" if i % 2 else fact,
-            "content_hash": content_hash(f"{fact} {user_n}" if i % 2 else fact),
-            "status": "superseded" if (i + user_n) % 5 == 0 else "active",
-            "created_at": stamp,
-            "updated_at": stamp,
-            "observed_at": stamp,
-        }
-        for user_n, (user, agent) in enumerate(USERS)
-        for i, fact in enumerate(FACTS)
-    )
     db.close()
+    _insert(path, USERS, superseded=True)
 
 
 def test_a_file_at_m019_migrates_and_finds_the_same_candidates(path):
@@ -148,7 +132,9 @@ def _fill_at_m020(path, users=USERS) -> None:
     _insert(path, users)
 
 
-def _insert(path, users) -> None:
+def _insert(path, users, superseded: bool = False) -> None:
+    """FACTS for each scope, written straight into long_term (a file of an older layout);
+    with superseded, every fifth fact is no longer active."""
     stamp = "2025-01-01T00:00:00.000+00:00"
     db = sqlite_utils.Database(path)
     db["long_term"].insert_all(
@@ -156,8 +142,10 @@ def _insert(path, users) -> None:
             "id": f"{user}-{agent}-{i}",
             "user_id": user,
             "agent_id": agent,
+            # Each user words the facts a little differently, so the rankings differ by scope.
             "content": f"{fact} {user_n}" if i % 2 else fact,
             "content_hash": content_hash(f"{fact} {user_n}" if i % 2 else fact),
+            "status": "superseded" if superseded and (i + user_n) % 5 == 0 else "active",
             "created_at": stamp,
             "updated_at": stamp,
             "observed_at": stamp,

@@ -26,17 +26,22 @@ def unit(dim: int = 8) -> np.ndarray:
     return vector / np.linalg.norm(vector)
 
 
+def insert(mm: MemoryManager, conn, text: str, scope: Scope = SCOPE) -> str:
+    """A bare active memory of the scope, in the caller's transaction: the tests' one row write."""
+    return mm.store.insert_memory(
+        conn,
+        scope,
+        content=text,
+        content_hash=content_hash(text),
+        now=NOW,
+        source=None,
+        metadata={},
+    )
+
+
 def add(mm: MemoryManager, text: str, vector: np.ndarray, scope: Scope = SCOPE) -> str:
     def write(conn):
-        memory_id = mm.store.insert_memory(
-            conn,
-            scope,
-            content=text,
-            content_hash=content_hash(text),
-            now=NOW,
-            source=None,
-            metadata={},
-        )
+        memory_id = insert(mm, conn, text, scope)
         # The store's vector write (on PostgreSQL with pgvector it makes the dimension's index).
         mm.store.save_vectors(conn, [NewVector(memory_id, MODEL, vector)])
         return memory_id
@@ -75,15 +80,7 @@ def test_rolled_back_changes_never_stay_in_the_cache(tmp_path):
         add(mm, "kept", unit())
 
         def write_then_fail(conn):
-            memory_id = mm.store.insert_memory(
-                conn,
-                SCOPE,
-                content="gone",
-                content_hash=content_hash("gone"),
-                now=NOW,
-                source=None,
-                metadata={},
-            )
+            memory_id = insert(mm, conn, "gone")
             save_vector(conn, memory_id, MODEL, query)
             assert mm.vectors.top(conn, SCOPE, MODEL, query, 5)[0][1] == pytest.approx(1.0)
             raise RuntimeError("abort")
@@ -137,24 +134,14 @@ def test_a_load_holds_exactly_the_scopes_active_vectors_after_deletes_and_update
             ids = []
             for i, vector in enumerate(vectors):
                 text = f"fact {i}"
-                ids.append(
-                    mm.store.insert_memory(
-                        conn, SCOPE, content=text, content_hash=content_hash(text), now=NOW,
-                        source=None, metadata={},
-                    )
-                )  # fmt: skip
+                ids.append(insert(mm, conn, text))
                 save_vector(conn, ids[-1], MODEL, vector)
                 save_vector(conn, ids[-1], "other-model", unit(16))
             return ids
 
         ids = mm.store.write(write_many)
         add(mm, "other scope", unit(), scope=Scope("v"))
-        mm.store.write(
-            lambda conn: mm.store.insert_memory(
-                conn, SCOPE, content="no vector", content_hash=content_hash("no vector"),
-                now=NOW, source=None, metadata={},
-            )
-        )  # fmt: skip
+        mm.store.write(lambda conn: insert(mm, conn, "no vector"))
         query = unit()
         patched = VectorIndex()
         assert len(ranking(mm, patched, query, n)) == n  # built before the changes below
@@ -191,15 +178,7 @@ def test_a_change_committed_after_another_scopes_later_one_is_seen(postgres_url)
     held, release = threading.Event(), threading.Event()
 
     def held_open(conn) -> None:
-        memory_id = other.store.insert_memory(
-            conn,
-            SCOPE,
-            content="late",
-            content_hash=content_hash("late"),
-            now=NOW,
-            source=None,
-            metadata={},
-        )
+        memory_id = insert(other, conn, "late")
         save_vector(conn, memory_id, MODEL, query)
         held.set()
         release.wait()

@@ -51,6 +51,7 @@ from memman.mem0.shapes import (
     split_filters,
 )
 from memman.mem0.short_term import ShortTermPart, is_short_term
+from memman.models import Memory as StoredMemory
 from memman.models import Op
 from memman.scope import Scope
 
@@ -100,6 +101,12 @@ class Memory:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+    def _delete(self, memory: StoredMemory, reason: str) -> None:
+        """Soft-delete a memory in its own scope: update, delete, delete_all and reset alike."""
+        self.manager.delete(
+            memory.id, reason=reason, user_id=memory.user_id, agent_id=memory.agent_id
+        )
 
     # -- writes ------------------------------------------------------------------------------
 
@@ -204,12 +211,7 @@ class Memory:
             replace_metadata=metadata is not None,
         )
         if result.op is not Op.PENDING and result.memory_id != memory.id:
-            self.manager.delete(
-                memory.id,
-                reason=f"replaced by update(): now {result.memory_id}",
-                user_id=memory.user_id,
-                agent_id=memory.agent_id,
-            )
+            self._delete(memory, f"replaced by update(): now {result.memory_id}")
         return {"message": "Memory updated successfully!", **as_result(result, text)}
 
     def delete(
@@ -227,12 +229,7 @@ class Memory:
             self.short_term.delete(memory_id, "deleted through mem0 delete()", caller)
             return {"message": "Memory deleted successfully!"}
         memory = self.ids.active(memory_id, caller)
-        self.manager.delete(
-            memory.id,
-            reason="deleted through mem0 delete()",
-            user_id=memory.user_id,
-            agent_id=memory.agent_id,
-        )
+        self._delete(memory, "deleted through mem0 delete()")
         return {"message": "Memory deleted successfully!"}
 
     def delete_all(
@@ -254,12 +251,7 @@ class Memory:
             if (not by_user or m.user_id == user) and (agent_id is None or m.agent_id == agent)
         ]
         for memory in matched:
-            self.manager.delete(
-                memory.id,
-                reason="deleted through mem0 delete_all()",
-                user_id=memory.user_id,
-                agent_id=memory.agent_id,
-            )
+            self._delete(memory, "deleted through mem0 delete_all()")
         scope = Scope(user, agent if agent_id is not None else None)
         self.short_term.delete_where(
             scope, by_user=by_user, reason="deleted through mem0 delete_all()"
@@ -270,12 +262,7 @@ class Memory:
         """Soft-delete every active memory of every scope (the audit trail stays)."""
         memories = list(self.manager.export())
         for memory in memories:
-            self.manager.delete(
-                memory.id,
-                reason="deleted through mem0 reset()",
-                user_id=memory.user_id,
-                agent_id=memory.agent_id,
-            )
+            self._delete(memory, "deleted through mem0 reset()")
         self.short_term.delete_where(None, by_user=False, reason="deleted through mem0 reset()")
 
     # -- reads -------------------------------------------------------------------------------

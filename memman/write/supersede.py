@@ -26,6 +26,7 @@ call. Memories whose topic is not known are always shown.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from memman.language.reader import READER, USER, Topic
@@ -196,6 +197,15 @@ def _stated(memory: Memory) -> Topic | None:
     return stated if stated is not None and stated.attribute == memory.attribute else None
 
 
+def _stating(memories: list[Memory], value: str | None) -> Iterator[tuple[Memory, Topic]]:
+    """The memories (with what they state) that hold `value`, not take it back: one test
+    for a value said again and for the value "instead of" names."""
+    for memory in memories:
+        stated = _stated(memory)
+        if stated is not None and not stated.retracted and READER.same_value(stated.value, value):
+            yield memory, stated
+
+
 def _single(candidate: Candidate, topic: Topic, current: Memory) -> Decision | None:
     stated = _stated(current)
     if READER.stands_beside(candidate.content, topic, stated):  # "I also work as a custodian"
@@ -240,16 +250,10 @@ def _restated_older(candidate: Candidate, topic: Topic, older: list[Memory]) -> 
     name is Luis", both beside "I have a boyfriend") is not a fact of its own."""
     if topic.retracted or topic.value is None:
         return None
-    for memory in older:
-        stated = _stated(memory)
-        if (
-            stated is not None
-            and not stated.retracted
-            and READER.same_value(stated.value, topic.value)
-        ):
-            restated = _restated(candidate, topic, memory, stated)
-            if restated is not None:
-                return restated
+    for memory, stated in _stating(older, topic.value):
+        restated = _restated(candidate, topic, memory, stated)
+        if restated is not None:
+            return restated
     return None
 
 
@@ -359,16 +363,10 @@ def _recounted(candidate: Candidate, topic: Topic, same_topic: list[Memory]) -> 
             and (stated.value is None or READER.same_value(stated.value, topic.value))
         ):  # "We adopted a greyhound" after "I don't have any pets": no longer true
             return _replace(candidate, topic, memory, stated)
-    for memory in same_topic:
-        stated = _stated(memory)
-        if (
-            stated is not None
-            and not stated.retracted
-            and READER.same_value(stated.value, topic.replaces)
-        ):
-            # "drinks green tea instead of coffee": the coffee memory is no longer true.
-            why = f"{topic.attribute}: {topic.value!r} instead of {stated.value!r}"
-            return Decision(Op.UPDATE, why, Tier.TOPIC, target=memory, content=candidate.content)
+    for memory, stated in _stating(same_topic, topic.replaces):
+        # "drinks green tea instead of coffee": the coffee memory is no longer true.
+        why = f"{topic.attribute}: {topic.value!r} instead of {stated.value!r}"
+        return Decision(Op.UPDATE, why, Tier.TOPIC, target=memory, content=candidate.content)
     for memory in same_topic:
         stated = _stated(memory)
         if stated is None or stated.retracted or stated.value is None or topic.value is None:

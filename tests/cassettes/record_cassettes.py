@@ -39,6 +39,14 @@ OPENAI_BASE = "https://api.openai.com/v1"
 MODEL_VERSION = "gpt-4o-mini-2024-07-18"
 
 
+def as_served(body: dict[str, Any], prompt_tokens: int) -> Reply:
+    """A scripted answer with the fields OpenAI's server adds (id, tier, fingerprint): one
+    shape for the decisions' and the extractions' recordings."""
+    body.update(id=f"chatcmpl-memman{prompt_tokens}", service_tier="default")
+    body["system_fingerprint"] = "fp_synthetic"
+    return Reply(body=body)
+
+
 def reply(*, tools: bool = True, prompt_tokens: int = 760, **fields: Any) -> Reply:
     """One OpenAI answer carrying a decision: a tool call (TOOLS mode) or JSON text."""
     arguments = decision(**fields)
@@ -49,9 +57,7 @@ def reply(*, tools: bool = True, prompt_tokens: int = 760, **fields: Any) -> Rep
             content=json.dumps(arguments), model=MODEL_VERSION, prompt_tokens=prompt_tokens
         )
     )
-    body.update(id=f"chatcmpl-memman{prompt_tokens}", service_tier="default")
-    body["system_fingerprint"] = "fp_synthetic"
-    return Reply(body=body)
+    return as_served(body, prompt_tokens)
 
 
 # cassette name -> (test function, its extra arguments, the scripted answers in order)
@@ -160,9 +166,7 @@ def extracted(*facts: tuple[str, str, int, str], prompt_tokens: int = 420) -> Re
         model=MODEL_VERSION,
         prompt_tokens=prompt_tokens,
     )
-    body.update(id=f"chatcmpl-memman{prompt_tokens}", service_tier="default")
-    body["system_fingerprint"] = "fp_synthetic"
-    return Reply(body=body)
+    return as_served(body, prompt_tokens)
 
 
 EXTRACTION_RECORDINGS: dict[str, tuple[Any, dict[str, Any], list[Reply]]] = {
