@@ -1,13 +1,15 @@
 """One LLM call per extraction batch: the facts the messages state, each decided with them.
 
 With `llm_turn_calls = "one"` (the default) a batch of chat messages costs one structured call
-(prompts/extract_and_decide.j2): it shows the messages and the memories they touch (the union a
-decision is shown, write/shown.py, retrieved for each user message) and asks for each fact what
-extraction asks (content, category, importance, durability, subject, attribute) and its
-operation on the memories shown. The answer's structure is validated as a whole (a malformed
-one is re-asked once); each fact's decision is then checked on its own (write/decide.checked),
-so a bad id or content parks that fact alone. A call that gives no usable answer raises
-DecisionError: the caller falls back to extraction alone and the decisions as "two" makes them.
+(prompts/extract_and_decide.j2): it shows the messages and the memories they touch (the union
+a decision is shown, write/shown.py, for each user message: by topic, words and meaning) and
+asks for each fact what extraction asks (content, category, importance, durability, subject,
+attribute) and its operation on the memories shown. The answer's structure is validated as a
+whole (a malformed one is re-asked once); each fact's decision is then checked on its own
+(write/decide.checked), so a bad id or content parks that fact alone, and a fact whose own
+route finds a memory the call never listed is decided again alone (write/told.py,
+`llm_turn_recheck`). A call that gives no usable answer raises DecisionError: the caller falls
+back to extraction alone and the decisions as "two" makes them.
 """
 
 from __future__ import annotations

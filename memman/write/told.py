@@ -8,12 +8,13 @@ write path's one door (`apply_told`), with the deterministic tiers around them: 
 settle for certain stands whatever the model said (an exact repeat of an active memory, a
 near-copy, a restatement the topic tier reads: NOOPs), an answer that failed its checks parks
 its fact alone, and a decision on a memory that changed meanwhile is decided again through
-the ordinary path (`process`). The call is shown what the messages touch: the memories of
-what their sentences are about, and theirs by words and meaning; a fact, as the model words
-it, may relate to a memory the message did not
-("Down to about ten layers" / "User keeps about 20 laying hens"). With `llm_turn_recheck` such
-a fact, whose own route finds a memory the call never listed, is decided again on its own (the
-decision "two" makes), so no memory it may replace goes unseen.
+the ordinary path (`process`).
+
+The call is shown what the messages touch: the memories of what their sentences are about,
+and theirs by words and meaning. A fact, as the model words it, may relate to a memory the
+message did not ("Down to about ten layers" / "User keeps about 20 laying hens"). With
+`llm_turn_recheck` such a fact, whose own route finds a memory the call never listed, is
+decided again on its own (the decision "two" makes), so no memory it may replace goes unseen.
 """
 
 from __future__ import annotations
