@@ -47,7 +47,7 @@ class Decision:
     also: tuple[Memory, ...] = ()
     # The memories the deciding call listed, by id (None: not an LLM's decision). A decision
     # made for several facts at once was shown what the messages touch, not each fact's own.
-    shown: frozenset[int] | None = None
+    shown: frozenset[str] | None = None
 
 
 class Decider(Protocol):

@@ -28,7 +28,7 @@ class Route:
     # With an LLM, of `related`: those the router's own signals relate to the fact (its words
     # or meaning past the novel thresholds, its subject and attribute), before the union a
     # decider is shown adds the rest.
-    near: frozenset[int] = frozenset()
+    near: frozenset[str] = frozenset()
 
     @property
     def target(self) -> Retrieved | None:

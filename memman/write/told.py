@@ -65,7 +65,7 @@ class Told:
         """The memories with the subject and attribute the reader reads in a sentence of the
         texts (or the kindred one): a fact's own route shows them first, so the combined call,
         shown what the messages touch, must too ("I'm down to two dogs" / "User has a beagle")."""
-        found: dict[int, Memory] = {}
+        found: dict[str, Memory] = {}
         for text in texts:
             for sentence in READER.sentences(text):
                 topic = READER.about(sentence)
