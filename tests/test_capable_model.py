@@ -40,13 +40,11 @@ RECORDED = recorded(TEST)
 
 
 @pytest.fixture
-def vcr_config():
-    """The answers were given to these very prompts: a request whose body differs (a prompt or
-    what a decision is shown changed) finds no answer and fails, until re-recorded."""
-    return {
-        "filter_headers": ["authorization", "openai-organization"],
-        "match_on": ["method", "path", "body"],
-    }
+def vcr_config(vcr_config):
+    """conftest's, matching the body too: the answers were given to these very prompts, so a
+    request whose body differs (a prompt or what a decision is shown changed) finds no answer
+    and fails, until re-recorded."""
+    return vcr_config | {"match_on": ["method", "path", "body"]}
 
 
 def write_case(
